@@ -1,0 +1,137 @@
+"""Shared fixtures: real databases only (a temp SQLite file, a throwaway Postgres DB).
+
+Postgres comes from GPU_TRACKER_TEST_POSTGRES_URL (default: the machine's server on
+127.0.0.1:5432). Each test session creates its own database and drops it after.
+When the server is unreachable the Postgres variants are skipped locally but fail
+in CI (CI=true), so a green CI always means both engines ran.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+
+from tracker.models import Offer
+from tracker.store import migrate
+from tracker.store.engine import make_engine, normalize_url
+
+PG_ADMIN_URL = os.environ.get(
+    "GPU_TRACKER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test reads the developer's config or writes the user data dir."""
+    for key in list(os.environ):
+        if key.startswith("GPU_TRACKER_") and key != "GPU_TRACKER_TEST_POSTGRES_URL":
+            monkeypatch.delenv(key)
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(home / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(home / "aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    admin_url = normalize_url(PG_ADMIN_URL)
+    try:
+        admin = create_engine(admin_url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
+        with admin.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        if os.environ.get("CI"):
+            pytest.fail(f"Postgres unreachable at {PG_ADMIN_URL}: {exc}")
+        pytest.skip(f"Postgres unreachable at {PG_ADMIN_URL}")
+    name = f"gpu_tracker_test_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = admin_url.set(database=name).render_as_string(hide_password=False)
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def _reset_pg(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(text("DROP SCHEMA public CASCADE"))
+        conn.execute(text("CREATE SCHEMA public"))
+
+
+@pytest.fixture
+def pg_engine(pg_url: str) -> Iterator[Engine]:
+    engine = make_engine(pg_url)
+    _reset_pg(engine)
+    migrate.upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'tracker.db'}"
+
+
+@pytest.fixture
+def sqlite_engine(sqlite_url: str) -> Iterator[Engine]:
+    engine = make_engine(sqlite_url)
+    migrate.upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def engine(request: pytest.FixtureRequest) -> Engine:
+    name = "sqlite_engine" if request.param == "sqlite" else "pg_engine"
+    return request.getfixturevalue(name)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty (unmigrated) database URL on each engine, for CLI and migration tests."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'cli.db'}"
+    url: str = request.getfixturevalue("pg_url")
+    _reset_pg(make_engine(url))
+    return url
+
+
+def make_offer(**overrides: Any) -> Offer:
+    """A valid offer with sensible defaults; tests override what they exercise."""
+    fields: dict[str, Any] = {
+        "provider": "testcloud",
+        "instance_type": "gpu.8xa100",
+        "region": "us-east-1",
+        "pricing": "on_demand",
+        "price_per_hour": Decimal("32.7726"),
+        "currency": "USD",
+        "gpu_model": "A100-40GB",
+        "gpu_count": Decimal(8),
+        "gpu_memory_gib": Decimal(40),
+        "vcpus": Decimal(96),
+        "memory_gib": Decimal(1152),
+        "interconnect": "nvlink",
+    }
+    fields.update(overrides)
+    if "price_per_hour_usd" not in fields:
+        fields["price_per_hour_usd"] = fields["price_per_hour"]
+    return Offer(**fields)
+
+
+def pg_url_database(url: str) -> str:
+    return str(make_url(url).database)

@@ -1,0 +1,310 @@
+"""Collection runs: fetch → parse → store, one provider at a time, each isolated.
+
+A run is recorded in ``collection_runs`` before it starts, streams its offers
+into the store inside one transaction, and marks itself succeeded in that same
+transaction; any failure rolls the whole snapshot back and records the error. So
+a half-finished run never leaves half a snapshot, and the run log always says
+what happened.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine, func, select, update
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from collectors.base import ALL_PRICING, Collector, MissingCredentials, NotConfigured
+from tracker import registry
+from tracker.models import Offer, PricingModel
+from tracker.settings import Settings
+from tracker.store.engine import DatabaseError
+from tracker.store.ingest import DelistScope, Ingest
+from tracker.store.schema import CollectionRun, PricePoint, Series
+
+__all__ = ["RunSummary", "run_collector", "run_providers", "scope_label"]
+
+log = logging.getLogger(__name__)
+
+OfferCallback = Callable[[int], None]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def scope_label(scope: frozenset[PricingModel]) -> str:
+    if scope == ALL_PRICING:
+        return "all"
+    return ",".join(sorted(p.value for p in scope))
+
+
+@dataclass
+class RunSummary:
+    provider: str
+    status: str  # "succeeded" | "failed" | "skipped"
+    run_id: int | None = None
+    scope: str = "all"
+    offers_seen: int = 0
+    new_series: int = 0
+    price_changes: int = 0
+    unchanged: int = 0
+    delisted: int = 0
+    relisted: int = 0
+    skipped: int = 0
+    skip_reasons: dict[str, int] = field(default_factory=dict)
+    partial_regions: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status != "failed"
+
+
+class _Context:
+    """The :class:`collectors.base.RunContext` the runner hands a collector."""
+
+    def __init__(
+        self, engine: Engine, settings: Settings, source: str, scope: frozenset[PricingModel]
+    ) -> None:
+        self._engine = engine
+        self._settings = settings
+        self._source = source
+        self._scope = scope
+        self.skips: Counter[str] = Counter()
+        self.partial: dict[str, str] = {}
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def pricing_scope(self) -> frozenset[PricingModel]:
+        return self._scope
+
+    def skip(self, reason: str, detail: str = "") -> None:
+        self.skips[reason] += 1
+        log.info("%s: skipped (%s) %s", self._source, reason, detail)
+
+    def mark_partial(self, region: str, reason: str) -> None:
+        self.partial[region] = reason
+        log.warning("%s: region %s not fully collected: %s", self._source, region, reason)
+
+    def last_observed(self, pricing: PricingModel, region: str) -> datetime | None:
+        stmt = (
+            select(func.max(PricePoint.last_seen))
+            .join(Series, Series.id == PricePoint.series_id)
+            .where(
+                Series.source == self._source,
+                Series.pricing == pricing.value,
+                Series.region == region,
+            )
+        )
+        with self._engine.connect() as conn:
+            value = conn.execute(stmt).scalar()
+        if isinstance(value, str):  # SQLite aggregate results bypass the column type
+            value = datetime.fromisoformat(value)
+        if isinstance(value, datetime) and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _start_run(engine: Engine, provider: str, scope: str, started: datetime) -> int:
+    try:
+        with engine.begin() as conn:
+            # A run left "running" by a process that died can never finish.
+            conn.execute(
+                update(CollectionRun)
+                .where(
+                    CollectionRun.provider == provider,
+                    CollectionRun.scope == scope,
+                    CollectionRun.status == "running",
+                )
+                .values(status="abandoned", finished_at=started)
+            )
+            run_id = conn.execute(
+                CollectionRun.__table__.insert()
+                .values(provider=provider, scope=scope, status="running", started_at=started)
+                .returning(CollectionRun.id)
+            ).scalar_one()
+    except (DBAPIError, SQLAlchemyError) as exc:
+        raise DatabaseError(f"cannot record a run for {provider}: {_one_line(exc)}") from exc
+    return int(run_id)
+
+
+def run_collector(
+    engine: Engine,
+    collector: Collector,
+    settings: Settings,
+    *,
+    pricing_scope: frozenset[PricingModel] = ALL_PRICING,
+    now: datetime | None = None,
+    delist: bool = True,
+    on_offer: OfferCallback | None = None,
+) -> RunSummary:
+    """One run of one collector; provider failures come back as a failed summary.
+
+    Raises :class:`DatabaseError` only if the run cannot even be recorded.
+    ``delist=False`` makes the run additive (an ad-hoc import), otherwise every
+    listed series of this collector in scope that was not seen is delisted.
+    """
+    name = collector.name
+    started = (now or utcnow()).astimezone(UTC)
+    scope = scope_label(pricing_scope)
+    summary = RunSummary(provider=name, status="running", scope=scope, started_at=started)
+    summary.run_id = _start_run(engine, name, scope, started)
+    ctx = _Context(engine, settings, name, pricing_scope)
+    out_of_scope = 0
+    try:
+        with engine.begin() as conn:
+            ingest = Ingest(conn, source=name, run_time=started)
+            for offer in _checked(collector.collect(ctx)):
+                if offer.pricing not in pricing_scope:
+                    out_of_scope += 1
+                    continue
+                ingest.add(offer)
+                if on_offer is not None:
+                    on_offer(ingest.count)
+            delist_scope = (
+                DelistScope(name, pricing_scope, frozenset(ctx.partial)) if delist else None
+            )
+            stats = ingest.finish(delist_scope)
+            finished = utcnow()
+            summary.status = "succeeded"
+            summary.offers_seen = stats.offers_seen
+            summary.new_series = stats.new_series
+            summary.price_changes = stats.price_changes
+            summary.unchanged = stats.unchanged + stats.stale
+            summary.delisted = stats.delisted
+            summary.relisted = stats.relisted
+            summary.skip_reasons = dict(ctx.skips)
+            summary.skipped = sum(ctx.skips.values())
+            summary.partial_regions = dict(ctx.partial)
+            summary.finished_at = finished
+            conn.execute(
+                update(CollectionRun)
+                .where(CollectionRun.id == summary.run_id)
+                .values(
+                    status="succeeded",
+                    finished_at=finished,
+                    offers_seen=summary.offers_seen,
+                    new_series=summary.new_series,
+                    price_changes=summary.price_changes,
+                    unchanged=summary.unchanged,
+                    delisted=summary.delisted,
+                    relisted=summary.relisted,
+                    skipped=summary.skipped,
+                    skip_reasons=_reasons(ctx, out_of_scope) or None,
+                )
+            )
+    except Exception as exc:
+        summary.status = "failed"
+        summary.error = _one_line(exc)
+        summary.skip_reasons = dict(ctx.skips)
+        summary.skipped = sum(ctx.skips.values())
+        summary.finished_at = utcnow()
+        summary.offers_seen = 0
+        log.error("%s: run failed: %s", name, summary.error, exc_info=_unexpected(exc))
+        _record_failure(engine, summary)
+        return summary
+    log.info(
+        "%s: run succeeded: %d offers, %d new series, %d price changes, %d delisted, %d skipped",
+        name,
+        summary.offers_seen,
+        summary.new_series,
+        summary.price_changes,
+        summary.delisted,
+        summary.skipped,
+    )
+    return summary
+
+
+def _reasons(ctx: _Context, out_of_scope: int) -> dict[str, int]:
+    reasons = dict(ctx.skips)
+    if ctx.partial:
+        reasons["partial_regions"] = len(ctx.partial)
+    if out_of_scope:
+        reasons["out_of_scope"] = out_of_scope
+    return reasons
+
+
+def _unexpected(exc: BaseException) -> bool:
+    """Tracebacks only for bugs, not for the provider or database failing."""
+    from collectors.base import CollectorError
+    from collectors.http import HttpError
+
+    return not isinstance(exc, CollectorError | HttpError | DBAPIError | DatabaseError)
+
+
+def _record_failure(engine: Engine, summary: RunSummary) -> None:
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                update(CollectionRun)
+                .where(CollectionRun.id == summary.run_id)
+                .values(
+                    status="failed",
+                    finished_at=summary.finished_at,
+                    skipped=summary.skipped,
+                    skip_reasons=summary.skip_reasons or None,
+                    error=(summary.error or "")[:2000],
+                )
+            )
+    except (DBAPIError, SQLAlchemyError) as exc:
+        # The next run of this provider marks the row abandoned.
+        log.error("%s: could not record the failure: %s", summary.provider, _one_line(exc))
+
+
+def _checked(offers: Iterable[Offer]) -> Iterable[Offer]:
+    for offer in offers:
+        if not isinstance(offer, Offer):
+            raise TypeError(f"collector yielded {type(offer).__name__}, expected Offer")
+        yield offer
+
+
+def run_providers(
+    engine: Engine,
+    settings: Settings,
+    names: Sequence[str] | None = None,
+    *,
+    pricing_scope: frozenset[PricingModel] = ALL_PRICING,
+) -> list[RunSummary]:
+    """Run the named collectors (all registered ones if None), each isolated."""
+    available = registry.available(settings)
+    if names is None:
+        names = [n for n in available if _enabled(settings, n)]
+    summaries = []
+    for name in names:
+        if name not in available:
+            known = ", ".join(available) or "none"
+            raise registry.UnknownProvider(f"unknown provider {name!r} (registered: {known})")
+    for name in names:
+        cls = available[name]
+        try:
+            collector = cls.from_settings(settings)
+        except (MissingCredentials, NotConfigured) as exc:
+            log.warning("%s: skipped: %s", name, exc)
+            summaries.append(RunSummary(provider=name, status="skipped", error=str(exc)))
+            continue
+        except Exception as exc:
+            log.error("%s: cannot start: %s", name, _one_line(exc))
+            summaries.append(RunSummary(provider=name, status="failed", error=_one_line(exc)))
+            continue
+        summaries.append(run_collector(engine, collector, settings, pricing_scope=pricing_scope))
+    return summaries
+
+
+def _enabled(settings: Settings, name: str) -> bool:
+    section = getattr(settings, name, None)
+    return bool(getattr(section, "enabled", True))

@@ -1,0 +1,203 @@
+"""The normalized offer record every collector produces.
+
+Kept free of ORM imports so collectors and the recommender can use it without a
+database, and validated at construction so a bad record is rejected where it is
+made, with the offending field named, instead of deep inside a bulk insert.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+__all__ = [
+    "AttributeValue",
+    "Interconnect",
+    "InvalidOffer",
+    "Offer",
+    "OfferKey",
+    "PricingModel",
+    "to_decimal",
+]
+
+
+class PricingModel(StrEnum):
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+    RESERVED_1Y = "reserved_1y"
+    RESERVED_3Y = "reserved_3y"
+
+    @property
+    def term_hours(self) -> int | None:
+        """Hours in a reservation term (365-day years, as AWS, Azure and GCP bill)."""
+        if self is PricingModel.RESERVED_1Y:
+            return 8760
+        if self is PricingModel.RESERVED_3Y:
+            return 26280
+        return None
+
+
+class Interconnect(StrEnum):
+    NVLINK = "nvlink"
+    PCIE = "pcie"
+    UNKNOWN = "unknown"
+
+
+class InvalidOffer(ValueError):
+    """A record that cannot be stored; ``field`` names what was wrong."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+AttributeValue = str | int | bool | Decimal | None
+
+# (provider, instance_type, region, zone, pricing, payment_option, offering_class, os)
+OfferKey = tuple[str, str, str, str, str, str, str, str]
+
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+_EMPTY: Mapping[str, AttributeValue] = MappingProxyType({})
+
+
+def to_decimal(value: Any, field_name: str) -> Decimal:
+    """Parse money or a count without ever passing through a binary float."""
+    if isinstance(value, Decimal):
+        result = value
+    elif isinstance(value, bool):
+        raise InvalidOffer(field_name, f"expected a number, got {value!r}")
+    elif isinstance(value, int):
+        result = Decimal(value)
+    elif isinstance(value, float):
+        # Floats come from JSON parsers; repr() is the shortest string that
+        # round-trips, which is what the provider actually wrote.
+        result = Decimal(repr(value))
+    elif isinstance(value, str):
+        try:
+            result = Decimal(value.strip())
+        except InvalidOperation:
+            raise InvalidOffer(field_name, f"not a number: {value!r}") from None
+    else:
+        raise InvalidOffer(field_name, f"expected a number, got {type(value).__name__}")
+    if not result.is_finite():
+        raise InvalidOffer(field_name, f"must be finite, got {value!r}")
+    return result
+
+
+def _positive(value: Any, name: str) -> Decimal:
+    result = to_decimal(value, name)
+    if result <= 0:
+        raise InvalidOffer(name, f"must be > 0, got {result}")
+    return result
+
+
+def _optional_positive(value: Any, name: str) -> Decimal | None:
+    if value is None:
+        return None
+    return _positive(value, name)
+
+
+def _required_text(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidOffer(name, "must not be empty")
+    return value.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One purchasable hourly price of one machine shape.
+
+    Identity is :meth:`key`; hardware and price are what is tracked over time.
+    ``gpu_model`` is the canonical catalog name when ``gpu_known`` is true and
+    the provider's raw spelling otherwise (flagged, never guessed).
+    ``observed_at`` is set when the provider dates the price itself (AWS spot
+    history, a back-filled price sheet); otherwise the run's time is used.
+    """
+
+    provider: str
+    instance_type: str
+    region: str
+    pricing: PricingModel
+    price_per_hour: Decimal
+    currency: str
+    price_per_hour_usd: Decimal
+    gpu_model: str
+    gpu_count: Decimal
+    gpu_memory_gib: Decimal | None = None
+    vcpus: Decimal | None = None
+    memory_gib: Decimal | None = None
+    interconnect: Interconnect = Interconnect.UNKNOWN
+    zone: str = ""
+    payment_option: str = ""
+    offering_class: str = ""
+    os: str = "linux"
+    gpu_raw_name: str = ""
+    gpu_known: bool = True
+    observed_at: datetime | None = None
+    attributes: Mapping[str, AttributeValue] = field(default_factory=lambda: _EMPTY)
+
+    def __post_init__(self) -> None:
+        s = object.__setattr__
+        s(self, "provider", _required_text(self.provider, "provider"))
+        s(self, "instance_type", _required_text(self.instance_type, "instance_type"))
+        s(self, "region", _required_text(self.region, "region"))
+        try:
+            s(self, "pricing", PricingModel(self.pricing))
+        except ValueError:
+            allowed = ", ".join(p.value for p in PricingModel)
+            raise InvalidOffer("pricing", f"{self.pricing!r} is not one of {allowed}") from None
+        try:
+            s(self, "interconnect", Interconnect(self.interconnect))
+        except ValueError:
+            allowed = ", ".join(i.value for i in Interconnect)
+            raise InvalidOffer(
+                "interconnect", f"{self.interconnect!r} is not one of {allowed}"
+            ) from None
+        s(self, "price_per_hour", _positive(self.price_per_hour, "price_per_hour"))
+        s(self, "price_per_hour_usd", _positive(self.price_per_hour_usd, "price_per_hour_usd"))
+        currency = self.currency.strip().upper() if isinstance(self.currency, str) else ""
+        if not _CURRENCY.match(currency):
+            raise InvalidOffer("currency", f"must be an ISO 4217 code, got {self.currency!r}")
+        s(self, "currency", currency)
+        if currency == "USD" and self.price_per_hour_usd != self.price_per_hour:
+            raise InvalidOffer("price_per_hour_usd", "must equal price_per_hour for USD prices")
+        s(self, "gpu_model", _required_text(self.gpu_model, "gpu_model"))
+        s(self, "gpu_count", _positive(self.gpu_count, "gpu_count"))
+        s(self, "gpu_memory_gib", _optional_positive(self.gpu_memory_gib, "gpu_memory_gib"))
+        s(self, "vcpus", _optional_positive(self.vcpus, "vcpus"))
+        s(self, "memory_gib", _optional_positive(self.memory_gib, "memory_gib"))
+        s(self, "zone", (self.zone or "").strip())
+        s(self, "payment_option", (self.payment_option or "").strip())
+        s(self, "offering_class", (self.offering_class or "").strip())
+        s(self, "os", _required_text(self.os, "os").lower())
+        if not self.gpu_raw_name:
+            s(self, "gpu_raw_name", self.gpu_model)
+        if self.observed_at is not None:
+            if self.observed_at.tzinfo is None:
+                raise InvalidOffer("observed_at", "must be timezone-aware")
+            s(self, "observed_at", self.observed_at.astimezone(UTC))
+        if not isinstance(self.attributes, MappingProxyType):
+            s(self, "attributes", MappingProxyType(dict(self.attributes)))
+
+    def key(self) -> OfferKey:
+        return (
+            self.provider,
+            self.instance_type,
+            self.region,
+            self.zone,
+            self.pricing.value,
+            self.payment_option,
+            self.offering_class,
+            self.os,
+        )
+
+    @property
+    def price_per_gpu_hour_usd(self) -> Decimal:
+        return self.price_per_hour_usd / self.gpu_count

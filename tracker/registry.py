@@ -1,0 +1,88 @@
+"""Finds collectors through the ``gpu_tracker.collectors`` entry-point group.
+
+One registry feeds the CLI's ``--provider`` choices, ``gpu-tracker providers``
+and the scheduler's jobs, so a plugin appears everywhere at once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from collectors.base import Collector, MissingCredentials, NotConfigured
+from tracker.settings import Settings
+
+__all__ = ["GROUP", "ProviderStatus", "available", "load", "status"]
+
+GROUP = "gpu_tracker.collectors"
+log = logging.getLogger(__name__)
+
+
+class UnknownProvider(LookupError):
+    pass
+
+
+def available(settings: Settings | None = None) -> dict[str, type[Collector]]:
+    """Every registered collector class by name (a broken plugin is logged, not fatal).
+
+    Entry points first, then ``settings.plugins`` (``name = "module:Class"``), which
+    may override an entry point of the same name.
+    """
+    found: dict[str, type[Collector]] = {}
+    sources = [(ep.name, ep.value, ep.load) for ep in entry_points(group=GROUP)]
+    if settings is not None:
+        sources += [(n, v, _importer(v)) for n, v in settings.plugins.items()]
+    for name, value, loader in sorted(sources, key=lambda s: s[0]):
+        try:
+            cls = loader()
+        except Exception as exc:  # a third-party plugin must not take the CLI down
+            log.error("collector plugin %s (%s) failed to load: %s", name, value, exc)
+            continue
+        found[name] = cls
+    return found
+
+
+def _importer(spec: str) -> Callable[[], Any]:
+    def load() -> Any:
+        module, _, attr = spec.partition(":")
+        if not module or not attr:
+            raise ValueError(f"expected 'module:Class', got {spec!r}")
+        return getattr(importlib.import_module(module), attr)
+
+    return load
+
+
+def load(name: str, settings: Settings | None = None) -> type[Collector]:
+    collectors = available(settings)
+    try:
+        return collectors[name]
+    except KeyError:
+        known = ", ".join(collectors) or "none"
+        raise UnknownProvider(f"unknown provider {name!r} (registered: {known})") from None
+
+
+@dataclass(frozen=True)
+class ProviderStatus:
+    name: str
+    description: str
+    configured: bool
+    reason: str
+
+
+def status(settings: Settings) -> list[ProviderStatus]:
+    """Whether each registered collector could run now, and why not."""
+    result = []
+    for name, cls in available(settings).items():
+        try:
+            cls.from_settings(settings)
+        except (MissingCredentials, NotConfigured) as exc:
+            result.append(ProviderStatus(name, cls.description, False, str(exc)))
+        except Exception as exc:
+            result.append(ProviderStatus(name, cls.description, False, f"error: {exc}"))
+        else:
+            result.append(ProviderStatus(name, cls.description, True, "ready"))
+    return result

@@ -1,0 +1,275 @@
+"""Configuration: ``tracker.toml`` overlaid by ``GPU_TRACKER_*`` environment variables.
+
+Precedence is environment over file over defaults, so a deployment can keep one
+TOML in its image and change a single value per environment. Secrets are
+``SecretStr`` (they never print) and may come from a ``*_FILE`` path, the
+convention Docker and Kubernetes secrets use.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+__all__ = ["ConfigError", "Settings", "default_database_url", "load_settings", "read_secret"]
+
+ENV_PREFIX = "GPU_TRACKER_"
+CONFIG_ENV = "GPU_TRACKER_CONFIG"
+
+
+class ConfigError(Exception):
+    """Configuration that cannot be used; the message is one line naming the setting."""
+
+
+def default_database_url() -> str:
+    path = Path(platformdirs.user_data_dir("gpu-tracker")) / "tracker.db"
+    return f"sqlite:///{path}"
+
+
+def _split_csv(value: Any) -> Any:
+    """Accept ``a,b,c`` from the environment as well as a TOML list."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+CsvList = Annotated[list[str], NoDecode]
+
+
+def read_secret(value: SecretStr | None, file: Path | None, name: str) -> SecretStr | None:
+    """The secret itself, or the stripped content of its ``*_FILE``; never both."""
+    if file is None:
+        return value
+    if value is not None:
+        raise ConfigError(f"{name}: set either the value or {name}_file, not both")
+    try:
+        return SecretStr(file.read_text(encoding="utf-8").strip())
+    except OSError as exc:
+        raise ConfigError(f"{name}_file: cannot read {file}: {exc.strerror}") from None
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HttpSettings(_Section):
+    """Shared by every httpx-based collector (see collectors/http.py)."""
+
+    timeout_seconds: float = Field(30.0, gt=0)
+    max_retries: int = Field(4, ge=0, le=20)
+    backoff_base_seconds: float = Field(0.5, ge=0)
+    backoff_max_seconds: float = Field(30.0, ge=0)
+
+
+class PriceSheetSettings(_Section):
+    enabled: bool = True
+    path: Path | None = None
+
+
+class AwsSettings(_Section):
+    enabled: bool = True
+    regions: CsvList = Field(default_factory=list)
+    """Empty means every region the Price List reports GPU offers in."""
+    pricing_region: str = "us-east-1"
+    spot: bool = True
+    spot_lookback_days: int = Field(7, ge=1, le=90)
+    spot_advisor_url: str = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
+    include_accelerators: bool = True
+    """Keep Inferentia/Trainium instances (as non-GPU accelerators)."""
+    endpoint_url: str | None = None
+    """Overrides both pricing and EC2 endpoints; AWS_ENDPOINT_URL_* still work when unset."""
+    max_attempts: int = Field(8, ge=1, le=30)
+
+    _split = field_validator("regions", mode="before")(_split_csv)
+
+
+class AzureSettings(_Section):
+    enabled: bool = True
+    endpoint_url: str = "https://prices.azure.com/api/retail/prices"
+    regions: CsvList = Field(default_factory=list)
+    currency_code: str = "USD"
+    include_low_priority: bool = False
+
+    _split = field_validator("regions", mode="before")(_split_csv)
+
+
+class GcpSettings(_Section):
+    enabled: bool = True
+    api_key: SecretStr | None = None
+    api_key_file: Path | None = None
+    endpoint_url: str | None = None
+    regions: CsvList = Field(default_factory=list)
+
+    _split = field_validator("regions", mode="before")(_split_csv)
+
+    def resolved_api_key(self) -> SecretStr | None:
+        return read_secret(self.api_key, self.api_key_file, "gcp.api_key")
+
+
+class SchedulerSettings(_Section):
+    """How ``gpu-tracker serve`` runs collectors (see tracker/service/).
+
+    Each collector gets up to two jobs: its *spot* scope every ``spot_minutes`` and
+    its *standard* scope (on-demand + reserved) every ``default_minutes``, because
+    spot prices move by the minute and list prices by the month. ``cadences``
+    overrides one collector (``aws = 720`` for its standard scope, ``"aws.spot" = 5``
+    for its spot scope), in minutes; fractions are allowed (tests use seconds).
+    """
+
+    collectors: CsvList = Field(default_factory=list)
+    """Run only these collectors (empty: every registered, configured collector)."""
+    default_minutes: float = Field(360, gt=0)
+    spot_minutes: float = Field(15, gt=0)
+    cadences: dict[str, float] = Field(default_factory=dict)
+    jitter_seconds: int = Field(30, ge=0)
+    """Random delay added to each firing, so replicas and providers are not hit in step."""
+    misfire_grace_seconds: int = Field(300, ge=1)
+    """A run that could not start on time still runs if it is at most this late."""
+    stale_after_cadences: float = Field(3.0, gt=1)
+    """A job with no successful run for this many cadences is reported stale."""
+    db_retry_seconds: float = Field(60.0, gt=0)
+    """After a database failure, retry the job this soon instead of a whole cadence later."""
+    http: str = "127.0.0.1:8080"
+    """Where /healthz and /metrics listen (``host:port``; ``""`` disables the server)."""
+    shutdown_timeout_seconds: float = Field(30.0, gt=0)
+    """On SIGTERM, how long a running collection may take to commit or roll back."""
+    health_db_timeout_seconds: float = Field(3.0, gt=0)
+    max_workers: int = Field(4, ge=1, le=64)
+    """Jobs that may run at once in one process (each job still runs at most once)."""
+
+    _split = field_validator("collectors", mode="before")(_split_csv)
+
+    @field_validator("cadences")
+    @classmethod
+    def _positive_cadences(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, minutes in value.items():
+            if minutes <= 0:
+                raise ValueError(f"cadence for {name!r} must be > 0 minutes, got {minutes}")
+        return value
+
+    @field_validator("http")
+    @classmethod
+    def _host_port(cls, value: str) -> str:
+        value = value.strip()
+        if value:
+            host, sep, port = value.rpartition(":")
+            if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+                raise ValueError(f"expected host:port, got {value!r}")
+        return value
+
+    def cadence_minutes(self, collector: str, spot: bool) -> float:
+        """The cadence of one collector's spot or standard job."""
+        if spot:
+            return self.cadences.get(f"{collector}.spot", self.spot_minutes)
+        return self.cadences.get(collector, self.default_minutes)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        nested_model_default_partial_update=True,
+    )
+
+    _toml_file: ClassVar[Path | None] = None
+
+    database_url: str = Field(default_factory=default_database_url)
+    fx_rates: dict[str, Decimal] = Field(default_factory=dict)
+    """USD per one unit of a currency, e.g. ``{EUR = "1.08"}``; prices in a currency
+    without a rate are skipped (counted), never converted with a guess."""
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    pricesheet: PriceSheetSettings = Field(default_factory=PriceSheetSettings)
+    aws: AwsSettings = Field(default_factory=AwsSettings)
+    azure: AzureSettings = Field(default_factory=AzureSettings)
+    gcp: GcpSettings = Field(default_factory=GcpSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    plugins: dict[str, str] = Field(default_factory=dict)
+    """Extra collectors by name as ``"module:Class"``, for code that is not an installed
+    distribution (entry points are the normal way to register one)."""
+    profiles_path: Path | None = None
+    """Extra workload profiles (TOML) on top of the built-in ones."""
+    alerts_path: Path | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if cls._toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls._toml_file))
+        return tuple(sources)
+
+    def usd_rate(self, currency: str) -> Decimal | None:
+        if currency == "USD":
+            return Decimal(1)
+        return self.fx_rates.get(currency)
+
+    def redacted_database_url(self) -> str:
+        return redact_url(self.database_url)
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced, for logs and error messages."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable database URL>"
+
+
+def _format_validation_error(exc: ValidationError, where: str) -> str:
+    first = exc.errors()[0]
+    loc = ".".join(str(part) for part in first["loc"]) or "settings"
+    extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"invalid configuration in {where}: {loc}: {first['msg']}{extra}"
+
+
+def _find_config(explicit: Path | None, environ: Mapping[str, str]) -> Path | None:
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"config file not found: {explicit}")
+        return explicit
+    from_env = environ.get(CONFIG_ENV)
+    if from_env:
+        path = Path(from_env)
+        if not path.is_file():
+            raise ConfigError(f"config file not found: {path} (from {CONFIG_ENV})")
+        return path
+    user = Path(platformdirs.user_config_dir("gpu-tracker")) / "tracker.toml"
+    return user if user.is_file() else None
+
+
+def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
+    """Settings from ``config`` (or $GPU_TRACKER_CONFIG, or the user config dir) + env."""
+    path = _find_config(config, os.environ)
+    where = str(path) if path else "environment"
+    Settings._toml_file = path
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc, where)) from None
+    except ValueError as exc:  # TOML syntax errors surface as ValueError subclasses
+        raise ConfigError(f"invalid configuration in {where}: {exc}") from None
+    finally:
+        Settings._toml_file = None

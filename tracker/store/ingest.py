@@ -1,0 +1,335 @@
+"""The write path: one collection run's offers into series and price intervals.
+
+Offers stream into a temporary table (COPY on Postgres, batched inserts on
+SQLite), then a handful of set-wise statements do the change detection, so the
+cost is a few scans per run instead of a SELECT per offer. Everything happens on
+the caller's connection inside the caller's transaction: the runner commits the
+whole run or nothing.
+
+Observations of one series are applied in time order in *rounds* (round k holds
+each series' k-th observation), which is how dated history such as AWS spot
+prices or a back-filled price sheet lands at its own timestamps. A normal run
+has exactly one round.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from tracker.models import Offer, PricingModel
+from tracker.store.schema import IDENTITY_COLUMNS
+from tracker.store.types import quantize_money
+
+__all__ = ["DelistScope", "Ingest", "IngestStats"]
+
+log = logging.getLogger(__name__)
+
+HARDWARE_COLUMNS = (
+    "gpu_model",
+    "gpu_raw_name",
+    "gpu_known",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "interconnect",
+    "attributes",
+)
+PRICE_COLUMNS = ("price", "currency", "price_usd", "observed_at")
+INCOMING_COLUMNS = ("seq", *IDENTITY_COLUMNS, *HARDWARE_COLUMNS, *PRICE_COLUMNS)
+_DECIMAL_COLUMNS = frozenset(
+    {"gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "price", "price_usd"}
+)
+
+_SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # SQLAlchemy's own SQLite DateTime format
+FLUSH_ROWS = 10_000
+
+
+@dataclass(frozen=True)
+class DelistScope:
+    """Which listed series a complete run may delist when they were not seen."""
+
+    source: str
+    pricing: frozenset[PricingModel]
+    exclude_regions: frozenset[str] = frozenset()
+
+
+@dataclass
+class IngestStats:
+    offers_seen: int = 0
+    new_series: int = 0
+    price_changes: int = 0
+    unchanged: int = 0
+    stale: int = 0
+    delisted: int = 0
+    relisted: int = 0
+    refused_delist: int = 0
+    rounds: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+def _attributes_json(offer: Offer) -> str | None:
+    if not offer.attributes:
+        return None
+    return json.dumps(dict(offer.attributes), sort_keys=True, default=str, separators=(",", ":"))
+
+
+class Ingest:
+    """Accumulates one run's offers, then applies them with :meth:`finish`."""
+
+    def __init__(self, conn: Connection, *, source: str, run_time: datetime) -> None:
+        if run_time.tzinfo is None:
+            raise ValueError("run_time must be timezone-aware")
+        self.conn = conn
+        self.source = source
+        self.run_time = run_time.astimezone(UTC)
+        self.sqlite = conn.dialect.name == "sqlite"
+        self._buffer: list[tuple[Any, ...]] = []
+        self._seq = 0
+        self._create_temp_tables()
+
+    # -- loading -----------------------------------------------------------------
+
+    def _create_temp_tables(self) -> None:
+        money = "TEXT" if self.sqlite else "NUMERIC(20,10)"
+        ts = "TEXT" if self.sqlite else "TIMESTAMPTZ"
+        on_commit = "" if self.sqlite else " ON COMMIT DROP"
+        cols = ["seq BIGINT"]
+        cols += [f"{c} TEXT" for c in IDENTITY_COLUMNS]
+        cols += [
+            "gpu_model TEXT",
+            "gpu_raw_name TEXT",
+            "gpu_known BOOLEAN",
+            f"gpu_count {money}",
+            f"gpu_memory_gib {money}",
+            f"vcpus {money}",
+            f"memory_gib {money}",
+            "interconnect TEXT",
+            "attributes TEXT",
+            f"price {money}",
+            "currency TEXT",
+            f"price_usd {money}",
+            f"observed_at {ts}",
+        ]
+        for table in ("gt_incoming", "gt_obs"):
+            self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
+        self.conn.exec_driver_sql(
+            f"CREATE TEMPORARY TABLE gt_incoming ({', '.join(cols)}){on_commit}"
+        )
+
+    def _money(self, value: Decimal | None) -> Any:
+        if value is None:
+            return None
+        q = quantize_money(value)
+        return format(q, "f") if self.sqlite else q
+
+    def _time(self, value: datetime) -> Any:
+        return value.astimezone(UTC).strftime(_SQLITE_TIME) if self.sqlite else value
+
+    def add(self, offer: Offer) -> None:
+        self._seq += 1
+        m = self._money
+        observed = offer.observed_at or self.run_time
+        self._buffer.append(
+            (
+                self._seq,
+                *offer.key(),
+                offer.gpu_model,
+                offer.gpu_raw_name,
+                offer.gpu_known,
+                m(offer.gpu_count),
+                m(offer.gpu_memory_gib),
+                m(offer.vcpus),
+                m(offer.memory_gib),
+                offer.interconnect.value,
+                _attributes_json(offer),
+                m(offer.price_per_hour),
+                offer.currency,
+                m(offer.price_per_hour_usd),
+                self._time(observed),
+            )
+        )
+        if len(self._buffer) >= FLUSH_ROWS:
+            self._flush()
+
+    def add_all(self, offers: Iterable[Offer]) -> None:
+        for offer in offers:
+            self.add(offer)
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        rows, self._buffer = self._buffer, []
+        names = ", ".join(INCOMING_COLUMNS)
+        if self.sqlite:
+            marks = ", ".join("?" for _ in INCOMING_COLUMNS)
+            raw = self.conn.connection.driver_connection
+            assert raw is not None
+            raw.executemany(f"INSERT INTO gt_incoming ({names}) VALUES ({marks})", rows)
+            return
+        raw = self.conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor() as cur, cur.copy(f"COPY gt_incoming ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+    @property
+    def count(self) -> int:
+        return self._seq
+
+    # -- applying ----------------------------------------------------------------
+
+    def finish(self, delist: DelistScope | None) -> IngestStats:
+        """Apply everything added; delist what ``delist`` covers and was not seen."""
+        self._flush()
+        stats = IngestStats(offers_seen=self._seq)
+        x = self._x
+        ident = " AND ".join(f"s.{c} = i.{c}" for c in IDENTITY_COLUMNS)
+        idcols = ", ".join(IDENTITY_COLUMNS)
+        hw = ", ".join(HARDWARE_COLUMNS)
+        attrs = "i.attributes" if self.sqlite else "CAST(i.attributes AS JSON)"
+        temp = "CREATE TEMPORARY TABLE {} " + ("" if self.sqlite else "ON COMMIT DROP ") + "AS "
+
+        if not self.sqlite:
+            x("ANALYZE gt_incoming")
+        # New series; hardware and attributes come from each identity's latest row.
+        latest = (
+            f"SELECT *, ROW_NUMBER() OVER (PARTITION BY {idcols} "
+            "ORDER BY observed_at DESC, seq DESC) AS rn, "
+            f"MIN(observed_at) OVER (PARTITION BY {idcols}) AS first_obs FROM gt_incoming"
+        )
+        hw_values = ", ".join(attrs if c == "attributes" else f"i.{c}" for c in HARDWARE_COLUMNS)
+        stats.new_series = x(
+            f"INSERT INTO series ({idcols}, {hw}, source, first_seen) "
+            f"SELECT {', '.join('i.' + c for c in IDENTITY_COLUMNS)}, {hw_values}, "
+            f":source, i.first_obs FROM ({latest}) i WHERE i.rn = 1 "
+            f"ON CONFLICT ({idcols}) DO NOTHING",
+            source=self.source,
+        )
+        # Existing series whose hardware facts or reporting source changed.
+        differs = " OR ".join(
+            (
+                f"CAST(s.{c} AS TEXT) IS DISTINCT FROM CAST({attrs} AS TEXT)"
+                if c == "attributes"
+                else f"s.{c} IS DISTINCT FROM i.{c}"
+            )
+            for c in HARDWARE_COLUMNS
+        )
+        sets = ", ".join(
+            f"{c} = {attrs}" if c == "attributes" else f"{c} = i.{c}" for c in HARDWARE_COLUMNS
+        )
+        x(
+            f"UPDATE series AS s SET {sets}, source = :source "
+            f"FROM ({latest}) AS i WHERE i.rn = 1 AND {ident} "
+            f"AND ({differs} OR s.source <> :source)",
+            source=self.source,
+        )
+        # Observations joined to their series, ranked per series in time order;
+        # several offers of one series at one instant keep the last one reported.
+        x(
+            temp.format("gt_obs") + "SELECT series_id, observed_at, price, currency, price_usd, "
+            "ROW_NUMBER() OVER (PARTITION BY series_id ORDER BY observed_at) AS rn "
+            "FROM (SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
+            "i.price_usd, ROW_NUMBER() OVER (PARTITION BY s.id, i.observed_at "
+            "ORDER BY i.seq DESC) AS dup "
+            f"FROM gt_incoming i JOIN series s ON {ident}) d WHERE d.dup = 1"
+        )
+        x("CREATE INDEX gt_obs_series ON gt_obs (series_id, rn)")
+        x(temp.format("gt_seen") + "SELECT DISTINCT series_id FROM gt_obs")
+        x("CREATE UNIQUE INDEX gt_seen_id ON gt_seen (series_id)")
+        if not self.sqlite:
+            x("ANALYZE gt_obs")
+            x("ANALYZE gt_seen")
+        stats.relisted = x(
+            "UPDATE series SET delisted_at = NULL WHERE delisted_at IS NOT NULL "
+            "AND id IN (SELECT series_id FROM gt_seen)"
+        )
+        # Anything not newer than what is stored is already known (an incremental
+        # fetch re-sends its boundary point; a sheet may be imported twice).
+        stats.stale = x(
+            "DELETE FROM gt_obs WHERE EXISTS (SELECT 1 FROM price_points p "
+            "WHERE p.series_id = gt_obs.series_id AND p.ended_at IS NULL "
+            "AND p.last_seen >= gt_obs.observed_at)"
+        )
+        rounds = self.conn.execute(text("SELECT MAX(rn) FROM gt_obs")).scalar()
+        stats.rounds = int(rounds or 0)
+        for r in range(1, stats.rounds + 1):
+            self._apply_round(r, stats)
+
+        if delist is not None:
+            self._delist(delist, stats)
+        for table in ("gt_seen", "gt_obs", "gt_incoming"):
+            x(f"DROP TABLE {table}")
+        return stats
+
+    def _x(self, sql: str, **params: Any) -> int:
+        return self.conn.execute(text(sql), params).rowcount
+
+    def _apply_round(self, r: int, stats: IngestStats) -> None:
+        x = self._x
+        same = "p.price = o.price AND p.currency = o.currency"
+        stats.unchanged += x(
+            "UPDATE price_points AS p SET last_seen = o.observed_at, price_usd = o.price_usd "
+            f"FROM gt_obs AS o WHERE o.rn = :r AND p.series_id = o.series_id "
+            f"AND p.ended_at IS NULL AND {same}",
+            r=r,
+        )
+        stats.price_changes += x(
+            "UPDATE price_points AS p SET ended_at = o.observed_at "
+            "FROM gt_obs AS o WHERE o.rn = :r AND p.series_id = o.series_id "
+            f"AND p.ended_at IS NULL AND NOT ({same})",
+            r=r,
+        )
+        x(
+            "INSERT INTO price_points (series_id, price, currency, price_usd, first_seen, "
+            "last_seen) SELECT o.series_id, o.price, o.currency, o.price_usd, o.observed_at, "
+            "o.observed_at FROM gt_obs AS o WHERE o.rn = :r AND NOT EXISTS ("
+            "SELECT 1 FROM price_points p WHERE p.series_id = o.series_id "
+            "AND p.ended_at IS NULL)",
+            r=r,
+        )
+
+    def _delist(self, scope: DelistScope, stats: IngestStats) -> None:
+        params: dict[str, Any] = {"source": scope.source, "run_time": self._time(self.run_time)}
+        conds = ["s.source = :source", "s.delisted_at IS NULL"]
+        names = []
+        for n, pricing in enumerate(sorted(p.value for p in scope.pricing)):
+            params[f"p{n}"] = pricing
+            names.append(f":p{n}")
+        conds.append(f"s.pricing IN ({', '.join(names) or 'NULL'})")
+        for n, region in enumerate(sorted(scope.exclude_regions)):
+            params[f"xr{n}"] = region
+            conds.append(f"s.region <> :xr{n}")
+        where = " AND ".join(conds)
+        if self._seq == 0:
+            listed = self.conn.execute(
+                text(f"SELECT COUNT(*) FROM series s WHERE {where}"), params
+            ).scalar()
+            if listed:
+                log.warning(
+                    "%s: run returned no offers; not delisting its %d listed series",
+                    scope.source,
+                    listed,
+                )
+                stats.refused_delist = int(listed)
+                return
+        stats.delisted = self._x(
+            f"UPDATE series AS s SET delisted_at = :run_time WHERE {where} "
+            "AND s.id NOT IN (SELECT series_id FROM gt_seen)",
+            **params,
+        )
+        if stats.delisted:
+            self._x(
+                "UPDATE price_points SET ended_at = :run_time WHERE ended_at IS NULL "
+                "AND series_id IN (SELECT id FROM series WHERE delisted_at = :run_time "
+                "AND source = :source)",
+                **params,
+            )

@@ -1,0 +1,139 @@
+"""Tables of the price history.
+
+``series`` holds one row per offer identity (with its latest hardware facts);
+``price_points`` holds price *intervals*: a re-seen unchanged price only moves
+``last_seen``, so history grows with price changes, not with collection runs.
+At most one interval per series is open (``ended_at IS NULL``), enforced by a
+partial unique index, and that open interval is the current price.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from tracker.store.types import Money, UTCDateTime
+
+__all__ = ["IDENTITY_COLUMNS", "Base", "CollectionRun", "PricePoint", "Series"]
+
+# Deterministic constraint names, so Alembic batch mode on SQLite can find them.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+IDENTITY_COLUMNS = (
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+    "offering_class",
+    "os",
+)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Series(Base):
+    __tablename__ = "series"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    provider: Mapped[str] = mapped_column(String(64))
+    instance_type: Mapped[str] = mapped_column(String(128))
+    region: Mapped[str] = mapped_column(String(64))
+    zone: Mapped[str] = mapped_column(String(64))
+    pricing: Mapped[str] = mapped_column(String(16))
+    payment_option: Mapped[str] = mapped_column(String(32))
+    offering_class: Mapped[str] = mapped_column(String(32))
+    os: Mapped[str] = mapped_column(String(32), server_default="linux")
+    gpu_model: Mapped[str] = mapped_column(String(128))
+    gpu_raw_name: Mapped[str] = mapped_column(String(128))
+    gpu_known: Mapped[bool] = mapped_column(Boolean)
+    gpu_count: Mapped[Decimal] = mapped_column(Money)
+    gpu_memory_gib: Mapped[Decimal | None] = mapped_column(Money)
+    vcpus: Mapped[Decimal | None] = mapped_column(Money)
+    memory_gib: Mapped[Decimal | None] = mapped_column(Money)
+    interconnect: Mapped[str] = mapped_column(String(16))
+    attributes: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    source: Mapped[str] = mapped_column(String(64))
+    """The collector that last reported this series; delisting is scoped to it."""
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+    delisted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        UniqueConstraint(*IDENTITY_COLUMNS, name="uq_series_identity"),
+        Index("ix_series_gpu_model", "gpu_model"),
+        Index("ix_series_provider_region", "provider", "region"),
+        Index("ix_series_source", "source"),
+    )
+
+
+class PricePoint(Base):
+    __tablename__ = "price_points"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    series_id: Mapped[int] = mapped_column(ForeignKey("series.id", ondelete="CASCADE"))
+    price: Mapped[Decimal] = mapped_column(Money)
+    currency: Mapped[str] = mapped_column(String(3))
+    price_usd: Mapped[Decimal] = mapped_column(Money)
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        Index("ix_price_points_series_first_seen", "series_id", "first_seen"),
+        Index(
+            "uq_price_points_open",
+            "series_id",
+            unique=True,
+            postgresql_where=text("ended_at IS NULL"),
+            sqlite_where=text("ended_at IS NULL"),
+        ),
+    )
+
+
+class CollectionRun(Base):
+    __tablename__ = "collection_runs"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    provider: Mapped[str] = mapped_column(String(64))
+    scope: Mapped[str] = mapped_column(String(128), server_default="all")
+    status: Mapped[str] = mapped_column(String(16))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    offers_seen: Mapped[int] = mapped_column(Integer, server_default="0")
+    new_series: Mapped[int] = mapped_column(Integer, server_default="0")
+    price_changes: Mapped[int] = mapped_column(Integer, server_default="0")
+    unchanged: Mapped[int] = mapped_column(Integer, server_default="0")
+    delisted: Mapped[int] = mapped_column(Integer, server_default="0")
+    relisted: Mapped[int] = mapped_column(Integer, server_default="0")
+    skipped: Mapped[int] = mapped_column(Integer, server_default="0")
+    skip_reasons: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    error: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (Index("ix_collection_runs_provider_started", "provider", "started_at"),)
