@@ -31,6 +31,7 @@ __all__ = ["RunSummary", "run_collector", "run_providers", "scope_label"]
 log = logging.getLogger(__name__)
 
 OfferCallback = Callable[[int], None]
+MAX_SKIP_DETAILS = 50
 
 
 def utcnow() -> datetime:
@@ -58,6 +59,8 @@ class RunSummary:
     skipped: int = 0
     skip_reasons: dict[str, int] = field(default_factory=dict)
     partial_regions: dict[str, str] = field(default_factory=dict)
+    skip_details: list[str] = field(default_factory=list)
+    """The first :data:`MAX_SKIP_DETAILS` skip messages, for the CLI to show."""
     error: str | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -78,6 +81,7 @@ class _Context:
         self._source = source
         self._scope = scope
         self.skips: Counter[str] = Counter()
+        self.details: list[str] = []
         self.partial: dict[str, str] = {}
 
     @property
@@ -90,6 +94,8 @@ class _Context:
 
     def skip(self, reason: str, detail: str = "") -> None:
         self.skips[reason] += 1
+        if len(self.details) < MAX_SKIP_DETAILS:
+            self.details.append(f"{reason}: {detail}" if detail else reason)
         log.info("%s: skipped (%s) %s", self._source, reason, detail)
 
     def mark_partial(self, region: str, reason: str) -> None:
@@ -191,6 +197,7 @@ def run_collector(
             summary.skip_reasons = dict(ctx.skips)
             summary.skipped = sum(ctx.skips.values())
             summary.partial_regions = dict(ctx.partial)
+            summary.skip_details = list(ctx.details)
             summary.finished_at = finished
             conn.execute(
                 update(CollectionRun)
@@ -213,6 +220,7 @@ def run_collector(
         summary.error = _one_line(exc)
         summary.skip_reasons = dict(ctx.skips)
         summary.skipped = sum(ctx.skips.values())
+        summary.skip_details = list(ctx.details)
         summary.finished_at = utcnow()
         summary.offers_seen = 0
         log.error("%s: run failed: %s", name, summary.error, exc_info=_unexpected(exc))

@@ -10,7 +10,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
-import migrations
+from tracker import migrations
 
 __all__ = ["current_revision", "downgrade", "head_revision", "is_up_to_date", "upgrade"]
 

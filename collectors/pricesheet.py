@@ -1,0 +1,211 @@
+"""Price sheets (CSV or JSON): negotiated/private prices, and seeding history.
+
+The sheet is the user's own data, so it is held to the same standard as a
+provider payload: a malformed row is reported with ``file:line`` and the reason
+and the good rows still load. An ``observed_at`` column back-fills history: the
+runner applies rows in time order as if each had been collected at that time.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from collectors.base import CollectorError, NotConfigured, RunContext
+from tracker.catalog import resolve_gpu
+from tracker.models import InvalidOffer, Offer, to_decimal
+from tracker.settings import Settings
+
+__all__ = ["COLUMNS", "OPTIONAL_COLUMNS", "PriceSheetCollector", "SheetRow", "read_sheet"]
+
+log = logging.getLogger(__name__)
+
+COLUMNS = (
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "gpu_model",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "price_per_hour",
+    "currency",
+)
+OPTIONAL_COLUMNS = (
+    "observed_at",
+    "price_per_hour_usd",
+    "payment_option",
+    "offering_class",
+    "os",
+    "interconnect",
+)
+REQUIRED = ("provider", "instance_type", "region", "pricing", "gpu_model", "gpu_count")
+REQUIRED += ("price_per_hour", "currency")
+
+
+class SheetRow:
+    __slots__ = ("line", "values")
+
+    def __init__(self, line: int, values: Mapping[str, Any]) -> None:
+        self.line = line
+        self.values = values
+
+
+def read_sheet(path: Path) -> Iterator[SheetRow]:
+    """Rows of a CSV (header line required) or JSON (list of objects, or ``{"offers": [...]}``).
+
+    Raises :class:`CollectorError` for a file that cannot be read at all.
+    """
+    try:
+        raw = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise CollectorError(f"cannot read price sheet {path}: {exc.strerror}") from None
+    if path.suffix.lower() == ".json":
+        yield from _json_rows(path, raw)
+    else:
+        yield from _csv_rows(path, raw)
+
+
+def _csv_rows(path: Path, raw: str) -> Iterator[SheetRow]:
+    reader = csv.DictReader(raw.splitlines())
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise CollectorError(f"{path}:1: missing column(s): {', '.join(missing)}")
+    unknown = [h for h in header if h not in COLUMNS and h not in OPTIONAL_COLUMNS]
+    if unknown:
+        raise CollectorError(f"{path}:1: unknown column(s): {', '.join(unknown)}")
+    reader.fieldnames = header
+    for record in reader:
+        line = reader.line_num
+        if None in record:
+            yield SheetRow(line, {"__error__": "more fields than the header has"})
+            continue
+        if not any((v or "").strip() for v in record.values()):
+            continue  # blank line
+        yield SheetRow(line, {k: (v.strip() if isinstance(v, str) else v) for k, v in record.items()})
+
+
+def _json_rows(path: Path, raw: str) -> Iterator[SheetRow]:
+    try:
+        data = json.loads(raw, parse_float=str, parse_int=str)
+    except json.JSONDecodeError as exc:
+        raise CollectorError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    if isinstance(data, dict) and isinstance(data.get("offers"), list):
+        data = data["offers"]
+    if not isinstance(data, list):
+        raise CollectorError(f"{path}: expected a list of offers or {{\"offers\": [...]}}")
+    for n, item in enumerate(data, start=1):
+        if not isinstance(item, dict):
+            yield SheetRow(n, {"__error__": "not an object"})
+        else:
+            yield SheetRow(n, item)
+
+
+def _text(values: Mapping[str, Any], key: str) -> str:
+    value = values.get(key)
+    return "" if value is None else str(value).strip()
+
+
+def _optional_number(values: Mapping[str, Any], key: str) -> Any:
+    value = _text(values, key)
+    return to_decimal(value, key) if value else None
+
+
+def parse_row(row: SheetRow, where: str, settings: Settings) -> Offer:
+    """One sheet row as an offer; raises InvalidOffer naming the field."""
+    v = row.values
+    if "__error__" in v:
+        raise InvalidOffer("row", str(v["__error__"]))
+    extra = set(v) - set(COLUMNS) - set(OPTIONAL_COLUMNS)
+    if extra:
+        raise InvalidOffer("row", f"unknown field(s): {', '.join(sorted(extra))}")
+    for key in REQUIRED:
+        if not _text(v, key):
+            raise InvalidOffer(key, "is required")
+    currency = _text(v, "currency").upper()
+    price = to_decimal(_text(v, "price_per_hour"), "price_per_hour")
+    usd_text = _text(v, "price_per_hour_usd")
+    if usd_text:
+        usd = to_decimal(usd_text, "price_per_hour_usd")
+    else:
+        rate = settings.usd_rate(currency)
+        if rate is None:
+            raise InvalidOffer(
+                "currency", f"no FX rate for {currency} (set fx_rates.{currency} in the config)"
+            )
+        usd = price * rate
+    memory = _optional_number(v, "gpu_memory_gib")
+    match = resolve_gpu(_text(v, "gpu_model"), memory_hint=memory)
+    if memory is None and match.spec is not None:
+        memory = match.spec.vram_gib
+    observed_at = None
+    if _text(v, "observed_at"):
+        try:
+            observed_at = datetime.fromisoformat(_text(v, "observed_at").replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidOffer("observed_at", f"not ISO-8601: {_text(v, 'observed_at')!r}") from None
+        if observed_at.tzinfo is None:
+            observed_at = observed_at.replace(tzinfo=UTC)
+    return Offer(
+        provider=_text(v, "provider"),
+        instance_type=_text(v, "instance_type"),
+        region=_text(v, "region"),
+        zone=_text(v, "zone"),
+        pricing=_text(v, "pricing"),  # type: ignore[arg-type]  # validated by Offer
+        payment_option=_text(v, "payment_option"),
+        offering_class=_text(v, "offering_class"),
+        os=_text(v, "os") or "linux",
+        interconnect=_text(v, "interconnect") or "unknown",  # type: ignore[arg-type]
+        price_per_hour=price,
+        currency=currency,
+        price_per_hour_usd=usd,
+        gpu_model=match.name,
+        gpu_raw_name=_text(v, "gpu_model"),
+        gpu_known=match.known,
+        gpu_count=to_decimal(_text(v, "gpu_count"), "gpu_count"),
+        gpu_memory_gib=memory,
+        vcpus=_optional_number(v, "vcpus"),
+        memory_gib=_optional_number(v, "memory_gib"),
+        observed_at=observed_at,
+    )
+
+
+class PriceSheetCollector:
+    """Loads one price sheet; configured by ``pricesheet.path``."""
+
+    name: ClassVar[str] = "pricesheet"
+    description: ClassVar[str] = "CSV/JSON price sheet (negotiated prices, back-filled history)"
+
+    def __init__(self, path: Path, settings: Settings) -> None:
+        self.path = path
+        self.settings = settings
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        path = settings.pricesheet.path
+        if path is None:
+            raise NotConfigured(
+                "no price sheet configured (set pricesheet.path or GPU_TRACKER_PRICESHEET__PATH)"
+            )
+        return cls(path, settings)
+
+    def collect(self, ctx: RunContext) -> Iterator[Offer]:
+        where = str(self.path)
+        for row in read_sheet(self.path):
+            try:
+                offer = parse_row(row, where, self.settings)
+            except InvalidOffer as exc:
+                ctx.skip("invalid_row", f"{where}:{row.line}: {exc}")
+                continue
+            if not offer.gpu_known:
+                log.warning("%s:%d: unknown GPU %r kept as raw name", where, row.line, offer.gpu_raw_name)
+            yield offer

@@ -1,0 +1,34 @@
+"""GPU catalog: canonical GPU/accelerator models, their provider spellings and datasheet specs.
+
+Data lives in ``gpus.toml`` beside this package (one ``[[gpu]]`` row per model, each
+citing its datasheet); see :mod:`tracker.catalog.resolve` for the matching rules.
+"""
+
+from tracker.catalog.loader import Catalog, CatalogError, Family, load_catalog
+from tracker.catalog.names import NormalizedName, normalize_gpu_name
+from tracker.catalog.resolve import (
+    DATA_FILE,
+    HINT_TOLERANCE,
+    all_specs,
+    default_catalog,
+    get_spec,
+    resolve_gpu,
+)
+from tracker.catalog.spec import GpuMatch, GpuSpec
+
+__all__ = [
+    "DATA_FILE",
+    "HINT_TOLERANCE",
+    "Catalog",
+    "CatalogError",
+    "Family",
+    "GpuMatch",
+    "GpuSpec",
+    "NormalizedName",
+    "all_specs",
+    "default_catalog",
+    "get_spec",
+    "load_catalog",
+    "normalize_gpu_name",
+    "resolve_gpu",
+]

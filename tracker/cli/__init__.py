@@ -1,0 +1,99 @@
+"""The ``gpu-tracker`` command line.
+
+Each sub-module registers its commands on :data:`app`; :func:`main` is the entry
+point and the one place that turns failures into a single stderr line and an exit
+code (2 for usage errors, 1 for failures), never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from typer.exceptions import TyperException
+
+from tracker import __version__
+from tracker.cli import collect as collect_commands
+from tracker.cli import db as db_commands
+from tracker.cli import offers as offer_commands
+from tracker.cli.context import USAGE, CliError, State
+from tracker.cli.output import err
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="gpu-tracker",
+    help="Track GPU cloud prices over time and pick the instance that makes your job cheapest.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpu-tracker {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="TOML config file (default: $GPU_TRACKER_CONFIG)."),
+    ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option("--database-url", help="Overrides GPU_TRACKER_DATABASE_URL.", show_default=False),
+    ] = None,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="-v info, -vv debug.")] = 0,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    ctx.obj = State(config=config, database_url=database_url)
+
+
+db_commands.register(app)
+collect_commands.register(app)
+offer_commands.register(app)
+
+
+def _register_optional() -> None:
+    # TEMPORARY during parallel development: these modules are being written.
+    import importlib
+
+    for name in ("tracker.cli.recommend", "tracker.cli.serve"):
+        try:
+            importlib.import_module(name).register(app)
+        except Exception as exc:  # noqa: BLE001
+            logging.getLogger(__name__).debug("%s not loaded: %s", name, exc)
+
+
+_register_optional()
+
+
+def main(argv: list[str] | None = None) -> None:
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=argv, prog_name="gpu-tracker", standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err("gpu-tracker: aborted")
+        sys.exit(130)
+    except TyperException as exc:  # usage errors (bad option, missing argument, bad value)
+        err(f"gpu-tracker: error: {' '.join(exc.format_message().split())}")
+        sys.exit(exc.exit_code if exc.exit_code else USAGE)
+    except CliError as exc:
+        err(f"gpu-tracker: error: {exc}")
+        sys.exit(exc.code)
+    except BrokenPipeError:
+        sys.exit(0)

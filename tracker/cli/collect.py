@@ -1,0 +1,198 @@
+"""``collect``, ``import``, ``providers`` and ``runs``: getting prices in."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from collectors.base import ALL_PRICING
+from collectors.pricesheet import PriceSheetCollector
+from tracker import registry
+from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.cli.output import OutputFormat, emit, err
+from tracker.collect import OfferCallback, RunSummary, run_collector, scope_label
+from tracker.models import PricingModel
+from tracker.store import queries
+from tracker.store.engine import DatabaseError
+
+FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[OfferCallback | None]:
+    """A live offer counter on a terminal; nothing when output is piped."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(label, total=None)
+
+        def update(n: int) -> None:
+            if n % 500 == 0:
+                progress.update(task, description=f"{label}: {n} offers")
+
+        yield update
+
+
+def _report(summaries: list[RunSummary]) -> None:
+    rows = []
+    for s in summaries:
+        rows.append(
+            {
+                "provider": s.provider,
+                "status": s.status,
+                "scope": s.scope,
+                "offers": s.offers_seen,
+                "new series": s.new_series,
+                "price changes": s.price_changes,
+                "delisted": s.delisted,
+                "relisted": s.relisted,
+                "skipped": s.skipped,
+                "skip reasons": ", ".join(f"{k}={v}" for k, v in sorted(s.skip_reasons.items())),
+                "error": s.error or "",
+            }
+        )
+        for detail in s.skip_details:
+            err(f"{s.provider}: skipped {detail}")
+        if s.skipped > len(s.skip_details):
+            err(f"{s.provider}: ... and {s.skipped - len(s.skip_details)} more skipped")
+        for region, why in sorted(s.partial_regions.items()):
+            err(f"{s.provider}: region {region} incomplete: {why}")
+    emit(rows, OutputFormat.table, title="collection runs")
+
+
+def _pricing_scope(values: list[PricingModel] | None) -> frozenset[PricingModel]:
+    return frozenset(values) if values else ALL_PRICING
+
+
+def collect(
+    ctx: typer.Context,
+    provider: Annotated[
+        list[str] | None,
+        typer.Option("--provider", "-p", help="Collector to run (repeatable; default: all enabled)."),
+    ] = None,
+    pricing: Annotated[
+        list[PricingModel] | None,
+        typer.Option("--pricing", help="Only these pricing models (repeatable)."),
+    ] = None,
+) -> None:
+    """Run collectors now and store what changed. Exits 1 if any requested collector failed."""
+    settings = settings_of(ctx)
+    available = registry.available(settings)
+    names = provider or [n for n in available if getattr(getattr(settings, n, None), "enabled", True)]
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        known = ", ".join(available) or "none"
+        raise CliError(f"unknown provider {unknown[0]!r} (registered: {known})", USAGE)
+    engine = open_store(ctx)
+    scope = _pricing_scope(pricing)
+    summaries: list[RunSummary] = []
+    for name in names:
+        try:
+            collector = available[name].from_settings(settings)
+        except Exception as exc:  # NotConfigured/MissingCredentials and plugin bugs alike
+            status = "skipped" if isinstance(exc, registry.NOT_READY) else "failed"
+            err(f"{name}: {status}: {exc}")
+            summaries.append(RunSummary(provider=name, status=status, error=str(exc)))
+            continue
+        with _progress(f"collecting {name}") as progress:
+            try:
+                summaries.append(
+                    run_collector(engine, collector, settings, pricing_scope=scope, on_offer=progress)
+                )
+            except DatabaseError as exc:
+                raise CliError(str(exc)) from None
+    _report(summaries)
+    failed = [s.provider for s in summaries if s.status == "failed"]
+    if failed:
+        raise CliError(f"collection failed for: {', '.join(failed)}")
+
+
+def import_sheet(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="CSV or JSON price sheet.")],
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full", help="The sheet is complete: delist sheet offers it no longer lists."
+        ),
+    ] = False,
+) -> None:
+    """Load a price sheet (negotiated prices, history back-fill). Exits 1 if a row was rejected."""
+    if not path.is_file():
+        raise CliError(f"price sheet not found: {path}", USAGE)
+    settings = settings_of(ctx)
+    engine = open_store(ctx)
+    collector = PriceSheetCollector(path, settings)
+    with _progress(f"importing {path.name}") as progress:
+        try:
+            summary = run_collector(engine, collector, settings, delist=full, on_offer=progress)
+        except DatabaseError as exc:
+            raise CliError(str(exc)) from None
+    _report([summary])
+    if summary.status == "failed":
+        raise CliError(f"import failed: {summary.error}")
+    if summary.skipped:
+        raise CliError(f"{summary.skipped} row(s) of {path} rejected; the other rows were loaded")
+
+
+def providers(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) -> None:
+    """Registered collectors, whether each is ready to run, and why not."""
+    settings = settings_of(ctx)
+    rows = [
+        {
+            "provider": s.name,
+            "configured": s.configured,
+            "enabled": bool(getattr(getattr(settings, s.name, None), "enabled", True)),
+            "status": s.reason,
+            "description": s.description,
+        }
+        for s in registry.status(settings)
+    ]
+    emit(rows, fmt, title="providers")
+
+
+def runs(
+    ctx: typer.Context,
+    provider: Annotated[str | None, typer.Option("--provider", "-p")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """The collection-run log, newest first."""
+    engine = open_store(ctx)
+    rows = [
+        {
+            "id": r.id,
+            "provider": r.provider,
+            "scope": r.scope,
+            "status": r.status,
+            "started_at": r.started_at,
+            "finished_at": r.finished_at,
+            "offers_seen": r.offers_seen,
+            "new_series": r.new_series,
+            "price_changes": r.price_changes,
+            "delisted": r.delisted,
+            "skipped": r.skipped,
+            "error": r.error,
+        }
+        for r in queries.recent_runs(engine, provider, limit)
+    ]
+    emit(rows, fmt, title="collection runs")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("collect")(collect)
+    app.command("import")(import_sheet)
+    app.command("providers")(providers)
+    app.command("runs")(runs)
+
+
+__all__ = ["register", "scope_label"]

@@ -1,0 +1,102 @@
+"""What every command needs: settings, a ready database, and one way to fail.
+
+Commands raise :class:`CliError`; ``tracker.cli.main`` turns it into one line on
+stderr and the exit code, so no command prints a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import typer
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from tracker.settings import ConfigError, Settings, load_settings, redact_url
+from tracker.store import migrate
+from tracker.store.engine import DatabaseError, make_engine
+
+__all__ = ["USAGE", "CliError", "State", "open_store", "settings_of", "state_of"]
+
+USAGE = 2
+FAILURE = 1
+
+
+class CliError(Exception):
+    def __init__(self, message: str, code: int = FAILURE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class State:
+    config: Path | None = None
+    database_url: str | None = None
+    _settings: Settings | None = None
+    _engines: dict[str, Engine] = field(default_factory=dict)
+
+    def settings(self) -> Settings:
+        if self._settings is None:
+            overrides: dict[str, Any] = {}
+            if self.database_url:
+                overrides["database_url"] = self.database_url
+            try:
+                self._settings = load_settings(self.config, **overrides)
+            except ConfigError as exc:
+                raise CliError(str(exc), USAGE) from None
+        return self._settings
+
+
+def state_of(ctx: typer.Context) -> State:
+    obj = ctx.find_root().obj
+    if not isinstance(obj, State):
+        obj = State()
+        ctx.find_root().obj = obj
+    return obj
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    return state_of(ctx).settings()
+
+
+def _first_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(orig).splitlines() if line.strip()]
+    return lines[0] if lines else type(orig).__name__
+
+
+def open_store(ctx: typer.Context, *, migrate_sqlite: bool = True) -> Engine:
+    """A connected engine with an up-to-date schema, or a one-line CliError.
+
+    The embedded SQLite default is created and migrated on first use; a server
+    database is never migrated behind the operator's back (``db upgrade`` is).
+    """
+    settings = settings_of(ctx)
+    url = settings.database_url
+    state = state_of(ctx)
+    if url in state._engines:
+        return state._engines[url]
+    shown = redact_url(url)
+    try:
+        engine = make_engine(url)
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        if not migrate.is_up_to_date(engine):
+            if engine.dialect.name == "sqlite" and migrate_sqlite:
+                logging.getLogger(__name__).info("migrating %s to the current schema", shown)
+                migrate.upgrade(engine)
+            else:
+                current = migrate.current_revision(engine) or "empty"
+                raise CliError(
+                    f"database {shown} schema is {current}, expected {migrate.head_revision()}: "
+                    "run 'gpu-tracker db upgrade'"
+                )
+    except DatabaseError as exc:
+        raise CliError(str(exc), USAGE) from None
+    except (DBAPIError, SQLAlchemyError) as exc:
+        raise CliError(f"cannot use database {shown}: {_first_line(exc)}") from None
+    state._engines[url] = engine
+    return engine

@@ -1,0 +1,70 @@
+"""``gpu-tracker db``: schema migrations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, TypeVar
+
+import typer
+from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from tracker.cli.context import USAGE, CliError, settings_of
+from tracker.settings import redact_url
+from tracker.store import migrate
+from tracker.store.engine import DatabaseError, make_engine
+
+db = typer.Typer(help="Database schema.", no_args_is_help=True)
+T = TypeVar("T")
+
+
+def _with_engine(ctx: typer.Context, action: Callable[[Engine], T]) -> T:
+    url = settings_of(ctx).database_url
+    try:
+        return action(make_engine(url))
+    except DatabaseError as exc:
+        raise CliError(str(exc), USAGE) from None
+    except (DBAPIError, SQLAlchemyError) as exc:
+        lines = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        raise CliError(f"database {redact_url(url)}: {lines[0] if lines else exc}") from None
+
+
+@db.command("upgrade")
+def upgrade(
+    ctx: typer.Context,
+    revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
+) -> None:
+    """Apply migrations (creates the schema on an empty database)."""
+
+    def run(engine: Engine) -> str | None:
+        migrate.upgrade(engine, revision)
+        return migrate.current_revision(engine)
+
+    current = _with_engine(ctx, run)
+    typer.echo(f"{redact_url(settings_of(ctx).database_url)}: schema at {current}")
+
+
+@db.command("downgrade")
+def downgrade(
+    ctx: typer.Context,
+    revision: Annotated[str, typer.Argument(help="Target revision ('base' drops everything).")],
+) -> None:
+    """Revert migrations down to REVISION."""
+
+    def run(engine: Engine) -> str | None:
+        migrate.downgrade(engine, revision)
+        return migrate.current_revision(engine)
+
+    current = _with_engine(ctx, run)
+    typer.echo(f"{redact_url(settings_of(ctx).database_url)}: schema at {current or 'base'}")
+
+
+@db.command("current")
+def current(ctx: typer.Context) -> None:
+    """Show the schema revision of the database and the newest one known."""
+    revision = _with_engine(ctx, migrate.current_revision)
+    typer.echo(f"current {revision or 'base'}  head {migrate.head_revision()}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(db, name="db")

@@ -1,0 +1,214 @@
+"""``offers``, ``history`` and ``gpus``: reading what was collected."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from tracker.catalog import all_specs
+from tracker.cli.context import CliError, open_store
+from tracker.cli.output import OutputFormat, emit
+from tracker.models import PricingModel
+from tracker.store import queries
+
+FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+
+OFFER_COLUMNS = (
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+    "gpu_model",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "interconnect",
+    "price_per_hour",
+    "currency",
+    "price_per_hour_usd",
+    "price_per_gpu_hour_usd",
+    "first_seen",
+    "last_seen",
+)
+TABLE_COLUMNS = (
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+    "gpu_model",
+    "gpu_count",
+    "gpu_memory_gib",
+    "price_per_hour",
+    "currency",
+    "price_per_hour_usd",
+    "price_per_gpu_hour_usd",
+)
+
+
+class SortKey(StrEnum):
+    price = "price"
+    price_per_gpu = "price_per_gpu"
+
+
+def offer_row(stored: queries.StoredOffer) -> dict[str, Any]:
+    """The documented JSON shape of one offer (keys are a public interface)."""
+    o = stored.offer
+    return {
+        "provider": o.provider,
+        "instance_type": o.instance_type,
+        "region": o.region,
+        "zone": o.zone,
+        "pricing": o.pricing.value,
+        "payment_option": o.payment_option,
+        "offering_class": o.offering_class,
+        "os": o.os,
+        "gpu_model": o.gpu_model,
+        "gpu_known": o.gpu_known,
+        "gpu_raw_name": o.gpu_raw_name,
+        "gpu_count": o.gpu_count,
+        "gpu_memory_gib": o.gpu_memory_gib,
+        "vcpus": o.vcpus,
+        "memory_gib": o.memory_gib,
+        "interconnect": o.interconnect.value,
+        "price_per_hour": o.price_per_hour,
+        "currency": o.currency,
+        "price_per_hour_usd": o.price_per_hour_usd,
+        "price_per_gpu_hour_usd": (o.price_per_hour_usd / o.gpu_count).quantize(Decimal("1e-6")),
+        "first_seen": stored.first_seen,
+        "price_since": stored.price_since,
+        "last_seen": stored.last_seen,
+        "attributes": dict(o.attributes),
+    }
+
+
+def offers(
+    ctx: typer.Context,
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", "-g", help="GPU model (repeatable).")] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r")] = None,
+    pricing: Annotated[list[PricingModel] | None, typer.Option("--pricing")] = None,
+    min_vram: Annotated[
+        float | None, typer.Option("--min-vram", min=0, help="Minimum VRAM per GPU, GiB.")
+    ] = None,
+    min_gpus: Annotated[float | None, typer.Option("--min-gpus", min=0)] = None,
+    sort: Annotated[SortKey, typer.Option("--sort")] = SortKey.price,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """Current offers (listed, latest price), cheapest first."""
+    engine = open_store(ctx)
+    found = queries.current_offers(
+        engine,
+        gpu=gpu,
+        provider=provider,
+        region=region,
+        pricing=pricing,
+        min_vram=Decimal(str(min_vram)) if min_vram is not None else None,
+        min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
+    )
+    rows = [offer_row(s) for s in found]
+    key = "price_per_hour_usd" if sort is SortKey.price else "price_per_gpu_hour_usd"
+    rows.sort(key=lambda r: (r[key], r["provider"], r["instance_type"], r["region"], r["zone"]))
+    if limit:
+        rows = rows[:limit]
+    emit(rows, fmt, columns=OFFER_COLUMNS if fmt is not OutputFormat.table else TABLE_COLUMNS)
+
+
+def history(
+    ctx: typer.Context,
+    provider: Annotated[str, typer.Option("--provider", "-p")],
+    instance_type: Annotated[str, typer.Option("--instance-type", "-i")],
+    region: Annotated[str, typer.Option("--region", "-r")],
+    pricing: Annotated[PricingModel, typer.Option("--pricing")] = PricingModel.ON_DEMAND,
+    zone: Annotated[str | None, typer.Option("--zone", help="Zone (spot); default: every zone.")] = None,
+    payment_option: Annotated[str | None, typer.Option("--payment-option")] = None,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """Price intervals of one offer: each row is one price and when it held."""
+    engine = open_store(ctx)
+    key = {"provider": provider, "instance_type": instance_type, "region": region}
+    key["pricing"] = pricing.value
+    if zone is not None:
+        key["zone"] = zone
+    if payment_option is not None:
+        key["payment_option"] = payment_option
+    series = queries.find_series(engine, **key)
+    if not series:
+        raise CliError(
+            f"no stored offer {provider} {instance_type} {region} {pricing.value}"
+            + (f" zone {zone}" if zone else "")
+        )
+    rows = []
+    for s in series:
+        for p in queries.price_history(engine, s.id):
+            rows.append(
+                {
+                    "zone": s.zone,
+                    "payment_option": s.payment_option,
+                    "offering_class": s.offering_class,
+                    "price_per_hour": p.price,
+                    "currency": p.currency,
+                    "price_per_hour_usd": p.price_usd,
+                    "first_seen": p.first_seen,
+                    "last_seen": p.last_seen,
+                    "ended_at": p.ended_at,
+                }
+            )
+    emit(rows, fmt, title=f"{provider} {instance_type} {region} {pricing.value}")
+
+
+def gpus(
+    ctx: typer.Context,
+    unknown: Annotated[
+        bool, typer.Option("--unknown", help="Stored GPU names the catalog does not recognise.")
+    ] = False,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """The GPU catalog (datasheet figures), or the unrecognised names seen in collected data."""
+    if unknown:
+        engine = open_store(ctx)
+        rows: list[dict[str, Any]] = [
+            {
+                "raw_name": u.raw_name,
+                "provider": u.provider,
+                "series": u.series,
+                "example_instance_type": u.example_instance_type,
+            }
+            for u in queries.unknown_gpus(engine)
+        ]
+        emit(rows, fmt, title="unrecognised GPU names")
+        return
+    rows = [
+        {
+            "name": g.name,
+            "vendor": g.vendor,
+            "kind": g.kind,
+            "architecture": g.architecture,
+            "year": g.year,
+            "vram_gib": g.vram_gib,
+            "memory_bandwidth_gbs": g.memory_bandwidth_gbs,
+            "bf16_tflops": g.bf16_tflops,
+            "fp16_tflops": g.fp16_tflops,
+            "fp8_tflops": g.fp8_tflops,
+            "fp32_tflops": g.fp32_tflops,
+            "nvlink": g.nvlink,
+            "source": g.source,
+        }
+        for g in all_specs()
+    ]
+    columns = None if fmt is not OutputFormat.table else [c for c in rows[0] if c != "source"]
+    emit(rows, fmt, columns=columns, title="GPU catalog")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("offers")(offers)
+    app.command("history")(history)
+    app.command("gpus")(gpus)
