@@ -42,6 +42,14 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("AWS_CONFIG_FILE", str(home / "aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(home / "aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    # Application Default Credentials must never probe the GCE metadata server
+    # (169.254.169.254) from a test: no credentials file, no gcloud config, no probe.
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(home / "gcloud"))
+    monkeypatch.setenv("NO_GCE_CHECK", "true")
+    from google.auth.compute_engine import _metadata
+
+    monkeypatch.setattr(_metadata, "_NO_GCE_CHECK", True, raising=False)
 
 
 @pytest.fixture(scope="session")

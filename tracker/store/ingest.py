@@ -94,6 +94,10 @@ class Ingest:
         self.sqlite = conn.dialect.name == "sqlite"
         self._buffer: list[tuple[Any, ...]] = []
         self._seq = 0
+        # Identities seen so far: a run that reports each identity once (the usual
+        # case) skips the window functions that ordering several observations needs.
+        self._keys: set[tuple[str, ...]] = set()
+        self._repeats = False
         self._create_temp_tables()
 
     # -- loading -----------------------------------------------------------------
@@ -119,7 +123,7 @@ class Ingest:
             f"price_usd {money}",
             f"observed_at {ts}",
         ]
-        for table in ("gt_incoming", "gt_obs"):
+        for table in ("gt_seen", "gt_obs", "gt_latest", "gt_incoming"):
             self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
         self.conn.exec_driver_sql(
             f"CREATE TEMPORARY TABLE gt_incoming ({', '.join(cols)}){on_commit}"
@@ -128,8 +132,9 @@ class Ingest:
     def _money(self, value: Decimal | None) -> Any:
         if value is None:
             return None
-        q = quantize_money(value)
-        return format(q, "f") if self.sqlite else q
+        if not self.sqlite:
+            return value  # the NUMERIC(20,10) column rounds like quantize_money
+        return format(quantize_money(value), "f")
 
     def _time(self, value: datetime) -> Any:
         return value.astimezone(UTC).strftime(_SQLITE_TIME) if self.sqlite else value
@@ -138,10 +143,17 @@ class Ingest:
         self._seq += 1
         m = self._money
         observed = offer.observed_at or self.run_time
+        key = offer.key()
+        if not self._repeats:
+            if key in self._keys:
+                self._repeats = True
+                self._keys.clear()
+            else:
+                self._keys.add(key)
         self._buffer.append(
             (
                 self._seq,
-                *offer.key(),
+                *key,
                 offer.gpu_model,
                 offer.gpu_raw_name,
                 offer.gpu_known,
@@ -198,20 +210,26 @@ class Ingest:
         attrs = "i.attributes" if self.sqlite else "CAST(i.attributes AS JSON)"
         temp = "CREATE TEMPORARY TABLE {} " + ("" if self.sqlite else "ON COMMIT DROP ") + "AS "
 
-        if not self.sqlite:
-            x("ANALYZE gt_incoming")
-        # New series; hardware and attributes come from each identity's latest row.
-        latest = (
-            f"SELECT *, ROW_NUMBER() OVER (PARTITION BY {idcols} "
-            "ORDER BY observed_at DESC, seq DESC) AS rn, "
-            f"MIN(observed_at) OVER (PARTITION BY {idcols}) AS first_obs FROM gt_incoming"
-        )
+        # Each identity's latest row carries its hardware facts and attributes.
+        # Materialised and analysed so the planner joins it by hash or index,
+        # never by a nested scan of its (badly estimated) window subquery.
+        if self._repeats:
+            x(
+                temp.format("gt_latest")
+                + f"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY {idcols} "
+                "ORDER BY observed_at DESC, seq DESC) AS rn, "
+                f"MIN(observed_at) OVER (PARTITION BY {idcols}) AS first_obs "
+                "FROM gt_incoming) w WHERE w.rn = 1"
+            )
+            latest = "gt_latest"
+        else:
+            latest = "(SELECT *, observed_at AS first_obs FROM gt_incoming)"
         hw_values = ", ".join(attrs if c == "attributes" else f"i.{c}" for c in HARDWARE_COLUMNS)
         stats.new_series = x(
             f"INSERT INTO series ({idcols}, {hw}, source, first_seen) "
             f"SELECT {', '.join('i.' + c for c in IDENTITY_COLUMNS)}, {hw_values}, "
-            f":source, i.first_obs FROM ({latest}) i WHERE i.rn = 1 "
-            f"ON CONFLICT ({idcols}) DO NOTHING",
+            f":source, i.first_obs FROM {latest} i WHERE NOT EXISTS "
+            f"(SELECT 1 FROM series s WHERE {ident})",
             source=self.source,
         )
         # Existing series whose hardware facts or reporting source changed.
@@ -226,22 +244,38 @@ class Ingest:
         sets = ", ".join(
             f"{c} = {attrs}" if c == "attributes" else f"{c} = i.{c}" for c in HARDWARE_COLUMNS
         )
-        x(
-            f"UPDATE series AS s SET {sets}, source = :source "
-            f"FROM ({latest}) AS i WHERE i.rn = 1 AND {ident} "
-            f"AND ({differs} OR s.source <> :source)",
-            source=self.source,
+        update_hardware = (
+            f"UPDATE series AS s SET {sets}, source = :source FROM {{}} AS i "
+            f"WHERE {ident} AND ({differs} OR s.source <> :source)"
         )
         # Observations joined to their series, ranked per series in time order;
         # several offers of one series at one instant keep the last one reported.
-        x(
-            temp.format("gt_obs") + "SELECT series_id, observed_at, price, currency, price_usd, "
-            "ROW_NUMBER() OVER (PARTITION BY series_id ORDER BY observed_at) AS rn "
-            "FROM (SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
-            "i.price_usd, ROW_NUMBER() OVER (PARTITION BY s.id, i.observed_at "
-            "ORDER BY i.seq DESC) AS dup "
-            f"FROM gt_incoming i JOIN series s ON {ident}) d WHERE d.dup = 1"
-        )
+        if self._repeats:
+            x(update_hardware.format("gt_latest"), source=self.source)
+            x(
+                temp.format("gt_obs")
+                + "SELECT series_id, observed_at, price, currency, price_usd, "
+                "ROW_NUMBER() OVER (PARTITION BY series_id ORDER BY observed_at) AS rn "
+                "FROM (SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
+                "i.price_usd, ROW_NUMBER() OVER (PARTITION BY s.id, i.observed_at "
+                "ORDER BY i.seq DESC) AS dup "
+                f"FROM gt_incoming i JOIN series s ON {ident}) d WHERE d.dup = 1"
+            )
+        else:
+            # One join finds each row's series and whether its hardware changed;
+            # the (rare) hardware update then runs only when something did.
+            x(
+                temp.format("gt_obs")
+                + "SELECT s.id AS series_id, i.observed_at, i.price, i.currency, i.price_usd, "
+                f"1 AS rn, ({differs} OR s.source <> :source) AS hw_changed "
+                f"FROM gt_incoming i JOIN series s ON {ident}",
+                source=self.source,
+            )
+            changed = self.conn.execute(
+                text("SELECT 1 FROM gt_obs WHERE hw_changed LIMIT 1")
+            ).first()
+            if changed:
+                x(update_hardware.format("gt_incoming"), source=self.source)
         x("CREATE INDEX gt_obs_series ON gt_obs (series_id, rn)")
         x(temp.format("gt_seen") + "SELECT DISTINCT series_id FROM gt_obs")
         x("CREATE UNIQUE INDEX gt_seen_id ON gt_seen (series_id)")
@@ -266,8 +300,8 @@ class Ingest:
 
         if delist is not None:
             self._delist(delist, stats)
-        for table in ("gt_seen", "gt_obs", "gt_incoming"):
-            x(f"DROP TABLE {table}")
+        for table in ("gt_seen", "gt_obs", "gt_latest", "gt_incoming"):
+            x(f"DROP TABLE IF EXISTS {table}")
         return stats
 
     def _x(self, sql: str, **params: Any) -> int:

@@ -9,7 +9,7 @@ equal prices) and as ``NUMERIC`` on Postgres; times are UTC everywhere.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from sqlalchemy import DateTime, Dialect, Numeric, String
@@ -22,7 +22,8 @@ _QUANTUM = Decimal(1).scaleb(-MONEY_SCALE)
 
 
 def quantize_money(value: Decimal) -> Decimal:
-    return value.quantize(_QUANTUM)
+    # Half-up, as Postgres rounds NUMERIC, so both engines store the same value.
+    return value.quantize(_QUANTUM, rounding=ROUND_HALF_UP)
 
 
 class Money(TypeDecorator[Decimal]):

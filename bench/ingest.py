@@ -1,0 +1,182 @@
+"""Write-path throughput against raw COPY, on the same Postgres, in the same run.
+
+Generates N synthetic offers, then measures
+  (a) raw psycopg COPY of the same rows into a bare table with the same columns,
+  (b) the project's full write path (run bookkeeping, change detection, intervals)
+      for a first collection, and for a re-collection where 10% of prices changed.
+The figures are ratios to (a), so they compare across machines. Runs in a
+throwaway database created next to the one GPU_TRACKER_DATABASE_URL names.
+
+    GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \
+        python bench/ingest.py [--offers 200000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import ClassVar, Self
+
+from sqlalchemy import create_engine, text
+
+from collectors.base import RunContext
+from tracker.collect import run_collector
+from tracker.models import Interconnect, Offer, PricingModel
+from tracker.settings import Settings
+from tracker.store import migrate
+from tracker.store.engine import make_engine, normalize_url
+from tracker.store.ingest import INCOMING_COLUMNS
+
+GPUS = [("A100-40GB", 40), ("A100-80GB", 80), ("H100-SXM", 80), ("A10G", 24), ("L4", 24), ("T4", 16)]
+REGIONS = [f"region-{n}" for n in range(30)]
+
+
+def synthetic_offers(n: int, seed: int = 7) -> list[Offer]:
+    rng = random.Random(seed)
+    offers = []
+    for i in range(n):
+        gpu, vram = GPUS[i % len(GPUS)]
+        pricing = (PricingModel.ON_DEMAND, PricingModel.SPOT, PricingModel.RESERVED_1Y)[i % 3]
+        price = Decimal(rng.randrange(10_000, 9_000_000)) / Decimal(100_000)
+        offers.append(
+            Offer(
+                provider=f"cloud{i % 7}",
+                instance_type=f"gpu.{i // 3 % 4000}.x{1 + i % 8}",
+                region=REGIONS[i // 12000 % len(REGIONS)],
+                zone=f"z{i % 3}" if pricing is PricingModel.SPOT else "",
+                pricing=pricing,
+                payment_option="no_upfront" if pricing is PricingModel.RESERVED_1Y else "",
+                price_per_hour=price,
+                currency="USD",
+                price_per_hour_usd=price,
+                gpu_model=gpu,
+                gpu_count=Decimal(1 + i % 8),
+                gpu_memory_gib=Decimal(vram),
+                vcpus=Decimal(8 * (1 + i % 8)),
+                memory_gib=Decimal(64 * (1 + i % 8)),
+                interconnect=Interconnect.NVLINK if i % 2 else Interconnect.PCIE,
+            )
+        )
+    return offers
+
+
+class ListCollector:
+    name: ClassVar[str] = "bench"
+    description: ClassVar[str] = "synthetic offers"
+
+    def __init__(self, offers: list[Offer]) -> None:
+        self.offers = offers
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        raise NotImplementedError
+
+    def collect(self, ctx: RunContext) -> Iterator[Offer]:
+        return iter(self.offers)
+
+
+def raw_copy(url: str, offers: list[Offer]) -> float:
+    """COPY the same column values into a bare table (no indexes, no logic)."""
+    engine = make_engine(url)
+    cols = ", ".join(f"{c} TEXT" for c in INCOMING_COLUMNS)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE IF EXISTS raw_copy")
+        conn.exec_driver_sql(f"CREATE TABLE raw_copy ({cols})")
+    rows = [
+        (
+            n,
+            *o.key(),
+            o.gpu_model,
+            o.gpu_raw_name,
+            o.gpu_known,
+            o.gpu_count,
+            o.gpu_memory_gib,
+            o.vcpus,
+            o.memory_gib,
+            o.interconnect.value,
+            None,
+            o.price_per_hour,
+            o.currency,
+            o.price_per_hour_usd,
+            datetime.now(UTC),
+        )
+        for n, o in enumerate(offers)
+    ]
+    start = time.perf_counter()
+    with engine.begin() as conn:
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor() as cur, cur.copy(
+            f"COPY raw_copy ({', '.join(INCOMING_COLUMNS)}) FROM STDIN"
+        ) as copy:
+            for row in rows:
+                copy.write_row(row)
+    elapsed = time.perf_counter() - start
+    engine.dispose()
+    return elapsed
+
+
+def project_run(url: str, offers: list[Offer], at: datetime) -> tuple[float, int]:
+    engine = make_engine(url)
+    start = time.perf_counter()
+    summary = run_collector(engine, ListCollector(offers), Settings(), now=at)
+    elapsed = time.perf_counter() - start
+    engine.dispose()
+    if summary.status != "succeeded":
+        sys.exit(f"bench run failed: {summary.error}")
+    return elapsed, summary.price_changes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--offers", type=int, default=200_000)
+    args = parser.parse_args()
+    base = os.environ.get("GPU_TRACKER_DATABASE_URL", "")
+    server = normalize_url(base) if base else None
+    if server is None or server.get_backend_name() != "postgresql":
+        sys.exit("set GPU_TRACKER_DATABASE_URL to a postgresql:// URL (the bench makes its own DB)")
+    name = f"gpu_tracker_bench_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = server.set(database=name).render_as_string(hide_password=False)
+    try:
+        migrate.upgrade(make_engine(url))
+        n = args.offers
+        offers = synthetic_offers(n)
+        raw_s = raw_copy(url, offers)
+        t0 = datetime(2026, 1, 1, tzinfo=UTC)
+        first_s, _ = project_run(url, offers, t0)
+        rng = random.Random(11)
+        changed = list(offers)
+        for i in rng.sample(range(n), n // 10):
+            o = changed[i]
+            new = o.price_per_hour * Decimal("1.05")
+            changed[i] = replace(o, price_per_hour=new, price_per_hour_usd=new)
+        again_s, changes = project_run(url, changed, t0 + timedelta(hours=6))
+        assert changes == n // 10, f"expected {n // 10} price changes, got {changes}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"offers: {n}")
+    print(f"raw COPY:            {n / raw_s:>10,.0f} rows/s ({raw_s:.2f} s)")
+    print(f"first collection:    {n / first_s:>10,.0f} rows/s ({first_s:.2f} s)")
+    print(f"re-collection (10%): {n / again_s:>10,.0f} rows/s ({again_s:.2f} s)")
+    print(
+        f"ingest ratio_first={raw_s / first_s:.2f} ratio_recollect={raw_s / again_s:.2f} "
+        f"peak_rss_mib={peak_mib:.0f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""End to end through the installed ``gpu-tracker`` console script, on SQLite and Postgres."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SCRIPT = shutil.which("gpu-tracker", path=str(Path(sys.executable).parent)) or "gpu-tracker"
+
+HEADER = (
+    "provider,instance_type,region,zone,pricing,gpu_model,gpu_count,gpu_memory_gib,"
+    "vcpus,memory_gib,price_per_hour,currency"
+)
+SHEET = "\n".join(
+    [
+        HEADER,
+        "aws,p4d.24xlarge,us-east-1,,on_demand,A100,8,40,96,1152,32.7726,USD",
+        "aws,g5.xlarge,us-east-1,,on_demand,A10G,1,24,4,16,1.006,USD",
+        "aws,g5.xlarge,us-east-1,us-east-1a,spot,A10G,1,24,4,16,0.4312,USD",
+        "gcp,a2-highgpu-1g,us-central1,,on_demand,nvidia-tesla-a100,1,40,12,85,3.673385,USD",
+        "lambda,gpu_8x_h100_sxm5,us-east-1,,on_demand,H100 SXM,8,80,208,1800,23.92,USD",
+        "acme,weird.1,eu-1,,on_demand,Quantum Flux 9000,2,,8,64,4.50,USD",
+    ]
+)
+OFFER_KEYS = {
+    "provider", "instance_type", "region", "zone", "pricing", "payment_option", "gpu_model",
+    "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "interconnect", "price_per_hour",
+    "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "first_seen", "last_seen",
+}  # fmt: skip
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def cli(db_url: str, tmp_path: Path) -> Run:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TRACKER_")}
+    env["GPU_TRACKER_DATABASE_URL"] = db_url
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+
+    def run(*args: str, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [SCRIPT, *args],
+            env={**env, **(extra_env or {})},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+
+    assert run("db", "upgrade").returncode == 0
+    return run
+
+
+@pytest.fixture
+def sheet(tmp_path: Path) -> Path:
+    path = tmp_path / "prices.csv"
+    path.write_text(SHEET + "\n")
+    return path
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], code: int) -> str:
+    assert proc.returncode == code, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert "Traceback" not in proc.stderr
+    assert lines[-1].startswith("gpu-tracker: error: ")
+    return lines[-1]
+
+
+def offers(cli: Run, *args: str) -> list[dict[str, object]]:
+    proc = cli("offers", "--format", "json", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def test_collect_price_sheet_then_list_offers(cli: Run, sheet: Path) -> None:
+    proc = cli("collect", "--provider", "pricesheet", extra_env={"GPU_TRACKER_PRICESHEET__PATH": str(sheet)})
+    assert proc.returncode == 0, proc.stderr
+    assert "pricesheet" in proc.stdout and "succeeded" in proc.stdout
+
+    rows = offers(cli)
+    assert len(rows) == 6
+    assert all(OFFER_KEYS <= set(r) for r in rows)
+    assert [r["price_per_hour_usd"] for r in rows] == sorted(
+        (r["price_per_hour_usd"] for r in rows), key=float
+    )
+    p4d = next(r for r in rows if r["instance_type"] == "p4d.24xlarge")
+    assert p4d["price_per_hour"] == "32.7726" and p4d["currency"] == "USD"
+    assert p4d["gpu_model"] == "A100-40GB" and p4d["gpu_count"] == "8"
+    assert p4d["price_per_gpu_hour_usd"] == "4.096575"
+    assert str(p4d["first_seen"]).endswith("Z")
+
+    def names(*args: str) -> set[object]:
+        return {r["instance_type"] for r in offers(cli, *args)}
+
+    assert names("--gpu", "A100-40GB") == {"p4d.24xlarge", "a2-highgpu-1g"}
+    assert names("--gpu", "a10g") == {"g5.xlarge"}
+    assert names("--provider", "gcp") == {"a2-highgpu-1g"}
+    assert names("--region", "us-central1", "--region", "eu-1") == {"a2-highgpu-1g", "weird.1"}
+    assert [r["zone"] for r in offers(cli, "--pricing", "spot")] == ["us-east-1a"]
+    assert names("--min-vram", "80") == {"gpu_8x_h100_sxm5"}
+    assert names("--min-gpus", "8") == {"p4d.24xlarge", "gpu_8x_h100_sxm5"}
+    per_gpu = offers(cli, "--sort", "price_per_gpu", "--limit", "2")
+    assert [r["instance_type"] for r in per_gpu] == ["g5.xlarge", "g5.xlarge"]
+    assert [r["pricing"] for r in per_gpu] == ["spot", "on_demand"]
+
+    csv_out = cli("offers", "--format", "csv", "--provider", "aws")
+    assert csv_out.returncode == 0
+    assert csv_out.stdout.splitlines()[0].startswith("provider,instance_type,region,zone,pricing")
+    assert len(csv_out.stdout.splitlines()) == 4
+    table = cli("offers", "--gpu", "H100-SXM")
+    assert table.returncode == 0 and "gpu_8x_h100_sxm5" in table.stdout
+
+    unknown = cli("gpus", "--unknown", "--format", "json")
+    assert json.loads(unknown.stdout) == [
+        {"raw_name": "Quantum Flux 9000", "provider": "acme", "series": 1,
+         "example_instance_type": "weird.1"}
+    ]  # fmt: skip
+
+
+def test_reimport_with_changed_price_shows_in_history(cli: Run, sheet: Path, tmp_path: Path) -> None:
+    assert cli("import", str(sheet)).returncode == 0
+    changed = tmp_path / "changed.csv"
+    changed.write_text(SHEET.replace("32.7726", "30.00") + "\n")
+    assert cli("import", str(changed)).returncode == 0
+    proc = cli(
+        "history", "-p", "aws", "-i", "p4d.24xlarge", "-r", "us-east-1", "--format", "json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    points = json.loads(proc.stdout)
+    assert [p["price_per_hour"] for p in points] == ["32.7726", "30"]
+    assert points[0]["ended_at"] == points[1]["first_seen"]
+    runs = json.loads(cli("runs", "--format", "json").stdout)
+    assert [r["status"] for r in runs] == ["succeeded", "succeeded"]
+
+
+def test_backfilled_sheet_lands_in_time_order(cli: Run, tmp_path: Path) -> None:
+    path = tmp_path / "history.json"
+    base = {
+        "provider": "aws", "instance_type": "g5.xlarge", "region": "us-east-1",
+        "zone": "us-east-1a", "pricing": "spot", "gpu_model": "A10G", "gpu_count": 1,
+        "currency": "USD",
+    }  # fmt: skip
+    path.write_text(
+        json.dumps(
+            [
+                {**base, "price_per_hour": "0.45", "observed_at": "2026-03-02T00:00:00Z"},
+                {**base, "price_per_hour": "0.40", "observed_at": "2026-03-01T00:00:00Z"},
+                {**base, "price_per_hour": "0.40", "observed_at": "2026-03-01T12:00:00Z"},
+            ]
+        )
+    )
+    assert cli("import", str(path)).returncode == 0
+    proc = cli("history", "-p", "aws", "-i", "g5.xlarge", "-r", "us-east-1", "--pricing", "spot",
+               "--format", "json")  # fmt: skip
+    points = json.loads(proc.stdout)
+    assert [(p["price_per_hour"], p["first_seen"], p["last_seen"]) for p in points] == [
+        ("0.4", "2026-03-01T00:00:00Z", "2026-03-01T12:00:00Z"),
+        ("0.45", "2026-03-02T00:00:00Z", "2026-03-02T00:00:00Z"),
+    ]
+
+
+def test_bad_rows_are_reported_with_file_and_line(cli: Run, tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text(
+        "\n".join(
+            [
+                HEADER,
+                "aws,g5.xlarge,us-east-1,,on_demand,A10G,1,24,4,16,1.006,USD",
+                "aws,g5.2xlarge,us-east-1,,on_demand,A10G,1,24,8,32,-1.212,USD",
+                "aws,g5.4xlarge,us-east-1,,hourly,A10G,1,24,16,64,1.624,USD",
+                "aws,g5.8xlarge,us-east-1,,on_demand,A10G,1,24,32,128,2.448,EUR",
+            ]
+        )
+        + "\n"
+    )
+    proc = cli("import", str(path))
+    assert one_line_error(proc, 1).endswith("3 row(s) of " + str(path) + " rejected; the other rows were loaded")
+    assert f"{path}:3: price_per_hour: must be > 0" in proc.stderr
+    assert f"{path}:4: pricing: 'hourly' is not one of" in proc.stderr
+    assert f"{path}:5: currency: no FX rate for EUR" in proc.stderr
+    assert [r["instance_type"] for r in offers(cli)] == ["g5.xlarge"]
+
+
+def test_usage_errors_are_one_line_with_exit_code_2(cli: Run, tmp_path: Path) -> None:
+    msg = one_line_error(cli("import", str(tmp_path / "missing.csv")), 2)
+    assert "price sheet not found" in msg
+    msg = one_line_error(cli("offers", "--pricing", "hourly"), 2)
+    assert "--pricing" in msg and "hourly" in msg
+    msg = one_line_error(cli("collect", "--provider", "nosuchcloud"), 2)
+    assert "unknown provider 'nosuchcloud'" in msg
+    msg = one_line_error(cli("offers", extra_env={"GPU_TRACKER_DATABASE_URL": "mysql://x/y"}), 2)
+    assert "unsupported database" in msg
+
+
+def test_unreachable_database_is_one_line(cli: Run) -> None:
+    url = "postgresql://postgres:s3cret@127.0.0.1:1/nowhere"
+    proc = cli("offers", extra_env={"GPU_TRACKER_DATABASE_URL": url})
+    msg = one_line_error(proc, 1)
+    assert "cannot use database postgresql://postgres:***@127.0.0.1:1/nowhere: connection failed" in msg
+    assert "s3cret" not in proc.stderr
+
+
+def test_unconfigured_provider_is_skipped_and_explained(cli: Run) -> None:
+    proc = cli("collect", "--provider", "pricesheet")
+    assert proc.returncode == 0, proc.stderr
+    assert "pricesheet: skipped: no price sheet configured" in proc.stderr
+    listing = json.loads(cli("providers", "--format", "json").stdout)
+    sheet = next(p for p in listing if p["provider"] == "pricesheet")
+    assert sheet["configured"] is False and "pricesheet.path" in sheet["status"]
+
+
+def test_bad_config_file_names_the_setting(cli: Run, tmp_path: Path) -> None:
+    config = tmp_path / "tracker.toml"
+    config.write_text('[aws]\nspot_lookback_days = "many"\n')
+    msg = one_line_error(cli("--config", str(config), "offers"), 2)
+    assert str(config) in msg and "aws.spot_lookback_days" in msg
