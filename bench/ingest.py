@@ -36,7 +36,14 @@ from tracker.store import migrate
 from tracker.store.engine import make_engine, normalize_url
 from tracker.store.ingest import INCOMING_COLUMNS
 
-GPUS = [("A100-40GB", 40), ("A100-80GB", 80), ("H100-SXM", 80), ("A10G", 24), ("L4", 24), ("T4", 16)]
+GPUS = [
+    ("A100-40GB", 40),
+    ("A100-80GB", 80),
+    ("H100-SXM", 80),
+    ("A10G", 24),
+    ("L4", 24),
+    ("T4", 16),
+]
 REGIONS = [f"region-{n}" for n in range(30)]
 
 
@@ -115,9 +122,10 @@ def raw_copy(url: str, offers: list[Offer]) -> float:
     with engine.begin() as conn:
         raw = conn.connection.driver_connection
         assert raw is not None
-        with raw.cursor() as cur, cur.copy(
-            f"COPY raw_copy ({', '.join(INCOMING_COLUMNS)}) FROM STDIN"
-        ) as copy:
+        with (
+            raw.cursor() as cur,
+            cur.copy(f"COPY raw_copy ({', '.join(INCOMING_COLUMNS)}) FROM STDIN") as copy,
+        ):
             for row in rows:
                 copy.write_row(row)
     elapsed = time.perf_counter() - start

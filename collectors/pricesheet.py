@@ -47,8 +47,16 @@ OPTIONAL_COLUMNS = (
     "os",
     "interconnect",
 )
-REQUIRED = ("provider", "instance_type", "region", "pricing", "gpu_model", "gpu_count")
-REQUIRED += ("price_per_hour", "currency")
+REQUIRED = (
+    "provider",
+    "instance_type",
+    "region",
+    "pricing",
+    "gpu_model",
+    "gpu_count",
+    "price_per_hour",
+    "currency",
+)
 
 
 class SheetRow:
@@ -91,7 +99,9 @@ def _csv_rows(path: Path, raw: str) -> Iterator[SheetRow]:
             continue
         if not any((v or "").strip() for v in record.values()):
             continue  # blank line
-        yield SheetRow(line, {k: (v.strip() if isinstance(v, str) else v) for k, v in record.items()})
+        yield SheetRow(
+            line, {k: (v.strip() if isinstance(v, str) else v) for k, v in record.items()}
+        )
 
 
 def _json_rows(path: Path, raw: str) -> Iterator[SheetRow]:
@@ -102,7 +112,7 @@ def _json_rows(path: Path, raw: str) -> Iterator[SheetRow]:
     if isinstance(data, dict) and isinstance(data.get("offers"), list):
         data = data["offers"]
     if not isinstance(data, list):
-        raise CollectorError(f"{path}: expected a list of offers or {{\"offers\": [...]}}")
+        raise CollectorError(f'{path}: expected a list of offers or {{"offers": [...]}}')
     for n, item in enumerate(data, start=1):
         if not isinstance(item, dict):
             yield SheetRow(n, {"__error__": "not an object"})
@@ -152,7 +162,9 @@ def parse_row(row: SheetRow, where: str, settings: Settings) -> Offer:
         try:
             observed_at = datetime.fromisoformat(_text(v, "observed_at").replace("Z", "+00:00"))
         except ValueError:
-            raise InvalidOffer("observed_at", f"not ISO-8601: {_text(v, 'observed_at')!r}") from None
+            raise InvalidOffer(
+                "observed_at", f"not ISO-8601: {_text(v, 'observed_at')!r}"
+            ) from None
         if observed_at.tzinfo is None:
             observed_at = observed_at.replace(tzinfo=UTC)
     return Offer(
@@ -207,5 +219,7 @@ class PriceSheetCollector:
                 ctx.skip("invalid_row", f"{where}:{row.line}: {exc}")
                 continue
             if not offer.gpu_known:
-                log.warning("%s:%d: unknown GPU %r kept as raw name", where, row.line, offer.gpu_raw_name)
+                log.warning(
+                    "%s:%d: unknown GPU %r kept as raw name", where, row.line, offer.gpu_raw_name
+                )
             yield offer

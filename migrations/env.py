@@ -6,13 +6,9 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-from tracker.store import schema  # noqa: F401  (registers every table on Base.metadata)
+# Importing each table module registers its tables on the shared Base.metadata.
+from tracker.store import rankings, schema  # noqa: F401
 from tracker.store.schema import Base
-
-try:  # optional tables from later modules register on the same metadata
-    from tracker.store import rankings  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
 
 target_metadata = Base.metadata
 

@@ -29,7 +29,9 @@ PG_ADMIN_URL = os.environ.get(
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _isolated_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """No test reads the developer's config or writes the user data dir."""
     for key in list(os.environ):
         if key.startswith("GPU_TRACKER_") and key != "GPU_TRACKER_TEST_POSTGRES_URL":
@@ -56,7 +58,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
 def pg_url() -> Iterator[str]:
     admin_url = normalize_url(PG_ADMIN_URL)
     try:
-        admin = create_engine(admin_url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
+        admin = create_engine(
+            admin_url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5}
+        )
         with admin.connect() as conn:
             conn.execute(text("SELECT 1"))
     except Exception as exc:  # pragma: no cover - depends on the machine

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from collectors.base import ALL_PRICING, Collector, MissingCredentials, NotConfigured
@@ -140,7 +140,7 @@ def _start_run(engine: Engine, provider: str, scope: str, started: datetime) -> 
                 .values(status="abandoned", finished_at=started)
             )
             run_id = conn.execute(
-                CollectionRun.__table__.insert()
+                insert(CollectionRun)
                 .values(provider=provider, scope=scope, status="running", started_at=started)
                 .returning(CollectionRun.id)
             ).scalar_one()

@@ -65,6 +65,7 @@ OfferKey = tuple[str, str, str, str, str, str, str, str]
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _EMPTY: Mapping[str, AttributeValue] = MappingProxyType({})
+_KNOWN_GOOD_CURRENCIES = frozenset({"USD", "EUR", "CNY", "GBP", "JPY", "INR", "IDR"})
 
 
 def to_decimal(value: Any, field_name: str) -> Decimal:
@@ -144,47 +145,68 @@ class Offer:
     attributes: Mapping[str, AttributeValue] = field(default_factory=lambda: _EMPTY)
 
     def __post_init__(self) -> None:
+        # Collectors build hundreds of thousands of these per run, so every check
+        # has a cheap fast path for values that are already right and falls back
+        # to the full conversion (with its field-naming error) otherwise.
         s = object.__setattr__
-        s(self, "provider", _required_text(self.provider, "provider"))
-        s(self, "instance_type", _required_text(self.instance_type, "instance_type"))
-        s(self, "region", _required_text(self.region, "region"))
-        try:
-            s(self, "pricing", PricingModel(self.pricing))
-        except ValueError:
-            allowed = ", ".join(p.value for p in PricingModel)
-            raise InvalidOffer("pricing", f"{self.pricing!r} is not one of {allowed}") from None
-        try:
-            s(self, "interconnect", Interconnect(self.interconnect))
-        except ValueError:
-            allowed = ", ".join(i.value for i in Interconnect)
-            raise InvalidOffer(
-                "interconnect", f"{self.interconnect!r} is not one of {allowed}"
-            ) from None
-        s(self, "price_per_hour", _positive(self.price_per_hour, "price_per_hour"))
-        s(self, "price_per_hour_usd", _positive(self.price_per_hour_usd, "price_per_hour_usd"))
-        currency = self.currency.strip().upper() if isinstance(self.currency, str) else ""
-        if not _CURRENCY.match(currency):
-            raise InvalidOffer("currency", f"must be an ISO 4217 code, got {self.currency!r}")
-        s(self, "currency", currency)
+        for name in ("provider", "instance_type", "region", "gpu_model"):
+            value = getattr(self, name)
+            if type(value) is not str or not value or value != value.strip():
+                s(self, name, _required_text(value, name))
+        if type(self.pricing) is not PricingModel:
+            try:
+                s(self, "pricing", PricingModel(self.pricing))
+            except ValueError:
+                allowed = ", ".join(p.value for p in PricingModel)
+                raise InvalidOffer("pricing", f"{self.pricing!r} is not one of {allowed}") from None
+        if type(self.interconnect) is not Interconnect:
+            try:
+                s(self, "interconnect", Interconnect(self.interconnect))
+            except ValueError:
+                allowed = ", ".join(i.value for i in Interconnect)
+                raise InvalidOffer(
+                    "interconnect", f"{self.interconnect!r} is not one of {allowed}"
+                ) from None
+        for name in ("price_per_hour", "price_per_hour_usd", "gpu_count"):
+            value = getattr(self, name)
+            if type(value) is not Decimal or not value.is_finite() or value <= 0:
+                s(self, name, _positive(value, name))
+        currency = self.currency
+        if currency not in _KNOWN_GOOD_CURRENCIES:
+            currency = currency.strip().upper() if isinstance(currency, str) else ""
+            if not _CURRENCY.match(currency):
+                raise InvalidOffer("currency", f"must be an ISO 4217 code, got {self.currency!r}")
+            s(self, "currency", currency)
         if currency == "USD" and self.price_per_hour_usd != self.price_per_hour:
             raise InvalidOffer("price_per_hour_usd", "must equal price_per_hour for USD prices")
-        s(self, "gpu_model", _required_text(self.gpu_model, "gpu_model"))
-        s(self, "gpu_count", _positive(self.gpu_count, "gpu_count"))
-        s(self, "gpu_memory_gib", _optional_positive(self.gpu_memory_gib, "gpu_memory_gib"))
-        s(self, "vcpus", _optional_positive(self.vcpus, "vcpus"))
-        s(self, "memory_gib", _optional_positive(self.memory_gib, "memory_gib"))
-        s(self, "zone", (self.zone or "").strip())
-        s(self, "payment_option", (self.payment_option or "").strip())
-        s(self, "offering_class", (self.offering_class or "").strip())
-        s(self, "os", _required_text(self.os, "os").lower())
+        for name in ("gpu_memory_gib", "vcpus", "memory_gib"):
+            value = getattr(self, name)
+            if value is not None and (
+                type(value) is not Decimal or not value.is_finite() or value <= 0
+            ):
+                s(self, name, _positive(value, name))
+        for name in ("zone", "payment_option", "offering_class"):
+            value = getattr(self, name)
+            if value is None:
+                s(self, name, "")
+            elif type(value) is not str:
+                raise InvalidOffer(name, f"expected text, got {type(value).__name__}")
+            elif value != value.strip():
+                s(self, name, value.strip())
+        if self.os != "linux":
+            s(self, "os", _required_text(self.os, "os").lower())
         if not self.gpu_raw_name:
             s(self, "gpu_raw_name", self.gpu_model)
         if self.observed_at is not None:
             if self.observed_at.tzinfo is None:
                 raise InvalidOffer("observed_at", "must be timezone-aware")
             s(self, "observed_at", self.observed_at.astimezone(UTC))
-        if not isinstance(self.attributes, MappingProxyType):
-            s(self, "attributes", MappingProxyType(dict(self.attributes)))
+        if type(self.attributes) is not MappingProxyType:
+            s(
+                self,
+                "attributes",
+                MappingProxyType(dict(self.attributes)) if self.attributes else _EMPTY,
+            )
 
     def key(self) -> OfferKey:
         return (

@@ -16,7 +16,7 @@ from typing import Any
 from collectors.base import Collector, MissingCredentials, NotConfigured
 from tracker.settings import Settings
 
-__all__ = ["GROUP", "NOT_READY", "UnknownProvider", "ProviderStatus", "available", "load", "status"]
+__all__ = ["GROUP", "NOT_READY", "ProviderStatus", "UnknownProvider", "available", "load", "status"]
 
 GROUP = "gpu_tracker.collectors"
 NOT_READY = (MissingCredentials, NotConfigured)

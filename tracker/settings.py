@@ -91,7 +91,12 @@ class AwsSettings(_Section):
     """Keep Inferentia/Trainium instances (as non-GPU accelerators)."""
     endpoint_url: str | None = None
     """Overrides both pricing and EC2 endpoints; AWS_ENDPOINT_URL_* still work when unset."""
+    pricing_endpoint_url: str | None = None
+    """Price List API endpoint only (a VPC endpoint or proxy); wins over ``endpoint_url``."""
+    ec2_endpoint_url: str | None = None
+    """EC2 endpoint only; wins over ``endpoint_url``. Applies to every region queried."""
     max_attempts: int = Field(8, ge=1, le=30)
+    """botocore adaptive-retry attempts per call (throttling is retried with backoff)."""
 
     _split = field_validator("regions", mode="before")(_split_csv)
 
@@ -99,21 +104,67 @@ class AwsSettings(_Section):
 class AzureSettings(_Section):
     enabled: bool = True
     endpoint_url: str = "https://prices.azure.com/api/retail/prices"
+    """Retail Prices API base; NextPageLinks are re-rooted on it (proxies, mirrors)."""
     regions: CsvList = Field(default_factory=list)
+    """armRegionName values; empty means one all-regions query."""
     currency_code: str = "USD"
+    """Currency the API prices in; non-USD needs ``fx_rates.<code>`` or items are skipped."""
     include_low_priority: bool = False
+    """Store Low Priority meters (as spot with offering_class "low_priority"), never as Spot."""
+    discover_unknown_sizes: bool = False
+    """Fetch every VM meter instead of only the sizes in collectors/azure_sizes.py, so GPU
+    sizes missing from that table are reported (many more requests)."""
 
     _split = field_validator("regions", mode="before")(_split_csv)
+
+    @field_validator("currency_code")
+    @classmethod
+    def _currency(cls, value: str) -> str:
+        code = value.strip().upper()
+        if len(code) != 3 or not code.isalpha():
+            raise ValueError(f"must be a 3-letter ISO 4217 code, got {value!r}")
+        return code
 
 
 class GcpSettings(_Section):
+    """Cloud Billing Catalog access for the GCP collector (collectors/gcp.py)."""
+
     enabled: bool = True
     api_key: SecretStr | None = None
+    """Sent as ``x-goog-api-key``; without one, Application Default Credentials are used."""
     api_key_file: Path | None = None
     endpoint_url: str | None = None
+    """``host[:port]`` or ``http(s)://host[:port]`` (a gateway, mirror or test server);
+    default ``cloudbilling.googleapis.com``."""
     regions: CsvList = Field(default_factory=list)
+    """Empty means every region a GPU SKU is sold in."""
+    currency_code: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "USD"
+    """Currency the catalog is asked to price in; non-USD needs ``fx_rates``."""
+    page_size: Annotated[int, Field(ge=1, le=5000)] = 5000
+    timeout_seconds: Annotated[float, Field(gt=0)] = 60.0
+    """Per request."""
+    retry_initial_seconds: Annotated[float, Field(ge=0)] = 1.0
+    retry_max_seconds: Annotated[float, Field(ge=0)] = 30.0
+    retry_deadline_seconds: Annotated[float, Field(gt=0)] = 300.0
+    """Total time one page may spend retrying 429/5xx before the run fails."""
 
     _split = field_validator("regions", mode="before")(_split_csv)
+
+    @field_validator("endpoint_url")
+    @classmethod
+    def _check_endpoint(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        import re  # local: this section is the only user
+
+        value = value.strip().rstrip("/")
+        host = r"(?:[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])"
+        match = re.fullmatch(rf"(?:https?://)?{host}(?::\d{{1,5}})?", value)
+        if match is None:
+            raise ValueError(
+                f"expected host[:port] or http(s)://host[:port] without a path, got {value!r}"
+            )
+        return value
 
     def resolved_api_key(self) -> SecretStr | None:
         return read_secret(self.api_key, self.api_key_file, "gcp.api_key")
@@ -131,23 +182,23 @@ class SchedulerSettings(_Section):
 
     collectors: CsvList = Field(default_factory=list)
     """Run only these collectors (empty: every registered, configured collector)."""
-    default_minutes: float = Field(360, gt=0)
-    spot_minutes: float = Field(15, gt=0)
+    default_minutes: float = Field(default=360, gt=0)
+    spot_minutes: float = Field(default=15, gt=0)
     cadences: dict[str, float] = Field(default_factory=dict)
-    jitter_seconds: int = Field(30, ge=0)
+    jitter_seconds: int = Field(default=30, ge=0)
     """Random delay added to each firing, so replicas and providers are not hit in step."""
-    misfire_grace_seconds: int = Field(300, ge=1)
+    misfire_grace_seconds: int = Field(default=300, ge=1)
     """A run that could not start on time still runs if it is at most this late."""
-    stale_after_cadences: float = Field(3.0, gt=1)
+    stale_after_cadences: float = Field(default=3.0, gt=1)
     """A job with no successful run for this many cadences is reported stale."""
-    db_retry_seconds: float = Field(60.0, gt=0)
+    db_retry_seconds: float = Field(default=60.0, gt=0)
     """After a database failure, retry the job this soon instead of a whole cadence later."""
     http: str = "127.0.0.1:8080"
     """Where /healthz and /metrics listen (``host:port``; ``""`` disables the server)."""
-    shutdown_timeout_seconds: float = Field(30.0, gt=0)
+    shutdown_timeout_seconds: float = Field(default=30.0, gt=0)
     """On SIGTERM, how long a running collection may take to commit or roll back."""
-    health_db_timeout_seconds: float = Field(3.0, gt=0)
-    max_workers: int = Field(4, ge=1, le=64)
+    health_db_timeout_seconds: float = Field(default=3.0, gt=0)
+    max_workers: int = Field(default=4, ge=1, le=64)
     """Jobs that may run at once in one process (each job still runs at most once)."""
 
     _split = field_validator("collectors", mode="before")(_split_csv)

@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import Engine, func, select, text
 
 from collectors.base import RunContext
+from tests.conftest import make_offer
 from tracker.collect import run_collector
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
 from tracker.store import queries
 from tracker.store.schema import CollectionRun, PricePoint, Series
-from tests.conftest import make_offer
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -166,7 +166,9 @@ def test_empty_run_refuses_to_delist_everything(engine: Engine) -> None:
 def test_run_failing_midway_leaves_store_unchanged(engine: Engine, fail_after: int) -> None:
     run(engine, fleet(), T0)
     before = snapshot(engine)
-    changed = [make_offer(instance_type=o.instance_type, price_per_hour=Decimal(99)) for o in fleet()]
+    changed = [
+        make_offer(instance_type=o.instance_type, price_per_hour=Decimal(99)) for o in fleet()
+    ]
     summary = run(engine, changed + fleet(8)[6:], T0 + timedelta(hours=1), fail_after=fail_after)
     assert summary.status == "failed"
     assert "provider went away" in (summary.error or "")
@@ -189,7 +191,9 @@ def test_database_failure_inside_the_write_leaves_store_unchanged(
         raise RuntimeError("connection lost")
 
     monkeypatch.setattr(ingest.Ingest, "_delist", broken_delist)
-    changed = [make_offer(instance_type=o.instance_type, price_per_hour=Decimal(7)) for o in fleet(3)]
+    changed = [
+        make_offer(instance_type=o.instance_type, price_per_hour=Decimal(7)) for o in fleet(3)
+    ]
     summary = run(engine, changed, T0 + timedelta(hours=1))
     assert summary.status == "failed"
     assert snapshot(engine) == before
@@ -222,8 +226,15 @@ def test_dated_observations_land_at_their_own_times(engine: Engine) -> None:
         (Decimal("1.20"), T0 + timedelta(minutes=20), T0 + timedelta(minutes=20)),
         (Decimal("0.90"), T0 + timedelta(minutes=40), T0 + timedelta(minutes=40)),
     ]
-    assert [p.ended_at for p in ha] == [T0 + timedelta(minutes=20), T0 + timedelta(minutes=40), None]
-    assert [p.price for p in queries.price_history(engine, b.id)] == [Decimal("1.05"), Decimal("1.10")]
+    assert [p.ended_at for p in ha] == [
+        T0 + timedelta(minutes=20),
+        T0 + timedelta(minutes=40),
+        None,
+    ]
+    assert [p.price for p in queries.price_history(engine, b.id)] == [
+        Decimal("1.05"),
+        Decimal("1.10"),
+    ]
 
     # Re-sending the boundary point (incremental overlap) adds nothing.
     again = run(engine, [spot("us-east-1a", 40, "0.90")], T0 + timedelta(hours=2))
@@ -234,7 +245,11 @@ def test_dated_observations_land_at_their_own_times(engine: Engine) -> None:
 def test_hardware_facts_follow_the_provider(engine: Engine) -> None:
     run(engine, [make_offer(gpu_model="mystery-gpu", gpu_known=False)], T0)
     assert [u.raw_name for u in queries.unknown_gpus(engine)] == ["mystery-gpu"]
-    run(engine, [make_offer(gpu_model="A100-40GB", gpu_raw_name="mystery-gpu")], T0 + timedelta(hours=1))
+    run(
+        engine,
+        [make_offer(gpu_model="A100-40GB", gpu_raw_name="mystery-gpu")],
+        T0 + timedelta(hours=1),
+    )
     assert queries.unknown_gpus(engine) == []
     [stored] = queries.current_offers(engine)
     assert stored.offer.gpu_model == "A100-40GB"
@@ -243,7 +258,9 @@ def test_hardware_facts_follow_the_provider(engine: Engine) -> None:
 
 def test_money_survives_exactly(engine: Engine) -> None:
     price = Decimal("0.1234567891")
-    eur = make_offer(price_per_hour=price, currency="EUR", price_per_hour_usd=Decimal("0.1333333333"))
+    eur = make_offer(
+        price_per_hour=price, currency="EUR", price_per_hour_usd=Decimal("0.1333333333")
+    )
     run(engine, [eur], T0)
     [stored] = queries.current_offers(engine)
     assert stored.offer.price_per_hour == price

@@ -49,15 +49,21 @@ def _root(
     ] = None,
     database_url: Annotated[
         str | None,
-        typer.Option("--database-url", help="Overrides GPU_TRACKER_DATABASE_URL.", show_default=False),
+        typer.Option(
+            "--database-url", help="Overrides GPU_TRACKER_DATABASE_URL.", show_default=False
+        ),
     ] = None,
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="-v info, -vv debug.")] = 0,
+    verbose: Annotated[
+        int, typer.Option("--verbose", "-v", count=True, help="-v info, -vv debug.")
+    ] = 0,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
 ) -> None:
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
     ctx.obj = State(config=config, database_url=database_url)
 
 
@@ -73,7 +79,7 @@ def _register_optional() -> None:
     for name in ("tracker.cli.recommend", "tracker.cli.serve"):
         try:
             importlib.import_module(name).register(app)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             logging.getLogger(__name__).debug("%s not loaded: %s", name, exc)
 
 

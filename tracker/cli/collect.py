@@ -77,7 +77,9 @@ def collect(
     ctx: typer.Context,
     provider: Annotated[
         list[str] | None,
-        typer.Option("--provider", "-p", help="Collector to run (repeatable; default: all enabled)."),
+        typer.Option(
+            "--provider", "-p", help="Collector to run (repeatable; default: all enabled)."
+        ),
     ] = None,
     pricing: Annotated[
         list[PricingModel] | None,
@@ -87,7 +89,9 @@ def collect(
     """Run collectors now and store what changed. Exits 1 if any requested collector failed."""
     settings = settings_of(ctx)
     available = registry.available(settings)
-    names = provider or [n for n in available if getattr(getattr(settings, n, None), "enabled", True)]
+    names = provider or [
+        n for n in available if getattr(getattr(settings, n, None), "enabled", True)
+    ]
     unknown = [n for n in names if n not in available]
     if unknown:
         known = ", ".join(available) or "none"
@@ -106,7 +110,9 @@ def collect(
         with _progress(f"collecting {name}") as progress:
             try:
                 summaries.append(
-                    run_collector(engine, collector, settings, pricing_scope=scope, on_offer=progress)
+                    run_collector(
+                        engine, collector, settings, pricing_scope=scope, on_offer=progress
+                    )
                 )
             except DatabaseError as exc:
                 raise CliError(str(exc)) from None

@@ -91,7 +91,9 @@ def offer_row(stored: queries.StoredOffer) -> dict[str, Any]:
 
 def offers(
     ctx: typer.Context,
-    gpu: Annotated[list[str] | None, typer.Option("--gpu", "-g", help="GPU model (repeatable).")] = None,
+    gpu: Annotated[
+        list[str] | None, typer.Option("--gpu", "-g", help="GPU model (repeatable).")
+    ] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r")] = None,
     pricing: Annotated[list[PricingModel] | None, typer.Option("--pricing")] = None,
@@ -128,7 +130,9 @@ def history(
     instance_type: Annotated[str, typer.Option("--instance-type", "-i")],
     region: Annotated[str, typer.Option("--region", "-r")],
     pricing: Annotated[PricingModel, typer.Option("--pricing")] = PricingModel.ON_DEMAND,
-    zone: Annotated[str | None, typer.Option("--zone", help="Zone (spot); default: every zone.")] = None,
+    zone: Annotated[
+        str | None, typer.Option("--zone", help="Zone (spot); default: every zone.")
+    ] = None,
     payment_option: Annotated[str | None, typer.Option("--payment-option")] = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:

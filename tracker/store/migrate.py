@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from alembic import command
@@ -10,14 +11,14 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
-from tracker import migrations
-
 __all__ = ["current_revision", "downgrade", "head_revision", "is_up_to_date", "upgrade"]
 
 
 def _config() -> Config:
     cfg = Config()
-    cfg.set_main_option("script_location", str(Path(migrations.__file__).parent))
+    # tracker.migrations is the top-level migrations/ folder (see pyproject's package-dir).
+    package = importlib.import_module("tracker.migrations")
+    cfg.set_main_option("script_location", str(Path(str(package.__file__)).parent))
     return cfg
 
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, Select, and_, func, or_, select
+from sqlalchemy import Connection, Engine, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from tracker.models import Interconnect, Offer, PricingModel
@@ -57,7 +57,7 @@ class UnknownGpu:
     example_instance_type: str
 
 
-def _rows(bind: Bind, stmt: Select[Any]) -> Sequence[Row[Any]]:
+def _rows(bind: Bind, stmt: Any) -> Sequence[Any]:
     """Run an ORM select; objects are detached plain snapshots (no lazy loading)."""
     with Session(bind, expire_on_commit=False) as session:
         return session.execute(stmt).all()

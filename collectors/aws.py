@@ -1,0 +1,336 @@
+"""AWS: on-demand and reserved prices from the Price List Query API, spot from EC2.
+
+Per region the collector asks EC2 which instance types carry a GPU or an ML
+accelerator (``DescribeInstanceTypes``), then asks the Price List API for those
+types only (filtered server-side, so a run never downloads the multi-GB offer
+file), then reads spot price history for the same types from the last stored
+point on. A region that fails (throttled past botocore's adaptive retries, not
+enabled for the account, unreachable) is skipped with a warning and marked
+partial so nothing of it is delisted; the run fails only if every region did.
+
+Parsing lives in :mod:`collectors.aws_parse` (pure, what the tests replay);
+this module only fetches.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from collectors.aws_parse import (
+    InstanceHardware,
+    ParseResult,
+    SpotRisk,
+    parse_instance_types,
+    parse_price_list_item,
+    parse_spot_history,
+)
+from collectors.aws_spot_advisor import fetch_spot_advisor
+from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext
+from tracker import __version__
+from tracker.models import Offer, OfferKey, PricingModel
+
+if TYPE_CHECKING:
+    from tracker.settings import Settings
+
+__all__ = [
+    "AwsCollector",
+    "ClientFactory",
+    "InstanceHardware",
+    "parse_instance_types",
+    "parse_price_list_item",
+    "parse_spot_history",
+]
+
+log = logging.getLogger(__name__)
+
+ClientFactory = Callable[[str, str], Any]
+"""(service name, region) -> a boto3 client; injectable for tests."""
+
+THROTTLING_CODES = frozenset(
+    {
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "RequestLimitExceeded",
+        "RequestThrottled",
+        "RequestThrottledException",
+        "TooManyRequestsException",
+        "SlowDown",
+    }
+)
+# What EC2 answers in a region the account has not opted into (or may not use).
+REGION_DISABLED_CODES = frozenset(
+    {
+        "AuthFailure",
+        "OptInRequired",
+        "UnauthorizedOperation",
+        "InvalidClientTokenId",
+        "UnrecognizedClientException",
+    }
+)
+SPOT_PRODUCT = "Linux/UNIX"
+FIXED_PRICING = frozenset(
+    {PricingModel.ON_DEMAND, PricingModel.RESERVED_1Y, PricingModel.RESERVED_3Y}
+)
+FILTER_VALUE_MAX = 1024  # the Price List API's limit on one filter value
+PRICE_LIST_PAGE = 100  # the API's maximum MaxResults
+
+
+class RegionFailed(Exception):
+    """One region could not be collected; the message is the one-line reason."""
+
+
+def error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def describe_failure(region: str, exc: Exception) -> str:
+    if isinstance(exc, ClientError):
+        code = error_code(exc)
+        message = exc.response.get("Error", {}).get("Message", "")
+        if code in THROTTLING_CODES:
+            return f"throttled by AWS after retries ({code}: {message})"
+        if code in REGION_DISABLED_CODES:
+            return f"region {region} not enabled for this account or not permitted ({code})"
+        return f"{code}: {message}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def instance_type_filters(types: Sequence[str]) -> list[str]:
+    """Comma-joined ``ANY_OF`` values, each within the API's 1024-character limit."""
+    chunks: list[str] = []
+    current = ""
+    for name in sorted(types):
+        candidate = f"{current},{name}" if current else name
+        if len(candidate) > FILTER_VALUE_MAX:
+            chunks.append(current)
+            current = name
+        else:
+            current = candidate
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def price_list_filters(region: str, types_value: str) -> list[dict[str, str]]:
+    """Server-side filter: Linux, shared tenancy, no bundled software, on-demand capacity."""
+    term = "TERM_MATCH"
+    return [
+        {"Type": term, "Field": "regionCode", "Value": region},
+        {"Type": term, "Field": "operatingSystem", "Value": "Linux"},
+        {"Type": term, "Field": "tenancy", "Value": "Shared"},
+        {"Type": term, "Field": "preInstalledSw", "Value": "NA"},
+        {"Type": term, "Field": "capacitystatus", "Value": "Used"},
+        {"Type": "ANY_OF", "Field": "instanceType", "Value": types_value},
+    ]
+
+
+class AwsCollector:
+    """GPU and ML-accelerator prices from AWS (see the module docstring)."""
+
+    name: ClassVar[str] = "aws"
+    description: ClassVar[str] = (
+        "AWS EC2: on-demand, reserved (1y/3y, all payment options) and per-zone spot history"
+    )
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        session: boto3.Session | None = None,
+        client_factory: ClientFactory | None = None,
+        advisor_loader: Callable[[], Mapping[str, Mapping[str, SpotRisk]]] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.aws = settings.aws
+        self._session = session
+        self._factory = client_factory
+        self._clients: dict[tuple[str, str], Any] = {}
+        self._advisor_loader = advisor_loader
+        self._clock = clock or (lambda: datetime.now(UTC))
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        if not settings.aws.enabled:
+            raise NotConfigured("aws: disabled in the configuration (aws.enabled = false)")
+        session = boto3.Session()
+        if session.get_credentials() is None:
+            raise MissingCredentials(
+                "aws: no AWS credentials found (set AWS_PROFILE or AWS_ACCESS_KEY_ID/"
+                "AWS_SECRET_ACCESS_KEY, see boto3's credential chain)"
+            )
+        return cls(settings, session=session)
+
+    # ------------------------------------------------------------------ clients
+
+    def client_config(self) -> Config:
+        return Config(
+            retries={"mode": "adaptive", "total_max_attempts": self.aws.max_attempts},
+            user_agent_extra=f"gpu-tracker/{__version__}",
+            connect_timeout=self.settings.http.timeout_seconds,
+            read_timeout=self.settings.http.timeout_seconds,
+        )
+
+    def endpoint_for(self, service: str) -> str | None:
+        """A configured endpoint, or None so boto3's own ``AWS_ENDPOINT_URL_*`` apply."""
+        specific = (
+            self.aws.pricing_endpoint_url if service == "pricing" else self.aws.ec2_endpoint_url
+        )
+        return specific or self.aws.endpoint_url or None
+
+    def client(self, service: str, region: str) -> Any:
+        key = (service, region)
+        if key not in self._clients:
+            if self._factory is not None:
+                self._clients[key] = self._factory(service, region)
+            else:
+                session = self._session or boto3.Session()
+                self._clients[key] = session.client(
+                    service,  # type: ignore[call-overload]
+                    region_name=region,
+                    endpoint_url=self.endpoint_for(service),
+                    config=self.client_config(),
+                )
+        return self._clients[key]
+
+    # ------------------------------------------------------------------ collect
+
+    def collect(self, ctx: RunContext) -> Iterator[Offer]:
+        scope = ctx.pricing_scope
+        want_fixed = bool(scope & FIXED_PRICING)
+        want_spot = PricingModel.SPOT in scope and self.aws.spot
+        if not want_fixed and not want_spot:
+            return
+        regions = self._regions()
+        advisor = self._load_advisor() if want_spot else {}
+        failures: dict[str, str] = {}
+        for region in regions:
+            try:
+                yield from self._collect_region(ctx, region, want_fixed, want_spot, advisor)
+            except (ClientError, BotoCoreError) as exc:
+                reason = describe_failure(region, exc)
+                log.warning("aws: skipping region %s: %s", region, reason)
+                ctx.mark_partial(region, reason)
+                failures[region] = reason
+        if regions and len(failures) == len(regions):
+            first = next(iter(failures.items()))
+            raise CollectorError(
+                f"aws: every region failed ({len(regions)}); first: {first[0]}: {first[1]}"
+            )
+
+    def _regions(self) -> list[str]:
+        if self.aws.regions:
+            return list(dict.fromkeys(self.aws.regions))
+        ec2 = self.client("ec2", self.aws.pricing_region)
+        try:
+            response = ec2.describe_regions()
+        except (ClientError, BotoCoreError) as exc:
+            raise CollectorError(
+                f"aws: cannot list regions ({describe_failure(self.aws.pricing_region, exc)});"
+                " set aws.regions / GPU_TRACKER_AWS__REGIONS"
+            ) from exc
+        return sorted(r["RegionName"] for r in response.get("Regions", []))
+
+    def _load_advisor(self) -> Mapping[str, Mapping[str, SpotRisk]]:
+        if self._advisor_loader is not None:
+            return self._advisor_loader()
+        return fetch_spot_advisor(self.aws.spot_advisor_url, self.settings.http)
+
+    def _report(self, ctx: RunContext, result: ParseResult) -> list[Offer]:
+        for skip in result.skips:
+            ctx.skip(skip.reason, skip.detail)
+        return result.offers
+
+    def _collect_region(
+        self,
+        ctx: RunContext,
+        region: str,
+        want_fixed: bool,
+        want_spot: bool,
+        advisor: Mapping[str, Mapping[str, SpotRisk]],
+    ) -> Iterator[Offer]:
+        ec2 = self.client("ec2", region)
+        hardware = self.hardware(ctx, ec2)
+        if not hardware:
+            log.info("aws: %s offers no GPU or ML-accelerator instance types", region)
+            return
+        priced: set[str] = set()
+        if want_fixed:
+            for offer in self._fixed_prices(ctx, region, hardware):
+                priced.add(offer.instance_type)
+                yield offer
+        if want_spot:
+            # Spot only for types the Price List sells here; without it, all accelerated types.
+            types = sorted(priced) if priced else sorted(hardware)
+            yield from self._spot(ctx, ec2, region, types, hardware, advisor.get(region, {}))
+
+    def hardware(self, ctx: RunContext, ec2: Any) -> dict[str, InstanceHardware]:
+        items: list[Mapping[str, Any]] = []
+        for page in ec2.get_paginator("describe_instance_types").paginate():
+            items.extend(page.get("InstanceTypes", []))
+        hardware, skips = parse_instance_types(
+            items, include_accelerators=self.aws.include_accelerators
+        )
+        for skip in skips:
+            ctx.skip(skip.reason, skip.detail)
+        return hardware
+
+    def _fixed_prices(
+        self, ctx: RunContext, region: str, hardware: Mapping[str, InstanceHardware]
+    ) -> Iterator[Offer]:
+        pricing = self.client("pricing", self.aws.pricing_region)
+        paginator = pricing.get_paginator("get_products")
+        seen: set[OfferKey] = set()
+        for value in instance_type_filters(list(hardware)):
+            pages = paginator.paginate(
+                ServiceCode="AmazonEC2",
+                Filters=price_list_filters(region, value),
+                FormatVersion="aws_v1",
+                PaginationConfig={"PageSize": PRICE_LIST_PAGE},
+            )
+            for page in pages:
+                for raw in page.get("PriceList", []):
+                    result = parse_price_list_item(
+                        raw,
+                        hardware,
+                        region_hint=region,
+                        pricing_scope=ctx.pricing_scope,
+                        usd_rate=self.settings.usd_rate,
+                    )
+                    for offer in self._report(ctx, result):
+                        key = offer.key()
+                        if key in seen:
+                            ctx.skip("duplicate_offer", f"{key!r}: a second Price List product")
+                            continue
+                        seen.add(key)
+                        yield offer
+
+    def _spot(
+        self,
+        ctx: RunContext,
+        ec2: Any,
+        region: str,
+        types: Sequence[str],
+        hardware: Mapping[str, InstanceHardware],
+        risk: Mapping[str, SpotRisk],
+    ) -> Iterator[Offer]:
+        since = ctx.last_observed(PricingModel.SPOT, region)
+        start = since or self._clock() - timedelta(days=self.aws.spot_lookback_days)
+        items: list[Mapping[str, Any]] = []
+        paginator = ec2.get_paginator("describe_spot_price_history")
+        for page in paginator.paginate(
+            InstanceTypes=list(types), ProductDescriptions=[SPOT_PRODUCT], StartTime=start
+        ):
+            items.extend(page.get("SpotPriceHistory", []))
+        if not risk:
+            log.debug("aws: no spot advisor data for %s", region)
+        result = parse_spot_history(items, hardware, region=region, risk=risk)
+        yield from self._report(ctx, result)

@@ -1,0 +1,397 @@
+"""Google Cloud GPU machine prices, composed from the Cloud Billing Catalog.
+
+Compute Engine has no per-machine-type price: the catalog (``services/6F81-5844-456A``)
+sells vCPU-hours, GiB-hours of RAM, GPU-hours and GiB-months of local SSD per machine
+family, region and usage type. This collector pages through that catalog with
+google-cloud-billing's own client (REST transport), keeps the SKUs of the GPU
+families (:mod:`collectors.gcp_skus`), and prices each documented shape
+(:mod:`collectors.gcp_machines`) per region and usage type as
+
+    vCPUs x core SKU + GiB x RAM SKU + GPUs x GPU SKU (+ bundled local SSD GiB x SSD SKU)
+
+A shape is priced in a region only when every component SKU exists there for that
+usage type; otherwise it is a counted skip, never a partial price.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, ClassVar, Self
+
+from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext
+from collectors.gcp_machines import MACHINE_SHAPES, MachineShape
+from collectors.gcp_skus import (
+    MalformedSku,
+    Resource,
+    SkuKind,
+    UnrecognisedSku,
+    classify,
+    hourly_price,
+)
+from tracker.catalog import resolve_gpu
+from tracker.models import Offer, PricingModel
+from tracker.settings import ConfigError, GcpSettings, Settings
+
+__all__ = [
+    "COMPUTE_ENGINE_SERVICE",
+    "GcpCollector",
+    "Rate",
+    "RateTable",
+    "compose_offers",
+    "parse_skus",
+]
+
+log = logging.getLogger(__name__)
+
+COMPUTE_ENGINE_SERVICE = "services/6F81-5844-456A"
+DEFAULT_ENDPOINT = "cloudbilling.googleapis.com"
+# The catalog is public pricing; this read-only scope is the narrowest that covers it.
+SCOPES = ("https://www.googleapis.com/auth/cloud-billing.readonly",)
+PROVIDER = "gcp"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """An hourly price per unit of one component in one region."""
+
+    amount: Decimal
+    currency: str
+    sku_id: str
+
+
+_AMBIGUOUS = Rate(Decimal(-1), "", "")
+
+RateKey = tuple[Resource, str, PricingModel, str]  # (resource, family|gpu, pricing, region)
+
+
+@dataclass
+class RateTable:
+    """Component rates by (resource, family-or-GPU, pricing, region).
+
+    Two SKUs pricing the same key at different prices make it ambiguous: machines
+    needing it are skipped rather than priced from an arbitrary pick.
+    """
+
+    rates: dict[RateKey, Rate] = field(default_factory=dict)
+
+    def add(self, kind: SkuKind, region: str, rate: Rate) -> bool:
+        """Record ``rate``; False when it conflicts with a different rate already there."""
+        key = (kind.resource, kind.component, kind.pricing, region)
+        existing = self.rates.get(key)
+        if existing is None:
+            self.rates[key] = rate
+            return True
+        if existing is _AMBIGUOUS:
+            return False
+        if (existing.amount, existing.currency) == (rate.amount, rate.currency):
+            return True
+        self.rates[key] = _AMBIGUOUS
+        return False
+
+    def get(
+        self, resource: Resource, component: str, pricing: PricingModel, region: str
+    ) -> Rate | None:
+        return self.rates.get((resource, component, pricing, region))
+
+    def regions(self, resource: Resource, component: str, pricing: PricingModel) -> list[str]:
+        return sorted(
+            r
+            for (res, comp, p, r) in self.rates
+            if (res, comp, p) == (resource, component, pricing)
+        )
+
+    def __len__(self) -> int:
+        return len(self.rates)
+
+
+def parse_skus(
+    skus: Iterable[Any],
+    ctx: RunContext,
+    *,
+    regions: frozenset[str] = frozenset(),
+) -> RateTable:
+    """Fold catalog SKUs (``billing_v1.Sku``) into a :class:`RateTable`.
+
+    Only pricing models in ``ctx.pricing_scope`` are kept; ``regions`` (empty = all)
+    limits the regions. Unplaceable SKUs of our families, unreadable prices and
+    currencies without an FX rate are counted skips.
+    """
+    table = RateTable()
+    for sku in skus:
+        try:
+            kind = classify(sku)
+        except UnrecognisedSku as exc:
+            ctx.skip(exc.reason, str(exc))
+            continue
+        if kind is None or kind.pricing not in ctx.pricing_scope:
+            continue
+        wanted = [r for r in sku.service_regions if not regions or r in regions]
+        if not wanted:
+            continue
+        try:
+            price = hourly_price(sku, kind.resource)
+        except MalformedSku as exc:
+            ctx.skip(exc.reason, str(exc))
+            continue
+        if ctx.settings.usd_rate(price.currency) is None:
+            ctx.skip(
+                "non_usd",
+                f"SKU {sku.sku_id} {sku.description!r}: priced in {price.currency} "
+                f"and fx_rates has no {price.currency} rate",
+            )
+            continue
+        rate = Rate(price.amount, price.currency, str(sku.sku_id))
+        for region in wanted:
+            if not table.add(kind, region, rate):
+                ctx.skip(
+                    "conflicting_sku",
+                    f"SKU {sku.sku_id} {sku.description!r}: another SKU prices "
+                    f"{kind.resource} {kind.component} {kind.pricing} in {region} differently",
+                )
+    return table
+
+
+_ORDER = (
+    PricingModel.ON_DEMAND,
+    PricingModel.SPOT,
+    PricingModel.RESERVED_1Y,
+    PricingModel.RESERVED_3Y,
+)
+
+
+def _components(shape: MachineShape) -> list[tuple[Resource, str, Decimal]]:
+    parts = [
+        (Resource.CORE, shape.family, Decimal(shape.vcpus)),
+        (Resource.RAM, shape.family, shape.memory_gib),
+        (Resource.GPU, shape.gpu, Decimal(shape.gpu_count)),
+    ]
+    if shape.local_ssd_gib:
+        parts.append((Resource.LOCAL_SSD, "", Decimal(shape.local_ssd_gib)))
+    return parts
+
+
+def compose_offers(
+    table: RateTable,
+    ctx: RunContext,
+    shapes: Iterable[MachineShape] = MACHINE_SHAPES,
+) -> Iterator[Offer]:
+    """One offer per (shape, region, pricing model) whose components are all priced.
+
+    Regions come from the GPU SKU (a shape cannot run where its GPU is not sold);
+    a region missing any other component, or with an ambiguous one, is a counted skip.
+    """
+    for shape in shapes:
+        gpu = shape.gpu_type
+        match = resolve_gpu(gpu.catalog_name, gpu.memory_gib)
+        for pricing in _ORDER:
+            if pricing not in ctx.pricing_scope:
+                continue
+            for region in table.regions(Resource.GPU, shape.gpu, pricing):
+                offer = _price_shape(table, ctx, shape, pricing, region)
+                if offer is None:
+                    continue
+                total, currency, sku_ids = offer
+                usd_rate = ctx.settings.usd_rate(currency)
+                if usd_rate is None:  # parse_skus already dropped these; belt and braces
+                    ctx.skip("non_usd", f"{shape.machine_type} in {region}: {currency}")
+                    continue
+                usd = total * usd_rate
+                attributes: dict[str, str | int | Decimal | bool | None] = {
+                    "machine_family": shape.family,
+                    "machine_type": shape.base_machine_type,
+                    "accelerator_type": gpu.accelerator_type,
+                    "local_ssd_gib": shape.local_ssd_gib,
+                    "sku_ids": ",".join(sku_ids),
+                }
+                if pricing.term_hours is not None:
+                    # Committed use discounts are billed monthly, with nothing upfront.
+                    attributes["upfront_usd"] = Decimal(0)
+                    attributes["recurring_hourly_usd"] = usd
+                yield Offer(
+                    provider=PROVIDER,
+                    instance_type=shape.machine_type,
+                    region=region,
+                    pricing=pricing,
+                    price_per_hour=total,
+                    currency=currency,
+                    price_per_hour_usd=usd,
+                    gpu_model=match.name,
+                    gpu_count=Decimal(shape.gpu_count),
+                    gpu_memory_gib=gpu.memory_gib,
+                    vcpus=Decimal(shape.vcpus),
+                    memory_gib=shape.memory_gib,
+                    interconnect=shape.interconnect,
+                    gpu_raw_name=gpu.accelerator_type,
+                    gpu_known=match.known,
+                    attributes=attributes,
+                )
+
+
+def _price_shape(
+    table: RateTable,
+    ctx: RunContext,
+    shape: MachineShape,
+    pricing: PricingModel,
+    region: str,
+) -> tuple[Decimal, str, list[str]] | None:
+    total = Decimal(0)
+    currencies: set[str] = set()
+    sku_ids: list[str] = []
+    where = f"{shape.machine_type} in {region} ({pricing})"
+    for resource, component, quantity in _components(shape):
+        rate = table.get(resource, component, pricing, region)
+        label = f"{resource} of {component}" if component else str(resource)
+        if rate is None:
+            ctx.skip("missing_component", f"{where}: no {label} SKU")
+            return None
+        if rate is _AMBIGUOUS:
+            ctx.skip("ambiguous_component", f"{where}: SKUs disagree on the {label} price")
+            return None
+        total += quantity * rate.amount
+        currencies.add(rate.currency)
+        sku_ids.append(rate.sku_id)
+    if len(currencies) != 1:
+        ctx.skip("mixed_currency", f"{where}: components priced in {sorted(currencies)}")
+        return None
+    return total, currencies.pop(), sku_ids
+
+
+def _retry(settings: GcpSettings) -> Any:
+    """Retry 429, 5xx and dropped connections with google-api-core's jittered backoff.
+
+    ``OSError`` covers the REST transport's connection errors and timeouts
+    (requests' exceptions derive from it); any other 4xx fails at once.
+    """
+    from google.api_core import exceptions, retry
+
+    return retry.Retry(
+        predicate=retry.if_exception_type(
+            exceptions.TooManyRequests,
+            exceptions.InternalServerError,
+            exceptions.BadGateway,
+            exceptions.ServiceUnavailable,
+            exceptions.GatewayTimeout,
+            OSError,
+        ),
+        initial=settings.retry_initial_seconds,
+        maximum=max(settings.retry_max_seconds, settings.retry_initial_seconds),
+        multiplier=2.0,
+        timeout=settings.retry_deadline_seconds,
+    )
+
+
+class GcpCollector:
+    """GPU machine types on Compute Engine: on-demand, spot and 1/3-year commitments."""
+
+    name: ClassVar[str] = "gcp"
+    description: ClassVar[str] = (
+        "Google Cloud Compute Engine GPU machines (Cloud Billing Catalog API)"
+    )
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        api_key: str | None = None,
+        credentials: Any = None,
+    ) -> None:
+        if api_key is None and credentials is None:
+            raise MissingCredentials(
+                "gcp: an API key or Application Default Credentials is required"
+            )
+        self.settings = settings
+        self._api_key = api_key
+        self._credentials = credentials
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        gcp = settings.gcp
+        if not gcp.enabled:
+            raise NotConfigured("gcp: disabled (gcp.enabled = false)")
+        try:
+            key = gcp.resolved_api_key()
+        except ConfigError as exc:
+            raise MissingCredentials(str(exc)) from None
+        if key is not None and key.get_secret_value():
+            return cls(settings, api_key=key.get_secret_value())
+
+        import google.auth
+        from google.auth.exceptions import DefaultCredentialsError
+
+        try:
+            credentials, _project = google.auth.default(scopes=list(SCOPES))
+        except DefaultCredentialsError:
+            raise MissingCredentials(
+                "gcp: no credentials: set GPU_TRACKER_GCP__API_KEY "
+                "(or GPU_TRACKER_GCP__API_KEY_FILE) or configure Application Default Credentials "
+                "(GOOGLE_APPLICATION_CREDENTIALS or `gcloud auth application-default login`)"
+            ) from None
+        return cls(settings, credentials=credentials)
+
+    @property
+    def endpoint(self) -> str:
+        return self.settings.gcp.endpoint_url or DEFAULT_ENDPOINT
+
+    def _client(self) -> Any:
+        from google.api_core.client_options import ClientOptions
+        from google.cloud import billing_v1
+
+        # A scheme in api_endpoint is kept by the REST transport ("http://host:port"
+        # talks plain HTTP to a local gateway); a bare host gets https.
+        options = ClientOptions(api_endpoint=self.endpoint, api_key=self._api_key)
+        return billing_v1.CloudCatalogClient(
+            transport="rest", client_options=options, credentials=self._credentials
+        )
+
+    def fetch_skus(self) -> Iterator[Any]:
+        """Every Compute Engine SKU, page by page (each page retried on 429/5xx)."""
+        from google.api_core import exceptions
+        from google.cloud import billing_v1
+
+        gcp = self.settings.gcp
+        request = billing_v1.ListSkusRequest(
+            parent=COMPUTE_ENGINE_SERVICE,
+            currency_code=gcp.currency_code,
+            page_size=gcp.page_size,
+        )
+        client = self._client()
+        page_number = 0
+        try:
+            pager = client.list_skus(
+                request=request, retry=_retry(gcp), timeout=gcp.timeout_seconds
+            )
+            for page in pager.pages:
+                page_number += 1
+                log.debug("gcp: catalog page %d: %d SKUs", page_number, len(page.skus))
+                yield from page.skus
+        except exceptions.GoogleAPICallError as exc:
+            raise CollectorError(
+                f"gcp: Cloud Billing Catalog at {self.endpoint} failed on page "
+                f"{page_number + 1}: {_one_line(exc)}"
+            ) from None
+        except exceptions.RetryError as exc:
+            cause = _one_line(exc.cause) if exc.cause is not None else "deadline exceeded"
+            raise CollectorError(
+                f"gcp: Cloud Billing Catalog at {self.endpoint} still failing on page "
+                f"{page_number + 1} after retries: {cause}"
+            ) from None
+        except OSError as exc:
+            raise CollectorError(
+                f"gcp: Cloud Billing Catalog at {self.endpoint} unreachable on page "
+                f"{page_number + 1}: {_one_line(exc)}"
+            ) from None
+        finally:
+            client.transport.close()
+
+    def collect(self, ctx: RunContext) -> Iterator[Offer]:
+        regions = frozenset(self.settings.gcp.regions)
+        table = parse_skus(self.fetch_skus(), ctx, regions=regions)
+        log.info("gcp: %d component rates from the catalog", len(table))
+        yield from compose_offers(table, ctx)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
