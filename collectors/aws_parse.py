@@ -271,8 +271,10 @@ def _gpu_hardware(
     if count <= 0:
         raise InvalidOffer(f"{name}.GpuInfo.Gpus[0].Count", f"no GPUs ({count})")
     memory = _mib_to_gib(gpu.get("MemoryInfo", {}).get("SizeInMiB"), f"{name}.GPU memory")
-    # The catalog tells A100 40/80 GB and V100 16/32 GB apart by memory; a slice
-    # reports its share of memory, so scale back to the whole card for the lookup.
+    # A slice reports its share of the memory; offers carry VRAM per whole GPU
+    # (the convention every collector follows: usable VRAM = gpu_count x
+    # gpu_memory_gib), which is also what the catalog needs to tell A100 40/80 GB
+    # and V100 16/32 GB apart.
     hint = memory / share if memory is not None and share else memory
     match = resolve_gpu(raw, hint)
     spec = getattr(match, "spec", None)
@@ -287,7 +289,7 @@ def _gpu_hardware(
         gpu_raw_name=raw,
         gpu_known=match.known,
         gpu_count=count,
-        gpu_memory_gib=memory,
+        gpu_memory_gib=hint,
         interconnect=interconnect,
         kind="gpu",
         manufacturer=str(gpu.get("Manufacturer", "")),

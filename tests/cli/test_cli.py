@@ -234,3 +234,26 @@ def test_bad_config_file_names_the_setting(cli: Run, tmp_path: Path) -> None:
     config.write_text('[aws]\nspot_lookback_days = "many"\n')
     msg = one_line_error(cli("--config", str(config), "offers"), 2)
     assert str(config) in msg and "aws.spot_lookback_days" in msg
+
+
+def test_manual_collect_waits_for_no_one_while_serve_holds_the_job(
+    pg_url: str, tmp_path: Path, sheet: Path
+) -> None:
+    """On Postgres, `collect` takes the same advisory locks as `serve` and skips if held."""
+    from tracker.service.locks import locks_for
+    from tracker.store import migrate
+    from tracker.store.engine import make_engine
+
+    engine = make_engine(pg_url)
+    migrate.upgrade(engine)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TRACKER_")}
+    env |= {"GPU_TRACKER_DATABASE_URL": pg_url, "GPU_TRACKER_PRICESHEET__PATH": str(sheet)}
+    command = [SCRIPT, "collect", "--provider", "pricesheet"]
+    with locks_for(engine).hold("pricesheet:standard") as held:
+        assert held
+        proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "pricesheet: skipped: a scheduled run of it is in progress" in proc.stderr
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "succeeded" in proc.stdout
+    engine.dispose()

@@ -62,7 +62,9 @@ def test_fractional_gpus_are_a_share_of_one_gpu() -> None:
     assert g6f.gpu_model == "L4"
     assert g6f.gpu_count == Decimal("0.125")
     assert g6f.partition == Decimal("0.125")
-    assert g6f.gpu_memory_gib == Decimal("2.794")
+    # VRAM is per whole GPU (2861 MiB / 0.125); the slice's share is count x VRAM.
+    assert g6f.gpu_memory_gib == Decimal("22.352")
+    assert g6f.gpu_count * g6f.gpu_memory_gib == Decimal("2.794")
     assert g6f.attributes()["gpu_partition_size"] == Decimal("0.125")
     assert hw["gr6f.4xlarge"].gpu_count == Decimal("0.5")
 

@@ -89,7 +89,9 @@ _register_optional()
 def main(argv: list[str] | None = None) -> None:
     command = typer.main.get_command(app)
     try:
-        command.main(args=argv, prog_name="gpu-tracker", standalone_mode=False)
+        # Without standalone mode a command's typer.Exit(code) comes back as the
+        # return value instead of leaving the process: pass it on.
+        code = command.main(args=argv, prog_name="gpu-tracker", standalone_mode=False)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
@@ -103,3 +105,4 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.code)
     except BrokenPipeError:
         sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)

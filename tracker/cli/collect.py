@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -19,8 +19,12 @@ from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import OutputFormat, emit, err
 from tracker.collect import OfferCallback, RunSummary, run_collector, scope_label
 from tracker.models import PricingModel
+from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
+from tracker.service.locks import locks_for
 from tracker.store import queries
 from tracker.store.engine import DatabaseError
+
+JOB_SCOPES = (SPOT_SCOPE, STANDARD_SCOPE)
 
 FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 
@@ -97,6 +101,7 @@ def collect(
         known = ", ".join(available) or "none"
         raise CliError(f"unknown provider {unknown[0]!r} (registered: {known})", USAGE)
     engine = open_store(ctx)
+    locks = locks_for(engine)
     scope = _pricing_scope(pricing)
     summaries: list[RunSummary] = []
     for name in names:
@@ -107,7 +112,13 @@ def collect(
             err(f"{name}: {status}: {exc}")
             summaries.append(RunSummary(provider=name, status=status, error=str(exc)))
             continue
-        with _progress(f"collecting {name}") as progress:
+        with ExitStack() as held, _progress(f"collecting {name}") as progress:
+            # The same per-job locks `serve` takes, so a manual run never overlaps a
+            # scheduled run of the same collector (on Postgres, across machines).
+            if not all(held.enter_context(locks.hold(f"{name}:{job}")) for job in JOB_SCOPES):
+                err(f"{name}: skipped: a scheduled run of it is in progress")
+                summaries.append(RunSummary(provider=name, status="skipped", error="locked"))
+                continue
             try:
                 summaries.append(
                     run_collector(

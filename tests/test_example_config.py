@@ -1,0 +1,22 @@
+"""The shipped example configurations load and mean what they say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracker.settings import load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_example_config_matches_the_defaults() -> None:
+    example = load_settings(ROOT / "config" / "tracker.toml")
+    defaults = load_settings()
+    assert example.model_dump() == defaults.model_dump()
+
+
+def test_quickstart_config_loads_the_sample_sheet_offline() -> None:
+    settings = load_settings(ROOT / "examples" / "quickstart.toml")
+    assert settings.pricesheet.path == Path("examples/prices.csv")
+    assert not (settings.aws.enabled or settings.azure.enabled or settings.gcp.enabled)
+    assert "EUR" in settings.fx_rates
