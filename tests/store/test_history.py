@@ -276,3 +276,14 @@ def test_second_collector_does_not_delist_the_first(engine: Engine) -> None:
 
     run_collector(engine, Other([make_offer(provider="othercloud")]), Settings(), now=T0)
     assert len(queries.current_offers(engine)) == 3
+
+
+def test_min_vram_counts_a_slice_by_its_share(engine: Engine) -> None:
+    whole = make_offer(instance_type="a10", gpu_model="A10", gpu_count=1, gpu_memory_gib=24)
+    slice_ = make_offer(
+        instance_type="a10/6", gpu_model="A10", gpu_count=Decimal("0.1666666667"), gpu_memory_gib=24
+    )
+    run(engine, [whole, slice_], T0)
+    names = {s.offer.instance_type for s in queries.current_offers(engine, min_vram=Decimal(16))}
+    assert names == {"a10"}
+    assert len(queries.current_offers(engine, min_vram=Decimal(3))) == 2

@@ -19,6 +19,8 @@ from tracker import __version__
 from tracker.cli import collect as collect_commands
 from tracker.cli import db as db_commands
 from tracker.cli import offers as offer_commands
+from tracker.cli import recommend as recommend_commands
+from tracker.cli import serve as serve_commands
 from tracker.cli.context import USAGE, CliError, State
 from tracker.cli.output import err
 
@@ -70,20 +72,8 @@ def _root(
 db_commands.register(app)
 collect_commands.register(app)
 offer_commands.register(app)
-
-
-def _register_optional() -> None:
-    # TEMPORARY during parallel development: these modules are being written.
-    import importlib
-
-    for name in ("tracker.cli.recommend", "tracker.cli.serve"):
-        try:
-            importlib.import_module(name).register(app)
-        except Exception as exc:
-            logging.getLogger(__name__).debug("%s not loaded: %s", name, exc)
-
-
-_register_optional()
+recommend_commands.register(app)
+serve_commands.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

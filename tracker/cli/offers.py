@@ -98,7 +98,12 @@ def offers(
     region: Annotated[list[str] | None, typer.Option("--region", "-r")] = None,
     pricing: Annotated[list[PricingModel] | None, typer.Option("--pricing")] = None,
     min_vram: Annotated[
-        float | None, typer.Option("--min-vram", min=0, help="Minimum VRAM per GPU, GiB.")
+        float | None,
+        typer.Option(
+            "--min-vram",
+            min=0,
+            help="Minimum usable VRAM per GPU, GiB (a GPU slice counts its share).",
+        ),
     ] = None,
     min_gpus: Annotated[float | None, typer.Option("--min-gpus", min=0)] = None,
     sort: Annotated[SortKey, typer.Option("--sort")] = SortKey.price,

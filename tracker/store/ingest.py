@@ -76,6 +76,11 @@ class IngestStats:
     extra: dict[str, int] = field(default_factory=dict)
 
 
+def _money_text(value: Decimal | None) -> str | None:
+    """SQLite's storage form of a decimal (see tracker.store.types.Money)."""
+    return None if value is None else format(quantize_money(value), "f")
+
+
 def _attributes_json(offer: Offer) -> str | None:
     if not offer.attributes:
         return None
@@ -129,20 +134,12 @@ class Ingest:
             f"CREATE TEMPORARY TABLE gt_incoming ({', '.join(cols)}){on_commit}"
         )
 
-    def _money(self, value: Decimal | None) -> Any:
-        if value is None:
-            return None
-        if not self.sqlite:
-            return value  # the NUMERIC(20,10) column rounds like quantize_money
-        return format(quantize_money(value), "f")
-
     def _time(self, value: datetime) -> Any:
         return value.astimezone(UTC).strftime(_SQLITE_TIME) if self.sqlite else value
 
     def add(self, offer: Offer) -> None:
+        # The hot loop of every run (one call per offer): kept flat on purpose.
         self._seq += 1
-        m = self._money
-        observed = offer.observed_at or self.run_time
         key = offer.key()
         if not self._repeats:
             if key in self._keys:
@@ -150,8 +147,11 @@ class Ingest:
                 self._keys.clear()
             else:
                 self._keys.add(key)
-        self._buffer.append(
-            (
+        observed = offer.observed_at or self.run_time
+        attributes = _attributes_json(offer) if offer.attributes else None
+        if self.sqlite:
+            m = _money_text
+            row: tuple[Any, ...] = (
                 self._seq,
                 *key,
                 offer.gpu_model,
@@ -162,13 +162,32 @@ class Ingest:
                 m(offer.vcpus),
                 m(offer.memory_gib),
                 offer.interconnect.value,
-                _attributes_json(offer),
+                attributes,
                 m(offer.price_per_hour),
                 offer.currency,
                 m(offer.price_per_hour_usd),
-                self._time(observed),
+                observed.astimezone(UTC).strftime(_SQLITE_TIME),
             )
-        )
+        else:
+            # NUMERIC(20,10) and timestamptz columns take Decimal and datetime as they are.
+            row = (
+                self._seq,
+                *key,
+                offer.gpu_model,
+                offer.gpu_raw_name,
+                offer.gpu_known,
+                offer.gpu_count,
+                offer.gpu_memory_gib,
+                offer.vcpus,
+                offer.memory_gib,
+                offer.interconnect.value,
+                attributes,
+                offer.price_per_hour,
+                offer.currency,
+                offer.price_per_hour_usd,
+                observed,
+            )
+        self._buffer.append(row)
         if len(self._buffer) >= FLUSH_ROWS:
             self._flush()
 

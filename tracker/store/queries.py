@@ -63,29 +63,55 @@ def _rows(bind: Bind, stmt: Any) -> Sequence[Any]:
         return session.execute(stmt).all()
 
 
-def _offer(s: Series, p: PricePoint) -> Offer:
-    return Offer(
-        provider=s.provider,
-        instance_type=s.instance_type,
-        region=s.region,
-        zone=s.zone,
-        pricing=PricingModel(s.pricing),
-        payment_option=s.payment_option,
-        offering_class=s.offering_class,
-        os=s.os,
-        price_per_hour=p.price,
-        currency=p.currency,
-        price_per_hour_usd=p.price_usd,
-        gpu_model=s.gpu_model,
-        gpu_raw_name=s.gpu_raw_name,
-        gpu_known=s.gpu_known,
-        gpu_count=s.gpu_count,
-        gpu_memory_gib=s.gpu_memory_gib,
-        vcpus=s.vcpus,
-        memory_gib=s.memory_gib,
-        interconnect=Interconnect(s.interconnect),
-        attributes=s.attributes or {},
+_SERIES_COLUMNS = (
+    "id",
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+    "offering_class",
+    "os",
+    "gpu_model",
+    "gpu_raw_name",
+    "gpu_known",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "interconnect",
+    "attributes",
+    "first_seen",
+)
+_POINT_COLUMNS = ("price", "currency", "price_usd", "first_seen", "last_seen")
+
+
+def _stored(row: Any) -> StoredOffer:
+    m = row._mapping
+    offer = Offer(
+        provider=m["provider"],
+        instance_type=m["instance_type"],
+        region=m["region"],
+        zone=m["zone"],
+        pricing=PricingModel(m["pricing"]),
+        payment_option=m["payment_option"],
+        offering_class=m["offering_class"],
+        os=m["os"],
+        price_per_hour=m["price"],
+        currency=m["currency"],
+        price_per_hour_usd=m["price_usd"],
+        gpu_model=m["gpu_model"],
+        gpu_raw_name=m["gpu_raw_name"],
+        gpu_known=bool(m["gpu_known"]),
+        gpu_count=m["gpu_count"],
+        gpu_memory_gib=m["gpu_memory_gib"],
+        vcpus=m["vcpus"],
+        memory_gib=m["memory_gib"],
+        interconnect=Interconnect(m["interconnect"]),
+        attributes=m["attributes"] or {},
     )
+    return StoredOffer(offer, m["id"], m["first_seen"], m["price_since"], m["last_seen"])
 
 
 def current_offers(
@@ -101,10 +127,15 @@ def current_offers(
     """Listed offers with their current (open) price, filtered in SQL.
 
     ``gpu`` matches the canonical model or the raw name, case-insensitively.
-    ``min_vram`` is VRAM per GPU in GiB.
+    ``min_vram`` is usable VRAM per GPU in GiB (a fractional GPU has its share of the card).
     """
-    stmt = select(Series, PricePoint).join(
-        PricePoint, and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None))
+    # Plain columns, not ORM entities: listing 100k offers must not build 200k
+    # mapped objects on the way to the Offer records.
+    s, p = Series.__table__.c, PricePoint.__table__.c
+    columns = [s[c] for c in _SERIES_COLUMNS] + [p[c] for c in _POINT_COLUMNS if c != "first_seen"]
+    columns.append(p.first_seen.label("price_since"))
+    stmt = select(*columns).join_from(
+        Series, PricePoint, and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None))
     )
     stmt = stmt.where(Series.delisted_at.is_(None))
     if gpu:
@@ -118,15 +149,22 @@ def current_offers(
         stmt = stmt.where(Series.region.in_(_many(region)))
     if pricing:
         stmt = stmt.where(Series.pricing.in_([PricingModel(p).value for p in _many(pricing)]))
-    rows = _rows(bind, stmt.order_by(Series.id))
+    stmt = stmt.order_by(Series.id)
+    if isinstance(bind, Engine):
+        with bind.connect() as conn:
+            rows = conn.execute(stmt).all()
+    else:
+        rows = bind.execute(stmt).all()
     result = []
-    for s, p in rows:
+    for row in rows:
         # Decimal columns are text on SQLite, so numeric filters are applied here.
-        if min_vram is not None and (s.gpu_memory_gib is None or s.gpu_memory_gib < min_vram):
+        vram, count = row.gpu_memory_gib, row.gpu_count
+        # A slice of a GPU (count < 1) offers only its share of the card's VRAM.
+        if min_vram is not None and (vram is None or vram * min(count, 1) < min_vram):
             continue
-        if min_gpus is not None and s.gpu_count < min_gpus:
+        if min_gpus is not None and count < min_gpus:
             continue
-        result.append(StoredOffer(_offer(s, p), s.id, s.first_seen, p.first_seen, p.last_seen))
+        result.append(_stored(row))
     return result
 
 

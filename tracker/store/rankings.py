@@ -1,24 +1,53 @@
-"""Tables of ranking history: one snapshot per profile per recompute, with its top N.
+"""The recommender's side of the store: ranking-history tables and a fast offer read.
 
-Kept beside the price tables on the same ``Base.metadata`` (so Alembic sees them)
-but in their own module, because only :mod:`tracker.recommend.history` writes them.
-Entries store the offer's identity columns rather than a foreign key to ``series``:
-a snapshot must keep saying what led the ranking even after that series is gone.
+Ranking snapshots (one per profile per recompute, with its top N) live beside the
+price tables on the same ``Base.metadata`` so Alembic sees them. Entries store the
+offer's identity columns rather than a foreign key to ``series``: a snapshot must
+keep saying what led the ranking even after that series is gone.
+
+:func:`current_offer_rows` reads the current offers as plain tuples without ORM
+objects, Decimal/JSON result processing or Offer validation: ranking 100,000 offers
+needs three numbers and a few names per offer, and building full records for all of
+them costs ten times the ranking itself. The ranker builds real
+:class:`~tracker.models.Offer` records only for the rows it shows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Connection,
+    Engine,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+    and_,
+    func,
+    insert,
+    select,
+    type_coerce,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tracker.store.schema import Base, BigId
+from tracker.store.schema import Base, BigId, PricePoint, Series
 from tracker.store.types import Money, UTCDateTime
 
-__all__ = ["RankingEntry", "RankingSnapshot"]
+__all__ = [
+    "OFFER_ROW_COLUMNS",
+    "RankingEntry",
+    "RankingSnapshot",
+    "current_offer_rows",
+    "insert_entries",
+    "insert_snapshot",
+    "latest_snapshots",
+]
 
 
 class RankingSnapshot(Base):
@@ -59,3 +88,108 @@ class RankingEntry(Base):
     """The score: estimated cost of the whole job (lower ranks first)."""
 
     __table_args__ = (UniqueConstraint("snapshot_id", "rank", name="uq_ranking_entries_rank"),)
+
+
+OFFER_ROW_COLUMNS = (
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+    "offering_class",
+    "os",
+    "gpu_model",
+    "gpu_raw_name",
+    "gpu_known",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "interconnect",
+    "attributes",
+    "price",
+    "currency",
+    "price_usd",
+)
+"""Positions of :func:`current_offer_rows` tuples. Numbers come back as the driver
+returns them (decimal strings on SQLite, Decimal on Postgres) and ``attributes`` as
+JSON text or an already-decoded dict, so callers convert only what they use."""
+
+_RAW = frozenset({"gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "attributes"})
+_RAW_PRICE = frozenset({"price", "price_usd"})
+
+
+def current_offer_rows(bind: Engine | Connection) -> list[tuple[Any, ...]]:
+    """Listed offers at their open price, as tuples laid out like OFFER_ROW_COLUMNS."""
+    columns = []
+    for name in OFFER_ROW_COLUMNS:
+        if name in ("price", "currency", "price_usd"):
+            column: Any = PricePoint.__table__.c[name]
+            if name in _RAW_PRICE:
+                column = type_coerce(column, String)
+        else:
+            column = Series.__table__.c[name]
+            if name in _RAW:
+                column = type_coerce(column, String)
+        columns.append(column.label(name))
+    stmt = (
+        select(*columns)
+        .join_from(
+            Series,
+            PricePoint,
+            and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None)),
+        )
+        .where(Series.delisted_at.is_(None))
+        .order_by(Series.id)
+    )
+    if isinstance(bind, Engine):
+        with bind.connect() as conn:
+            return [tuple(row) for row in conn.execute(stmt)]
+    return [tuple(row) for row in bind.execute(stmt)]
+
+
+def latest_snapshots(
+    conn: Connection, profiles: Sequence[str], entry_columns: Sequence[str]
+) -> list[tuple[Any, list[tuple[Any, ...]]]]:
+    """Each profile's latest snapshot row with its entries (``entry_columns``, by rank)."""
+    if not profiles:
+        return []
+    latest = (
+        select(RankingSnapshot.profile, func.max(RankingSnapshot.id).label("id"))
+        .where(RankingSnapshot.profile.in_(profiles))
+        .group_by(RankingSnapshot.profile)
+        .subquery()
+    )
+    snaps = conn.execute(
+        select(
+            RankingSnapshot.id,
+            RankingSnapshot.profile,
+            RankingSnapshot.fingerprint,
+            RankingSnapshot.computed_at,
+        ).join(latest, latest.c.id == RankingSnapshot.id)
+    ).all()
+    if not snaps:
+        return []
+    by_id: dict[int, list[tuple[Any, ...]]] = {s.id: [] for s in snaps}
+    cols = [RankingEntry.__table__.c[name] for name in entry_columns]
+    rows = conn.execute(
+        select(RankingEntry.snapshot_id, *cols)
+        .where(RankingEntry.snapshot_id.in_(list(by_id)))
+        .order_by(RankingEntry.snapshot_id, RankingEntry.rank)
+    ).all()
+    for row in rows:
+        by_id[row[0]].append(tuple(row[1:]))
+    return [(s, by_id[s.id]) for s in snaps]
+
+
+def insert_snapshot(conn: Connection, values: Mapping[str, Any]) -> int:
+    new_id = conn.execute(
+        insert(RankingSnapshot).values(**values).returning(RankingSnapshot.id)
+    ).scalar_one()
+    return int(new_id)
+
+
+def insert_entries(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    if rows:
+        conn.execute(insert(RankingEntry), list(rows))

@@ -1,0 +1,342 @@
+"""Ranking on hand-built offer sets: fit, speed vs price, spot, reserved, interconnect."""
+
+from __future__ import annotations
+
+import itertools
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from tests.conftest import make_offer
+from tracker.catalog import get_spec
+from tracker.models import Offer
+from tracker.recommend import Reason, make_profile, rank
+from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.profiles import Profile
+
+_ids = itertools.count()
+
+
+def offer(gpu: str, count: int | str, price: str, **kw: Any) -> Offer:
+    spec = get_spec(gpu)
+    fields: dict[str, Any] = {
+        "instance_type": kw.pop("instance_type", f"t{next(_ids)}.{gpu.lower()}x{count}"),
+        "gpu_model": gpu,
+        "gpu_count": Decimal(count),
+        "gpu_memory_gib": kw.pop("gpu_memory_gib", spec.vram_gib),
+        "price_per_hour": Decimal(price),
+        "interconnect": kw.pop("interconnect", "nvlink" if Decimal(count) > 1 else "pcie"),
+    }
+    fields.update(kw)
+    return make_offer(**fields)
+
+
+def job(**fields: Any) -> Profile:
+    return make_profile("job", fields)
+
+
+LORA_7B = dict(params=7e9, task="lora", precision="bf16", tokens=80e6)
+FULL_7B = dict(params=7e9, task="full_finetune", precision="bf16", tokens=1e9)
+
+
+def names(offers: list[Offer]) -> list[str]:
+    return [o.instance_type for o in offers]
+
+
+# --- fit ---------------------------------------------------------------------------
+
+
+def test_a_job_that_does_not_fit_is_never_recommended_however_cheap() -> None:
+    cheap_single = offer("A100-80GB", 1, "0.50", instance_type="one-a100")
+    node = offer("A100-80GB", 8, "40.00", instance_type="eight-a100")
+    ranking = rank(job(**FULL_7B, max_gpus=8), [cheap_single, node], explain=True)
+    assert names([c.offer for c in ranking.candidates]) == ["eight-a100"]
+    (excluded,) = ranking.exclusions
+    assert excluded.offer is cheap_single and excluded.reason is Reason.VRAM
+    assert "needs 105.8 GiB per GPU, has 80.0 GiB per GPU" in excluded.detail
+    c = ranking.candidates[0]
+    assert c.sharded and c.vram_needed_per_gpu_gib < 80
+    assert c.vram_available_gib == 640
+
+
+def test_fractional_gpu_offers_slice_vram_and_a_fraction_of_the_compute() -> None:
+    bert = job(params=110e6, task="full_finetune", precision="fp16", tokens=150e6, batch_size=8)
+    # VRAM is per whole GPU (as Azure reports NVadsA10 v5): the slice has 24 x 1/6 GiB.
+    slice_ = offer("A10", "0.1666666667", "0.20", gpu_memory_gib=Decimal(24), instance_type="a10/6")
+    whole = offer("A10", 1, "1.50", gpu_memory_gib=Decimal(24), instance_type="a10")
+    ranking = rank(bert, [slice_, whole])
+    by_name = {c.offer.instance_type: c for c in ranking.candidates}
+    assert by_name["a10/6"].vram_available_gib == pytest.approx(4, rel=1e-6)
+    assert by_name["a10/6"].job_hours == pytest.approx(by_name["a10"].job_hours * 6, rel=1e-6)
+    too_big = job(**LORA_7B)
+    assert rank(too_big, [slice_]).excluded_counts == {"vram": 1}
+
+
+# --- speed vs price ----------------------------------------------------------------
+
+
+def _h100_vs_l4(h100_price_factor: float) -> tuple[list[str], dict[str, Any]]:
+    ratio = float(get_spec("H100-SXM").bf16_tflops or 0) / float(get_spec("L4").bf16_tflops or 1)
+    l4_price = Decimal("0.80")
+    h100_price = (l4_price * Decimal(str(ratio * h100_price_factor))).quantize(Decimal("0.0001"))
+    offers = [
+        offer("L4", 1, str(l4_price), instance_type="l4"),
+        offer("H100-SXM", 1, str(h100_price), instance_type="h100"),
+    ]
+    ranking = rank(job(**LORA_7B), offers)
+    by_name = {c.offer.instance_type: c for c in ranking.candidates}
+    assert by_name["h100"].price_per_hour_usd > by_name["l4"].price_per_hour_usd
+    assert by_name["l4"].job_hours == pytest.approx(by_name["h100"].job_hours * ratio)
+    return names([c.offer for c in ranking.candidates]), by_name
+
+
+def test_faster_gpu_wins_when_the_job_costs_less_on_it_despite_a_higher_hourly_price() -> None:
+    order, by_name = _h100_vs_l4(0.8)
+    assert order == ["h100", "l4"]
+    assert by_name["h100"].job_cost_usd < by_name["l4"].job_cost_usd
+
+
+def test_cheaper_slower_gpu_wins_when_the_faster_one_costs_more_for_the_job() -> None:
+    order, by_name = _h100_vs_l4(1.25)
+    assert order == ["l4", "h100"]
+    assert by_name["l4"].job_cost_usd < by_name["h100"].job_cost_usd
+
+
+# --- spot --------------------------------------------------------------------------
+
+# ~105 h of LoRA work on one H100: long enough for interruptions to matter.
+LONG_LORA = dict(LORA_7B, tokens=4e9, interruptible=True)
+
+
+def _spot_vs_on_demand(interruption_pct: int | None, **profile: Any) -> list[str]:
+    attrs = {} if interruption_pct is None else {"interruption_max_pct": interruption_pct}
+    offers = [
+        offer("H100-SXM", 1, "4.00", instance_type="od"),
+        # a 5 % discount
+        offer(
+            "H100-SXM",
+            1,
+            "3.80",
+            instance_type="spot",
+            pricing="spot",
+            zone="us-east-1a",
+            attributes=attrs,
+        ),
+    ]
+    ranking = rank(job(**{**LONG_LORA, **profile}), offers)
+    spot = next(c for c in ranking.candidates if c.offer.instance_type == "spot")
+    assert spot.compute_hours > 80
+    assert spot.job_hours > spot.compute_hours  # expected re-work is always added
+    return names([c.offer for c in ranking.candidates])
+
+
+def test_spot_wins_when_its_discount_outweighs_the_expected_rework() -> None:
+    # "<5%" bucket, no checkpoints: ~0.35 % re-work < 5 % discount
+    assert _spot_vs_on_demand(5)[0] == "spot"
+
+
+def test_spot_loses_when_expected_rework_exceeds_its_discount() -> None:
+    # ">20%" bucket (upper bound 100): restarting ~105 h from scratch costs ~7 % > 5 %
+    assert _spot_vs_on_demand(100)[0] == "od"
+
+
+def test_checkpointing_shrinks_the_rework_so_spot_wins_again() -> None:
+    assert _spot_vs_on_demand(100, checkpoint_interval_hours=1.0)[0] == "spot"
+
+
+def test_spot_without_a_published_bucket_uses_the_configurable_default() -> None:
+    offers = [
+        offer("H100-SXM", 1, "4.00", instance_type="od"),
+        offer("H100-SXM", 1, "3.80", instance_type="spot", pricing="spot", zone="us-east-1a"),
+    ]
+    p = job(**LONG_LORA)
+    calm = rank(p, offers, Assumptions(default_interruption_pct=5))
+    stormy = rank(p, offers, Assumptions(interruption_pct_by_provider={"testcloud": 100}))
+    assert names([c.offer for c in calm.candidates])[0] == "spot"
+    assert names([c.offer for c in stormy.candidates])[0] == "od"
+    assert calm.candidates[0].interruption_pct == 5
+
+
+def test_spot_is_excluded_unless_the_profile_is_interruptible() -> None:
+    spot = offer("H100-SXM", 1, "1.00", pricing="spot", zone="us-east-1a")
+    ranking = rank(job(**LORA_7B), [spot], explain=True)
+    assert not ranking.candidates
+    assert ranking.exclusions[0].reason is Reason.SPOT_NOT_ALLOWED
+
+
+# --- reserved ----------------------------------------------------------------------
+
+
+def _reserved_offers() -> list[Offer]:
+    return [
+        offer("H100-SXM", 1, "4.00", instance_type="od"),
+        offer(
+            "H100-SXM",
+            1,
+            "2.50",
+            instance_type="r1",
+            pricing="reserved_1y",
+            payment_option="no_upfront",
+        ),
+        offer(
+            "H100-SXM",
+            1,
+            "1.80",
+            instance_type="r3",
+            pricing="reserved_3y",
+            payment_option="no_upfront",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("horizon", "expected"),
+    [(0, ["od"]), (6, ["od"]), (12, ["r1", "od"]), (35, ["r1", "od"]), (36, ["r3", "r1", "od"])],
+)
+def test_reserved_appears_only_when_the_horizon_covers_the_term(
+    horizon: int, expected: list[str]
+) -> None:
+    ranking = rank(job(**LORA_7B, horizon_months=horizon), _reserved_offers(), explain=True)
+    assert names([c.offer for c in ranking.candidates]) == expected
+    for e in ranking.exclusions:
+        assert e.reason is Reason.RESERVED_TERM
+        assert f"horizon is {horizon} months" in e.detail
+
+
+def test_reserved_cost_uses_the_amortised_upfront_when_the_collector_recorded_it() -> None:
+    # $8,760 upfront over 8,760 h + $0.50/h recurring = $1.50 per hour of the term
+    r = offer(
+        "H100-SXM",
+        1,
+        "1.4999",
+        pricing="reserved_1y",
+        payment_option="partial_upfront",
+        attributes={"upfront_usd": "8760", "recurring_hourly_usd": "0.5"},
+    )
+    (c,) = rank(job(**LORA_7B, horizon_months=12), [r]).candidates
+    assert c.effective_hourly_usd == Decimal("1.5")
+    assert c.job_cost_usd == (Decimal("1.5") * Decimal(f"{c.job_hours:.6f}")).quantize(
+        Decimal("0.01")
+    )
+
+
+# --- interconnect ------------------------------------------------------------------
+
+
+def test_multi_gpu_training_without_nvlink_is_penalised() -> None:
+    nv = offer("A100-80GB", 8, "30.00", interconnect="nvlink", instance_type="nvlink")
+    pcie = offer("A100-80GB", 8, "30.00", interconnect="pcie", instance_type="pcie")
+    ranking = rank(job(**LORA_7B, min_gpus=8), [pcie, nv])
+    by_name = {c.offer.instance_type: c for c in ranking.candidates}
+    assert names([c.offer for c in ranking.candidates]) == ["nvlink", "pcie"]
+    assert by_name["pcie"].job_hours > by_name["nvlink"].job_hours * 1.5
+
+
+def test_nvlink_required_excludes_pcie_multi_gpu_but_not_single_gpus() -> None:
+    pcie8 = offer("A100-80GB", 8, "10.00", interconnect="pcie")
+    single = offer("A100-80GB", 1, "3.00", interconnect="pcie")
+    ranking = rank(job(**LORA_7B, interconnect="required"), [pcie8, single], explain=True)
+    assert [c.offer for c in ranking.candidates] == [single]
+    assert ranking.exclusions[0].reason is Reason.INTERCONNECT
+
+
+def test_training_state_is_sharded_over_pcie_only_when_the_profile_accepts_any() -> None:
+    pcie = offer("A100-80GB", 8, "20.00", interconnect="pcie", instance_type="pcie")
+    nv = offer("A100-80GB", 8, "32.00", interconnect="nvlink", instance_type="nvlink")
+    preferred = rank(job(**FULL_7B), [pcie, nv], explain=True)
+    assert names([c.offer for c in preferred.candidates]) == ["nvlink"]
+    assert preferred.exclusions[0].reason is Reason.VRAM  # a full replica per GPU
+    anyway = rank(job(**FULL_7B, interconnect="any"), [pcie, nv])
+    by_name = {c.offer.instance_type: c for c in anyway.candidates}
+    assert by_name["pcie"].sharded
+    # cheaper per hour but ZeRO-3 over PCIe is so much slower that NVLink still wins
+    assert names([c.offer for c in anyway.candidates]) == ["nvlink", "pcie"]
+
+
+# --- exclusions and output ---------------------------------------------------------
+
+
+def test_unknown_gpus_and_missing_precision_figures_are_excluded_never_guessed() -> None:
+    mystery = make_offer(
+        gpu_model="Quantum Flux 9000",
+        gpu_known=False,
+        gpu_count=Decimal(1),
+        gpu_memory_gib=Decimal(96),
+        price_per_hour=Decimal("0.10"),
+    )
+    t4 = offer("T4", 1, "0.30")  # the T4 has no bf16 rate in its datasheet
+    ranking = rank(job(**LORA_7B), [mystery, t4], explain=True)
+    assert not ranking.candidates
+    reasons = {e.offer.gpu_model: (e.reason, e.detail) for e in ranking.exclusions}
+    assert reasons["Quantum Flux 9000"][0] is Reason.GPU_UNKNOWN
+    assert reasons["T4"] == (Reason.NO_THROUGHPUT, "catalog has no dense bf16 figure for T4")
+    fp16 = rank(job(**{**LORA_7B, "precision": "fp16", "params": 1e9}), [t4])
+    assert len(fp16.candidates) == 1
+
+
+def test_constraints_each_exclude_with_their_own_reason() -> None:
+    offers = [
+        offer("H100-SXM", 1, "4.00", provider="elsewhere"),
+        offer("H100-SXM", 1, "4.00", region="eu-west-1"),
+        offer("L4", 1, "0.80"),
+        offer("H100-SXM", 8, "40.00"),
+        offer("H100-SXM", 1, "9.00"),
+        offer("H100-SXM", 1, "4.00", instance_type="the-one"),
+    ]
+    p = job(
+        **LORA_7B,
+        providers=["testcloud"],
+        regions=["us-east-1"],
+        gpus=["H100"],
+        max_gpus=4,
+        max_price_per_hour="5",
+    )
+    ranking = rank(p, offers, explain=True)
+    assert names([c.offer for c in ranking.candidates]) == ["the-one"]
+    assert [e.reason for e in ranking.exclusions] == [
+        Reason.PROVIDER,
+        Reason.REGION,
+        Reason.GPU_NOT_ALLOWED,
+        Reason.GPU_COUNT,
+        Reason.MAX_PRICE,
+    ]
+    assert ranking.feasible + sum(ranking.excluded_counts.values()) == ranking.considered
+    over_budget = rank(job(**LORA_7B, budget_usd="1"), offers[-1:], explain=True)
+    assert over_budget.exclusions[0].reason is Reason.BUDGET
+
+
+def test_candidate_money_is_the_offers_decimal_times_the_estimated_hours() -> None:
+    o = offer("H100-SXM", 8, "98.32")
+    (c,) = rank(job(**FULL_7B), [o]).candidates
+    assert c.price_per_hour_usd is o.price_per_hour_usd
+    assert c.price_per_gpu_hour_usd == Decimal("12.29")
+    assert c.job_cost_usd == (Decimal("98.32") * Decimal(f"{c.job_hours:.6f}")).quantize(
+        Decimal("0.01")
+    )
+
+
+def test_top_n_keeps_the_cheapest_jobs_in_order() -> None:
+    offers = [offer("H100-SXM", 1, f"{4 + i / 10:.2f}", instance_type=f"h{i}") for i in range(30)]
+    ranking = rank(job(**LORA_7B), offers[::-1], top=5)
+    assert names([c.offer for c in ranking.candidates]) == ["h0", "h1", "h2", "h3", "h4"]
+    assert [c.rank for c in ranking.candidates] == [1, 2, 3, 4, 5]
+    assert ranking.feasible == 30
+
+
+def test_reference_gpu_hours_reproduce_on_the_reference_gpu_and_scale_elsewhere() -> None:
+    p = job(
+        params=3e9,
+        task="full_finetune",
+        precision="bf16",
+        reference_gpu_hours=300,
+        reference_gpu="A100-80GB",
+    )
+    a100 = offer("A100-80GB", 1, "4.00", instance_type="a100")
+    h100 = offer("H100-SXM", 1, "8.00", instance_type="h100")
+    by_name = {c.offer.instance_type: c for c in rank(p, [a100, h100]).candidates}
+    assert by_name["a100"].job_hours == pytest.approx(300)
+    ratio = float(get_spec("A100-80GB").bf16_tflops or 0) / float(
+        get_spec("H100-SXM").bf16_tflops or 1
+    )
+    assert by_name["h100"].job_hours == pytest.approx(300 * ratio)

@@ -1,0 +1,415 @@
+"""``recommend``, ``estimate`` and ``profiles``: the recommender on the command line."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.cli.output import OutputFormat, emit, err
+from tracker.recommend import (
+    Assumptions,
+    Profile,
+    ProfileError,
+    ProfileSet,
+    Ranking,
+    WorkloadError,
+    estimate_vram,
+    load_offer_table,
+    load_profiles,
+    make_profile,
+    rank_table,
+)
+from tracker.recommend.profiles import Task, user_profiles_path
+from tracker.recommend.throughput import workload
+from tracker.recommend.vram import GIB
+
+__all__ = ["register"]
+
+FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+ProfilesFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--profiles-file",
+        help="Profiles TOML (default: settings.profiles_path, else the user config dir's).",
+    ),
+]
+
+CANDIDATE_COLUMNS = (
+    "rank",
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+    "gpu_model",
+    "gpu_count",
+    "interconnect",
+    "vram_needed_gib",
+    "vram_available_gib",
+    "price_per_hour_usd",
+    "effective_price_per_hour_usd",
+    "price_per_gpu_hour_usd",
+    "job_hours",
+    "job_cost_usd",
+)
+TABLE_COLUMNS = (
+    "rank",
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "gpu_model",
+    "gpu_count",
+    "vram_needed_gib",
+    "vram_available_gib",
+    "price_per_hour_usd",
+    "price_per_gpu_hour_usd",
+    "job_hours",
+    "job_cost_usd",
+)
+EXCLUDED_COLUMNS = (
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "gpu_model",
+    "gpu_count",
+    "excluded_reason",
+    "excluded_detail",
+)
+WORK_SIZE_FIELDS = frozenset({"tokens", "images", "epochs", "reference_gpu_hours", "reference_gpu"})
+
+
+def _num(value: float) -> str:
+    """7e9 rather than 7e+09: how people write parameter counts."""
+    return f"{value:g}".replace("e+0", "e").replace("e+", "e")
+
+
+def _d(value: float) -> Decimal:
+    """A float estimate as a 2-decimal Decimal (JSON shows it as an exact string)."""
+    return Decimal(f"{value:.2f}")
+
+
+def _profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
+    configured = profiles_file
+    if configured is None:
+        configured = settings_of(ctx).profiles_path
+    try:
+        return load_profiles(user_profiles_path(configured))
+    except ProfileError as exc:
+        raise CliError(str(exc), USAGE) from None
+
+
+def _base_row(o: Any) -> dict[str, Any]:
+    return {
+        "provider": o.provider,
+        "instance_type": o.instance_type,
+        "region": o.region,
+        "zone": o.zone,
+        "pricing": o.pricing.value,
+        "payment_option": o.payment_option,
+        "offering_class": o.offering_class,
+        "gpu_model": o.gpu_model,
+        "gpu_count": o.gpu_count,
+        "interconnect": o.interconnect.value,
+    }
+
+
+def ranking_rows(ranking: Ranking, explain: bool) -> list[dict[str, Any]]:
+    """The documented JSON rows: candidates first; with --explain, excluded offers after."""
+    rows: list[dict[str, Any]] = []
+    for c in ranking.candidates:
+        rows.append(
+            {
+                "rank": c.rank,
+                **_base_row(c.offer),
+                "vram_needed_gib": _d(c.vram_needed_gib),
+                "vram_available_gib": _d(c.vram_available_gib),
+                "vram_needed_per_gpu_gib": _d(c.vram_needed_per_gpu_gib),
+                "sharded": c.sharded,
+                "price_per_hour_usd": c.price_per_hour_usd,
+                "effective_price_per_hour_usd": c.effective_hourly_usd,
+                "price_per_gpu_hour_usd": c.price_per_gpu_hour_usd.quantize(Decimal("1e-6")),
+                "compute_hours": _d(c.compute_hours),
+                "job_hours": _d(c.job_hours),
+                "job_cost_usd": c.job_cost_usd,
+                "interruption_pct": c.interruption_pct,
+                "excluded_reason": None,
+                "excluded_detail": None,
+            }
+        )
+    if explain:
+        for e in ranking.exclusions:
+            rows.append(
+                {
+                    "rank": None,
+                    **_base_row(e.offer),
+                    "excluded_reason": e.reason.label,
+                    "excluded_detail": e.detail,
+                }
+            )
+    return rows
+
+
+def _adhoc_fields(**flags: Any) -> dict[str, Any]:
+    return {k: v for k, v in flags.items() if v is not None and v != []}
+
+
+def recommend(
+    ctx: typer.Context,
+    profile: Annotated[
+        str | None, typer.Option("--profile", "-P", help="Profile name (see 'profiles list').")
+    ] = None,
+    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many to show.")] = 10,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Also list excluded offers and why.")
+    ] = False,
+    params: Annotated[
+        float | None, typer.Option("--params", help="Model parameters, e.g. 7e9.")
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help=", ".join(t.value for t in Task))
+    ] = None,
+    precision: Annotated[str | None, typer.Option("--precision")] = None,
+    tokens: Annotated[
+        float | None, typer.Option("--tokens", help="Tokens to train on / serve.")
+    ] = None,
+    images: Annotated[float | None, typer.Option("--images")] = None,
+    epochs: Annotated[float | None, typer.Option("--epochs")] = None,
+    reference_gpu_hours: Annotated[float | None, typer.Option("--reference-gpu-hours")] = None,
+    reference_gpu: Annotated[str | None, typer.Option("--reference-gpu")] = None,
+    sequence_length: Annotated[int | None, typer.Option("--seq-len")] = None,
+    batch_size: Annotated[int | None, typer.Option("--batch")] = None,
+    min_gpus: Annotated[float | None, typer.Option("--min-gpus")] = None,
+    max_gpus: Annotated[float | None, typer.Option("--max-gpus")] = None,
+    interconnect: Annotated[
+        str | None, typer.Option("--interconnect", help="required, preferred or any (NVLink).")
+    ] = None,
+    spot: Annotated[
+        bool | None, typer.Option("--spot/--no-spot", help="Allow interruptible capacity.")
+    ] = None,
+    checkpoint_hours: Annotated[float | None, typer.Option("--checkpoint-hours")] = None,
+    horizon_months: Annotated[
+        float | None, typer.Option("--horizon-months", help="Commitment horizon (reserved).")
+    ] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r")] = None,
+    gpu: Annotated[
+        list[str] | None, typer.Option("--gpu", "-g", help="Allowed GPU models.")
+    ] = None,
+    max_price: Annotated[str | None, typer.Option("--max-price", help="Max USD/hour.")] = None,
+    budget: Annotated[str | None, typer.Option("--budget", help="Max USD for the job.")] = None,
+    profiles_file: ProfilesFileOption = None,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """Offers ranked by the estimated cost of the whole job (a profile, or ad-hoc flags)."""
+    profile_set = _profile_set(ctx, profiles_file)
+    overrides = _adhoc_fields(
+        params=params,
+        task=task,
+        precision=precision,
+        tokens=tokens,
+        images=images,
+        epochs=epochs,
+        reference_gpu_hours=reference_gpu_hours,
+        reference_gpu=reference_gpu,
+        sequence_length=sequence_length,
+        batch_size=batch_size,
+        min_gpus=min_gpus,
+        max_gpus=max_gpus,
+        interconnect=interconnect,
+        interruptible=spot,
+        checkpoint_interval_hours=checkpoint_hours,
+        horizon_months=horizon_months,
+        providers=provider,
+        regions=region,
+        gpus=gpu,
+        max_price_per_hour=max_price,
+        budget_usd=budget,
+    )
+    try:
+        if profile is not None:
+            base = profile_set.get(profile)
+            chosen = base
+            if overrides:
+                data = base.model_dump(exclude={"name"}, exclude_none=True)
+                if {"tokens", "images", "epochs", "reference_gpu_hours"} & overrides.keys():
+                    for size in (
+                        "tokens",
+                        "images",
+                        "epochs",
+                        "reference_gpu_hours",
+                        "reference_gpu",
+                    ):
+                        data.pop(size, None)
+                chosen = make_profile(base.name, {**data, **overrides})
+        elif not overrides:
+            raise CliError("give --profile NAME or ad-hoc flags (--params, --task, ...)", USAGE)
+        else:
+            chosen = make_profile("ad-hoc", overrides)
+        engine = open_store(ctx)
+        ranking = rank_table(
+            chosen, load_offer_table(engine), profile_set.assumptions, top=top, explain=explain
+        )
+    except (ProfileError, WorkloadError) as exc:
+        raise CliError(str(exc), USAGE) from None
+    rows = ranking_rows(ranking, explain)
+    summary = (
+        f"{chosen.name}: {ranking.feasible} of {ranking.considered} offers fit "
+        f"(needs {ranking.workload.vram.total / GIB:.1f} GiB on one GPU)"
+    )
+    excluded = ", ".join(f"{k} {v}" for k, v in ranking.excluded_counts.items())
+    if fmt is OutputFormat.table:
+        emit(
+            rows[: len(ranking.candidates)],
+            fmt,
+            columns=TABLE_COLUMNS,
+            title=summary + (f"; excluded: {excluded}" if excluded else ""),
+        )
+        if explain and ranking.exclusions:
+            emit(rows[len(ranking.candidates) :], fmt, columns=EXCLUDED_COLUMNS, title="excluded")
+    else:
+        columns = (*CANDIDATE_COLUMNS, "excluded_reason", "excluded_detail") if explain else None
+        emit(rows, fmt, columns=columns or CANDIDATE_COLUMNS)
+    if not ranking.considered:
+        err("gpu-tracker: no offers stored yet; run 'gpu-tracker collect' first")
+    elif not ranking.candidates:
+        err(f"gpu-tracker: no offer fits {chosen.name}" + ("" if explain else "; see --explain"))
+
+
+def estimate(
+    ctx: typer.Context,
+    params: Annotated[float, typer.Option("--params", help="Model parameters, e.g. 7e9.")],
+    task: Annotated[str, typer.Option("--task", help=", ".join(t.value for t in Task))],
+    precision: Annotated[str, typer.Option("--precision")],
+    sequence_length: Annotated[int | None, typer.Option("--seq-len")] = None,
+    batch_size: Annotated[int | None, typer.Option("--batch")] = None,
+    gpus: Annotated[
+        int | None, typer.Option("--gpus", min=1, help="Also show the per-GPU need, sharded.")
+    ] = None,
+    profiles_file: ProfilesFileOption = None,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """VRAM needed by a job, component by component."""
+    assumptions = _profile_set(ctx, profiles_file).assumptions
+    size: dict[str, Any] = {"tokens": 1.0}
+    if task.strip().lower() == Task.CNN_TRAINING.value:
+        size = {"images": 1.0, "epochs": 1.0}
+    data = _adhoc_fields(
+        params=params,
+        task=task,
+        precision=precision,
+        sequence_length=sequence_length,
+        batch_size=batch_size,
+    )
+    try:
+        p = make_profile("estimate", {**data, **size})
+    except ProfileError as exc:
+        raise CliError(str(exc), USAGE) from None
+    emit(estimate_rows(p, assumptions, gpus), fmt, title=_estimate_title(p))
+
+
+def _estimate_title(p: Profile) -> str:
+    return f"VRAM for {_num(p.params)} parameters, {p.task.value}, {p.precision.value}"
+
+
+def estimate_rows(p: Profile, a: Assumptions, gpus: int | None) -> list[dict[str, Any]]:
+    vram = estimate_vram(p, a)
+    rows: list[dict[str, Any]] = [{"component": name, "gib": _d(gib)} for name, gib in vram.rows()]
+    rows.append({"component": "total (one GPU)", "gib": _d(vram.total / GIB)})
+    if gpus is not None and gpus > 1:
+        rows.append(
+            {
+                "component": f"per GPU, {gpus} GPUs sharded",
+                "gib": _d(vram.per_gpu(gpus, sharded=True) / GIB),
+            }
+        )
+    return rows
+
+
+def profile_row(p: Profile, source: str, a: Assumptions) -> dict[str, Any]:
+    row: dict[str, Any] = {"name": p.name, "source": source}
+    row.update(p.model_dump(exclude={"name"}))
+    for key, value in row.items():
+        if isinstance(value, tuple):
+            row[key] = list(value)
+    try:
+        work = workload(p, a)
+    except WorkloadError:
+        row["vram_total_gib"] = None
+        row["job_pflops"] = None
+    else:
+        row["vram_total_gib"] = _d(work.vram.total / GIB)
+        row["job_pflops"] = _d(work.flops / 1e15)
+    return row
+
+
+def _work(p: Profile) -> str:
+    if p.tokens is not None:
+        return f"{_num(p.tokens)} tokens"
+    if p.images is not None and p.epochs is not None:
+        return f"{_num(p.images)} images x {p.epochs:g} epochs"
+    return f"{p.reference_gpu_hours or 0:g} h on {p.reference_gpu}"
+
+
+profiles_app = typer.Typer(help="Workload profiles (built-in and your own).", no_args_is_help=True)
+
+
+@profiles_app.command("list")
+def profiles_list(
+    ctx: typer.Context,
+    profiles_file: ProfilesFileOption = None,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """Every profile: built-in ones and those in your profiles file."""
+    ps = _profile_set(ctx, profiles_file)
+    rows = [
+        {
+            "name": p.name,
+            "task": p.task.value,
+            "params": _num(p.params),
+            "precision": p.precision.value,
+            "work": _work(p),
+            "source": ps.sources.get(p.name, ""),
+            "description": p.description,
+        }
+        for p in sorted(ps.profiles.values(), key=lambda p: p.name)
+    ]
+    emit(rows, fmt, title="profiles")
+
+
+@profiles_app.command("show")
+def profiles_show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Profile name.")],
+    profiles_file: ProfilesFileOption = None,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """One profile's fields, with its estimated VRAM and job FLOPs."""
+    ps = _profile_set(ctx, profiles_file)
+    try:
+        p = ps.get(name)
+    except ProfileError as exc:
+        raise CliError(str(exc), USAGE) from None
+    row = profile_row(p, ps.sources.get(name, ""), ps.assumptions)
+    if fmt is OutputFormat.table:
+        emit(
+            [{"field": k, "value": v} for k, v in row.items() if v not in (None, [], "")],
+            fmt,
+            title=f"profile {name}",
+        )
+    else:
+        emit([row], fmt)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("recommend")(recommend)
+    app.command("estimate")(estimate)
+    app.add_typer(profiles_app, name="profiles")

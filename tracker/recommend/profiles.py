@@ -1,0 +1,477 @@
+"""Workload profiles: what the user's job is, and what they will accept to run it.
+
+A profile describes the *job* (model size, task, precision, amount of work) and the
+*constraints* (GPU count, interconnect, spot, commitment, providers, price, budget);
+the ranker turns it into a cost per offer. Built-in profiles ship in
+``tracker/recommend/profiles.toml``; a user file (``settings.profiles_path``, else
+``profiles.toml`` in the user config dir) adds profiles, overrides built-ins of the
+same name and may override :class:`~tracker.recommend.assumptions.Assumptions`.
+
+Validation is strict (unknown keys rejected) and every error is one line naming the
+profile and the field, because a typo in a profile would otherwise silently rank the
+wrong job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tracker.recommend.assumptions import Assumptions
+
+__all__ = [
+    "BUILTIN_FILE",
+    "DEFAULT_HISTORY_TOP",
+    "InterconnectNeed",
+    "Precision",
+    "Profile",
+    "ProfileError",
+    "ProfileSet",
+    "Task",
+    "load_profile_file",
+    "load_profiles",
+    "make_profile",
+    "user_profiles_path",
+]
+
+log = logging.getLogger(__name__)
+
+BUILTIN_FILE = Path(__file__).with_name("profiles.toml")
+DEFAULT_HISTORY_TOP = 10
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+
+class Task(StrEnum):
+    INFERENCE = "inference"
+    LORA = "lora"
+    QLORA = "qlora"
+    FULL_FINETUNE = "full_finetune"
+    PRETRAIN = "pretrain"
+    CNN_TRAINING = "cnn_training"
+
+    @property
+    def is_training(self) -> bool:
+        return self is not Task.INFERENCE
+
+    @property
+    def is_transformer(self) -> bool:
+        return self is not Task.CNN_TRAINING
+
+
+class Precision(StrEnum):
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+
+
+class InterconnectNeed(StrEnum):
+    """How a multi-GPU offer's interconnect is treated (single GPUs are unaffected).
+
+    ``required``: multi-GPU offers without NVLink are excluded.
+    ``preferred``: they are kept, with the PCIe efficiency loss, but training state is
+    not sharded over PCIe (each GPU holds a full replica, plain data parallelism).
+    ``any``: as preferred, and ZeRO-3/FSDP sharding over PCIe is allowed (slower still).
+    """
+
+    REQUIRED = "required"
+    PREFERRED = "preferred"
+    ANY = "any"
+
+
+# Which stored-weight precisions make sense for each task. Full training keeps fp32
+# master weights whatever the compute precision; quantised (int8/int4) bases are
+# only trained through adapters.
+ALLOWED_PRECISIONS: Mapping[Task, tuple[Precision, ...]] = {
+    Task.INFERENCE: tuple(Precision),
+    Task.LORA: (Precision.FP32, Precision.BF16, Precision.FP16, Precision.INT8),
+    Task.QLORA: (Precision.INT4,),
+    Task.FULL_FINETUNE: (Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8),
+    Task.PRETRAIN: (Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8),
+    Task.CNN_TRAINING: (Precision.FP32, Precision.BF16, Precision.FP16),
+}
+# int4 has no tensor-core rate in any datasheet; weight-only quantised kernels
+# dequantise to fp16 (inference) and QLoRA computes in bf16 (QLoRA paper §3).
+COMPUTE_PRECISIONS = (Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8, Precision.INT8)
+
+
+def _one_of(value: Any, enum: type[StrEnum]) -> Any:
+    if isinstance(value, enum):
+        return value
+    allowed = ", ".join(m.value for m in enum)
+    if not isinstance(value, str) or value.strip().lower() not in {m.value for m in enum}:
+        raise ValueError(f"{value!r} is not one of {allowed}")
+    return enum(value.strip().lower())
+
+
+GpuResolver = Callable[[str], str | None]
+"""Maps a GPU spelling to its canonical catalog name, or None when unknown."""
+
+
+def _catalog_resolver(raw: str) -> str | None:
+    from tracker.catalog import get_spec, resolve_gpu
+
+    try:
+        return get_spec(raw).name
+    except KeyError:
+        pass
+    match = resolve_gpu(raw)
+    return match.name if match.known else None
+
+
+class Profile(BaseModel):
+    """One workload. Numbers are floats: they feed estimates, not invoices."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = ""
+    params: float = Field(gt=0)
+    task: Task
+    precision: Precision
+    compute_precision: Precision | None = None
+    # work size: tokens, or images × epochs, or reference GPU-hours on a named GPU
+    tokens: float | None = Field(default=None, gt=0)
+    images: float | None = Field(default=None, gt=0)
+    epochs: float | None = Field(default=None, gt=0)
+    reference_gpu_hours: float | None = Field(default=None, gt=0)
+    reference_gpu: str | None = None
+    # shape of the work
+    sequence_length: int | None = Field(default=None, ge=1)
+    batch_size: int | None = Field(default=None, ge=1)
+    flops_per_image: float | None = Field(default=None, gt=0)
+    activation_bytes_per_image: float | None = Field(default=None, gt=0)
+    # constraints
+    min_gpus: float | None = Field(default=None, gt=0)
+    max_gpus: float | None = Field(default=None, gt=0)
+    interconnect: InterconnectNeed = InterconnectNeed.PREFERRED
+    interruptible: bool = False
+    checkpoint_interval_hours: float | None = Field(default=None, gt=0)
+    horizon_months: float = Field(default=0, ge=0)
+    providers: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()
+    max_price_per_hour: Decimal | None = Field(default=None, gt=0)
+    budget_usd: Decimal | None = Field(default=None, gt=0)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(f"{value!r} must be lower-case letters, digits, '.', '_' or '-'")
+        return value
+
+    @field_validator("task", mode="before")
+    @classmethod
+    def _task(cls, value: Any) -> Any:
+        return _one_of(value, Task)
+
+    @field_validator("precision", "compute_precision", mode="before")
+    @classmethod
+    def _precision(cls, value: Any) -> Any:
+        return None if value is None else _one_of(value, Precision)
+
+    @field_validator("interconnect", mode="before")
+    @classmethod
+    def _interconnect(cls, value: Any) -> Any:
+        return _one_of(value, InterconnectNeed)
+
+    @field_validator("max_price_per_hour", "budget_usd", mode="before")
+    @classmethod
+    def _money(cls, value: Any) -> Any:
+        # TOML floats would otherwise reach Decimal through binary floating point.
+        return Decimal(repr(value)) if isinstance(value, float) else value
+
+    @field_validator("providers", "regions", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [part for part in value.split(",")]
+        if isinstance(value, list | tuple):
+            return tuple(str(v).strip() for v in value if str(v).strip())
+        return value
+
+    @field_validator("gpus", mode="before")
+    @classmethod
+    def _gpus(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.split(",")
+        if not isinstance(value, list | tuple):
+            return value
+        resolved = []
+        for raw in value:
+            text = str(raw).strip()
+            if not text:
+                continue
+            name = _RESOLVER(text)
+            if name is None:
+                raise ValueError(f"{text!r} is not a known GPU (see the GPU catalog)")
+            resolved.append(name)
+        return tuple(dict.fromkeys(resolved))
+
+    @field_validator("reference_gpu", mode="before")
+    @classmethod
+    def _reference_gpu(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        name = _RESOLVER(str(value).strip())
+        if name is None:
+            raise ValueError(f"{value!r} is not a known GPU (see the GPU catalog)")
+        return name
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Profile:
+        allowed = ALLOWED_PRECISIONS[self.task]
+        if self.precision not in allowed:
+            raise _FieldError(
+                "precision",
+                f"{self.precision.value!r} is not valid for {self.task.value} "
+                f"(use {', '.join(p.value for p in allowed)})",
+            )
+        if self.compute_precision is not None and self.compute_precision not in (
+            COMPUTE_PRECISIONS
+        ):
+            raise _FieldError(
+                "compute_precision",
+                f"{self.compute_precision.value!r} is not one of "
+                + ", ".join(p.value for p in COMPUTE_PRECISIONS),
+            )
+        sizes = [
+            name
+            for name, present in (
+                ("tokens", self.tokens is not None),
+                ("images", self.images is not None or self.epochs is not None),
+                ("reference_gpu_hours", self.reference_gpu_hours is not None),
+            )
+            if present
+        ]
+        if len(sizes) != 1:
+            what = "none" if not sizes else " and ".join(sizes)
+            raise _FieldError(
+                "tokens",
+                "give exactly one work size: tokens, images + epochs, or "
+                f"reference_gpu_hours + reference_gpu (got {what})",
+            )
+        if sizes == ["images"]:
+            if self.task is not Task.CNN_TRAINING:
+                raise _FieldError("images", f"images x epochs is for cnn_training, not {self.task}")
+            if self.images is None or self.epochs is None:
+                missing = "epochs" if self.images is not None else "images"
+                raise _FieldError(missing, "images and epochs go together")
+        if sizes == ["tokens"] and self.task is Task.CNN_TRAINING:
+            raise _FieldError("tokens", "cnn_training work is images x epochs (or GPU-hours)")
+        if (self.reference_gpu_hours is None) != (self.reference_gpu is None):
+            raise _FieldError("reference_gpu", "reference_gpu_hours and reference_gpu go together")
+        if self.min_gpus and self.max_gpus and self.min_gpus > self.max_gpus:
+            raise _FieldError(
+                "min_gpus", f"{self.min_gpus:g} is more than max_gpus {self.max_gpus:g}"
+            )
+        if self.checkpoint_interval_hours is not None and not self.interruptible:
+            raise _FieldError(
+                "checkpoint_interval_hours", "only meaningful with interruptible = true"
+            )
+        return self
+
+    # ---- derived ----------------------------------------------------------------------
+    @property
+    def compute(self) -> Precision:
+        """The precision the matmuls run at (whose datasheet TFLOPS apply)."""
+        if self.compute_precision is not None:
+            return self.compute_precision
+        if self.precision is Precision.INT4:
+            return Precision.FP16 if self.task is Task.INFERENCE else Precision.BF16
+        if self.precision is Precision.INT8 and self.task is not Task.INFERENCE:
+            return Precision.BF16
+        return self.precision
+
+    @property
+    def seq_len(self) -> int:
+        return self.sequence_length or 2048
+
+    @property
+    def batch(self) -> int:
+        if self.batch_size is not None:
+            return self.batch_size
+        return 32 if self.task is Task.CNN_TRAINING else 1
+
+    def fingerprint(self) -> str:
+        """Stable hash of what affects the ranking (the description does not)."""
+        data = self.model_dump_json(exclude={"description"})
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+class _FieldError(ValueError):
+    """A cross-field problem attributed to one field, so the message can name it."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(message)
+        self.field_name = field_name
+        self.message = message
+
+
+class ProfileError(ValueError):
+    """A profile or profiles file that cannot be used; the message is one line."""
+
+
+_RESOLVER: GpuResolver = _catalog_resolver
+
+
+def set_gpu_resolver(resolver: GpuResolver | None) -> None:
+    """Swap the catalog lookup used for ``gpus``/``reference_gpu`` (tests, tools)."""
+    global _RESOLVER
+    _RESOLVER = resolver or _catalog_resolver
+
+
+def _describe(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    error = first.get("ctx", {}).get("error")
+    if isinstance(error, _FieldError):
+        return f"{error.field_name}: {error.message}"
+    loc = ".".join(str(part) for part in first["loc"] if not isinstance(part, int)) or "profile"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    ctx = first.get("ctx", {})
+    if first["type"] == "extra_forbidden":
+        message = "unknown field"
+    elif first["type"] == "missing":
+        message = "required"
+    elif first["type"] in _BOUND_TYPES:
+        kind = _BOUND_TYPES[first["type"]]
+        bound = ctx.get(kind)
+        message = f"must be {_BOUNDS[kind]} {bound}, got {first['input']!r}"
+    return f"{loc}: {message}"
+
+
+_BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+_BOUND_TYPES = {
+    "greater_than": "gt",
+    "greater_than_equal": "ge",
+    "less_than": "lt",
+    "less_than_equal": "le",
+}
+
+
+def make_profile(name: str, data: Mapping[str, Any], where: str = "") -> Profile:
+    """A validated profile, or a one-line :class:`ProfileError` naming the field."""
+    try:
+        return Profile(name=name, **dict(data))
+    except ValidationError as exc:
+        suffix = f" (in {where})" if where else ""
+        raise ProfileError(f"profile {name!r}: {_describe(exc)}{suffix}") from None
+    except TypeError as exc:  # a non-string key in data
+        raise ProfileError(f"profile {name!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ProfileSet:
+    profiles: Mapping[str, Profile]
+    assumptions: Assumptions = field(default_factory=Assumptions)
+    history_top: int = DEFAULT_HISTORY_TOP
+    sources: Mapping[str, str] = field(default_factory=dict)
+    """Where each profile came from ("built-in" or the file path)."""
+
+    def get(self, name: str) -> Profile:
+        try:
+            return self.profiles[name]
+        except KeyError:
+            known = ", ".join(sorted(self.profiles)) or "none"
+            raise ProfileError(f"unknown profile {name!r} (known: {known})") from None
+
+
+@dataclass(frozen=True)
+class _FileContent:
+    profiles: dict[str, Profile]
+    assumptions: dict[str, Any] | None
+    history_top: int | None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ProfileError(f"profiles file not found: {path}") from None
+    except OSError as exc:
+        raise ProfileError(f"cannot read profiles file {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"invalid TOML in {path}: {exc}") from None
+
+
+def load_profile_file(path: Path) -> _FileContent:
+    data = _read_toml(path)
+    unknown = sorted(set(data) - {"profiles", "assumptions", "history"})
+    if unknown:
+        raise ProfileError(
+            f"{path}: unknown table [{unknown[0]}] (expected [profiles.NAME], "
+            "[assumptions], [history])"
+        )
+    raw_profiles = data.get("profiles", {})
+    if not isinstance(raw_profiles, dict):
+        raise ProfileError(f"{path}: 'profiles' must be tables like [profiles.NAME]")
+    profiles = {}
+    for name, body in raw_profiles.items():
+        if not isinstance(body, dict):
+            raise ProfileError(f"profile {name!r}: expected a table (in {path})")
+        profiles[name] = make_profile(name, body, str(path))
+    assumptions = data.get("assumptions")
+    if assumptions is not None and not isinstance(assumptions, dict):
+        raise ProfileError(f"{path}: [assumptions] must be a table")
+    history = data.get("history", {})
+    top = history.get("top") if isinstance(history, dict) else None
+    if history and (not isinstance(history, dict) or set(history) - {"top"}):
+        raise ProfileError(f"{path}: [history] takes only 'top'")
+    if top is not None and (not isinstance(top, int) or isinstance(top, bool) or top < 1):
+        raise ProfileError(f"{path}: history.top: must be a whole number >= 1, got {top!r}")
+    return _FileContent(profiles, assumptions, top)
+
+
+def user_profiles_path(configured: Path | None) -> Path | None:
+    """The user's profiles file: the configured one, else the user config dir's, if any."""
+    if configured is not None:
+        return configured
+    default = Path(platformdirs.user_config_dir("gpu-tracker")) / "profiles.toml"
+    return default if default.is_file() else None
+
+
+def load_profiles(user_file: Path | None = None, *, builtins: bool = True) -> ProfileSet:
+    """Built-in profiles overlaid by ``user_file`` (profiles, assumptions, history.top)."""
+    profiles: dict[str, Profile] = {}
+    sources: dict[str, str] = {}
+    if builtins:
+        content = load_profile_file(BUILTIN_FILE)
+        profiles.update(content.profiles)
+        sources.update(dict.fromkeys(content.profiles, "built-in"))
+    assumptions = Assumptions()
+    top = DEFAULT_HISTORY_TOP
+    if user_file is not None:
+        content = load_profile_file(user_file)
+        for name in content.profiles:
+            if name in profiles:
+                log.info("profile %s from %s overrides the built-in one", name, user_file)
+        profiles.update(content.profiles)
+        sources.update(dict.fromkeys(content.profiles, str(user_file)))
+        if content.assumptions is not None:
+            try:
+                assumptions = Assumptions(**content.assumptions)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                loc = ".".join(str(p) for p in first["loc"])
+                msg = str(first["msg"]).removeprefix("Value error, ")
+                if first["type"] == "extra_forbidden":
+                    msg = "unknown assumption"
+                raise ProfileError(f"{user_file}: assumptions.{loc}: {msg}") from None
+        if content.history_top is not None:
+            top = content.history_top
+    return ProfileSet(profiles, assumptions, top, sources)

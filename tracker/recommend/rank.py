@@ -1,0 +1,376 @@
+"""Rank offers by what the whole job will cost on them, and say why the rest were left out.
+
+Pure: offers in, ranking out, no database. Every offer is either a candidate (it
+fits, it is allowed, its cost is computable) or excluded with exactly one reason,
+the first that applies in :class:`Reason` order, so ``--explain`` reads as the
+filter chain a person would apply.
+
+Estimates run in float over :class:`~tracker.recommend.table.OfferTable` columns;
+each shown candidate's cost is then recomputed as ``Decimal(effective hourly price)
+× Decimal(estimated hours)`` and rounded to cents: the hours are an estimate, the
+price is the provider's exact figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal
+from enum import IntEnum
+
+import numpy as np
+import numpy.typing as npt
+
+from tracker.models import Offer, PricingModel
+from tracker.recommend.assumptions import HOURS_PER_MONTH, Assumptions
+from tracker.recommend.pricing import effective_hourly_usd, expected_wall_hours
+from tracker.recommend.profiles import InterconnectNeed, Profile, Task
+from tracker.recommend.table import INTERCONNECTS, PRICING_CODES, OfferTable, SpecLookup
+from tracker.recommend.table import catalog_lookup as _catalog_lookup
+from tracker.recommend.throughput import Workload, workload
+from tracker.recommend.vram import GIB
+
+__all__ = ["Candidate", "Exclusion", "Ranking", "Reason", "rank", "rank_table"]
+
+FloatArray = npt.NDArray[np.float64]
+CENT = Decimal("0.01")
+
+
+class Reason(IntEnum):
+    """Why an offer is not a candidate, in the order the checks apply."""
+
+    PROVIDER = 1
+    REGION = 2
+    SPOT_NOT_ALLOWED = 3
+    RESERVED_TERM = 4
+    GPU_NOT_ALLOWED = 5
+    GPU_UNKNOWN = 6
+    GPU_COUNT = 7
+    INTERCONNECT = 8
+    NO_THROUGHPUT = 9
+    NO_BANDWIDTH = 10
+    VRAM_UNKNOWN = 11
+    VRAM = 12
+    MAX_PRICE = 13
+    BUDGET = 14
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    rank: int
+    offer: Offer
+    vram_needed_gib: float
+    """Across the GPUs used (per-GPU need × GPUs; a replica per GPU when not sharded)."""
+    vram_available_gib: float
+    vram_needed_per_gpu_gib: float
+    sharded: bool
+    efficiency: float
+    effective_hourly_usd: Decimal
+    """What one hour costs: the listed price, or the amortised rate for reservations."""
+    compute_hours: float
+    """Hours of uninterrupted work."""
+    job_hours: float
+    """Expected wall-clock hours, including spot re-work."""
+    job_cost_usd: Decimal
+    interruption_pct: float | None
+
+    @property
+    def price_per_hour_usd(self) -> Decimal:
+        return self.offer.price_per_hour_usd
+
+    @property
+    def price_per_gpu_hour_usd(self) -> Decimal:
+        return self.effective_hourly_usd / self.offer.gpu_count
+
+    @property
+    def rework_hours(self) -> float:
+        return self.job_hours - self.compute_hours
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    offer: Offer
+    reason: Reason
+    detail: str
+
+
+@dataclass(frozen=True)
+class Ranking:
+    profile: Profile
+    workload: Workload
+    candidates: tuple[Candidate, ...]
+    considered: int
+    feasible: int
+    excluded_counts: dict[str, int]
+    exclusions: tuple[Exclusion, ...] = field(default=())
+    """Filled only when ranking with ``explain=True``."""
+
+    @property
+    def leader(self) -> Candidate | None:
+        return self.candidates[0] if self.candidates else None
+
+
+def _money(value: Decimal) -> str:
+    return f"${value.quantize(CENT)}"
+
+
+def rank(
+    profile: Profile,
+    offers: Sequence[Offer],
+    assumptions: Assumptions | None = None,
+    *,
+    top: int | None = None,
+    explain: bool = False,
+    lookup: SpecLookup = _catalog_lookup,
+) -> Ranking:
+    """Rank ``offers`` for ``profile``; ``top=None`` returns every feasible offer."""
+    table = OfferTable.build(offers, lookup)
+    return rank_table(profile, table, assumptions or Assumptions(), top=top, explain=explain)
+
+
+def rank_table(
+    profile: Profile,
+    table: OfferTable,
+    a: Assumptions,
+    *,
+    top: int | None = None,
+    explain: bool = False,
+    work: Workload | None = None,
+) -> Ranking:
+    p = profile
+    w = work or workload(p, a)
+    n = len(table)
+    reason = np.zeros(n, np.int8)
+
+    def exclude(code: Reason, mask: npt.NDArray[np.bool_]) -> None:
+        reason[(reason == 0) & mask] = code
+
+    if p.providers:
+        allowed = np.isin(table.provider_code, table.codes(p.providers, table.providers))
+        exclude(Reason.PROVIDER, ~allowed)
+    if p.regions:
+        allowed = np.isin(table.region_code, table.codes(p.regions, table.regions))
+        exclude(Reason.REGION, ~allowed)
+    pc = table.pricing_code
+    if not p.interruptible:
+        exclude(Reason.SPOT_NOT_ALLOWED, pc == PRICING_CODES[PricingModel.SPOT])
+    horizon = p.horizon_months * HOURS_PER_MONTH + 1e-9
+    for model in (PricingModel.RESERVED_1Y, PricingModel.RESERVED_3Y):
+        if (model.term_hours or 0) > horizon:
+            exclude(Reason.RESERVED_TERM, pc == PRICING_CODES[model])
+    if p.gpus:
+        allowed = np.isin(table.gpu_code, table.codes(p.gpus, table.gpu_models)) & table.known
+        exclude(Reason.GPU_NOT_ALLOWED, ~allowed)
+    exclude(Reason.GPU_UNKNOWN, ~table.known)
+    count = table.count
+    if p.min_gpus is not None:
+        exclude(Reason.GPU_COUNT, count < p.min_gpus - 1e-9)
+    if p.max_gpus is not None:
+        exclude(Reason.GPU_COUNT, count > p.max_gpus + 1e-9)
+    whole = table.whole_gpus
+    multi = whole > 1
+    nvlink = table.interconnect_code == INTERCONNECTS.index("nvlink")
+    if p.interconnect is InterconnectNeed.REQUIRED:
+        exclude(Reason.INTERCONNECT, multi & ~nvlink)
+    tflops = table.tflops[p.compute]
+    exclude(Reason.NO_THROUGHPUT, np.isnan(tflops))
+    if w.decode_steps:
+        exclude(Reason.NO_BANDWIDTH, np.isnan(table.bandwidth))
+    exclude(Reason.VRAM_UNKNOWN, np.isnan(table.vram_per_gpu))
+
+    # --- memory fit -------------------------------------------------------------------
+    if p.task is Task.INFERENCE or p.interconnect is InterconnectNeed.ANY:
+        sharded = multi
+    else:
+        sharded = multi & nvlink
+    vram = w.vram
+    need_per_gpu = np.where(sharded, vram.shardable / whole + vram.per_gpu_fixed, vram.total) / GIB
+    with np.errstate(invalid="ignore"):
+        exclude(Reason.VRAM, need_per_gpu > table.vram_per_gpu)
+
+    # --- time and cost ----------------------------------------------------------------
+    per_doubling = np.array([a.multi_gpu_scaling[name] for name in INTERCONNECTS])
+    eff = w.efficiency * per_doubling[table.interconnect_code] ** np.log2(np.maximum(count, 1.0))
+    if p.task.is_training:
+        eff = np.where(sharded & ~nvlink, eff * a.sharded_pcie_factor, eff)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        seconds = w.flops / (count * tflops * 1e12 * eff)
+        if w.decode_steps:
+            memory = (
+                w.decode_steps
+                * w.weight_bytes
+                / (count * table.bandwidth * 1e9 * a.memory_bandwidth_efficiency)
+            )
+            seconds = np.fmax(seconds, memory)
+    compute_hours = seconds / 3600.0
+    wall = compute_hours
+    spot = pc == PRICING_CODES[PricingModel.SPOT]
+    interrupt = table.interruption_pct
+    if p.interruptible and spot.any():
+        default_pct = np.array([a.interruption_pct(name) for name in table.providers])
+        pct = np.where(np.isnan(interrupt), default_pct[table.provider_code], interrupt)
+        rate = pct / 100.0 / HOURS_PER_MONTH
+        with np.errstate(invalid="ignore", over="ignore"):
+            rework = expected_wall_hours(
+                compute_hours,
+                rate,
+                p.checkpoint_interval_hours,
+                a.restart_hours,
+                a.checkpoint_write_hours,
+            )
+        wall = np.where(spot, rework, compute_hours)
+    else:
+        pct = interrupt
+    cost = table.hourly * wall
+    if p.max_price_per_hour is not None:
+        exclude(Reason.MAX_PRICE, table.hourly > float(p.max_price_per_hour))
+    if p.budget_usd is not None:
+        with np.errstate(invalid="ignore"):
+            exclude(Reason.BUDGET, cost > float(p.budget_usd))
+
+    feasible_ix = np.flatnonzero(reason == 0)
+    chosen = _order(feasible_ix, cost, wall, table, top)
+    candidates = tuple(
+        _candidate(
+            i + 1,
+            int(ix),
+            table,
+            need_per_gpu,
+            bool(sharded[ix]),
+            float(eff[ix]),
+            float(compute_hours[ix]),
+            float(wall[ix]),
+            float(pct[ix]) if bool(spot[ix]) and p.interruptible else None,
+        )
+        for i, ix in enumerate(chosen)
+    )
+    counts = np.bincount(reason, minlength=len(Reason) + 1)
+    excluded_counts = {r.label: int(counts[r.value]) for r in Reason if counts[r.value]}
+    exclusions: tuple[Exclusion, ...] = ()
+    if explain:
+        exclusions = tuple(
+            Exclusion(
+                table.offers[ix],
+                Reason(int(reason[ix])),
+                _detail(Reason(int(reason[ix])), ix, p, table, need_per_gpu, cost),
+            )
+            for ix in np.flatnonzero(reason).tolist()
+        )
+    return Ranking(
+        profile=p,
+        workload=w,
+        candidates=candidates,
+        considered=n,
+        feasible=len(feasible_ix),
+        excluded_counts=excluded_counts,
+        exclusions=exclusions,
+    )
+
+
+def _order(
+    feasible: npt.NDArray[np.int64],
+    cost: FloatArray,
+    wall: FloatArray,
+    table: OfferTable,
+    top: int | None,
+) -> npt.NDArray[np.int64]:
+    """Cheapest job first; then faster, then cheaper per hour, then by identity."""
+    ix = feasible
+    if top is not None and len(ix) > top:
+        c = cost[ix]
+        kth = np.partition(c, top - 1)[top - 1]
+        ix = ix[c <= kth]  # keeps ties at the boundary so the tie-break decides
+    keys = (table.tie_order[ix], table.hourly[ix], wall[ix], cost[ix])
+    ordered = ix[np.lexsort(keys)]
+    return ordered[:top] if top is not None else ordered
+
+
+def _candidate(
+    position: int,
+    ix: int,
+    table: OfferTable,
+    need_per_gpu: FloatArray,
+    sharded: bool,
+    eff: float,
+    compute_hours: float,
+    wall: float,
+    pct: float | None,
+) -> Candidate:
+    offer = table.offers[ix]
+    hourly = effective_hourly_usd(offer)
+    hours = Decimal(f"{wall:.6f}")
+    cost = (hourly * hours).quantize(CENT, rounding=ROUND_HALF_EVEN)
+    per_gpu = float(need_per_gpu[ix])
+    return Candidate(
+        rank=position,
+        offer=offer,
+        vram_needed_gib=per_gpu * int(table.whole_gpus[ix]),
+        vram_available_gib=float(table.vram_total[ix]),
+        vram_needed_per_gpu_gib=per_gpu,
+        sharded=sharded,
+        efficiency=eff,
+        effective_hourly_usd=hourly,
+        compute_hours=compute_hours,
+        job_hours=wall,
+        job_cost_usd=cost,
+        interruption_pct=pct,
+    )
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def _detail(
+    reason: Reason,
+    ix: int,
+    p: Profile,
+    table: OfferTable,
+    need_per_gpu: FloatArray,
+    cost: FloatArray,
+) -> str:
+    o = table.offers[ix]
+    if reason is Reason.PROVIDER:
+        return f"provider {o.provider} not in {', '.join(p.providers)}"
+    if reason is Reason.REGION:
+        return f"region {o.region} not in {', '.join(p.regions)}"
+    if reason is Reason.SPOT_NOT_ALLOWED:
+        return "spot capacity and the profile is not interruptible"
+    if reason is Reason.RESERVED_TERM:
+        months = (o.pricing.term_hours or 0) / HOURS_PER_MONTH
+        return (
+            f"{o.pricing.value} needs a {months:.0f}-month commitment, "
+            f"horizon is {_fmt(p.horizon_months)} months"
+        )
+    if reason is Reason.GPU_NOT_ALLOWED:
+        return f"GPU {o.gpu_model} not in {', '.join(p.gpus)}"
+    if reason is Reason.GPU_UNKNOWN:
+        return f"GPU {o.gpu_raw_name!r} is not in the catalog (no throughput figures)"
+    if reason is Reason.GPU_COUNT:
+        have = f"{o.gpu_count.normalize():f} GPUs"
+        if p.min_gpus is not None and table.count[ix] < p.min_gpus:
+            return f"{have}, profile needs at least {_fmt(p.min_gpus)}"
+        return f"{have}, profile allows at most {_fmt(p.max_gpus or 0)}"
+    if reason is Reason.INTERCONNECT:
+        return f"{table.whole_gpus[ix]} GPUs over {o.interconnect.value}; profile requires nvlink"
+    if reason is Reason.NO_THROUGHPUT:
+        return f"catalog has no dense {p.compute.value} figure for {o.gpu_model}"
+    if reason is Reason.NO_BANDWIDTH:
+        return f"catalog has no memory bandwidth for {o.gpu_model}"
+    if reason is Reason.VRAM_UNKNOWN:
+        return "VRAM per GPU unknown"
+    if reason is Reason.VRAM:
+        return (
+            f"needs {need_per_gpu[ix]:.1f} GiB per GPU, "
+            f"has {table.vram_per_gpu[ix]:.1f} GiB per GPU"
+        )
+    if reason is Reason.MAX_PRICE:
+        return (
+            f"{_money(effective_hourly_usd(o))}/h over max "
+            f"{_money(p.max_price_per_hour or Decimal(0))}/h"
+        )
+    return f"est. job cost ${cost[ix]:,.2f} over budget {_money(p.budget_usd or Decimal(0))}"

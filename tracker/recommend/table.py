@@ -1,0 +1,345 @@
+"""Offers as columns, prepared once and shared by every profile's ranking.
+
+Ranking 20 profiles over 100,000 offers is 2 million cost estimates; doing the
+catalog lookup, VRAM normalisation and Decimal→float conversion once per offer and
+the arithmetic as numpy column operations keeps that well under a second. Floats are
+fine here because they only feed *estimates* and the ordering; the prices shown to
+the user are the offers' own Decimals (see :mod:`tracker.recommend.rank`).
+
+VRAM rule (every collector's convention): ``gpu_memory_gib`` is the VRAM of one whole
+GPU, so an offer has ``gpu_memory_gib × gpu_count`` of VRAM and ``gpu_count`` × the
+GPU's TFLOPS of compute, whole GPUs and slices alike (1/6 of a 24 GiB A10 has 4 GiB).
+A missing ``gpu_memory_gib`` falls back to the catalog's datasheet VRAM.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from tracker.catalog import GpuSpec
+from tracker.models import Interconnect, Offer, PricingModel, to_decimal
+from tracker.recommend.profiles import COMPUTE_PRECISIONS, Precision
+from tracker.recommend.throughput import spec_tflops
+from tracker.store.rankings import OFFER_ROW_COLUMNS
+
+__all__ = [
+    "PRICING_CODES",
+    "LazyOffers",
+    "OfferRow",
+    "OfferTable",
+    "SpecLookup",
+    "catalog_lookup",
+    "offer_to_row",
+    "row_to_offer",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+SpecLookup = Callable[[str], GpuSpec | None]
+PRICING_CODES = {p: i for i, p in enumerate(PricingModel)}
+INTERCONNECTS = ("nvlink", "pcie", "unknown")
+
+
+@lru_cache(maxsize=1024)
+def _catalog_spec(name: str) -> GpuSpec | None:
+    from tracker.catalog import get_spec
+
+    try:
+        return get_spec(name)
+    except KeyError:
+        return None
+
+
+def catalog_lookup(name: str) -> GpuSpec | None:
+    """The project's GPU catalog, None for a name it does not know."""
+    return _catalog_spec(name)
+
+
+OfferRow = tuple[Any, ...]
+"""One offer as a tuple laid out like ``tracker.store.rankings.OFFER_ROW_COLUMNS``."""
+
+_I = {name: i for i, name in enumerate(OFFER_ROW_COLUMNS)}
+_PRICING = {p.value: p for p in PricingModel}
+_TERM = {p.value: p.term_hours for p in PricingModel}
+
+
+def offer_to_row(o: Offer) -> OfferRow:
+    return (
+        o.provider,
+        o.instance_type,
+        o.region,
+        o.zone,
+        o.pricing.value,
+        o.payment_option,
+        o.offering_class,
+        o.os,
+        o.gpu_model,
+        o.gpu_raw_name,
+        o.gpu_known,
+        o.gpu_count,
+        o.gpu_memory_gib,
+        o.vcpus,
+        o.memory_gib,
+        o.interconnect.value,
+        o.attributes,
+        o.price_per_hour,
+        o.currency,
+        o.price_per_hour_usd,
+    )
+
+
+def _attrs(value: Any) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        decoded = json.loads(value)
+        return decoded if isinstance(decoded, dict) else {}
+    return value  # type: ignore[no-any-return]
+
+
+def _dec(value: Any, name: str) -> Any:
+    return None if value is None else to_decimal(value, name)
+
+
+def row_to_offer(r: OfferRow) -> Offer:
+    """The full, validated record for one stored row (done only for shown rows)."""
+    return Offer(
+        provider=r[0],
+        instance_type=r[1],
+        region=r[2],
+        zone=r[3],
+        pricing=_PRICING[r[4]],
+        payment_option=r[5],
+        offering_class=r[6],
+        os=r[7],
+        gpu_model=r[8],
+        gpu_raw_name=r[9],
+        gpu_known=bool(r[10]),
+        gpu_count=to_decimal(r[11], "gpu_count"),
+        gpu_memory_gib=_dec(r[12], "gpu_memory_gib"),
+        vcpus=_dec(r[13], "vcpus"),
+        memory_gib=_dec(r[14], "memory_gib"),
+        interconnect=Interconnect(r[15]),
+        attributes=_attrs(r[16]),
+        price_per_hour=to_decimal(r[17], "price_per_hour"),
+        currency=r[18],
+        price_per_hour_usd=to_decimal(r[19], "price_per_hour_usd"),
+    )
+
+
+class LazyOffers(Sequence[Offer]):
+    """Offers built from rows on first access (a ranking shows a handful of 100,000)."""
+
+    def __init__(self, rows: Sequence[OfferRow]) -> None:
+        self._rows = rows
+        self._built: dict[int, Offer] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Offer: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Offer]: ...
+    def __getitem__(self, index: int | slice) -> Offer | Sequence[Offer]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self._rows)
+        offer = self._built.get(index)
+        if offer is None:
+            offer = self._built[index] = row_to_offer(self._rows[index])
+        return offer
+
+    def __iter__(self) -> Iterator[Offer]:
+        return (self[i] for i in range(len(self)))
+
+
+def _effective_hourly(row: OfferRow, price: float) -> float:
+    """Float twin of pricing.effective_hourly_usd, from the row's attributes."""
+    term = _TERM[row[4]]
+    if term is None:
+        return price
+    attrs = _attrs(row[16])
+    upfront = _attr_float(attrs.get("upfront_usd"))
+    recurring = _attr_float(attrs.get("recurring_hourly_usd"))
+    if math.isnan(upfront) or math.isnan(recurring) or upfront < 0 or recurring < 0:
+        return price
+    return upfront / term + recurring
+
+
+def _attr_float(value: object) -> float:
+    if value is None or isinstance(value, bool):
+        return math.nan
+    try:
+        return float(str(value).strip().rstrip("%"))
+    except ValueError:
+        return math.nan
+
+
+@dataclass(frozen=True)
+class OfferTable:
+    offers: Sequence[Offer]
+    """Full records, built lazily from the rows when the table came from the store."""
+    specs: Sequence[GpuSpec | None]
+    """Per distinct GPU model code, its catalog spec (None when unknown)."""
+    providers: tuple[str, ...]
+    provider_code: IntArray
+    regions: tuple[str, ...]
+    region_code: IntArray
+    gpu_models: tuple[str, ...]
+    gpu_code: IntArray
+    pricing_code: IntArray
+    interconnect_code: IntArray
+    known: BoolArray
+    count: FloatArray
+    whole_gpus: IntArray
+    """GPUs across which state can be sharded (1 for a fraction)."""
+    vram_per_gpu: FloatArray
+    """GiB each GPU (or the slice) offers; NaN when unknown."""
+    vram_total: FloatArray
+    tflops: dict[Precision, FloatArray]
+    """Per-GPU dense rate by compute precision; NaN when the catalog has no figure."""
+    bandwidth: FloatArray
+    price: FloatArray
+    """Listed USD/hour."""
+    hourly: FloatArray
+    """Effective USD/hour (amortised upfront for reservations)."""
+    interruption_pct: FloatArray
+    """Provider-published interruption bucket bound (% per month); NaN when none."""
+    tie_order: IntArray
+    """Rank of each offer's identity key, for a deterministic order among equal costs."""
+
+    def __len__(self) -> int:
+        return len(self.offers)
+
+    @classmethod
+    def build(cls, offers: Sequence[Offer], lookup: SpecLookup = catalog_lookup) -> OfferTable:
+        """From validated records (tests, callers holding offers already)."""
+        return cls.from_rows([offer_to_row(o) for o in offers], lookup, offers=offers)
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Sequence[OfferRow],
+        lookup: SpecLookup = catalog_lookup,
+        *,
+        offers: Sequence[Offer] | None = None,
+    ) -> OfferTable:
+        """From store rows (``current_offer_rows``): no Offer is built until one is shown."""
+        n = len(rows)
+        provider_ix: dict[str, int] = {}
+        region_ix: dict[str, int] = {}
+        gpu_ix: dict[str, int] = {}
+        spec_by_model: dict[str, GpuSpec | None] = {}
+        ic_ix = {name: i for i, name in enumerate(INTERCONNECTS)}
+        pricing_ix = {p.value: code for p, code in PRICING_CODES.items()}
+        spot = PricingModel.SPOT.value
+
+        provider_code = np.empty(n, np.int64)
+        region_code = np.empty(n, np.int64)
+        gpu_code = np.empty(n, np.int64)
+        pricing_code = np.empty(n, np.int64)
+        ic_code = np.empty(n, np.int64)
+        known = np.zeros(n, np.bool_)
+        count = np.empty(n, np.float64)
+        mem = np.full(n, math.nan)
+        price = np.empty(n, np.float64)
+        hourly = np.empty(n, np.float64)
+        interrupt = np.full(n, math.nan)
+
+        for i, r in enumerate(rows):
+            provider_code[i] = provider_ix.setdefault(r[0], len(provider_ix))
+            region_code[i] = region_ix.setdefault(r[2], len(region_ix))
+            model = r[8]
+            gpu_code[i] = gpu_ix.setdefault(model, len(gpu_ix))
+            pricing_code[i] = pricing_ix[r[4]]
+            ic_code[i] = ic_ix[r[15]]
+            if r[10]:
+                if model not in spec_by_model:
+                    spec_by_model[model] = lookup(model)
+                known[i] = spec_by_model[model] is not None
+            count[i] = float(r[11])
+            if r[12] is not None:
+                mem[i] = float(r[12])
+            p = float(r[19])
+            price[i] = p
+            hourly[i] = p if _TERM[r[4]] is None else _effective_hourly(r, p)
+            if r[4] == spot:
+                interrupt[i] = _attr_float(_attrs(r[16]).get("interruption_max_pct"))
+
+        model_specs = [spec_by_model.get(m) for m in gpu_ix]
+        # GPUs without a reported VRAM fall back to the datasheet figure
+        datasheet = np.array(
+            [float(s.vram_gib) if s is not None else math.nan for s in model_specs] or [math.nan]
+        )
+        if n:
+            fill = np.isnan(mem) & known
+            mem[fill] = datasheet[gpu_code[fill]]
+        tflops: dict[Precision, FloatArray] = {}
+        for precision in COMPUTE_PRECISIONS:
+            per_model = np.array(
+                [
+                    (spec_tflops(s, precision) or math.nan) if s is not None else math.nan
+                    for s in model_specs
+                ]
+                or [math.nan],
+                np.float64,
+            )
+            column = per_model[gpu_code] if n else np.empty(0, np.float64)
+            tflops[precision] = np.where(known, column, math.nan)
+        bw_model = np.array(
+            [
+                float(s.memory_bandwidth_gbs)
+                if s is not None and s.memory_bandwidth_gbs is not None
+                else math.nan
+                for s in model_specs
+            ]
+            or [math.nan],
+            np.float64,
+        )
+        bandwidth = np.where(known, bw_model[gpu_code], math.nan) if n else np.empty(0)
+
+        whole = np.maximum(np.floor(count), 1).astype(np.int64)
+        vram_total = mem * count
+        order = sorted(range(n), key=lambda i: rows[i][:8])
+        tie_order = np.empty(n, np.int64)
+        tie_order[order] = np.arange(n)
+        return cls(
+            offers=offers if offers is not None else LazyOffers(rows),
+            specs=model_specs,
+            providers=tuple(provider_ix),
+            provider_code=provider_code,
+            regions=tuple(region_ix),
+            region_code=region_code,
+            gpu_models=tuple(gpu_ix),
+            gpu_code=gpu_code,
+            pricing_code=pricing_code,
+            interconnect_code=ic_code,
+            known=known,
+            count=count,
+            whole_gpus=whole,
+            vram_per_gpu=mem * np.minimum(count, 1.0),  # a slice owns its share only
+            vram_total=vram_total,
+            tflops=tflops,
+            bandwidth=bandwidth,
+            price=price,
+            hourly=hourly,
+            interruption_pct=interrupt,
+            tie_order=tie_order,
+        )
+
+    def codes(self, names: Sequence[str], universe: Sequence[str]) -> IntArray:
+        """Codes of the ``names`` present in ``universe`` (absent names match nothing)."""
+        index = {name: i for i, name in enumerate(universe)}
+        return np.array([index[n] for n in names if n in index], np.int64)
