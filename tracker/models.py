@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 __all__ = [
+    "OFFER_KEY_FIELDS",
     "AttributeValue",
     "Interconnect",
     "InvalidOffer",
@@ -60,7 +61,17 @@ class InvalidOffer(ValueError):
 
 AttributeValue = str | int | bool | Decimal | None
 
-# (provider, instance_type, region, zone, pricing, payment_option, offering_class, os)
+OFFER_KEY_FIELDS = (
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+    "offering_class",
+    "os",
+)
+"""The fields of an offer's identity, in :meth:`Offer.key` order."""
 OfferKey = tuple[str, str, str, str, str, str, str, str]
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")

@@ -16,7 +16,7 @@ from collectors.base import ALL_PRICING
 from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.output import OutputFormat, emit, err
+from tracker.cli.output import FormatOption, OutputFormat, emit, err
 from tracker.collect import OfferCallback, RunSummary, run_collector, scope_label
 from tracker.models import PricingModel
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
@@ -25,8 +25,6 @@ from tracker.store import queries
 from tracker.store.engine import DatabaseError
 
 JOB_SCOPES = (SPOT_SCOPE, STANDARD_SCOPE)
-
-FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 
 
 @contextmanager

@@ -10,11 +10,9 @@ import typer
 
 from tracker.catalog import all_specs
 from tracker.cli.context import CliError, open_store
-from tracker.cli.output import OutputFormat, emit
+from tracker.cli.output import FormatOption, OutputFormat, emit
 from tracker.models import PricingModel
 from tracker.store import queries
-
-FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 
 OFFER_COLUMNS = (
     "provider",

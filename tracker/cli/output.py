@@ -15,18 +15,23 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["OutputFormat", "emit", "err", "jsonable"]
+__all__ = ["FormatOption", "OutputFormat", "emit", "err", "jsonable"]
 
 
 class OutputFormat(StrEnum):
     table = "table"
     csv = "csv"
     json = "json"
+
+
+FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+"""The ``--format`` option every listing command takes."""
 
 
 def jsonable(value: Any) -> Any:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.output import OutputFormat, emit, err
+from tracker.cli.output import FormatOption, OutputFormat, emit, err
 from tracker.recommend import (
     Assumptions,
     Profile,
@@ -29,7 +29,6 @@ from tracker.recommend.vram import GIB
 
 __all__ = ["register"]
 
-FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 ProfilesFileOption = Annotated[
     Path | None,
     typer.Option(

@@ -18,6 +18,7 @@ from decimal import Decimal
 
 from sqlalchemy import Connection
 
+from tracker.models import OFFER_KEY_FIELDS
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.profiles import Profile
 from tracker.recommend.rank import Ranking
@@ -33,17 +34,6 @@ __all__ = [
     "latest_snapshots",
     "record_rankings",
 ]
-
-_KEY_FIELDS = (
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "payment_option",
-    "offering_class",
-    "os",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +55,7 @@ class RankedEntry:
 
     @property
     def key(self) -> tuple[str, ...]:
-        return tuple(getattr(self, name) for name in _KEY_FIELDS)
+        return tuple(getattr(self, name) for name in OFFER_KEY_FIELDS)
 
     @property
     def hardware(self) -> str:

@@ -28,6 +28,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from tracker.models import OFFER_KEY_FIELDS
 from tracker.store.types import Money, UTCDateTime
 
 __all__ = ["IDENTITY_COLUMNS", "Base", "CollectionRun", "PricePoint", "Series"]
@@ -43,16 +44,7 @@ NAMING = {
 
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 
-IDENTITY_COLUMNS = (
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "payment_option",
-    "offering_class",
-    "os",
-)
+IDENTITY_COLUMNS = OFFER_KEY_FIELDS
 
 
 class Base(DeclarativeBase):
