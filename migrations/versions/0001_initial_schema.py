@@ -96,8 +96,6 @@ def upgrade() -> None:
             name="uq_series_identity",
         ),
     )
-    op.create_index("ix_series_gpu_model", "series", ["gpu_model"], unique=False)
-    op.create_index("ix_series_provider_region", "series", ["provider", "region"], unique=False)
     op.create_index("ix_series_source", "series", ["source"], unique=False)
     op.create_table(
         "price_points",
@@ -154,8 +152,6 @@ def downgrade() -> None:
     op.drop_index("ix_price_points_series_first_seen", table_name="price_points")
     op.drop_table("price_points")
     op.drop_index("ix_series_source", table_name="series")
-    op.drop_index("ix_series_provider_region", table_name="series")
-    op.drop_index("ix_series_gpu_model", table_name="series")
     op.drop_table("series")
     op.drop_index("ix_collection_runs_provider_started", table_name="collection_runs")
     op.drop_table("collection_runs")
