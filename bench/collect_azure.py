@@ -4,7 +4,7 @@ Baseline, measured in the same run: ``json.loads`` of the same pages. The ratio 
 whether parsing (size lookup, catalog resolution, Decimal maths, Offer validation)
 could ever matter next to the network (a page is ~100 items and takes ~0.5 s to fetch).
 
-    python bench/bench_azure_parse.py [pages]
+    python bench/collect_azure.py [pages]
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ def main() -> None:
     print(f"json.loads baseline: {baseline:.3f}s  ({n / baseline:,.0f} items/s)")
     print(f"parse_items:         {parse:.3f}s  ({n / parse:,.0f} items/s)")
     print(f"parse / decode ratio: {parse / baseline:.1f}x")
+    # Same form as bench/collect_aws.py: parse throughput as a share of json.loads'.
+    print(f"azure-parse ratio={baseline / parse:.2f} items_per_s={n / parse:.0f}")
 
 
 if __name__ == "__main__":
