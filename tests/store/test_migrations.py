@@ -6,7 +6,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
-from tracker.store import migrate
+from tracker.store import (
+    migrate,
+    rankings,  # noqa: F401  (its tables share Base.metadata)
+)
 from tracker.store.engine import make_engine
 from tracker.store.schema import Base
 
