@@ -257,3 +257,32 @@ def test_manual_collect_waits_for_no_one_while_serve_holds_the_job(
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "succeeded" in proc.stdout
     engine.dispose()
+
+
+def test_one_failing_collector_does_not_stop_the_others(cli: Run, sheet: Path) -> None:
+    root = str(Path(__file__).resolve().parents[2])
+    proc = cli(
+        "collect",
+        "--provider",
+        "broken",
+        "--provider",
+        "pricesheet",
+        extra_env={
+            "GPU_TRACKER_PLUGINS": json.dumps(
+                {"broken": "tests.cli.broken_collector:BrokenCollector"}
+            ),
+            "GPU_TRACKER_PRICESHEET__PATH": str(sheet),
+            "PYTHONPATH": root,
+        },
+    )
+    message = one_line_error(proc, 1)
+    assert message == "gpu-tracker: error: collection failed for: broken"
+    assert "HTTP 503" in proc.stdout  # the summary table carries the error
+    providers = {r["provider"] for r in offers(cli)}
+    assert "broken" not in providers  # its half-run left nothing
+    assert {"aws", "gcp", "lambda", "acme"} <= providers  # the sheet still loaded
+    runs = json.loads(cli("runs", "--format", "json").stdout)
+    assert sorted((r["provider"], r["status"]) for r in runs) == [
+        ("broken", "failed"),
+        ("pricesheet", "succeeded"),
+    ]
