@@ -11,22 +11,21 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from collectors.base import ALL_PRICING, Collector, MissingCredentials, NotConfigured
-from tracker import registry
+from collectors.base import ALL_PRICING, Collector
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
 from tracker.store.engine import DatabaseError
 from tracker.store.ingest import DelistScope, Ingest
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
-__all__ = ["RunSummary", "run_collector", "run_providers", "scope_label"]
+__all__ = ["RunSummary", "run_collector", "scope_label"]
 
 log = logging.getLogger(__name__)
 
@@ -279,40 +278,3 @@ def _checked(offers: Iterable[Offer]) -> Iterable[Offer]:
         if not isinstance(offer, Offer):
             raise TypeError(f"collector yielded {type(offer).__name__}, expected Offer")
         yield offer
-
-
-def run_providers(
-    engine: Engine,
-    settings: Settings,
-    names: Sequence[str] | None = None,
-    *,
-    pricing_scope: frozenset[PricingModel] = ALL_PRICING,
-) -> list[RunSummary]:
-    """Run the named collectors (all registered ones if None), each isolated."""
-    available = registry.available(settings)
-    if names is None:
-        names = [n for n in available if _enabled(settings, n)]
-    summaries = []
-    for name in names:
-        if name not in available:
-            known = ", ".join(available) or "none"
-            raise registry.UnknownProvider(f"unknown provider {name!r} (registered: {known})")
-    for name in names:
-        cls = available[name]
-        try:
-            collector = cls.from_settings(settings)
-        except (MissingCredentials, NotConfigured) as exc:
-            log.warning("%s: skipped: %s", name, exc)
-            summaries.append(RunSummary(provider=name, status="skipped", error=str(exc)))
-            continue
-        except Exception as exc:
-            log.error("%s: cannot start: %s", name, _one_line(exc))
-            summaries.append(RunSummary(provider=name, status="failed", error=_one_line(exc)))
-            continue
-        summaries.append(run_collector(engine, collector, settings, pricing_scope=pricing_scope))
-    return summaries
-
-
-def _enabled(settings: Settings, name: str) -> bool:
-    section = getattr(settings, name, None)
-    return bool(getattr(section, "enabled", True))

@@ -16,7 +16,16 @@ from typing import Any
 from collectors.base import Collector, MissingCredentials, NotConfigured
 from tracker.settings import Settings
 
-__all__ = ["GROUP", "NOT_READY", "ProviderStatus", "UnknownProvider", "available", "load", "status"]
+__all__ = [
+    "GROUP",
+    "NOT_READY",
+    "ProviderStatus",
+    "UnknownProvider",
+    "available",
+    "enabled",
+    "load",
+    "status",
+]
 
 GROUP = "gpu_tracker.collectors"
 NOT_READY = (MissingCredentials, NotConfigured)
@@ -64,6 +73,11 @@ def load(name: str, settings: Settings | None = None) -> type[Collector]:
     except KeyError:
         known = ", ".join(collectors) or "none"
         raise UnknownProvider(f"unknown provider {name!r} (registered: {known})") from None
+
+
+def enabled(settings: Settings, name: str) -> bool:
+    """``<name>.enabled`` from the settings; collectors without a section are enabled."""
+    return bool(getattr(getattr(settings, name, None), "enabled", True))
 
 
 @dataclass(frozen=True)

@@ -91,9 +91,7 @@ def collect(
     """Run collectors now and store what changed. Exits 1 if any requested collector failed."""
     settings = settings_of(ctx)
     available = registry.available(settings)
-    names = provider or [
-        n for n in available if getattr(getattr(settings, n, None), "enabled", True)
-    ]
+    names = provider or [n for n in available if registry.enabled(settings, n)]
     unknown = [n for n in names if n not in available]
     if unknown:
         known = ", ".join(available) or "none"
@@ -166,7 +164,7 @@ def providers(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) -> Non
         {
             "provider": s.name,
             "configured": s.configured,
-            "enabled": bool(getattr(getattr(settings, s.name, None), "enabled", True)),
+            "enabled": registry.enabled(settings, s.name),
             "status": s.reason,
             "description": s.description,
         }

@@ -174,8 +174,7 @@ class Service:
         return usable
 
     def _unusable(self, name: str) -> str | None:
-        section = getattr(self.settings, name, None)
-        if section is not None and getattr(section, "enabled", True) is False:
+        if not registry.enabled(self.settings, name):
             return f"disabled ({name}.enabled = false)"
         try:
             self.collectors[name].from_settings(self.settings)
