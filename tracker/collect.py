@@ -193,7 +193,7 @@ def run_collector(
             summary.unchanged = stats.unchanged + stats.stale
             summary.delisted = stats.delisted
             summary.relisted = stats.relisted
-            summary.skip_reasons = dict(ctx.skips)
+            summary.skip_reasons = _reasons(ctx, out_of_scope, stats.refused_delist)
             summary.skipped = sum(ctx.skips.values())
             summary.partial_regions = dict(ctx.partial)
             summary.skip_details = list(ctx.details)
@@ -211,7 +211,7 @@ def run_collector(
                     delisted=summary.delisted,
                     relisted=summary.relisted,
                     skipped=summary.skipped,
-                    skip_reasons=_reasons(ctx, out_of_scope) or None,
+                    skip_reasons=summary.skip_reasons or None,
                 )
             )
     except Exception as exc:
@@ -237,8 +237,11 @@ def run_collector(
     return summary
 
 
-def _reasons(ctx: _Context, out_of_scope: int) -> dict[str, int]:
+def _reasons(ctx: _Context, out_of_scope: int, refused_delist: int) -> dict[str, int]:
+    """Skip counts by reason, plus what the run deliberately did not do."""
     reasons = dict(ctx.skips)
+    if refused_delist:
+        reasons["not_delisted_empty_run"] = refused_delist
     if ctx.partial:
         reasons["partial_regions"] = len(ctx.partial)
     if out_of_scope:

@@ -286,3 +286,28 @@ def test_one_failing_collector_does_not_stop_the_others(cli: Run, sheet: Path) -
         ("broken", "failed"),
         ("pricesheet", "succeeded"),
     ]
+
+
+def test_history_answers_the_price_at_a_time(cli: Run, tmp_path: Path) -> None:
+    path = tmp_path / "dated.csv"
+    path.write_text(
+        HEADER
+        + ",observed_at\n"
+        + "aws,p5.48xlarge,us-east-1,,on_demand,H100,8,80,192,2048,98.32,USD,2025-01-01T00:00:00Z\n"
+        + "aws,p5.48xlarge,us-east-1,,on_demand,H100,8,80,192,2048,55.04,USD,2025-06-05T00:00:00Z\n"
+    )
+    assert cli("import", str(path)).returncode == 0
+
+    def price_at(when: str) -> list[object]:
+        proc = cli("history", "-p", "aws", "-i", "p5.48xlarge", "-r", "us-east-1",
+                   "--at", when, "--format", "json")  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return [p["price_per_hour"] for p in json.loads(proc.stdout)]
+
+    assert price_at("2024-12-31T23:59:59") == []
+    assert price_at("2025-03-01T00:00:00") == ["98.32"]
+    assert price_at("2025-06-05T00:00:00") == ["55.04"]
+    assert price_at("2026-01-01T00:00:00+02:00") == ["55.04"]
+    msg = one_line_error(cli("history", "-p", "aws", "-i", "p5.48xlarge", "-r", "us-east-1",
+                             "--at", "last tuesday"), 2)  # fmt: skip
+    assert "--at" in msg

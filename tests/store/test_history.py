@@ -159,6 +159,7 @@ def test_empty_run_refuses_to_delist_everything(engine: Engine) -> None:
     run(engine, fleet(), T0)
     summary = run(engine, [], T0 + timedelta(hours=1))
     assert summary.status == "succeeded" and summary.delisted == 0
+    assert summary.skip_reasons == {"not_delisted_empty_run": 6}
     assert len(queries.current_offers(engine)) == 6
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
@@ -137,6 +138,13 @@ def history(
         str | None, typer.Option("--zone", help="Zone (spot); default: every zone.")
     ] = None,
     payment_option: Annotated[str | None, typer.Option("--payment-option")] = None,
+    at: Annotated[
+        datetime | None,
+        typer.Option(
+            "--at",
+            help="Only the price in force at this time (ISO-8601; UTC unless it has an offset).",
+        ),
+    ] = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Price intervals of one offer: each row is one price and when it held."""
@@ -153,9 +161,16 @@ def history(
             f"no stored offer {provider} {instance_type} {region} {pricing.value}"
             + (f" zone {zone}" if zone else "")
         )
+    if at is not None and at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
     rows = []
     for s in series:
-        for p in queries.price_history(engine, s.id):
+        if at is None:
+            points = queries.price_history(engine, s.id)
+        else:
+            point = queries.price_at(engine, s.id, at)
+            points = [point] if point is not None else []
+        for p in points:
             rows.append(
                 {
                     "zone": s.zone,

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -73,7 +72,6 @@ class IngestStats:
     relisted: int = 0
     refused_delist: int = 0
     rounds: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
 
 
 def _money_text(value: Decimal | None) -> str | None:
@@ -190,10 +188,6 @@ class Ingest:
         self._buffer.append(row)
         if len(self._buffer) >= FLUSH_ROWS:
             self._flush()
-
-    def add_all(self, offers: Iterable[Offer]) -> None:
-        for offer in offers:
-            self.add(offer)
 
     def _flush(self) -> None:
         if not self._buffer:
