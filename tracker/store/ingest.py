@@ -224,8 +224,8 @@ class Ingest:
         temp = "CREATE TEMPORARY TABLE {} " + ("" if self.sqlite else "ON COMMIT DROP ") + "AS "
 
         # Each identity's latest row carries its hardware facts and attributes.
-        # Materialised and analysed so the planner joins it by hash or index,
-        # never by a nested scan of its (badly estimated) window subquery.
+        # Materialised (only needed when an identity repeats) so the planner joins
+        # a table of known size instead of a window subquery it misestimates.
         if self._repeats:
             x(
                 temp.format("gt_latest")
@@ -238,6 +238,9 @@ class Ingest:
         else:
             latest = "(SELECT *, observed_at AS first_obs FROM gt_incoming)"
         hw_values = ", ".join(attrs if c == "attributes" else f"i.{c}" for c in HARDWARE_COLUMNS)
+        # An anti-join, not ON CONFLICT: a plain insert is much cheaper than 200k
+        # speculative ones. Two collectors racing to create the same identity would
+        # hit the unique index and fail one run, which the next cadence repeats.
         stats.new_series = x(
             f"INSERT INTO series ({idcols}, {hw}, source, first_seen) "
             f"SELECT {', '.join('i.' + c for c in IDENTITY_COLUMNS)}, {hw_values}, "
