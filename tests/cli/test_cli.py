@@ -311,3 +311,10 @@ def test_history_answers_the_price_at_a_time(cli: Run, tmp_path: Path) -> None:
     msg = one_line_error(cli("history", "-p", "aws", "-i", "p5.48xlarge", "-r", "us-east-1",
                              "--at", "last tuesday"), 2)  # fmt: skip
     assert "--at" in msg
+
+
+def test_bare_command_shows_help_not_an_error() -> None:
+    proc = subprocess.run([SCRIPT], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("Usage: gpu-tracker [OPTIONS] COMMAND")
+    assert "\n  collect " in proc.stderr and "\n  recommend " in proc.stderr

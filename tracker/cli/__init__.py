@@ -88,7 +88,10 @@ def main(argv: list[str] | None = None) -> None:
         err("gpu-tracker: aborted")
         sys.exit(130)
     except TyperException as exc:  # usage errors (bad option, missing argument, bad value)
-        err(f"gpu-tracker: error: {' '.join(exc.format_message().split())}")
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: show its help as is
+            err(exc.format_message())
+        else:
+            err(f"gpu-tracker: error: {' '.join(exc.format_message().split())}")
         sys.exit(exc.exit_code if exc.exit_code else USAGE)
     except CliError as exc:
         err(f"gpu-tracker: error: {exc}")
