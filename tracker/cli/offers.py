@@ -11,7 +11,7 @@ import typer
 
 from tracker.catalog import all_specs
 from tracker.cli.context import CliError, open_store
-from tracker.cli.output import FormatOption, OutputFormat, emit
+from tracker.cli.output import FormatOption, OutputFormat, emit, err
 from tracker.models import PricingModel
 from tracker.store import queries
 
@@ -125,6 +125,13 @@ def offers(
     rows.sort(key=lambda r: (r[key], r["provider"], r["instance_type"], r["region"], r["zone"]))
     if limit:
         rows = rows[:limit]
+    if not rows:
+        filtered = any((gpu, provider, region, pricing, min_vram is not None, min_gpus is not None))
+        err(
+            "no offer matches these filters"
+            if filtered
+            else "no offers stored yet; run 'gpu-tracker collect' first"
+        )
     emit(rows, fmt, columns=OFFER_COLUMNS if fmt is not OutputFormat.table else TABLE_COLUMNS)
 
 
@@ -206,7 +213,8 @@ def gpus(
             }
             for u in queries.unknown_gpus(engine)
         ]
-        emit(rows, fmt, title="unrecognised GPU names")
+        columns = ("raw_name", "provider", "series", "example_instance_type")
+        emit(rows, fmt, columns=columns, title="unrecognised GPU names")
         return
     rows = [
         {
