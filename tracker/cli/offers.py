@@ -213,8 +213,8 @@ def gpus(
             }
             for u in queries.unknown_gpus(engine)
         ]
-        columns = ("raw_name", "provider", "series", "example_instance_type")
-        emit(rows, fmt, columns=columns, title="unrecognised GPU names")
+        unknown_columns = ("raw_name", "provider", "series", "example_instance_type")
+        emit(rows, fmt, columns=unknown_columns, title="unrecognised GPU names")
         return
     rows = [
         {
