@@ -24,24 +24,13 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tracker.models import Offer, PricingModel
-from tracker.store.schema import IDENTITY_COLUMNS
+from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.types import quantize_money
 
 __all__ = ["DelistScope", "Ingest", "IngestStats"]
 
 log = logging.getLogger(__name__)
 
-HARDWARE_COLUMNS = (
-    "gpu_model",
-    "gpu_raw_name",
-    "gpu_known",
-    "gpu_count",
-    "gpu_memory_gib",
-    "vcpus",
-    "memory_gib",
-    "interconnect",
-    "attributes",
-)
 PRICE_COLUMNS = ("price", "currency", "price_usd", "observed_at")
 INCOMING_COLUMNS = ("seq", *IDENTITY_COLUMNS, *HARDWARE_COLUMNS, *PRICE_COLUMNS)
 _DECIMAL_COLUMNS = frozenset(

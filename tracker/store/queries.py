@@ -12,7 +12,13 @@ from sqlalchemy import Connection, Engine, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from tracker.models import Interconnect, Offer, PricingModel
-from tracker.store.schema import CollectionRun, PricePoint, Series
+from tracker.store.schema import (
+    HARDWARE_COLUMNS,
+    IDENTITY_COLUMNS,
+    CollectionRun,
+    PricePoint,
+    Series,
+)
 
 __all__ = [
     "HistoryPoint",
@@ -63,27 +69,7 @@ def _rows(bind: Bind, stmt: Any) -> Sequence[Any]:
         return session.execute(stmt).all()
 
 
-_SERIES_COLUMNS = (
-    "id",
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "payment_option",
-    "offering_class",
-    "os",
-    "gpu_model",
-    "gpu_raw_name",
-    "gpu_known",
-    "gpu_count",
-    "gpu_memory_gib",
-    "vcpus",
-    "memory_gib",
-    "interconnect",
-    "attributes",
-    "first_seen",
-)
+_SERIES_COLUMNS = ("id", *IDENTITY_COLUMNS, *HARDWARE_COLUMNS, "first_seen")
 _POINT_COLUMNS = ("price", "currency", "price_usd", "first_seen", "last_seen")
 
 

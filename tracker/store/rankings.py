@@ -36,7 +36,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tracker.store.schema import Base, BigId, PricePoint, Series
+from tracker.store.schema import (
+    HARDWARE_COLUMNS,
+    IDENTITY_COLUMNS,
+    Base,
+    BigId,
+    PricePoint,
+    Series,
+)
 from tracker.store.types import Money, UTCDateTime
 
 __all__ = [
@@ -90,28 +97,7 @@ class RankingEntry(Base):
     __table_args__ = (UniqueConstraint("snapshot_id", "rank", name="uq_ranking_entries_rank"),)
 
 
-OFFER_ROW_COLUMNS = (
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "payment_option",
-    "offering_class",
-    "os",
-    "gpu_model",
-    "gpu_raw_name",
-    "gpu_known",
-    "gpu_count",
-    "gpu_memory_gib",
-    "vcpus",
-    "memory_gib",
-    "interconnect",
-    "attributes",
-    "price",
-    "currency",
-    "price_usd",
-)
+OFFER_ROW_COLUMNS = (*IDENTITY_COLUMNS, *HARDWARE_COLUMNS, "price", "currency", "price_usd")
 """Positions of :func:`current_offer_rows` tuples. Numbers come back as the driver
 returns them (decimal strings on SQLite, Decimal on Postgres) and ``attributes`` as
 JSON text or an already-decoded dict, so callers convert only what they use."""

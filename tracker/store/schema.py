@@ -31,7 +31,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from tracker.models import OFFER_KEY_FIELDS
 from tracker.store.types import Money, UTCDateTime
 
-__all__ = ["IDENTITY_COLUMNS", "Base", "CollectionRun", "PricePoint", "Series"]
+__all__ = ["HARDWARE_COLUMNS", "IDENTITY_COLUMNS", "Base", "CollectionRun", "PricePoint", "Series"]
 
 # Deterministic constraint names, so Alembic batch mode on SQLite can find them.
 NAMING = {
@@ -45,6 +45,17 @@ NAMING = {
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 IDENTITY_COLUMNS = OFFER_KEY_FIELDS
+HARDWARE_COLUMNS = (  # what a series records about the machine, updated as reported
+    "gpu_model",
+    "gpu_raw_name",
+    "gpu_known",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "interconnect",
+    "attributes",
+)
 
 
 class Base(DeclarativeBase):
