@@ -113,6 +113,19 @@ class InstanceHardware:
     partition: Decimal | None = None
     """Share of one physical GPU (g6f: 0.125); None for whole GPUs."""
 
+    def offer_fields(self) -> dict[str, Any]:
+        """The Offer keyword arguments that describe the machine (same for every price)."""
+        return {
+            "gpu_model": self.gpu_model,
+            "gpu_raw_name": self.gpu_raw_name,
+            "gpu_known": self.gpu_known,
+            "gpu_count": self.gpu_count,
+            "gpu_memory_gib": self.gpu_memory_gib,
+            "vcpus": self.vcpus,
+            "memory_gib": self.memory_gib,
+            "interconnect": self.interconnect,
+        }
+
     def attributes(self) -> dict[str, AttributeValue]:
         attrs: dict[str, AttributeValue] = {"accelerator_kind": self.kind}
         if self.manufacturer:
@@ -436,7 +449,7 @@ class _Base:
     for every term of every product, and most terms are fine.
     """
 
-    __slots__ = ("attrs", "hw", "instance_type", "region", "usd_rate", "where")
+    __slots__ = ("attrs", "hardware", "hw", "instance_type", "region", "usd_rate", "where")
 
     def __init__(
         self, instance_type: str, region: str, hw: InstanceHardware, usd_rate: UsdRate, where: str
@@ -448,6 +461,7 @@ class _Base:
         self.where = where
         # Immutable and shared by this item's offers: Offer keeps a MappingProxyType as is.
         self.attrs = MappingProxyType(hw.attributes())
+        self.hardware = hw.offer_fields()
 
     def _priced(
         self, result: ParseResult, currency: str, amount: Decimal, kind: str, code: str
@@ -475,7 +489,6 @@ class _Base:
         payment_option: str = "",
         offering_class: str = "",
     ) -> Offer:
-        hw = self.hw
         return Offer(
             provider=PROVIDER,
             instance_type=self.instance_type,
@@ -484,17 +497,10 @@ class _Base:
             price_per_hour=amount,
             currency=currency,
             price_per_hour_usd=usd,
-            gpu_model=hw.gpu_model,
-            gpu_count=hw.gpu_count,
-            gpu_memory_gib=hw.gpu_memory_gib,
-            vcpus=hw.vcpus,
-            memory_gib=hw.memory_gib,
-            interconnect=hw.interconnect,
             payment_option=payment_option,
             offering_class=offering_class,
-            gpu_raw_name=hw.gpu_raw_name,
-            gpu_known=hw.gpu_known,
             attributes=attrs,
+            **self.hardware,
         )
 
     def on_demand(self, result: ParseResult, code: str, term: Mapping[str, Any]) -> None:
@@ -627,16 +633,9 @@ def parse_spot_history(
                 price_per_hour=price,
                 currency="USD",
                 price_per_hour_usd=price,
-                gpu_model=hw.gpu_model,
-                gpu_count=hw.gpu_count,
-                gpu_memory_gib=hw.gpu_memory_gib,
-                vcpus=hw.vcpus,
-                memory_gib=hw.memory_gib,
-                interconnect=hw.interconnect,
-                gpu_raw_name=hw.gpu_raw_name,
-                gpu_known=hw.gpu_known,
                 observed_at=ts,
                 attributes=attrs,
+                **hw.offer_fields(),
             )
         except InvalidOffer as exc:
             result.skip("malformed_spot_item", f"{where}: {exc}")
