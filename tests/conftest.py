@@ -9,8 +9,11 @@ in CI (CI=true), so a green CI always means both engines ran.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -121,6 +124,34 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     url: str = request.getfixturevalue("pg_url")
     _reset_pg(make_engine(url))
     return url
+
+
+SCRIPT = shutil.which("gpu-tracker", path=str(Path(sys.executable).parent)) or "gpu-tracker"
+"""The installed console script: CLI tests drive the real entry point."""
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def cli_runner(db_url: str, workdir: Path) -> Run:
+    """Runs ``gpu-tracker ARGS`` on ``db_url`` with no config or data of the developer's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TRACKER_")}
+    env["GPU_TRACKER_DATABASE_URL"] = db_url
+    env["XDG_DATA_HOME"] = str(workdir / "data")
+    env["XDG_CONFIG_HOME"] = str(workdir / "config")
+
+    def run(
+        *args: str, extra_env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [SCRIPT, *args],
+            env={**env, **(extra_env or {})},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=workdir,
+        )
+
+    return run
 
 
 def make_offer(**overrides: Any) -> Offer:

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-SCRIPT = shutil.which("gpu-tracker", path=str(Path(sys.executable).parent)) or "gpu-tracker"
+from tests.conftest import SCRIPT, Run, cli_runner
 
 HEADER = (
     "provider,instance_type,region,zone,pricing,gpu_model,gpu_count,gpu_memory_gib,"
@@ -35,28 +32,10 @@ OFFER_KEYS = {
     "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "first_seen", "last_seen",
 }  # fmt: skip
 
-Run = Callable[..., subprocess.CompletedProcess[str]]
-
 
 @pytest.fixture
 def cli(db_url: str, tmp_path: Path) -> Run:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TRACKER_")}
-    env["GPU_TRACKER_DATABASE_URL"] = db_url
-    env["XDG_DATA_HOME"] = str(tmp_path / "data")
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
-
-    def run(
-        *args: str, extra_env: dict[str, str] | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [SCRIPT, *args],
-            env={**env, **(extra_env or {})},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=tmp_path,
-        )
-
+    run = cli_runner(db_url, tmp_path)
     assert run("db", "upgrade").returncode == 0
     return run
 

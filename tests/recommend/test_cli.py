@@ -5,16 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import shutil
 import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-SCRIPT = shutil.which("gpu-tracker", path=str(Path(sys.executable).parent)) or "gpu-tracker"
+from tests.conftest import Run, cli_runner
 
 SHEET = """\
 provider,instance_type,region,zone,pricing,gpu_model,gpu_count,gpu_memory_gib,vcpus,memory_gib,price_per_hour,currency,interconnect,payment_option
@@ -42,29 +38,10 @@ ROW_KEYS = {
     "job_cost_usd",
 }
 
-Run = Callable[..., subprocess.CompletedProcess[str]]
-
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Run:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TRACKER_")}
-    env["GPU_TRACKER_DATABASE_URL"] = f"sqlite:///{tmp_path / 'cli.db'}"
-    env["XDG_DATA_HOME"] = str(tmp_path / "data")
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
-
-    def run(
-        *args: str, extra_env: dict[str, str] | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [SCRIPT, *args],
-            env={**env, **(extra_env or {})},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=tmp_path,
-        )
-
-    return run
+    return cli_runner(f"sqlite:///{tmp_path / 'cli.db'}", tmp_path)
 
 
 @pytest.fixture
