@@ -13,27 +13,19 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
-from collectors.base import Collector, MissingCredentials, NotConfigured
+from collectors.base import Collector, NotConfigured
 from tracker.settings import Settings
 
 __all__ = [
     "GROUP",
-    "NOT_READY",
     "ProviderStatus",
-    "UnknownProvider",
     "available",
     "enabled",
-    "load",
     "status",
 ]
 
 GROUP = "gpu_tracker.collectors"
-NOT_READY = (MissingCredentials, NotConfigured)
 log = logging.getLogger(__name__)
-
-
-class UnknownProvider(LookupError):
-    pass
 
 
 def available(settings: Settings | None = None) -> dict[str, type[Collector]]:
@@ -66,15 +58,6 @@ def _importer(spec: str) -> Callable[[], Any]:
     return load
 
 
-def load(name: str, settings: Settings | None = None) -> type[Collector]:
-    collectors = available(settings)
-    try:
-        return collectors[name]
-    except KeyError:
-        known = ", ".join(collectors) or "none"
-        raise UnknownProvider(f"unknown provider {name!r} (registered: {known})") from None
-
-
 def enabled(settings: Settings, name: str) -> bool:
     """``<name>.enabled`` from the settings; collectors without a section are enabled."""
     return bool(getattr(getattr(settings, name, None), "enabled", True))
@@ -94,7 +77,7 @@ def status(settings: Settings) -> list[ProviderStatus]:
     for name, cls in available(settings).items():
         try:
             cls.from_settings(settings)
-        except (MissingCredentials, NotConfigured) as exc:
+        except NotConfigured as exc:  # MissingCredentials too
             result.append(ProviderStatus(name, cls.description, False, str(exc)))
         except Exception as exc:
             result.append(ProviderStatus(name, cls.description, False, f"error: {exc}"))

@@ -274,9 +274,6 @@ class Settings(BaseSettings):
             return Decimal(1)
         return self.fx_rates.get(currency)
 
-    def redacted_database_url(self) -> str:
-        return redact_url(self.database_url)
-
 
 def redact_url(url: str) -> str:
     """The URL with any password replaced, for logs and error messages."""

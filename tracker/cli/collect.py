@@ -12,12 +12,12 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from collectors.base import ALL_PRICING
+from collectors.base import ALL_PRICING, NotConfigured
 from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import FormatOption, OutputFormat, emit, err
-from tracker.collect import OfferCallback, RunSummary, run_collector, scope_label
+from tracker.collect import OfferCallback, RunSummary, run_collector
 from tracker.models import PricingModel
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
 from tracker.service.locks import locks_for
@@ -104,7 +104,7 @@ def collect(
         try:
             collector = available[name].from_settings(settings)
         except Exception as exc:  # NotConfigured/MissingCredentials and plugin bugs alike
-            status = "skipped" if isinstance(exc, registry.NOT_READY) else "failed"
+            status = "skipped" if isinstance(exc, NotConfigured) else "failed"
             err(f"{name}: {status}: {exc}")
             summaries.append(RunSummary(provider=name, status=status, error=str(exc)))
             continue
@@ -208,4 +208,4 @@ def register(app: typer.Typer) -> None:
     app.command("runs")(runs)
 
 
-__all__ = ["register", "scope_label"]
+__all__ = ["register"]

@@ -38,7 +38,7 @@ from sqlalchemy import Engine, func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from collectors.base import Collector, MissingCredentials, NotConfigured
+from collectors.base import Collector, NotConfigured
 from tracker import registry
 from tracker.collect import RunSummary, run_collector, scope_label
 from tracker.service.health import HealthState
@@ -178,7 +178,7 @@ class Service:
             return f"disabled ({name}.enabled = false)"
         try:
             self.collectors[name].from_settings(self.settings)
-        except (MissingCredentials, NotConfigured) as exc:
+        except NotConfigured as exc:  # MissingCredentials too
             return str(exc)
         except Exception:  # reported by every run instead: it may be transient
             return None
@@ -293,7 +293,7 @@ class Service:
             self.health.started(spec.id, utcnow())
             try:
                 collector = self.collectors[spec.collector].from_settings(self.settings)
-            except (MissingCredentials, NotConfigured) as exc:
+            except NotConfigured as exc:  # MissingCredentials too
                 self.metrics.skips.labels(spec.collector, spec.scope, "not_configured").inc()
                 summary = RunSummary(spec.collector, "skipped", scope=spec.scope, error=str(exc))
                 return JobOutcome(spec, "skipped", summary, error=str(exc))
