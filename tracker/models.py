@@ -76,7 +76,6 @@ OfferKey = tuple[str, str, str, str, str, str, str, str]
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _EMPTY: Mapping[str, AttributeValue] = MappingProxyType({})
-_KNOWN_GOOD_CURRENCIES = frozenset({"USD", "EUR", "CNY", "GBP", "JPY", "INR", "IDR"})
 
 
 def to_decimal(value: Any, field_name: str) -> Decimal:
@@ -183,7 +182,12 @@ class Offer:
             if type(value) is not Decimal or not value.is_finite() or value <= 0:
                 s(self, name, _positive(value, name))
         currency = self.currency
-        if currency not in _KNOWN_GOOD_CURRENCIES:
+        if not (
+            type(currency) is str
+            and len(currency) == 3
+            and currency.isalpha()
+            and currency.isupper()
+        ):
             currency = currency.strip().upper() if isinstance(currency, str) else ""
             if not _CURRENCY.match(currency):
                 raise InvalidOffer("currency", f"must be an ISO 4217 code, got {self.currency!r}")
