@@ -30,6 +30,7 @@ from tracker.models import InvalidOffer, PricingModel, to_decimal
         ({"pricing": "hourly"}, "pricing"),
         ({"interconnect": "infiniband"}, "interconnect"),
         ({"currency": "dollars"}, "currency"),
+        ({"currency": "ÜSD"}, "currency"),
         ({"observed_at": datetime(2026, 1, 1)}, "observed_at"),
         ({"price_per_hour": Decimal(2), "price_per_hour_usd": Decimal(3)}, "price_per_hour_usd"),
     ],

@@ -185,6 +185,7 @@ class Offer:
         if not (
             type(currency) is str
             and len(currency) == 3
+            and currency.isascii()
             and currency.isalpha()
             and currency.isupper()
         ):
