@@ -41,6 +41,7 @@ from sqlalchemy.pool import NullPool
 from collectors.base import Collector, NotConfigured
 from tracker import registry
 from tracker.collect import RunSummary, run_collector, scope_label
+from tracker.models import RunStatus
 from tracker.service.health import HealthState
 from tracker.service.hooks import PostRunHook, StaleHook, rankings_hook
 from tracker.service.jobs import JobSpec, plan_jobs
@@ -295,12 +296,14 @@ class Service:
                 collector = self.collectors[spec.collector].from_settings(self.settings)
             except NotConfigured as exc:  # MissingCredentials too
                 self.metrics.skips.labels(spec.collector, spec.scope, "not_configured").inc()
-                summary = RunSummary(spec.collector, "skipped", scope=spec.scope, error=str(exc))
+                summary = RunSummary(
+                    spec.collector, RunStatus.SKIPPED, scope=spec.scope, error=str(exc)
+                )
                 return JobOutcome(spec, "skipped", summary, error=str(exc))
             except Exception as exc:
                 log.exception("%s: collector could not be created", spec.id)
                 summary = RunSummary(
-                    spec.collector, "failed", scope=spec.scope, error=_one_line(exc)
+                    spec.collector, RunStatus.FAILED, scope=spec.scope, error=_one_line(exc)
                 )
                 return JobOutcome(spec, "failed", summary, reason="collector", error=summary.error)
             summary = run_collector(
@@ -328,8 +331,8 @@ class Service:
         if outcome.status == "failed":
             self.metrics.failures.labels(*labels, outcome.reason or "collector").inc()
         if outcome.status == "succeeded" and summary is not None:
-            self.metrics.offers_seen.labels(*labels).inc(summary.offers_seen)
-            self.metrics.price_changes.labels(*labels).inc(summary.price_changes)
+            self.metrics.offers_seen.labels(*labels).inc(summary.stats.offers_seen)
+            self.metrics.price_changes.labels(*labels).inc(summary.stats.price_changes)
             self.metrics.last_success.labels(*labels).set(now.timestamp())
             if self.health.jobs[spec.id].stale:
                 self._set_stale(spec, False)
@@ -343,12 +346,7 @@ class Service:
         if summary is not None:
             fields.update(
                 run_id=summary.run_id,
-                offers_seen=summary.offers_seen,
-                new_series=summary.new_series,
-                price_changes=summary.price_changes,
-                unchanged=summary.unchanged,
-                delisted=summary.delisted,
-                relisted=summary.relisted,
+                **summary.stats.run_counts(),
                 skipped=summary.skipped,
                 skip_reasons=summary.skip_reasons,
             )
