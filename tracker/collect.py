@@ -18,6 +18,7 @@ from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from collectors.base import ALL_PRICING, Collector, LastObserved, RunContext
+from tracker.errors import one_line
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.settings import Settings
 from tracker.store.engine import DatabaseError
@@ -85,11 +86,6 @@ def _last_observed_reader(engine: Engine, source: str) -> LastObserved:
     return last_observed
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 def _start_run(engine: Engine, provider: str, scope: str, started: datetime) -> int:
     try:
         with engine.begin() as conn:
@@ -111,7 +107,7 @@ def _start_run(engine: Engine, provider: str, scope: str, started: datetime) -> 
                 .returning(CollectionRun.id)
             ).scalar_one()
     except (DBAPIError, SQLAlchemyError) as exc:
-        raise DatabaseError(f"cannot record a run for {provider}: {_one_line(exc)}") from exc
+        raise DatabaseError(f"cannot record a run for {provider}: {one_line(exc)}") from exc
     return int(run_id)
 
 
@@ -178,7 +174,7 @@ def run_collector(
             )
     except Exception as exc:
         summary.status = RunStatus.FAILED
-        summary.error = _one_line(exc)
+        summary.error = one_line(exc)
         summary.skip_reasons = dict(ctx.skips)
         summary.skipped = ctx.skipped
         summary.skip_details = list(ctx.details)
@@ -235,7 +231,7 @@ def _record_failure(engine: Engine, summary: RunSummary) -> None:
             )
     except (DBAPIError, SQLAlchemyError) as exc:
         # The next run of this provider marks the row abandoned.
-        log.error("%s: could not record the failure: %s", summary.provider, _one_line(exc))
+        log.error("%s: could not record the failure: %s", summary.provider, one_line(exc))
 
 
 def _checked(offers: Iterable[Offer]) -> Iterable[Offer]:

@@ -41,6 +41,7 @@ from sqlalchemy.pool import NullPool
 from collectors.base import Collector, NotConfigured
 from tracker import registry
 from tracker.collect import RunSummary, run_collector, scope_label
+from tracker.errors import one_line
 from tracker.models import RunStatus
 from tracker.service.health import HealthState
 from tracker.service.hooks import PostRunHook, StaleHook, rankings_hook
@@ -61,12 +62,6 @@ STALENESS_CHECK_MAX_SECONDS = 60.0
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def _one_line(exc: BaseException) -> str:
-    text_ = str(exc).strip()
-    first = text_.splitlines()[0] if text_ else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def _as_utc(value: Any) -> datetime | None:
@@ -192,7 +187,7 @@ class Service:
             with self._ping_engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
         except (SQLAlchemyError, DatabaseError, OSError) as exc:
-            self._database_state(False, _one_line(exc))
+            self._database_state(False, one_line(exc))
             return False
         self._database_state(True)
         return True
@@ -269,11 +264,11 @@ class Service:
             try:
                 outcome = self._locked_run(spec)
             except (SQLAlchemyError, DatabaseError) as exc:
-                self._database_state(False, _one_line(exc))
-                outcome = JobOutcome(spec, "failed", reason="database", error=_one_line(exc))
+                self._database_state(False, one_line(exc))
+                outcome = JobOutcome(spec, "failed", reason="database", error=one_line(exc))
             except Exception as exc:  # a bug in the service or the runner: keep serving
                 log.exception("%s: job crashed", spec.id)
-                outcome = JobOutcome(spec, "failed", reason="collector", error=_one_line(exc))
+                outcome = JobOutcome(spec, "failed", reason="collector", error=one_line(exc))
             self._record(outcome, time.monotonic() - began)
         if outcome.status == "succeeded" and outcome.summary is not None:
             self._run_hooks(spec, outcome.summary)
@@ -303,7 +298,7 @@ class Service:
             except Exception as exc:
                 log.exception("%s: collector could not be created", spec.id)
                 summary = RunSummary(
-                    spec.collector, RunStatus.FAILED, scope=spec.scope, error=_one_line(exc)
+                    spec.collector, RunStatus.FAILED, scope=spec.scope, error=one_line(exc)
                 )
                 return JobOutcome(spec, "failed", summary, reason="collector", error=summary.error)
             summary = run_collector(
@@ -395,7 +390,7 @@ class Service:
         try:
             self._ensure_seeded()
         except (SQLAlchemyError, DatabaseError) as exc:
-            self._database_state(False, _one_line(exc))
+            self._database_state(False, one_line(exc))
         stale = []
         for spec in self.jobs:
             job = self.health.jobs[spec.id]
@@ -470,7 +465,7 @@ class Service:
             self._ensure_seeded()
             self._database_state(True)
         except (SQLAlchemyError, DatabaseError) as exc:
-            self._database_state(False, _one_line(exc))
+            self._database_state(False, one_line(exc))
         # SQLite has one writer, and a WAL reader that tries to write after another
         # commit fails at once ("database is locked"): run its jobs one at a time.
         workers = self.config.max_workers if self.engine.dialect.name == "postgresql" else 1
@@ -583,7 +578,7 @@ class Service:
         try:
             due = self.due_jobs()
         except (SQLAlchemyError, DatabaseError) as exc:
-            log.error("database unreachable: %s", _one_line(exc), extra={"event": "database_down"})
+            log.error("database unreachable: %s", one_line(exc), extra={"event": "database_down"})
             return 1
         if not due:
             log.info("no job is due", extra={"event": "nothing_due"})
