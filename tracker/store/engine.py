@@ -10,15 +10,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-__all__ = ["DatabaseError", "make_engine", "normalize_url"]
+__all__ = ["DatabaseError", "Engine", "make_engine", "normalize_url", "ping"]
+# ``Engine`` is re-exported as the type callers outside the store annotate a database
+# handle with: only the store imports SQLAlchemy (tests/test_layering.py checks it).
 
 
 class DatabaseError(Exception):
-    """The database cannot be used; the message is one line and carries no password."""
+    """The database cannot be used; the message is one line and carries no password.
+
+    ``reason`` is the database's own first line (e.g. ``connection failed``) without
+    the context the message adds, for callers that say the context their own way.
+    """
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
 
 
 def normalize_url(url: str) -> URL:
@@ -66,3 +76,12 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     connect_args.setdefault("connect_timeout", 10)
     connect_args.setdefault("application_name", "gpu-tracker")
     return create_engine(parsed, connect_args=connect_args, **kwargs)
+
+
+def ping(engine: Engine) -> None:
+    """Raise :class:`DatabaseError` unless the database answers (a CLI command's first
+    contact, the service's health check)."""
+    from tracker.store.errors import database_errors  # errors imports this module
+
+    with database_errors("database unreachable"), engine.connect() as conn:
+        conn.execute(text("SELECT 1"))

@@ -126,6 +126,10 @@ class CollectionRun(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     provider: Mapped[str] = mapped_column(String(64))
+    """The collector that ran."""
+    source: Mapped[str] = mapped_column(String(64))
+    """The source it wrote for (``series.source``): the collector's name, or
+    ``import:<name>`` for an ad-hoc import."""
     scope: Mapped[str] = mapped_column(String(128), server_default="all")
     status: Mapped[str] = mapped_column(String(16))
     started_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -140,4 +144,7 @@ class CollectionRun(Base):
     skip_reasons: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     error: Mapped[str | None] = mapped_column(Text)
 
-    __table_args__ = (Index("ix_collection_runs_provider_started", "provider", "started_at"),)
+    __table_args__ = (
+        Index("ix_collection_runs_provider_started", "provider", "started_at"),
+        Index("ix_collection_runs_source_started", "source", "started_at"),
+    )

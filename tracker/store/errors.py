@@ -1,0 +1,55 @@
+"""SQLAlchemy's and the drivers' exceptions turned into the store's one :class:`DatabaseError`.
+
+Callers outside the store (the runner, the recommender, the CLI, the service) catch one
+exception type with a one-line message, and never import SQLAlchemy to do it. The ingest
+path writes through the driver's own connection (COPY, ``executemany``), so the drivers'
+exceptions are translated too, not only SQLAlchemy's wrappers of them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from tracker.store.engine import DatabaseError
+
+__all__ = ["database_errors", "first_line"]
+
+
+def _database_exceptions() -> tuple[type[BaseException], ...]:
+    kinds: list[type[BaseException]] = [SQLAlchemyError, sqlite3.Error]
+    psycopg = sys.modules.get("psycopg")  # never imported: none of its errors can occur
+    if psycopg is not None:
+        kinds.append(psycopg.Error)
+    return tuple(kinds)
+
+
+def first_line(exc: BaseException) -> str:
+    """What failed (connection refused, no such table, lock timeout), without the
+    statement and parameters SQLAlchemy appends to the driver's message."""
+    cause = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    return lines[0] if lines else type(cause).__name__
+
+
+@contextmanager
+def database_errors(doing: str) -> Iterator[None]:
+    """Re-raise a database error inside as ``DatabaseError("<doing>: <first line>")``.
+
+    Anything else (a collector's own failure inside a run's transaction) passes through
+    untouched. ``DatabaseError.reason`` keeps the first line alone, for callers that word
+    the context themselves.
+    """
+    try:
+        yield
+    except DatabaseError:
+        raise
+    except Exception as exc:
+        if not isinstance(exc, _database_exceptions()):
+            raise
+        reason = first_line(exc)
+        raise DatabaseError(f"{doing}: {reason}", reason=reason) from exc
