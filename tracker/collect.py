@@ -22,8 +22,9 @@ from tracker.settings import Settings
 from tracker.store import runs
 from tracker.store.engine import DatabaseError, Engine
 from tracker.store.ingest import DelistScope, IngestStats
+from tracker.store.schema import MAX_SOURCE_CHARS
 
-__all__ = ["RunSummary", "run_collector", "scope_label"]
+__all__ = ["IMPORT_PREFIX", "RunSummary", "import_source", "run_collector", "scope_label"]
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,29 @@ OfferCallback = Callable[[int], None]
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+IMPORT_PREFIX = "import:"
+
+
+def import_source(name: str) -> str:
+    """The source an ad-hoc import writes for: ``import:<name>``.
+
+    The name (a file's name, or one the user gives) is the import's identity: importing
+    under the same name again updates, and with ``--full`` delists, that import's offers
+    and nothing else. The prefix keeps every import apart from every collector, so no
+    import can delist a provider's or the configured sheet's offers. Raises ValueError.
+    """
+    cleaned = name.strip()
+    if not cleaned or not cleaned.isprintable():
+        raise ValueError(f"source name {name!r}: give printable text")
+    limit = MAX_SOURCE_CHARS - len(IMPORT_PREFIX)
+    if len(cleaned) > limit:
+        raise ValueError(
+            f"source name {cleaned!r} is {len(cleaned)} characters, at most {limit} fit"
+            " (name the import with --source)"
+        )
+    return IMPORT_PREFIX + cleaned
 
 
 def scope_label(scope: frozenset[PricingModel]) -> str:

@@ -7,9 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import SCRIPT, Run, cli_runner
+from tests.conftest import SCRIPT, Run
 
 HEADER = (
     "provider,instance_type,region,zone,pricing,gpu_model,gpu_count,gpu_memory_gib,"
@@ -31,20 +29,6 @@ OFFER_KEYS = {
     "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "interconnect", "price_per_hour",
     "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "first_seen", "last_seen",
 }  # fmt: skip
-
-
-@pytest.fixture
-def cli(db_url: str, tmp_path: Path) -> Run:
-    run = cli_runner(db_url, tmp_path)
-    assert run("db", "upgrade").returncode == 0
-    return run
-
-
-@pytest.fixture
-def sheet(tmp_path: Path) -> Path:
-    path = tmp_path / "prices.csv"
-    path.write_text(SHEET + "\n")
-    return path
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], code: int) -> str:

@@ -84,6 +84,7 @@ def offer_row(stored: queries.StoredOffer) -> dict[str, Any]:
         "first_seen": stored.first_seen,
         "price_since": stored.price_since,
         "last_seen": stored.last_seen,
+        "source": stored.source,
         "attributes": dict(o.attributes),
     }
 

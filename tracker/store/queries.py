@@ -43,6 +43,9 @@ class StoredOffer:
     price_since: datetime
     """When its current price was first seen."""
     last_seen: datetime
+    source: str
+    """Who last reported it: a collector's name, or ``import:<name>`` for an ad-hoc
+    import (what a complete run of that source may delist)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,7 @@ def _rows(bind: Bind, stmt: Any) -> Sequence[Any]:
         return session.execute(stmt).all()
 
 
-_SERIES_COLUMNS = ("id", *IDENTITY_COLUMNS, *HARDWARE_COLUMNS, "first_seen")
+_SERIES_COLUMNS = ("id", *IDENTITY_COLUMNS, *HARDWARE_COLUMNS, "first_seen", "source")
 _POINT_COLUMNS = ("price", "currency", "price_usd", "first_seen", "last_seen")
 
 
@@ -97,7 +100,9 @@ def _stored(row: Any) -> StoredOffer:
         interconnect=Interconnect(m["interconnect"]),
         attributes=m["attributes"] or {},
     )
-    return StoredOffer(offer, m["id"], m["first_seen"], m["price_since"], m["last_seen"])
+    return StoredOffer(
+        offer, m["id"], m["first_seen"], m["price_since"], m["last_seen"], m["source"]
+    )
 
 
 def current_offers(
@@ -215,8 +220,12 @@ def unknown_gpus(bind: Bind) -> list[UnknownGpu]:
     return [UnknownGpu(r[0], r[1], int(r[2]), r[3]) for r in _rows(bind, stmt)]
 
 
-def recent_runs(bind: Bind, provider: str | None = None, limit: int = 20) -> list[CollectionRun]:
+def recent_runs(
+    bind: Bind, provider: str | None = None, limit: int = 20, *, source: str | None = None
+) -> list[CollectionRun]:
     stmt = select(CollectionRun).order_by(CollectionRun.id.desc()).limit(limit)
     if provider:
         stmt = stmt.where(CollectionRun.provider == provider)
+    if source:
+        stmt = stmt.where(CollectionRun.source == source)
     return [row[0] for row in _rows(bind, stmt)]
