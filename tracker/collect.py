@@ -77,7 +77,7 @@ class RunSummary:
     skip_reasons: dict[str, int] = field(default_factory=dict)
     partial_regions: dict[str, str] = field(default_factory=dict)
     skip_details: list[str] = field(default_factory=list)
-    """The first :data:`MAX_SKIP_DETAILS` skip messages, for the CLI to show."""
+    """The first :data:`collectors.base.MAX_SKIP_DETAILS` skip messages, for the CLI to show."""
     error: str | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None

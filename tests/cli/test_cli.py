@@ -199,6 +199,14 @@ def test_bad_config_file_names_the_setting(cli: Run, tmp_path: Path) -> None:
     assert str(config) in msg and "aws.spot_lookback_days" in msg
 
 
+def test_a_setting_that_does_nothing_is_refused(cli: Run, tmp_path: Path) -> None:
+    """``alerts_path`` was accepted and read by nothing: a config naming it fails loudly."""
+    config = tmp_path / "tracker.toml"
+    config.write_text('alerts_path = "alerts.toml"\n')
+    msg = one_line_error(cli("--config", str(config), "offers"), 2)
+    assert f"invalid configuration in {config}: alerts_path: Extra inputs are not permitted" in msg
+
+
 def test_manual_collect_waits_for_no_one_while_serve_holds_the_job(
     pg_url: str, tmp_path: Path, sheet: Path
 ) -> None:
