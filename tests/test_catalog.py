@@ -282,7 +282,10 @@ def test_fp16_is_a_matrix_unit_rate_so_pascal_has_none() -> None:
     assert "18.7" in p100.note
     assert p100.fp32_tflops == Decimal("9.3")  # the FP32 figure is unaffected
     for name in ("K80", "M60", "P4"):  # the other parts without tensor cores agree
-        assert get_spec(name).fp16_tflops is None, name
+        spec = get_spec(name)
+        assert (spec.fp16_tflops, spec.bf16_tflops, spec.int8_tops) == (None, None, None), name
+    # P4's datasheet 22 TOPS INT8 is DP4A on CUDA cores, not a matrix unit: note, not column.
+    assert "22 TOPS" in get_spec("P4").note
 
 
 def test_t4_bandwidth_agrees_with_the_datasheet_it_cites() -> None:
