@@ -451,7 +451,7 @@ def test_run_stores_hourly_reservation_prices_and_counts_skips(engine: Any) -> N
     respx.get(ENDPOINT).mock(side_effect=page_route)
     summary = run_collector(engine, AzureCollector(DISCOVER, sleep=Sleeps()), DISCOVER)
     assert summary.status == "succeeded", summary.error
-    assert summary.offers_seen == 7
+    assert summary.stats.offers_seen == 7
     assert summary.skip_reasons == {
         "unknown_gpu_size": 1,
         "malformed_item": 1,
