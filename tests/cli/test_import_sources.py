@@ -44,7 +44,8 @@ def test_import_and_the_configured_sheet_never_delist_each_other(
     proc = cli("collect", "--provider", "pricesheet", extra_env=configured)
     assert proc.returncode == 0, proc.stderr
     [sheet_run, import_run] = runs(cli)
-    assert (sheet_run["source"], sheet_run["delisted"]) == ("pricesheet", 0)
+    assert sheet_run["delisted"] == 0  # it used to delist the imported offer
+    assert sheet_run["source"] == "pricesheet"
     assert (import_run["provider"], import_run["source"]) == ("pricesheet", "import:adhoc.csv")
     # The sheet's 6 offers plus the imported one, each under the source that wrote it.
     listed = [(r["instance_type"], r["source"]) for r in offers(cli)]
