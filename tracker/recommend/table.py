@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from tracker.catalog import GpuSpec
 from tracker.models import Interconnect, Offer, PricingModel, to_decimal
+from tracker.recommend.fabric import INTERCONNECTS
 from tracker.recommend.profiles import COMPUTE_PRECISIONS, Precision
 from tracker.recommend.throughput import spec_tflops
 from tracker.store.rankings import OFFER_ROW_COLUMNS
@@ -47,7 +48,6 @@ BoolArray = npt.NDArray[np.bool_]
 
 SpecLookup = Callable[[str], GpuSpec | None]
 PRICING_CODES = {p: i for i, p in enumerate(PricingModel)}
-INTERCONNECTS = ("nvlink", "pcie", "unknown")
 
 
 @lru_cache(maxsize=1024)
