@@ -413,6 +413,7 @@ def test_a_sheet_8_gpu_sxm_box_without_interconnect_is_sharded_over_nvlink() -> 
     assert by_name["p5"].job_hours == pytest.approx(4.911364, abs=1e-6)
     assert by_name["p5"].interconnect.value == "nvlink"
     assert by_name["p5"].interconnect_from_catalog
+    assert any("from the GPU catalog for 2 ranked" in note for note in ranking.notes)
 
 
 def test_nvlink_required_accepts_an_sxm_box_whose_offer_does_not_say() -> None:

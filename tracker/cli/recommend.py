@@ -83,7 +83,6 @@ EXCLUDED_COLUMNS = (
     "excluded_reason",
     "excluded_detail",
 )
-WORK_SIZE_FIELDS = frozenset({"tokens", "images", "epochs", "reference_gpu_hours", "reference_gpu"})
 
 
 def _num(value: float) -> str:

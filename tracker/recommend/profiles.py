@@ -348,12 +348,6 @@ class ProfileError(ValueError):
 _RESOLVER: GpuResolver = _catalog_resolver
 
 
-def set_gpu_resolver(resolver: GpuResolver | None) -> None:
-    """Swap the catalog lookup used for ``gpus``/``reference_gpu`` (tests, tools)."""
-    global _RESOLVER
-    _RESOLVER = resolver or _catalog_resolver
-
-
 def _describe(exc: ValidationError) -> str:
     first = exc.errors()[0]
     error = first.get("ctx", {}).get("error")

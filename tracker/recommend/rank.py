@@ -332,11 +332,12 @@ def _notes(
             f"reserved offers: job cost = effective $/h × job hours ÷ utilization "
             f"{p.utilization:g} (a reservation is paid for its whole term, used or not)"
         )
-    inferred = int(ic_from_catalog.sum())
+    inferred = int((ic_from_catalog & (reason == 0)).sum())
     if inferred:
         notes.append(
-            f"interconnect taken from the GPU catalog for {inferred} multi-GPU offer(s) "
-            "that do not state it (SXM boards: NVLink; OAM boards: the vendor's GPU fabric)"
+            f"interconnect taken from the GPU catalog for {inferred} ranked multi-GPU "
+            "offer(s) that do not state it (SXM boards: NVLink; OAM boards: the vendor's "
+            "GPU fabric)"
         )
     return tuple(notes)
 
