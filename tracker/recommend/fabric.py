@@ -13,6 +13,7 @@ catalog does not describe: those stay ``unknown`` (treated as PCIe, never as NVL
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +21,13 @@ import numpy.typing as npt
 from tracker.catalog import GpuSpec
 from tracker.models import Interconnect
 
-__all__ = ["FAST", "INTERCONNECTS", "catalog_interconnect", "code_of", "resolved_interconnect"]
+__all__ = [
+    "FAST",
+    "INTERCONNECTS",
+    "Links",
+    "catalog_interconnect",
+    "resolved_interconnect",
+]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -31,6 +38,19 @@ FAST = (Interconnect.NVLINK, Interconnect.GPU_FABRIC)
 """Links over which training state is sharded without the PCIe penalty."""
 
 _CODE = {i: INTERCONNECTS.index(i.value) for i in Interconnect}
+_FAST_BY_CODE = np.array([Interconnect(name) in FAST for name in INTERCONNECTS], np.bool_)
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Per offer: the interconnect the estimate uses, and where it came from."""
+
+    code: IntArray
+    """Index into :data:`INTERCONNECTS`."""
+    from_catalog: BoolArray
+    """The offer said ``unknown`` and the catalog's part decided."""
+    fast: BoolArray
+    """NVLink or a GPU fabric: training state shards without the PCIe penalty."""
 
 
 def catalog_interconnect(spec: GpuSpec | None) -> Interconnect:
@@ -50,11 +70,8 @@ def resolved_interconnect(
     gpu_code: IntArray,
     specs: Sequence[GpuSpec | None],
     multi: BoolArray,
-) -> tuple[IntArray, BoolArray]:
-    """Interconnect codes with ``unknown`` filled from the catalog on multi-GPU offers.
-
-    Returns the codes and a mask of the offers whose link came from the catalog.
-    """
+) -> Links:
+    """Interconnect codes with ``unknown`` filled from the catalog on multi-GPU offers."""
     by_model = np.array(
         [_CODE[catalog_interconnect(s)] for s in specs] or [_CODE[Interconnect.UNKNOWN]],
         np.int64,
@@ -62,8 +79,5 @@ def resolved_interconnect(
     unknown = _CODE[Interconnect.UNKNOWN]
     implied = by_model[gpu_code] if len(stated) else np.empty(0, np.int64)
     inferred = (stated == unknown) & multi & (implied != unknown)
-    return np.where(inferred, implied, stated), inferred
-
-
-def code_of(interconnect: Interconnect) -> int:
-    return _CODE[interconnect]
+    code = np.where(inferred, implied, stated)
+    return Links(code, inferred, _FAST_BY_CODE[code])

@@ -26,7 +26,7 @@ import numpy.typing as npt
 from tracker.models import Interconnect, Offer, PricingModel
 from tracker.recommend import pricing
 from tracker.recommend.assumptions import HOURS_PER_MONTH, Assumptions
-from tracker.recommend.fabric import FAST, INTERCONNECTS, code_of, resolved_interconnect
+from tracker.recommend.fabric import INTERCONNECTS
 from tracker.recommend.profiles import InterconnectNeed, Profile, Task
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
@@ -40,6 +40,7 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 CENT = Decimal("0.01")
 RESERVED = tuple(m for m in PricingModel if m.term_hours is not None)
+_RESERVED_BY_CODE = np.array([m in RESERVED for m in PRICING_CODES], np.bool_)
 
 
 class Reason(IntEnum):
@@ -186,10 +187,8 @@ def rank_table(
         exclude(Reason.GPU_COUNT, count > p.max_gpus + 1e-9)
     whole = table.whole_gpus
     multi = whole > 1
-    ic, ic_from_catalog = resolved_interconnect(
-        table.interconnect_code, table.gpu_code, table.specs, multi
-    )
-    fast = np.isin(ic, [code_of(link) for link in FAST])
+    links = table.links
+    ic, fast = links.code, links.fast
     if p.interconnect is InterconnectNeed.REQUIRED:
         exclude(Reason.INTERCONNECT, multi & ~fast)
     tflops = table.tflops[p.compute]
@@ -214,8 +213,10 @@ def rank_table(
     if p.task.is_training:
         eff = np.where(sharded & ~fast, eff * a.sharded_pcie_factor, eff)
     # what an hour of the job costs: reservations charge idle hours too (÷ utilization)
-    divisor = np.array([pricing.utilization_divisor(m, p.utilization) for m in PRICING_CODES])
-    per_job_hour = table.hourly / divisor[pc]
+    per_job_hour = table.hourly
+    if p.utilization is not None:
+        divisor = np.array([pricing.utilization_divisor(m, p.utilization) for m in PRICING_CODES])
+        per_job_hour = per_job_hour / divisor[pc]
     spot = pc == PRICING_CODES[PricingModel.SPOT]
     interrupt = table.interruption_pct
     if w.flops is None:
@@ -232,7 +233,7 @@ def rank_table(
             exclude(Reason.BUDGET, cost > float(p.budget_usd))
 
     feasible_ix = np.flatnonzero(reason == 0)
-    chosen = _order(feasible_ix, cost, np.nan_to_num(wall), table, top)
+    chosen = _order(feasible_ix, cost, wall if w.flops is not None else np.zeros(n), table, top)
     candidates = tuple(
         _candidate(
             i + 1,
@@ -246,7 +247,7 @@ def rank_table(
             None if w.flops is None else float(wall[ix]),
             float(pct[ix]) if bool(spot[ix]) and p.interruptible else None,
             Interconnect(INTERCONNECTS[int(ic[ix])]),
-            bool(ic_from_catalog[ix]),
+            bool(links.from_catalog[ix]),
         )
         for i, ix in enumerate(chosen)
     )
@@ -270,7 +271,7 @@ def rank_table(
         feasible=len(feasible_ix),
         excluded_counts=excluded_counts,
         exclusions=exclusions,
-        notes=_notes(p, w.flops is not None, pc, reason, ic_from_catalog),
+        notes=_notes(p, w.flops is not None, pc, reason, links.from_catalog),
     )
 
 
@@ -326,8 +327,7 @@ def _notes(
             "no work size: the offers that fit are ranked by effective $/hour "
             "(reservations: ÷ utilization); job hours and cost are left empty"
         )
-    reserved = np.isin(pc, [PRICING_CODES[m] for m in RESERVED]) & (reason == 0)
-    if p.utilization is not None and reserved.any():
+    if p.utilization is not None and (_RESERVED_BY_CODE[pc] & (reason == 0)).any():
         notes.append(
             f"reserved offers: job cost = effective $/h × job hours ÷ utilization "
             f"{p.utilization:g} (a reservation is paid for its whole term, used or not)"
