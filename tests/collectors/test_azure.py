@@ -49,8 +49,9 @@ class Sleeps(list[float]):
 def page_route(request: httpx.Request) -> httpx.Response:
     """Serve the three derived pages by their $skip, as the live API would.
 
-    When the filter names sizes, only those sizes' items are served, as the
-    server does (the pages' links are kept so pagination is still exercised).
+    When the filter names sizes (or asks for spot meters), only those items are
+    served, as the server does (the pages' links are kept so pagination is still
+    exercised).
     """
     query = parse_qs(request.url.query.decode())
     number = {"0": 1, "100": 2, "200": 3}[query.get("$skip", ["0"])[0]]
@@ -58,6 +59,9 @@ def page_route(request: httpx.Request) -> httpx.Response:
     flt = query["$filter"][0]
     if "armSkuName eq" in flt:
         page["Items"] = [i for i in page["Items"] if f"armSkuName eq '{i['armSkuName']}'" in flt]
+    words = [w for w in ("Spot", "Low Priority") if f"contains(meterName, '{w}')" in flt]
+    if words:
+        page["Items"] = [i for i in page["Items"] if any(w in i["meterName"] for w in words)]
     if page["NextPageLink"]:  # the live API repeats the request's own filter in the link
         link = httpx.URL(page["NextPageLink"])
         page["NextPageLink"] = str(link.copy_merge_params({"$filter": flt}))
@@ -216,6 +220,25 @@ def test_region_failure_marks_only_that_region_partial() -> None:
 
 
 @respx.mock
+def test_a_spot_only_run_asks_the_api_for_spot_meters_only() -> None:
+    """The service's 15-minute spot job: every request carries the spot clause, so
+    the pay-as-you-go and reservation meters are never downloaded."""
+    route = respx.get(ENDPOINT).mock(side_effect=page_route)
+    offers, ctx = collect(Settings(), frozenset({PricingModel.SPOT}))
+    filters = [parse_qs(call.request.url.query.decode())["$filter"][0] for call in route.calls]
+    chunks = -(-len(SIZES) // azure.SKUS_PER_QUERY)
+    assert len(filters) == 3 * chunks
+    for flt in filters:
+        assert "priceType eq 'Consumption' and contains(meterName, 'Spot')" in flt
+        assert "Reservation" not in flt
+    got = by_key(offers)
+    assert sorted(got) == [(A100, "spot", ""), (H100, "spot", "")]
+    assert got[(H100, "spot", "")].price_per_hour == Decimal("18.169536")
+    assert got[(A100, "spot", "")].price_per_hour == Decimal("14.4188")
+    assert not ctx.skips
+
+
+@respx.mock
 def test_all_regions_failure_fails_the_run() -> None:
     respx.get(ENDPOINT).mock(return_value=httpx.Response(200, json={"unexpected": []}))
     with pytest.raises(CollectorError, match="no 'Items' list"):
@@ -250,6 +273,24 @@ def test_reservation_scope_asks_only_for_reservations() -> None:
     assert "priceType eq 'Reservation'" in query.params["$filter"]
     assert "Consumption" not in query.params["$filter"]
     assert "armRegionName" not in query.params["$filter"]
+
+
+def test_only_a_spot_only_scope_narrows_the_query_to_spot_meters() -> None:
+    spot = frozenset({PricingModel.SPOT})
+    (query, *_) = build_queries(Settings(), spot)
+    assert (
+        "priceType eq 'Consumption' and contains(meterName, 'Spot') and ("
+        in (query.params["$filter"])
+    )
+    # Low Priority meters are stored as spot (offering class low_priority) when enabled.
+    (low, *_) = build_queries(Settings(azure={"include_low_priority": True}), spot)
+    assert (
+        "(contains(meterName, 'Spot') or contains(meterName, 'Low Priority'))"
+        in low.params["$filter"]
+    )
+    standard = frozenset(PricingModel) - spot
+    for scope in (ALL, standard):
+        assert all("meterName" not in q.params["$filter"] for q in build_queries(Settings(), scope))
 
 
 def test_discovery_mode_drops_the_size_clause() -> None:

@@ -355,3 +355,21 @@ def test_application_default_credentials_are_used_without_a_key(
 def test_default_endpoint_is_googles_over_https() -> None:
     collector = GcpCollector(Settings(), api_key="k")
     assert collector._client().transport._host == "https://cloudbilling.googleapis.com"
+
+
+def test_the_planned_gcp_job_gets_spot_and_list_prices_from_one_catalog_pass(
+    server: CatalogServer,
+) -> None:
+    """The catalog has no usage-type filter: the service plans one GCP job for every
+    pricing model, and one run of it pages through the catalog once."""
+    from tracker.service.jobs import plan_jobs
+    from tracker.settings import SchedulerSettings
+
+    (job,) = plan_jobs({"gcp": GcpCollector}, SchedulerSettings())
+    assert job.pricing_scope == ALL_PRICING and job.interval_seconds == 360 * 60
+    offers, _ = collect(make_settings(server), job.pricing_scope)
+    tokens = [r["query"].get("pageToken", "") for r in server.sku_requests()]
+    assert tokens == ["", TOKEN_2, TOKEN_3]
+    assert {o.pricing for o in offers.values()} == {OD, SPOT, R1, R3}
+    spot = offers[("a2-highgpu-1g", "us-west1", SPOT)]
+    assert spot.price_per_hour == EXPECTED[("a2-highgpu-1g", "us-west1", SPOT)]
