@@ -244,7 +244,7 @@ class VastAiSettings(_Section):
     """Replaces scheme, host and port of ``https://console.vast.ai``; the path is kept."""
     allocated_storage: Decimal = Field(Decimal(100), gt=0)
     """GB of disk the search prices in: ``dph_total`` includes its hourly cost."""
-    page_size: int = Field(1000, ge=10, le=10000)
+    page_size: int = Field(1000, ge=2, le=10000)
     """Offers asked for per request; a full page is followed by the next price band."""
     include_bids: bool = True
     """Also search interruptible (``type: bid``) offers and store them as spot."""
