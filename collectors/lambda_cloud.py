@@ -87,7 +87,8 @@ def parse_item(name: str, entry: Any) -> list[Offer]:
     specs = itype.get("specs")
     if not isinstance(specs, Mapping):
         raise ItemSkipped("malformed_item", f"{name}: no specs object")
-    description = itype.get("description") if isinstance(itype.get("description"), str) else ""
+    raw_description = itype.get("description")
+    description = raw_description if isinstance(raw_description, str) else ""
     count = _count(specs, description)
     if count == 0:
         return []

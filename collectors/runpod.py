@@ -85,7 +85,10 @@ def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
     for offering_class, flag, on_demand_field, spot_field in _CLOUDS:
         if item.get(flag) is False:
             continue  # the type is not sold on this cloud
-        for pricing, field in ((PricingModel.ON_DEMAND, on_demand_field), (PricingModel.SPOT, spot_field)):
+        for pricing, field in (
+            (PricingModel.ON_DEMAND, on_demand_field),
+            (PricingModel.SPOT, spot_field),
+        ):
             per_gpu = _per_gpu(item, field)
             if per_gpu is not None and pricing in scope:
                 prices.append((offering_class, pricing, per_gpu))

@@ -212,5 +212,5 @@ def test_key_from_prefixed_setting_else_conventional_variable(
 
 
 def test_disabled_is_not_configured() -> None:
-    with pytest.raises(NotConfigured, match="lambda.enabled"):
+    with pytest.raises(NotConfigured, match=r"lambda\.enabled"):
         LambdaCollector.from_settings(Settings(**{"lambda": {"enabled": False}}))

@@ -25,9 +25,9 @@ def load(name: str = "gpuTypes_sdk_docs_example.json") -> Any:
     return json.loads((FIXTURES / name).read_text())
 
 
-def parse(body: Any, scope: frozenset[PricingModel] = frozenset(PricingModel)) -> tuple[
-    dict[tuple[str, str, str], Decimal], list[tuple[str, str]]
-]:
+def parse(
+    body: Any, scope: frozenset[PricingModel] = frozenset(PricingModel)
+) -> tuple[dict[tuple[str, str, str], Decimal], list[tuple[str, str]]]:
     skips: list[tuple[str, str]] = []
     offers = parse_gpu_types(body, lambda r, d: skips.append((r, d)), scope)
     keyed = {(o.instance_type, o.pricing.value, o.offering_class): o.price_per_hour for o in offers}
@@ -156,7 +156,10 @@ def test_refused_key_is_one_line_naming_provider_and_setting(status: int) -> Non
 @respx.mock
 def test_429_is_retried() -> None:
     route = respx.post(URL).mock(
-        side_effect=[httpx.Response(429, headers={"Retry-After": "1"}), httpx.Response(200, json=load())]
+        side_effect=[
+            httpx.Response(429, headers={"Retry-After": "1"}),
+            httpx.Response(200, json=load()),
+        ]
     )
     assert len(run(RunPodCollector(Settings(), "k", sleep=lambda s: None))) == 18
     assert route.call_count == 2

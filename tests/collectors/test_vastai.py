@@ -34,8 +34,12 @@ def by_key(offers: list[Offer]) -> dict[tuple[str, str, str], Offer]:
 def test_min_and_median_per_aggregate_on_a_small_page() -> None:
     skips: list[tuple[str, str]] = []
     offers = by_key(
-        aggregate(load("bundles_on_demand_page_derived.json")["offers"], OD, STORAGE,
-                  lambda r, d: skips.append((r, d)))
+        aggregate(
+            load("bundles_on_demand_page_derived.json")["offers"],
+            OD,
+            STORAGE,
+            lambda r, d: skips.append((r, d)),
+        )
     )
     assert set(offers) == {
         ("1x RTX 4090", "CN", "verified"),
@@ -70,11 +74,16 @@ def test_min_and_median_per_aggregate_on_a_small_page() -> None:
 
 
 def test_bid_offers_become_spot_from_min_bid_plus_storage() -> None:
-    offers = aggregate(load("bundles_bid_page_derived.json")["offers"], SPOT, STORAGE,
-                       lambda r, d: None)
+    offers = aggregate(
+        load("bundles_bid_page_derived.json")["offers"], SPOT, STORAGE, lambda r, d: None
+    )
     assert len(offers) == 1
     spot = offers[0]
-    assert (spot.instance_type, spot.region, spot.offering_class) == ("1x RTX 4090", "CN", "verified")
+    assert (spot.instance_type, spot.region, spot.offering_class) == (
+        "1x RTX 4090",
+        "CN",
+        "verified",
+    )
     assert spot.pricing is SPOT
     # min_bid 0.2 + storage_total_cost 0.00000925925925925926 = 0.20000925925925925926
     # -> 10 places, half-even: 0.2000092593
@@ -106,9 +115,9 @@ def test_malformed_offer_is_a_counted_skip(change: dict[str, Any], reason: str) 
 # ----------------------------------------------------------------- collector
 
 
-def run(settings: Settings, scope: frozenset[PricingModel] = frozenset({OD, SPOT})) -> tuple[
-    list[Offer], RunContext
-]:
+def run(
+    settings: Settings, scope: frozenset[PricingModel] = frozenset({OD, SPOT})
+) -> tuple[list[Offer], RunContext]:
     ctx = RunContext(settings=settings, pricing_scope=scope, source="vastai")
     collector = VastAiCollector.from_settings(settings)
     collector._sleep = lambda s: None
@@ -173,7 +182,9 @@ def test_a_band_that_cannot_advance_fails_instead_of_truncating() -> None:
     real = load("cli_search_offers_raw_rtx4090_single.json")[0]
     same_price = [{**real, "id": i} for i in (1, 2)]
     respx.post(URL).mock(return_value=httpx.Response(200, json={"offers": same_price}))
-    with pytest.raises(CollectorError, match="more than 2 on-demand offers .* raise vastai.page_size"):
+    with pytest.raises(
+        CollectorError, match=r"more than 2 on-demand offers .* raise vastai\.page_size"
+    ):
         run(Settings(vastai={"page_size": 2}), frozenset({OD}))
 
 
@@ -196,7 +207,7 @@ def test_endpoint_override_keeps_the_documented_path() -> None:
 
 
 def test_disabled_is_not_configured() -> None:
-    with pytest.raises(NotConfigured, match="vastai.enabled"):
+    with pytest.raises(NotConfigured, match=r"vastai\.enabled"):
         VastAiCollector.from_settings(Settings(vastai={"enabled": False}))
 
 
