@@ -55,16 +55,18 @@ def documented_url(documented: str, origin: str | None) -> str:
 def api_key_or_skip(provider: str, section: Any) -> str:
     """The provider's API key, or :class:`MissingCredentials` naming the setting.
 
+    The runner prefixes the provider's name (``lambda: skipped: no API key: …``).
+
     ``section`` is a :class:`tracker.settings._KeyedCloudSettings` (Lambda, RunPod).
     """
     if not section.enabled:
-        raise NotConfigured(f"{provider}: disabled ({provider}.enabled = false)")
+        raise NotConfigured(f"disabled ({provider}.enabled = false)")
     try:
         key = section.resolved_api_key()
     except ConfigError as exc:
-        raise MissingCredentials(f"{provider}: {exc}") from None
+        raise MissingCredentials(str(exc)) from None
     if key is None:
-        raise MissingCredentials(f"{provider}: no API key: set {section.key_setting()}")
+        raise MissingCredentials(f"no API key: set {section.key_setting()}")
     return str(key.get_secret_value())
 
 

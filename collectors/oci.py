@@ -210,7 +210,7 @@ class OciCollector:
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
         if not settings.oci.enabled:
-            raise NotConfigured("oci: disabled (oci.enabled = false)")
+            raise NotConfigured("disabled (oci.enabled = false)")
         return cls(settings)
 
     @property

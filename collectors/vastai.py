@@ -205,7 +205,7 @@ class VastAiCollector:
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
         if not settings.vastai.enabled:
-            raise NotConfigured("vastai: disabled (vastai.enabled = false)")
+            raise NotConfigured("disabled (vastai.enabled = false)")
         return cls(settings)
 
     @property

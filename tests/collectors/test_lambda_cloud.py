@@ -197,7 +197,7 @@ def test_missing_key_skips_with_one_line_naming_the_setting(
     with pytest.raises(MissingCredentials) as info:
         LambdaCollector.from_settings(Settings())
     assert str(info.value) == (
-        "lambda: no API key: set GPU_TRACKER_LAMBDA__API_KEY (or LAMBDA_API_KEY)"
+        "no API key: set GPU_TRACKER_LAMBDA__API_KEY (or LAMBDA_API_KEY)"
     )
 
 

@@ -173,7 +173,7 @@ def test_missing_key_skips_with_one_line_naming_the_setting(
     with pytest.raises(MissingCredentials) as info:
         RunPodCollector.from_settings(Settings())
     assert str(info.value) == (
-        "runpod: no API key: set GPU_TRACKER_RUNPOD__API_KEY (or RUNPOD_API_KEY)"
+        "no API key: set GPU_TRACKER_RUNPOD__API_KEY (or RUNPOD_API_KEY)"
     )
     monkeypatch.setenv("RUNPOD_API_KEY", "conventional")
     assert RunPodCollector.from_settings(Settings())._api_key == "conventional"
