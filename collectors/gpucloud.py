@@ -8,18 +8,22 @@ that cannot be priced becomes a counted skip instead of a guess.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar, Self
 from urllib.parse import urlsplit, urlunsplit
 
-from collectors.base import CollectorError, MissingCredentials, NotConfigured
-from collectors.http import HttpError
-from tracker.models import InvalidOffer, to_decimal
-from tracker.settings import ConfigError
+import httpx
+
+from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext
+from collectors.http import HttpClient, HttpError
+from tracker.models import InvalidOffer, PricingModel, to_decimal
+from tracker.settings import ConfigError, KeyedCloudSettings, Settings
 
 __all__ = [
     "AUTH_STATUSES",
+    "GpuCloudCollector",
     "ItemSkipped",
     "api_key_or_skip",
     "documented_url",
@@ -99,3 +103,74 @@ def number(item: Mapping[str, Any], field: str, *, required: bool = True) -> Dec
         return to_decimal(value, field)
     except InvalidOffer as exc:
         raise ItemSkipped("malformed_item", str(exc)) from None
+
+
+class GpuCloudCollector:
+    """Construction, endpoint and JSON requests the GPU-cloud collectors share.
+
+    A subclass names its settings section and documented URL and implements
+    ``collect``; a section with an API key (:class:`KeyedCloudSettings`) makes the
+    collector need one and send it as a bearer token.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    pricing_models: ClassVar[frozenset[PricingModel]]
+    documented: ClassVar[str]
+    """The provider's documented URL; ``<section>.endpoint_url`` replaces its origin."""
+    section_name: ClassVar[str]
+    """The :class:`Settings` attribute holding this provider's section."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        api_key: str = "",
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.settings = settings
+        self._api_key = api_key
+        self._sleep = sleep
+        self._transport = transport
+
+    @classmethod
+    def section(cls, settings: Settings) -> Any:
+        return getattr(settings, cls.section_name)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        section = cls.section(settings)
+        if isinstance(section, KeyedCloudSettings):
+            return cls(settings, api_key_or_skip(cls.name, section))
+        if not section.enabled:
+            raise NotConfigured(f"disabled ({cls.name}.enabled = false)")
+        return cls(settings)
+
+    @property
+    def url(self) -> str:
+        return documented_url(self.documented, self.section(self.settings).endpoint_url)
+
+    def scope(self, ctx: RunContext) -> frozenset[PricingModel]:
+        """The pricing models this run wants that the provider sells."""
+        return ctx.pricing_scope & self.pricing_models
+
+    def client(self) -> HttpClient:
+        # The key goes in a header, never the URL, so it cannot reach a log line.
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        return HttpClient(
+            self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
+        )
+
+    def fetch(self, http: HttpClient, method: str, **kwargs: Any) -> Any:
+        """The JSON body of one request to :attr:`url` (retries are the client's)."""
+        section = self.section(self.settings)
+        setting = section.key_setting() if isinstance(section, KeyedCloudSettings) else ""
+        try:
+            response = http.request(method, self.url, **kwargs)
+        except HttpError as exc:
+            raise refused_or_failed(self.name, exc, setting) from exc
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise CollectorError(f"{self.name}: response is not JSON: {exc}") from exc

@@ -15,26 +15,14 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
-from typing import Any, ClassVar, Self
-
-import httpx
+from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext
-from collectors.gpucloud import (
-    ItemSkipped,
-    api_key_or_skip,
-    documented_url,
-    number,
-    refused_or_failed,
-    text,
-)
-from collectors.http import HttpClient, HttpError
+from collectors.gpucloud import GpuCloudCollector, ItemSkipped, number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Interconnect, InvalidOffer, Offer, PricingModel
-from tracker.settings import LambdaSettings, Settings
 
 __all__ = ["DOCUMENTED_URL", "LambdaCollector", "parse_instance_types", "parse_item"]
 
@@ -164,45 +152,20 @@ def parse_instance_types(payload: Any, skip: Callable[[str, str], None]) -> list
     return offers
 
 
-class LambdaCollector:
+class LambdaCollector(GpuCloudCollector):
     """On-demand GPU instance prices from Lambda Cloud."""
 
     name: ClassVar[str] = PROVIDER
     description: ClassVar[str] = "Lambda Cloud instance types (on-demand, API key)"
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset({PricingModel.ON_DEMAND})
-
-    def __init__(
-        self,
-        settings: Settings,
-        api_key: str,
-        *,
-        sleep: Callable[[float], None] = time.sleep,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self.settings = settings
-        self._api_key = api_key
-        self._sleep = sleep
-        self._transport = transport
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        return cls(settings, api_key_or_skip(PROVIDER, settings.lambda_))
-
-    @property
-    def url(self) -> str:
-        return documented_url(DOCUMENTED_URL, self.settings.lambda_.endpoint_url)
+    documented: ClassVar[str] = DOCUMENTED_URL
+    section_name: ClassVar[str] = "lambda_"
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        if PricingModel.ON_DEMAND not in ctx.pricing_scope:
+        if not self.scope(ctx):
             return
-        headers = {"Authorization": f"Bearer {self._api_key}"}
-        with HttpClient(
-            self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
-        ) as http:
-            try:
-                payload = http.get_json(self.url)
-            except HttpError as exc:
-                raise refused_or_failed(PROVIDER, exc, LambdaSettings.key_setting()) from exc
+        with self.client() as http:
+            payload = self.fetch(http, "GET")
         offers = parse_instance_types(payload, ctx.skip)
         log.info("lambda: %d offers", len(offers))
         yield from offers

@@ -13,20 +13,15 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
-import httpx
-
-from collectors.base import CollectorError, NotConfigured, RunContext
-from collectors.gpucloud import ItemSkipped, documented_url, number, refused_or_failed
-from collectors.http import HttpClient, HttpError
+from collectors.base import CollectorError, RunContext
+from collectors.gpucloud import GpuCloudCollector, ItemSkipped, number
 from collectors.oci_shapes import PREEMPTIBLE_DISCOUNT, PREEMPTIBLE_RULE, SHAPES, OciShape
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
-from tracker.settings import Settings
 
 __all__ = ["DOCUMENTED_URL", "OciCollector", "PartPrice", "parse_price_list", "shape_offers"]
 
@@ -187,7 +182,7 @@ def parse_offers(
     return offers
 
 
-class OciCollector:
+class OciCollector(GpuCloudCollector):
     """GPU shape prices (on-demand, preemptible as spot) on Oracle Cloud."""
 
     name: ClassVar[str] = PROVIDER
@@ -195,39 +190,16 @@ class OciCollector:
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(
         {PricingModel.ON_DEMAND, PricingModel.SPOT}
     )
-
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        sleep: Callable[[float], None] = time.sleep,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self.settings = settings
-        self._sleep = sleep
-        self._transport = transport
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        if not settings.oci.enabled:
-            raise NotConfigured("disabled (oci.enabled = false)")
-        return cls(settings)
-
-    @property
-    def url(self) -> str:
-        return documented_url(DOCUMENTED_URL, self.settings.oci.endpoint_url)
+    documented: ClassVar[str] = DOCUMENTED_URL
+    section_name: ClassVar[str] = "oci"
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        scope = ctx.pricing_scope & self.pricing_models
+        scope = self.scope(ctx)
         if not scope:
             return
-        with HttpClient(self.settings.http, transport=self._transport, sleep=self._sleep) as http:
-            try:
-                payload = http.get_json(self.url, params={"currencyCode": CURRENCY})
-            except HttpError as exc:
-                raise refused_or_failed(PROVIDER, exc) from exc
-        offers = parse_offers(
-            payload, ctx.skip, scope, preemptible=self.settings.oci.include_preemptible
-        )
+        with self.client() as http:
+            payload = self.fetch(http, "GET", params={"currencyCode": CURRENCY})
+        preemptible = self.settings.oci.include_preemptible
+        offers = parse_offers(payload, ctx.skip, scope, preemptible=preemptible)
         log.info("oci: %d offers", len(offers))
         yield from offers

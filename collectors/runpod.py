@@ -14,26 +14,14 @@ does not price per data centre), so the region is ``global``.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
-from typing import Any, ClassVar, Self
-
-import httpx
+from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext
-from collectors.gpucloud import (
-    ItemSkipped,
-    api_key_or_skip,
-    documented_url,
-    number,
-    refused_or_failed,
-    text,
-)
-from collectors.http import HttpClient, HttpError
+from collectors.gpucloud import GpuCloudCollector, ItemSkipped, number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
-from tracker.settings import RunPodSettings, Settings
 
 __all__ = ["DOCUMENTED_URL", "GPU_TYPES_QUERY", "RunPodCollector", "parse_gpu_types"]
 
@@ -157,7 +145,7 @@ def parse_gpu_types(
     return offers
 
 
-class RunPodCollector:
+class RunPodCollector(GpuCloudCollector):
     """Per-GPU pod prices on RunPod's Secure and Community clouds."""
 
     name: ClassVar[str] = PROVIDER
@@ -165,45 +153,15 @@ class RunPodCollector:
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(
         {PricingModel.ON_DEMAND, PricingModel.SPOT}
     )
-
-    def __init__(
-        self,
-        settings: Settings,
-        api_key: str,
-        *,
-        sleep: Callable[[float], None] = time.sleep,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self.settings = settings
-        self._api_key = api_key
-        self._sleep = sleep
-        self._transport = transport
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        return cls(settings, api_key_or_skip(PROVIDER, settings.runpod))
-
-    @property
-    def url(self) -> str:
-        return documented_url(DOCUMENTED_URL, self.settings.runpod.endpoint_url)
+    documented: ClassVar[str] = DOCUMENTED_URL
+    section_name: ClassVar[str] = "runpod"
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        scope = ctx.pricing_scope & self.pricing_models
+        scope = self.scope(ctx)
         if not scope:
             return
-        # The key goes in a header: RunPod also accepts ?api_key=, which would leak into logs.
-        headers = {"Authorization": f"Bearer {self._api_key}"}
-        with HttpClient(
-            self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
-        ) as http:
-            try:
-                response = http.request("POST", self.url, json={"query": GPU_TYPES_QUERY})
-            except HttpError as exc:
-                raise refused_or_failed(PROVIDER, exc, RunPodSettings.key_setting()) from exc
-        try:
-            payload = response.json()
-        except ValueError as exc:
-            raise CollectorError(f"runpod: response is not JSON: {exc}") from exc
+        with self.client() as http:
+            payload = self.fetch(http, "POST", json={"query": GPU_TYPES_QUERY})
         offers = parse_gpu_types(payload, ctx.skip, scope)
         log.info("runpod: %d offers", len(offers))
         yield from offers

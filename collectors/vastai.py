@@ -20,21 +20,17 @@ from __future__ import annotations
 import logging
 import re
 import statistics
-import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
-import httpx
-
-from collectors.base import CollectorError, NotConfigured, RunContext
-from collectors.gpucloud import ItemSkipped, documented_url, number, refused_or_failed, text
-from collectors.http import HttpClient, HttpError
+from collectors.base import CollectorError, RunContext
+from collectors.gpucloud import GpuCloudCollector, ItemSkipped, number, text
+from collectors.http import HttpClient
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
-from tracker.settings import Settings
 
 __all__ = [
     "DOCUMENTED_URL",
@@ -182,7 +178,7 @@ def aggregate(
     return result
 
 
-class VastAiCollector:
+class VastAiCollector(GpuCloudCollector):
     """Aggregate marketplace prices (on-demand and interruptible) on Vast.ai."""
 
     name: ClassVar[str] = PROVIDER
@@ -190,34 +186,15 @@ class VastAiCollector:
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(
         {PricingModel.ON_DEMAND, PricingModel.SPOT}
     )
-
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        sleep: Callable[[float], None] = time.sleep,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self.settings = settings
-        self._sleep = sleep
-        self._transport = transport
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        if not settings.vastai.enabled:
-            raise NotConfigured("disabled (vastai.enabled = false)")
-        return cls(settings)
-
-    @property
-    def url(self) -> str:
-        return documented_url(DOCUMENTED_URL, self.settings.vastai.endpoint_url)
+    documented: ClassVar[str] = DOCUMENTED_URL
+    section_name: ClassVar[str] = "vastai"
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         vast = self.settings.vastai
-        models = [p for p in _SEARCHES if p in ctx.pricing_scope]
+        models = [p for p in _SEARCHES if p in self.scope(ctx)]
         if not vast.include_bids and PricingModel.SPOT in models:
             models.remove(PricingModel.SPOT)
-        with HttpClient(self.settings.http, transport=self._transport, sleep=self._sleep) as http:
+        with self.client() as http:
             for pricing in models:
                 offers = self.search(http, pricing)
                 found = aggregate(offers, pricing, vast.allocated_storage, ctx.skip)
@@ -232,12 +209,7 @@ class VastAiCollector:
         floor: Decimal | None = None
         for _ in range(MAX_PAGES):
             body = search_body(kind, order_by, self.settings.vastai.allocated_storage, limit, floor)
-            try:
-                page = http.request("POST", self.url, json=body).json()
-            except HttpError as exc:
-                raise refused_or_failed(PROVIDER, exc) from exc
-            except ValueError as exc:
-                raise CollectorError(f"vastai: response is not JSON: {exc}") from exc
+            page = self.fetch(http, "POST", json=body)
             offers = page.get("offers") if isinstance(page, Mapping) else None
             if not isinstance(offers, list):
                 raise CollectorError("vastai: response has no 'offers' list")

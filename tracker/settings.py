@@ -194,7 +194,7 @@ def _endpoint_origin(value: str | None) -> str | None:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-class _KeyedCloudSettings(_Section):
+class KeyedCloudSettings(_Section):
     """A GPU cloud whose API needs a key: the section's own setting, its ``*_file``, or
     the provider's conventional variable (``LAMBDA_API_KEY``, ``RUNPOD_API_KEY``)."""
 
@@ -222,14 +222,14 @@ class _KeyedCloudSettings(_Section):
         return f"GPU_TRACKER_{cls._section.upper()}__API_KEY (or {cls._fallback_env})"
 
 
-class LambdaSettings(_KeyedCloudSettings):
+class LambdaSettings(KeyedCloudSettings):
     """Lambda Cloud instance types (collectors/lambda_cloud.py)."""
 
     _fallback_env: ClassVar[str] = "LAMBDA_API_KEY"
     _section: ClassVar[str] = "lambda"
 
 
-class RunPodSettings(_KeyedCloudSettings):
+class RunPodSettings(KeyedCloudSettings):
     """RunPod GraphQL ``gpuTypes`` (collectors/runpod.py)."""
 
     _fallback_env: ClassVar[str] = "RUNPOD_API_KEY"
