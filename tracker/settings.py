@@ -207,7 +207,7 @@ class KeyedCloudSettings(_Section):
     endpoint_url: str | None = None
     """Replaces scheme, host and port of the documented endpoint; the path is kept."""
 
-    _origin = field_validator("endpoint_url")(classmethod(lambda cls, v: _endpoint_origin(v)))
+    _origin = field_validator("endpoint_url")(_endpoint_origin)
 
     def resolved_api_key(self, environ: Mapping[str, str] | None = None) -> SecretStr | None:
         key = read_secret(self.api_key, self.api_key_file, f"{self._section}.api_key")
@@ -249,7 +249,7 @@ class VastAiSettings(_Section):
     include_bids: bool = True
     """Also search interruptible (``type: bid``) offers and store them as spot."""
 
-    _origin = field_validator("endpoint_url")(classmethod(lambda cls, v: _endpoint_origin(v)))
+    _origin = field_validator("endpoint_url")(_endpoint_origin)
 
 
 class OciSettings(_Section):
@@ -261,7 +261,7 @@ class OciSettings(_Section):
     include_preemptible: bool = True
     """Store preemptible capacity (50 % of on-demand) as spot for the shapes that support it."""
 
-    _origin = field_validator("endpoint_url")(classmethod(lambda cls, v: _endpoint_origin(v)))
+    _origin = field_validator("endpoint_url")(_endpoint_origin)
 
 
 class SchedulerSettings(_Section):
