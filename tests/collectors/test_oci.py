@@ -73,6 +73,7 @@ def test_gb200_priced_per_gpu_times_four() -> None:
     offers, _ = parse(load())
     gb200 = offers[("BM.GPU.GB200.4", "on_demand")]
     assert gb200.price_per_hour == Decimal("64")  # B110979 $16 x 4
+    assert (gb200.gpu_model, gb200.gpu_known, gb200.gpu_count) == ("GB200", True, 4)
     assert gb200.vcpus == 144  # Arm: 1 OCPU = 1 vCPU
 
 
