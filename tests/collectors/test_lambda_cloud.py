@@ -196,9 +196,7 @@ def test_missing_key_skips_with_one_line_naming_the_setting(
     monkeypatch.delenv("GPU_TRACKER_LAMBDA__API_KEY", raising=False)
     with pytest.raises(MissingCredentials) as info:
         LambdaCollector.from_settings(Settings())
-    assert str(info.value) == (
-        "no API key: set GPU_TRACKER_LAMBDA__API_KEY (or LAMBDA_API_KEY)"
-    )
+    assert str(info.value) == ("no API key: set GPU_TRACKER_LAMBDA__API_KEY (or LAMBDA_API_KEY)")
 
 
 def test_key_from_prefixed_setting_else_conventional_variable(

@@ -172,8 +172,6 @@ def test_missing_key_skips_with_one_line_naming_the_setting(
     monkeypatch.delenv("GPU_TRACKER_RUNPOD__API_KEY", raising=False)
     with pytest.raises(MissingCredentials) as info:
         RunPodCollector.from_settings(Settings())
-    assert str(info.value) == (
-        "no API key: set GPU_TRACKER_RUNPOD__API_KEY (or RUNPOD_API_KEY)"
-    )
+    assert str(info.value) == ("no API key: set GPU_TRACKER_RUNPOD__API_KEY (or RUNPOD_API_KEY)")
     monkeypatch.setenv("RUNPOD_API_KEY", "conventional")
     assert RunPodCollector.from_settings(Settings())._api_key == "conventional"
