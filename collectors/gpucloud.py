@@ -3,7 +3,8 @@
 They are small JSON APIs with one documented URL each, so the common parts are
 where the request goes (an override keeps the documented path), how a refused
 key is reported (one line naming the setting, never the key), and how an item
-that cannot be priced becomes a counted skip instead of a guess.
+that cannot be priced becomes a counted skip (:class:`collectors.base.SkipItem`)
+instead of a guess.
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext
+from collectors.base import (
+    CollectorError,
+    MissingCredentials,
+    NotConfigured,
+    RunContext,
+    SkipItem,
+)
 from collectors.http import HttpClient, HttpError
 from tracker.models import InvalidOffer, PricingModel, to_decimal
 from tracker.settings import ConfigError, KeyedCloudSettings, Settings
@@ -24,7 +31,6 @@ from tracker.settings import ConfigError, KeyedCloudSettings, Settings
 __all__ = [
     "AUTH_STATUSES",
     "GpuCloudCollector",
-    "ItemSkipped",
     "api_key_or_skip",
     "documented_url",
     "number",
@@ -33,15 +39,6 @@ __all__ = [
 ]
 
 AUTH_STATUSES = frozenset({401, 403})
-
-
-class ItemSkipped(Exception):
-    """One payload item that should have been an offer but cannot be priced."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-        self.detail = detail
 
 
 def documented_url(documented: str, origin: str | None) -> str:
@@ -86,7 +83,7 @@ def refused_or_failed(provider: str, exc: HttpError, setting: str = "") -> Colle
 def text(item: Mapping[str, Any], field: str) -> str:
     value = item.get(field)
     if not isinstance(value, str) or not value.strip():
-        raise ItemSkipped("malformed_item", f"{field} missing or not text ({value!r})")
+        raise SkipItem("malformed_item", f"{field} missing or not text ({value!r})")
     return value.strip()
 
 
@@ -95,14 +92,14 @@ def number(item: Mapping[str, Any], field: str, *, required: bool = True) -> Dec
     value = item.get(field)
     if value is None:
         if required:
-            raise ItemSkipped("malformed_item", f"{field} missing")
+            raise SkipItem("malformed_item", f"{field} missing")
         return None
     if isinstance(value, str):  # these APIs send numbers; a string is a changed format
-        raise ItemSkipped("malformed_item", f"{field} is text, not a number ({value!r})")
+        raise SkipItem("malformed_item", f"{field} is text, not a number ({value!r})")
     try:
         return to_decimal(value, field)
     except InvalidOffer as exc:
-        raise ItemSkipped("malformed_item", str(exc)) from None
+        raise SkipItem("malformed_item", str(exc)) from None
 
 
 class GpuCloudCollector:
@@ -118,6 +115,8 @@ class GpuCloudCollector:
     pricing_models: ClassVar[frozenset[PricingModel]]
     documented: ClassVar[str]
     """The provider's documented URL; ``<section>.endpoint_url`` replaces its origin."""
+    spot_fetched_separately: ClassVar[bool] = False
+    """Most of these APIs return spot with everything else (see collectors/base.py)."""
     section_name: ClassVar[str]
     """The :class:`Settings` attribute holding this provider's section."""
 

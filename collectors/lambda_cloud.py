@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.base import CollectorError, RunContext
-from collectors.gpucloud import GpuCloudCollector, ItemSkipped, number, text
+from collectors.base import CollectorError, RunContext, SkipItem
+from collectors.gpucloud import GpuCloudCollector, number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Interconnect, InvalidOffer, Offer, PricingModel
 
@@ -53,10 +53,10 @@ def _count(specs: Mapping[str, Any], description: str) -> Decimal:
     gpus = number(specs, "gpus")
     assert gpus is not None
     if gpus != gpus.to_integral_value() or gpus < 0:
-        raise ItemSkipped("malformed_item", f"specs.gpus is not a whole number ({gpus})")
+        raise SkipItem("malformed_item", f"specs.gpus is not a whole number ({gpus})")
     prefix = _COUNT_PREFIX.match(description)
     if prefix is not None and Decimal(prefix.group(1)) != gpus:
-        raise ItemSkipped(
+        raise SkipItem(
             "inconsistent_gpu_count",
             f"specs.gpus {gpus} but the description says {description!r}",
         )
@@ -67,14 +67,14 @@ def parse_item(name: str, entry: Any) -> list[Offer]:
     """Offers for one instance type: one per region with capacity (none without).
 
     A type without GPUs (``specs.gpus`` 0) is not a GPU offer and yields nothing.
-    Raises :class:`ItemSkipped` when the type cannot be priced.
+    Raises :class:`SkipItem` when the type cannot be priced.
     """
     if not isinstance(entry, Mapping) or not isinstance(entry.get("instance_type"), Mapping):
-        raise ItemSkipped("malformed_item", f"{name}: no instance_type object")
+        raise SkipItem("malformed_item", f"{name}: no instance_type object")
     itype: Mapping[str, Any] = entry["instance_type"]
     specs = itype.get("specs")
     if not isinstance(specs, Mapping):
-        raise ItemSkipped("malformed_item", f"{name}: no specs object")
+        raise SkipItem("malformed_item", f"{name}: no specs object")
     raw_description = itype.get("description")
     description = raw_description if isinstance(raw_description, str) else ""
     count = _count(specs, description)
@@ -82,9 +82,9 @@ def parse_item(name: str, entry: Any) -> list[Offer]:
         return []
     cents = itype.get("price_cents_per_hour")
     if not isinstance(cents, int) or isinstance(cents, bool):
-        raise ItemSkipped("malformed_item", f"price_cents_per_hour is not an integer ({cents!r})")
+        raise SkipItem("malformed_item", f"price_cents_per_hour is not an integer ({cents!r})")
     if cents <= 0:
-        raise ItemSkipped("zero_price", f"price_cents_per_hour {cents}")
+        raise SkipItem("zero_price", f"price_cents_per_hour {cents}")
     price = Decimal(cents) / _CENTS  # exact: 3592 cents -> 35.92
     gpu_description = text(itype, "gpu_description")
     parsed = _GPU_DESCRIPTION.match(gpu_description)
@@ -93,7 +93,7 @@ def parse_item(name: str, entry: Any) -> list[Offer]:
     match = resolve_gpu(gpu_description, memory)
     regions = entry.get("regions_with_capacity_available")
     if not isinstance(regions, list):
-        raise ItemSkipped("malformed_item", "regions_with_capacity_available is not a list")
+        raise SkipItem("malformed_item", "regions_with_capacity_available is not a list")
     attributes: dict[str, AttributeValue] = {
         "description": description,
         "gpu_description": gpu_description,
@@ -107,7 +107,7 @@ def parse_item(name: str, entry: Any) -> list[Offer]:
     offers = []
     for region in regions:
         if not isinstance(region, Mapping):
-            raise ItemSkipped("malformed_item", f"region entry {region!r} is not an object")
+            raise SkipItem("malformed_item", f"region entry {region!r} is not an object")
         region_name = text(region, "name")
         where = region.get("description")
         try:
@@ -134,7 +134,7 @@ def parse_item(name: str, entry: Any) -> list[Offer]:
                 )
             )
         except InvalidOffer as exc:
-            raise ItemSkipped("invalid_offer", f"{name}: {exc}") from None
+            raise SkipItem("invalid_offer", f"{name}: {exc}") from None
     return offers
 
 
@@ -147,7 +147,7 @@ def parse_instance_types(payload: Any, skip: Callable[[str, str], None]) -> list
     for name, entry in data.items():
         try:
             offers.extend(parse_item(str(name), entry))
-        except ItemSkipped as exc:
+        except SkipItem as exc:
             skip(exc.reason, f"{name}: {exc.detail}")
     return offers
 
@@ -158,6 +158,8 @@ class LambdaCollector(GpuCloudCollector):
     name: ClassVar[str] = PROVIDER
     description: ClassVar[str] = "Lambda Cloud instance types (on-demand, API key)"
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset({PricingModel.ON_DEMAND})
+    spot_fetched_separately: ClassVar[bool] = False
+    """Lambda sells no spot capacity."""
     documented: ClassVar[str] = DOCUMENTED_URL
     section_name: ClassVar[str] = "lambda_"
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.base import CollectorError, RunContext
-from collectors.gpucloud import GpuCloudCollector, ItemSkipped, number
+from collectors.base import CollectorError, RunContext, SkipItem
+from collectors.gpucloud import GpuCloudCollector, number
 from collectors.oci_shapes import PREEMPTIBLE_DISCOUNT, PREEMPTIBLE_RULE, SHAPES, OciShape
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
@@ -53,7 +53,7 @@ class PartPrice:
 def _payg_usd(item: Mapping[str, Any]) -> Decimal:
     localizations = item.get("currencyCodeLocalizations")
     if not isinstance(localizations, list):
-        raise ItemSkipped("malformed_item", "currencyCodeLocalizations is not a list")
+        raise SkipItem("malformed_item", "currencyCodeLocalizations is not a list")
     found: list[Decimal] = []
     for loc in localizations:
         if not isinstance(loc, Mapping) or loc.get("currencyCode") != CURRENCY:
@@ -64,7 +64,7 @@ def _payg_usd(item: Mapping[str, Any]) -> Decimal:
                 assert value is not None
                 found.append(value)
     if len(found) != 1:
-        raise ItemSkipped(
+        raise SkipItem(
             "malformed_item", f"{len(found)} USD PAY_AS_YOU_GO prices (expected exactly one)"
         )
     return found[0]
@@ -90,24 +90,24 @@ def parse_price_list(
                 str(item.get("metricName") or ""),
                 _payg_usd(item),
             )
-        except ItemSkipped as exc:
+        except SkipItem as exc:
             skip(exc.reason, f"part {part}: {exc.detail}")
     return prices
 
 
 def _check_part(shape: OciShape, part: PartPrice | None) -> PartPrice:
     if part is None:
-        raise ItemSkipped(
+        raise SkipItem(
             "part_not_listed", f"{shape.name}: part {shape.part_number} not in the price list"
         )
     if part.metric != GPU_HOUR_METRIC or _NOT_A_SHAPE.search(part.display_name):
-        raise ItemSkipped(
+        raise SkipItem(
             "part_mismatch",
             f"{shape.name}: part {part.part_number} is {part.display_name!r} "
             f"({part.metric!r}), not a GPU-hour of the shape",
         )
     if part.price <= 0:
-        raise ItemSkipped("zero_price", f"{shape.name}: part {part.part_number} price {part.price}")
+        raise SkipItem("zero_price", f"{shape.name}: part {part.part_number} price {part.price}")
     return part
 
 
@@ -159,7 +159,7 @@ def shape_offers(
                 )
             )
         except InvalidOffer as exc:
-            raise ItemSkipped("invalid_offer", f"{shape.name}: {exc}") from None
+            raise SkipItem("invalid_offer", f"{shape.name}: {exc}") from None
     return offers
 
 
@@ -177,7 +177,7 @@ def parse_offers(
     for shape in shapes.values():
         try:
             offers.extend(shape_offers(shape, parts.get(shape.part_number), scope, preemptible))
-        except ItemSkipped as exc:
+        except SkipItem as exc:
             skip(exc.reason, exc.detail)
     return offers
 
@@ -190,6 +190,8 @@ class OciCollector(GpuCloudCollector):
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(
         {PricingModel.ON_DEMAND, PricingModel.SPOT}
     )
+    spot_fetched_separately: ClassVar[bool] = False
+    """Preemptible prices are derived from the same price list as on-demand."""
     documented: ClassVar[str] = DOCUMENTED_URL
     section_name: ClassVar[str] = "oci"
 

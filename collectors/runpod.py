@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.base import CollectorError, RunContext
-from collectors.gpucloud import GpuCloudCollector, ItemSkipped, number, text
+from collectors.base import CollectorError, RunContext, SkipItem
+from collectors.gpucloud import GpuCloudCollector, number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
 
@@ -52,21 +52,21 @@ def _per_gpu(item: Mapping[str, Any], field: str) -> Decimal | None:
     if value is None or value == 0:
         return None
     if value < 0:
-        raise ItemSkipped("malformed_item", f"{field} is negative ({value})")
+        raise SkipItem("malformed_item", f"{field} is negative ({value})")
     return value
 
 
 def _max_count(item: Mapping[str, Any]) -> int:
     value = item.get("maxGpuCount")
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ItemSkipped("malformed_item", f"maxGpuCount missing or not a count ({value!r})")
+        raise SkipItem("malformed_item", f"maxGpuCount missing or not a count ({value!r})")
     return value
 
 
 def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
-    """Offers for one ``gpuTypes`` entry; raises :class:`ItemSkipped` if unpriceable."""
+    """Offers for one ``gpuTypes`` entry; raises :class:`SkipItem` if unpriceable."""
     if not isinstance(item, Mapping):
-        raise ItemSkipped("malformed_item", f"gpuTypes entry is {type(item).__name__}")
+        raise SkipItem("malformed_item", f"gpuTypes entry is {type(item).__name__}")
     gpu_id = text(item, "id")
     memory = number(item, "memoryInGb", required=False)
     prices: list[tuple[str, PricingModel, Decimal]] = []
@@ -82,7 +82,7 @@ def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
                 prices.append((offering_class, pricing, per_gpu))
     if not prices:
         if not any(f in item for _, _, od, sp in _CLOUDS for f in (od, sp)):
-            raise ItemSkipped("malformed_item", "no price field in the response")
+            raise SkipItem("malformed_item", "no price field in the response")
         return []
     counts = [c for c in GPU_COUNTS if c <= _max_count(item)]
     match = resolve_gpu(gpu_id, memory)
@@ -117,7 +117,7 @@ def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
                     )
                 )
             except InvalidOffer as exc:
-                raise ItemSkipped("invalid_offer", f"{gpu_id}: {exc}") from None
+                raise SkipItem("invalid_offer", f"{gpu_id}: {exc}") from None
     return offers
 
 
@@ -139,7 +139,7 @@ def parse_gpu_types(
     for item in types:
         try:
             offers.extend(parse_gpu_type(item, scope))
-        except ItemSkipped as exc:
+        except SkipItem as exc:
             where = item.get("id") if isinstance(item, Mapping) else None
             skip(exc.reason, f"{where}: {exc.detail}" if where else exc.detail)
     return offers
@@ -153,6 +153,8 @@ class RunPodCollector(GpuCloudCollector):
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(
         {PricingModel.ON_DEMAND, PricingModel.SPOT}
     )
+    spot_fetched_separately: ClassVar[bool] = False
+    """One gpuTypes query carries on-demand and spot prices together."""
     documented: ClassVar[str] = DOCUMENTED_URL
     section_name: ClassVar[str] = "runpod"
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, ClassVar
 
-from collectors.base import CollectorError, RunContext
-from collectors.gpucloud import GpuCloudCollector, ItemSkipped, number, text
+from collectors.base import CollectorError, RunContext, SkipItem
+from collectors.gpucloud import GpuCloudCollector, number, text
 from collectors.http import HttpClient
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
@@ -83,7 +83,7 @@ def _country(offer: Mapping[str, Any]) -> str:
     geo = offer.get("geolocation")
     code = geo.rsplit(",", 1)[-1].strip() if isinstance(geo, str) else ""
     if not _COUNTRY.match(code):
-        raise ItemSkipped("no_country", f"geolocation {geo!r} has no ISO country code")
+        raise SkipItem("no_country", f"geolocation {geo!r} has no ISO country code")
     return code
 
 
@@ -91,18 +91,18 @@ def _verified(offer: Mapping[str, Any]) -> str:
     verification = offer.get("verification")
     if isinstance(verification, str) and verification:
         return "verified" if verification == "verified" else "unverified"
-    raise ItemSkipped("malformed_item", f"verification missing ({verification!r})")
+    raise SkipItem("malformed_item", f"verification missing ({verification!r})")
 
 
 def listing(offer: Any, pricing: PricingModel) -> Listing | None:
     """The listing an offer contributes, ``None`` if it is not rentable right now."""
     if not isinstance(offer, Mapping):
-        raise ItemSkipped("malformed_item", f"offer is {type(offer).__name__}")
+        raise SkipItem("malformed_item", f"offer is {type(offer).__name__}")
     if offer.get("rentable") is False:
         return None
     gpus = offer.get("num_gpus")
     if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
-        raise ItemSkipped("malformed_item", f"num_gpus is not a count ({gpus!r})")
+        raise SkipItem("malformed_item", f"num_gpus is not a count ({gpus!r})")
     if pricing is PricingModel.SPOT:
         # A bid is for the machine's GPUs; storage is billed on top, as in dph_total.
         bid = number(offer, "min_bid")
@@ -114,7 +114,7 @@ def listing(offer: Any, pricing: PricingModel) -> Listing | None:
         assert dph is not None
         price = dph
     if price <= 0:
-        raise ItemSkipped("zero_price", f"{_SEARCHES[pricing][1]} gives {price}")
+        raise SkipItem("zero_price", f"{_SEARCHES[pricing][1]} gives {price}")
     key = (text(offer, "gpu_name"), gpus, _verified(offer), _country(offer))
     return Listing(key, price, number(offer, "gpu_ram", required=False))
 
@@ -134,7 +134,7 @@ def aggregate(
     for raw in offers:
         try:
             found = listing(raw, pricing)
-        except ItemSkipped as exc:
+        except SkipItem as exc:
             where = raw.get("id") if isinstance(raw, Mapping) else None
             skip(exc.reason, f"offer {where}: {exc.detail}" if where else exc.detail)
             continue
@@ -186,6 +186,8 @@ class VastAiCollector(GpuCloudCollector):
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(
         {PricingModel.ON_DEMAND, PricingModel.SPOT}
     )
+    spot_fetched_separately: ClassVar[bool] = True
+    """Bids are their own search: a spot-only run requests only them."""
     documented: ClassVar[str] = DOCUMENTED_URL
     section_name: ClassVar[str] = "vastai"
 
@@ -236,5 +238,5 @@ def _band_value(offer: Any, field: str) -> Decimal | None:
         return None
     try:
         return number(offer, field, required=False)
-    except ItemSkipped:
+    except SkipItem:
         return None

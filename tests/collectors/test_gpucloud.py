@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from collectors.gpucloud import documented_url
+from tracker.models import PricingModel
 from tracker.settings import ConfigError, Settings, load_settings
 
 
@@ -66,3 +67,30 @@ def test_api_key_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RUNPOD_API_KEY", "conventional")
     key = Settings().runpod.resolved_api_key()
     assert key is not None and key.get_secret_value() == "from-file"
+
+
+def test_service_gives_a_spot_job_only_where_spot_is_its_own_request() -> None:
+    from collectors.lambda_cloud import LambdaCollector
+    from collectors.oci import OciCollector
+    from collectors.runpod import RunPodCollector
+    from collectors.vastai import VastAiCollector
+    from tracker.service.jobs import plan_jobs
+    from tracker.settings import SchedulerSettings
+
+    collectors = {
+        "lambda": LambdaCollector,
+        "runpod": RunPodCollector,
+        "vastai": VastAiCollector,
+        "oci": OciCollector,
+    }
+    jobs = {job.id: job for job in plan_jobs(collectors, SchedulerSettings())}
+    # Vast's bids are a separate search; RunPod and OCI return spot with everything else.
+    assert sorted(jobs) == [
+        "lambda:standard",
+        "oci:standard",
+        "runpod:standard",
+        "vastai:spot",
+        "vastai:standard",
+    ]
+    assert jobs["vastai:spot"].pricing_scope == {PricingModel.SPOT}
+    assert PricingModel.SPOT in jobs["runpod:standard"].pricing_scope
