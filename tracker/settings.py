@@ -26,7 +26,7 @@ from pydantic_settings import (
 )
 
 __all__ = [
-    "AWS_CREDENTIAL_ENV",
+    "SECRET_ENV",
     "ConfigError",
     "Settings",
     "default_database_url",
@@ -38,13 +38,14 @@ __all__ = [
 
 ENV_PREFIX = "GPU_TRACKER_"
 CONFIG_ENV = "GPU_TRACKER_CONFIG"
-AWS_CREDENTIAL_ENV = (
+SECRET_ENV = (
     "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
     "AWS_SECURITY_TOKEN",  # the legacy name botocore still reads
+    "PGPASSWORD",  # libpq's; docker-compose.yml passes the database password this way
 )
-"""Credentials boto3 reads from the environment itself, outside :class:`Settings`."""
+"""Credentials libraries read from the environment themselves, outside :class:`Settings`."""
 
 
 class ConfigError(Exception):
@@ -336,9 +337,9 @@ def secret_values(settings: Settings) -> set[str]:
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
     """Credentials libraries read from the environment without going through
-    :class:`Settings` (boto3's), known before any configuration is loaded."""
+    :class:`Settings` (boto3's, libpq's), known before any configuration is loaded."""
     env = os.environ if environ is None else environ
-    return {env[name] for name in AWS_CREDENTIAL_ENV if env.get(name)}
+    return {env[name] for name in SECRET_ENV if env.get(name)}
 
 
 def _format_validation_error(exc: ValidationError, where: str) -> str:
