@@ -174,12 +174,13 @@ def test_the_database_password_is_masked_as_given_and_url_encoded() -> None:
 def test_environment_credentials_are_masked_before_any_settings_load(
     monkeypatch: pytest.MonkeyPatch, restore_root: None
 ) -> None:
-    for name, value in AWS_CREDENTIALS.items():
+    credentials = AWS_CREDENTIALS | {"PGPASSWORD": "libpq-password-from-compose"}
+    for name, value in credentials.items():
         monkeypatch.setenv(name, value)
     stream = io.StringIO()
     configure_logging(None, stream=stream, service=False)
-    logging.getLogger("tracker.test").warning("using %s", " ".join(AWS_CREDENTIALS.values()))
-    assert stream.getvalue() == "WARNING tracker.test: using *** *** ***\n"
+    logging.getLogger("tracker.test").warning("using %s", " ".join(credentials.values()))
+    assert stream.getvalue() == "WARNING tracker.test: using *** *** *** ***\n"
 
 
 @pytest.mark.parametrize(
