@@ -2,7 +2,7 @@
 
 Every command (``-v``/``-vv``) and ``serve`` (``--log-level``) log through the
 formatters here, so no level shows a credential: the values are masked (all of
-``secret_values`` of the settings plus boto3's environment credentials) and
+``secret_values`` of the settings plus boto3's and libpq's environment credentials) and
 libraries whose DEBUG lines print request headers stay at WARNING unless
 ``GPU_TRACKER_LOG_LEVELS=botocore=DEBUG`` names them.
 
@@ -73,10 +73,10 @@ _CREDENTIAL_FIELD = re.compile(
 )
 
 
-def secrets_of(settings: Settings | None) -> list[str]:
+def secrets_of(settings: Settings | None, environ: Mapping[str, str] | None = None) -> list[str]:
     """The values to mask, longest first so an overlap masks fully: every secret of
     ``settings`` (see :func:`tracker.settings.secret_values`) and of the environment."""
-    found = environment_secrets()
+    found = environment_secrets(environ)
     if settings is not None:
         found |= secret_values(settings)
     # A one- or two-character "secret" would mask every occurrence of that text.
@@ -163,7 +163,7 @@ def configure_logging(
     env = os.environ if environ is None else environ
     requested = logger_levels(env.get(LOG_LEVELS_ENV, ""))
     handler = logging.StreamHandler(stream or sys.stderr)
-    secrets = secrets_of(settings)
+    secrets = secrets_of(settings, environ)
     if fmt == "json":
         handler.setFormatter(JsonFormatter(secrets))
     elif service:
