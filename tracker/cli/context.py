@@ -13,9 +13,10 @@ from typing import Any
 
 import typer
 
-from tracker.settings import ConfigError, Settings, load_settings, redact_url
+from tracker.service.logs import mask_secrets_of
+from tracker.settings import ConfigError, Settings, load_settings
 from tracker.store import migrate
-from tracker.store.engine import DatabaseError, Engine, make_engine, ping
+from tracker.store.engine import DatabaseError, Engine, make_engine, ping, redact_url
 
 __all__ = [
     "USAGE",
@@ -53,6 +54,7 @@ class State:
                 self._settings = load_settings(self.config, **overrides)
             except ConfigError as exc:
                 raise CliError(str(exc), USAGE) from None
+            mask_secrets_of(self._settings)
         return self._settings
 
 

@@ -8,9 +8,8 @@ from typing import Annotated, TypeVar
 import typer
 
 from tracker.cli.context import USAGE, CliError, engine_for, settings_of
-from tracker.settings import redact_url
 from tracker.store import migrate
-from tracker.store.engine import DatabaseError, Engine
+from tracker.store.engine import DatabaseError, Engine, redact_url
 
 db = typer.Typer(help="Database schema.", no_args_is_help=True)
 T = TypeVar("T")
