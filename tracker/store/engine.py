@@ -66,3 +66,6 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     connect_args.setdefault("connect_timeout", 10)
     connect_args.setdefault("application_name", "gpu-tracker")
     return create_engine(parsed, connect_args=connect_args, **kwargs)
+
+
+__all__ += ["Engine"]  # the type callers outside the store annotate a database handle with
