@@ -213,7 +213,7 @@ class Profile(BaseModel):
             return value
         from tracker.catalog import gpu_models_for
 
-        resolved = []
+        resolved: list[str] = []
         for raw in value:
             text = str(raw).strip()
             if not text:
