@@ -214,6 +214,10 @@ class OfferTable:
         ic_ix = {name: i for i, name in enumerate(INTERCONNECTS)}
         pricing_ix = {p.value: code for p, code in PRICING_CODES.items()}
         spot = PricingModel.SPOT.value
+        # Positions as locals: the loop below runs once per stored offer.
+        at_provider, at_region, at_pricing = PROVIDER, REGION, PRICING
+        at_model, at_known, at_count, at_memory = GPU_MODEL, GPU_KNOWN, GPU_COUNT, GPU_MEMORY
+        at_interconnect, at_price, at_attributes = INTERCONNECT, PRICE_USD, ATTRIBUTES
 
         provider_code = np.empty(n, np.int64)
         region_code = np.empty(n, np.int64)
@@ -228,25 +232,25 @@ class OfferTable:
         interrupt = np.full(n, math.nan)
 
         for i, r in enumerate(rows):
-            provider_code[i] = provider_ix.setdefault(r[PROVIDER], len(provider_ix))
-            region_code[i] = region_ix.setdefault(r[REGION], len(region_ix))
-            model = r[GPU_MODEL]
+            provider_code[i] = provider_ix.setdefault(r[at_provider], len(provider_ix))
+            region_code[i] = region_ix.setdefault(r[at_region], len(region_ix))
+            model = r[at_model]
             gpu_code[i] = gpu_ix.setdefault(model, len(gpu_ix))
-            pricing = r[PRICING]
+            pricing = r[at_pricing]
             pricing_code[i] = pricing_ix[pricing]
-            ic_code[i] = ic_ix[r[INTERCONNECT]]
-            if r[GPU_KNOWN]:
+            ic_code[i] = ic_ix[r[at_interconnect]]
+            if r[at_known]:
                 if model not in spec_by_model:
                     spec_by_model[model] = lookup(model)
                 known[i] = spec_by_model[model] is not None
-            count[i] = float(r[GPU_COUNT])
-            if r[GPU_MEMORY] is not None:
-                mem[i] = float(r[GPU_MEMORY])
-            p = float(r[PRICE_USD])
+            count[i] = float(r[at_count])
+            if r[at_memory] is not None:
+                mem[i] = float(r[at_memory])
+            p = float(r[at_price])
             price[i] = p
             hourly[i] = p if _TERM[pricing] is None else _effective_hourly(r, p)
             if pricing == spot:
-                interrupt[i] = _attr_float(_attrs(r[ATTRIBUTES]).get("interruption_max_pct"))
+                interrupt[i] = _attr_float(_attrs(r[at_attributes]).get("interruption_max_pct"))
 
         model_specs = [spec_by_model.get(m) for m in gpu_ix]
         # GPUs without a reported VRAM fall back to the datasheet figure
