@@ -30,6 +30,7 @@ __all__ = [
     "OfferColumn",
     "OfferKey",
     "PricingModel",
+    "offer_dict",
     "offer_from_values",
     "offer_values",
     "to_decimal",
@@ -314,7 +315,8 @@ class Offer:
         return self.price_per_hour_usd / self.gpu_count
 
 
-_VALUES = attrgetter(*(c.name for c in OFFER_COLUMNS))
+_NAMES = tuple(c.name for c in OFFER_COLUMNS)
+_VALUES = attrgetter(*_NAMES)
 _CHOICE_POSITIONS = tuple(i for i, c in enumerate(OFFER_COLUMNS) if c.kind is ColumnKind.CHOICE)
 _ATTRIBUTES_POSITION = next(i for i, c in enumerate(OFFER_COLUMNS) if c.kind is ColumnKind.MAPPING)
 
@@ -327,6 +329,11 @@ def offer_values(offer: Offer) -> list[Any]:
         values[i] = values[i].value
     values[_ATTRIBUTES_POSITION] = dict(values[_ATTRIBUTES_POSITION])
     return values
+
+
+def offer_dict(offer: Offer) -> dict[str, Any]:
+    """:func:`offer_values` by column name, in :data:`OFFER_COLUMNS` order."""
+    return dict(zip(_NAMES, offer_values(offer), strict=True))
 
 
 def offer_from_values(values: Mapping[str, Any]) -> Offer:

@@ -13,7 +13,7 @@ import typer
 from tracker.catalog import all_specs, select_gpus
 from tracker.cli.context import CliError, open_store
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
-from tracker.models import OFFER_COLUMNS, PricingModel, offer_values
+from tracker.models import PricingModel, offer_dict
 from tracker.store import queries
 from tracker.store.engine import DatabaseError
 
@@ -45,7 +45,7 @@ def gpus_cell(row: Mapping[str, Any]) -> str:
     return f"{cell(row['gpu_count'])}× {row['gpu_model']}"
 
 
-OFFER_TABLE = (
+OFFER_HEAD = (
     Column("provider", "provider"),
     Column("instance_type", "instance"),
     Column("region", "region"),
@@ -53,6 +53,10 @@ OFFER_TABLE = (
     Column("pricing", "pricing"),
     Column("payment_option", "payment"),
     Column("", "GPUs", gpus_cell),
+)
+"""Which offer a table row is: the leading columns of every offer table."""
+OFFER_TABLE = (
+    *OFFER_HEAD,
     Column("gpu_memory_gib", "VRAM", justify="right"),
     Column("price_per_hour_usd", "$/h", money, justify="right"),
     Column("price_per_gpu_hour_usd", "$/GPU·h", money, justify="right"),
@@ -66,14 +70,11 @@ class SortKey(StrEnum):
     price_per_gpu = "price_per_gpu"
 
 
-_OFFER_FIELDS = tuple(c.name for c in OFFER_COLUMNS)
-
-
 def offer_row(stored: queries.StoredOffer) -> dict[str, Any]:
     """The documented JSON shape of one offer (keys are a public interface): every
     offer column, then the per-GPU price and the times, then ``attributes``."""
     o = stored.offer
-    row = dict(zip(_OFFER_FIELDS, offer_values(o), strict=True))
+    row = offer_dict(o)
     attributes = row.pop("attributes")
     row["price_per_gpu_hour_usd"] = (o.price_per_hour_usd / o.gpu_count).quantize(Decimal("1e-6"))
     row["first_seen"] = stored.first_seen

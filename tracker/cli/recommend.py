@@ -9,9 +9,9 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.offers import gpus_cell
+from tracker.cli.offers import OFFER_HEAD
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
-from tracker.models import OFFER_COLUMNS, Offer, offer_values
+from tracker.models import Offer, offer_dict
 from tracker.recommend import (
     Assumptions,
     Profile,
@@ -71,18 +71,9 @@ def _hours(value: Decimal | None) -> str:
     return "" if value is None else f"{value:.2f}"
 
 
-_OFFER_HEAD = (
-    Column("provider", "provider"),
-    Column("instance_type", "instance"),
-    Column("region", "region"),
-    Column("zone", "zone"),
-    Column("pricing", "pricing"),
-    Column("payment_option", "payment"),
-    Column("", "GPUs", gpus_cell),
-)
 CANDIDATE_TABLE = (
     Column("rank", "#", justify="right"),
-    *_OFFER_HEAD,
+    *OFFER_HEAD,
     Column("", "VRAM", _vram_cell, justify="right"),
     Column("effective_price_per_hour_usd", "$/h", money, justify="right"),
     Column("job_hours", "hours", _hours, justify="right"),
@@ -91,7 +82,7 @@ CANDIDATE_TABLE = (
 """The ranking as a table: $/h is what an hour costs the job (amortised for reservations);
 the per-GPU price and the exact figures are in the JSON and CSV."""
 EXCLUDED_TABLE = (
-    *_OFFER_HEAD,
+    *OFFER_HEAD,
     Column("excluded_reason", "reason"),
     Column("excluded_detail", "why"),
 )
@@ -118,7 +109,6 @@ def _profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
         raise CliError(str(exc), USAGE) from None
 
 
-_OFFER_FIELDS = tuple(c.name for c in OFFER_COLUMNS)
 _RANKED_OFFER_FIELDS = (
     "provider",
     "instance_type",
@@ -135,7 +125,7 @@ _RANKED_OFFER_FIELDS = (
 
 
 def _base_row(o: Offer) -> dict[str, Any]:
-    values = dict(zip(_OFFER_FIELDS, offer_values(o), strict=True))
+    values = offer_dict(o)
     return {name: values[name] for name in _RANKED_OFFER_FIELDS}
 
 
