@@ -136,7 +136,9 @@ def main() -> None:
     json_rate = count / t_json
     parse_rate = count / t_parse
     store_rate = count / t_store
-    print(f"items: {count}  offers: {offers}  stored: {summary.offers_seen}  ({url.split(':')[0]})")
+    print(
+        f"items: {count}  offers: {offers}  stored: {summary.stats.offers_seen}  ({url.split(':')[0]})"
+    )
     print(f"json.loads:          {t_json:8.3f}s  {json_rate:12,.0f} items/s")
     print(f"parse+normalize:     {t_parse:8.3f}s  {parse_rate:12,.0f} items/s")
     print(f"parse+store:         {t_store:8.3f}s  {store_rate:12,.0f} items/s")

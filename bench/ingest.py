@@ -123,7 +123,7 @@ def project_run(url: str, offers: list[Offer], at: datetime) -> tuple[float, int
     engine.dispose()
     if summary.status != "succeeded":
         sys.exit(f"bench run failed: {summary.error}")
-    return elapsed, summary.price_changes
+    return elapsed, summary.stats.price_changes
 
 
 def main() -> None:

@@ -7,7 +7,10 @@ what lets tests hit them hard with recorded payloads.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar, Protocol, Self, runtime_checkable
 
@@ -17,7 +20,16 @@ if TYPE_CHECKING:
     from tracker.models import Offer
     from tracker.settings import Settings
 
-__all__ = ["Collector", "CollectorError", "MissingCredentials", "NotConfigured", "RunContext"]
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ALL_PRICING",
+    "Collector",
+    "CollectorError",
+    "MissingCredentials",
+    "NotConfigured",
+    "RunContext",
+]
 
 
 class NotConfigured(Exception):
@@ -35,17 +47,39 @@ class CollectorError(Exception):
     """A provider failure the collector could not work around (the run is recorded failed)."""
 
 
-class RunContext(Protocol):
-    """What the runner offers a collector during one run."""
+ALL_PRICING: frozenset[PricingModel] = frozenset(PricingModel)
 
-    @property
-    def settings(self) -> Settings: ...
+MAX_SKIP_DETAILS = 50
+"""Skip messages kept per run for the CLI to show; the counts cover every skip."""
 
-    @property
-    def pricing_scope(self) -> frozenset[PricingModel]:
-        """The pricing models this run collects; offers outside it are dropped, and
-        delisting only touches these models. Collectors should not fetch the rest."""
-        ...
+LastObserved = Callable[["PricingModel", str], datetime | None]
+
+
+def _nothing_observed(pricing: PricingModel, region: str) -> None:
+    return None
+
+
+@dataclass
+class RunContext:
+    """What one run offers a collector, and what the collector reports back.
+
+    The one concrete context: the runner builds it with a ``last_observed`` reader
+    bound to the store, tests build it with the default (nothing stored) or their
+    own callable, so collectors are exercised through the same object in both.
+    """
+
+    settings: Settings
+    pricing_scope: frozenset[PricingModel] = field(default_factory=lambda: ALL_PRICING)
+    """The pricing models this run collects; offers outside it are dropped, and
+    delisting only touches these models. Collectors should not fetch the rest."""
+    source: str = ""
+    """The collector's name, for log lines."""
+    last_observed_reader: LastObserved = _nothing_observed
+    skips: Counter[str] = field(default_factory=Counter)
+    details: list[str] = field(default_factory=list)
+    """The first :data:`MAX_SKIP_DETAILS` skip messages (``reason: detail``)."""
+    partial: dict[str, str] = field(default_factory=dict)
+    """Regions not fully collected this run, with the reason."""
 
     def skip(self, reason: str, detail: str = "") -> None:
         """Count one item that could not be turned into an offer (logged with ``detail``).
@@ -53,16 +87,24 @@ class RunContext(Protocol):
         ``reason`` is a short stable label (``"non_usd"``, ``"zero_price"``) so the
         summary can group them; ``detail`` says which item and why.
         """
-        ...
+        self.skips[reason] += 1
+        if len(self.details) < MAX_SKIP_DETAILS:
+            self.details.append(f"{reason}: {detail}" if detail else reason)
+        log.info("%s: skipped (%s) %s", self.source, reason, detail)
+
+    @property
+    def skipped(self) -> int:
+        return sum(self.skips.values())
 
     def mark_partial(self, region: str, reason: str) -> None:
         """This region was not fully collected: do not delist its offers this run."""
-        ...
+        self.partial[region] = reason
+        log.warning("%s: region %s not fully collected: %s", self.source, region, reason)
 
     def last_observed(self, pricing: PricingModel, region: str) -> datetime | None:
         """Latest stored observation of this provider's offers in ``region`` for
         ``pricing`` (for incremental collection), or None if nothing is stored."""
-        ...
+        return self.last_observed_reader(pricing, region)
 
 
 @runtime_checkable
@@ -82,6 +124,3 @@ class Collector(Protocol):
     def from_settings(cls, settings: Settings) -> Self: ...
 
     def collect(self, ctx: RunContext) -> Iterable[Offer]: ...
-
-
-ALL_PRICING: frozenset[PricingModel] = frozenset(PricingModel)

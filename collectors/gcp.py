@@ -32,6 +32,7 @@ from collectors.gcp_skus import (
     hourly_price,
 )
 from tracker.catalog import resolve_gpu
+from tracker.errors import one_line
 from tracker.models import Offer, PricingModel
 from tracker.settings import ConfigError, GcpSettings, Settings
 
@@ -370,10 +371,14 @@ class GcpCollector:
         except exceptions.GoogleAPICallError as exc:
             raise CollectorError(
                 f"gcp: Cloud Billing Catalog at {self.endpoint} failed on page "
-                f"{page_number + 1}: {_one_line(exc)}"
+                f"{page_number + 1}: {one_line(exc, with_type=False)}"
             ) from None
         except exceptions.RetryError as exc:
-            cause = _one_line(exc.cause) if exc.cause is not None else "deadline exceeded"
+            cause = (
+                one_line(exc.cause, with_type=False)
+                if exc.cause is not None
+                else "deadline exceeded"
+            )
             raise CollectorError(
                 f"gcp: Cloud Billing Catalog at {self.endpoint} still failing on page "
                 f"{page_number + 1} after retries: {cause}"
@@ -381,7 +386,7 @@ class GcpCollector:
         except OSError as exc:
             raise CollectorError(
                 f"gcp: Cloud Billing Catalog at {self.endpoint} unreachable on page "
-                f"{page_number + 1}: {_one_line(exc)}"
+                f"{page_number + 1}: {one_line(exc, with_type=False)}"
             ) from None
         finally:
             client.transport.close()
@@ -391,7 +396,3 @@ class GcpCollector:
         table = parse_skus(self.fetch_skus(), ctx, regions=regions)
         log.info("gcp: %d component rates from the catalog", len(table))
         yield from compose_offers(table, ctx)
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())

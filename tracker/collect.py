@@ -10,7 +10,6 @@ what happened.
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,11 +17,12 @@ from datetime import UTC, datetime
 from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from collectors.base import ALL_PRICING, Collector
-from tracker.models import Offer, PricingModel
+from collectors.base import ALL_PRICING, Collector, LastObserved, RunContext
+from tracker.errors import one_line
+from tracker.models import Offer, PricingModel, RunStatus
 from tracker.settings import Settings
 from tracker.store.engine import DatabaseError
-from tracker.store.ingest import DelistScope, Ingest
+from tracker.store.ingest import DelistScope, Ingest, IngestStats
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
 __all__ = ["RunSummary", "run_collector", "scope_label"]
@@ -30,7 +30,6 @@ __all__ = ["RunSummary", "run_collector", "scope_label"]
 log = logging.getLogger(__name__)
 
 OfferCallback = Callable[[int], None]
-MAX_SKIP_DETAILS = 50
 
 
 def utcnow() -> datetime:
@@ -46,15 +45,11 @@ def scope_label(scope: frozenset[PricingModel]) -> str:
 @dataclass
 class RunSummary:
     provider: str
-    status: str  # "succeeded" | "failed" | "skipped"
+    status: RunStatus
     run_id: int | None = None
     scope: str = "all"
-    offers_seen: int = 0
-    new_series: int = 0
-    price_changes: int = 0
-    unchanged: int = 0
-    delisted: int = 0
-    relisted: int = 0
+    stats: IngestStats = field(default_factory=IngestStats)
+    """What the store did with the run's offers (zero unless it succeeded)."""
     skipped: int = 0
     skip_reasons: dict[str, int] = field(default_factory=dict)
     partial_regions: dict[str, str] = field(default_factory=dict)
@@ -66,52 +61,21 @@ class RunSummary:
 
     @property
     def ok(self) -> bool:
-        return self.status != "failed"
+        return self.status is not RunStatus.FAILED
 
 
-class _Context:
-    """The :class:`collectors.base.RunContext` the runner hands a collector."""
-
-    def __init__(
-        self, engine: Engine, settings: Settings, source: str, scope: frozenset[PricingModel]
-    ) -> None:
-        self._engine = engine
-        self._settings = settings
-        self._source = source
-        self._scope = scope
-        self.skips: Counter[str] = Counter()
-        self.details: list[str] = []
-        self.partial: dict[str, str] = {}
-
-    @property
-    def settings(self) -> Settings:
-        return self._settings
-
-    @property
-    def pricing_scope(self) -> frozenset[PricingModel]:
-        return self._scope
-
-    def skip(self, reason: str, detail: str = "") -> None:
-        self.skips[reason] += 1
-        if len(self.details) < MAX_SKIP_DETAILS:
-            self.details.append(f"{reason}: {detail}" if detail else reason)
-        log.info("%s: skipped (%s) %s", self._source, reason, detail)
-
-    def mark_partial(self, region: str, reason: str) -> None:
-        self.partial[region] = reason
-        log.warning("%s: region %s not fully collected: %s", self._source, region, reason)
-
-    def last_observed(self, pricing: PricingModel, region: str) -> datetime | None:
+def _last_observed_reader(engine: Engine, source: str) -> LastObserved:
+    def last_observed(pricing: PricingModel, region: str) -> datetime | None:
         stmt = (
             select(func.max(PricePoint.last_seen))
             .join(Series, Series.id == PricePoint.series_id)
             .where(
-                Series.source == self._source,
+                Series.source == source,
                 Series.pricing == pricing.value,
                 Series.region == region,
             )
         )
-        with self._engine.connect() as conn:
+        with engine.connect() as conn:
             value = conn.execute(stmt).scalar()
         if isinstance(value, str):  # SQLite aggregate results bypass the column type
             value = datetime.fromisoformat(value)
@@ -119,10 +83,7 @@ class _Context:
             value = value.replace(tzinfo=UTC)
         return value
 
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return last_observed
 
 
 def _start_run(engine: Engine, provider: str, scope: str, started: datetime) -> int:
@@ -134,17 +95,19 @@ def _start_run(engine: Engine, provider: str, scope: str, started: datetime) -> 
                 .where(
                     CollectionRun.provider == provider,
                     CollectionRun.scope == scope,
-                    CollectionRun.status == "running",
+                    CollectionRun.status == RunStatus.RUNNING,
                 )
-                .values(status="abandoned", finished_at=started)
+                .values(status=RunStatus.ABANDONED, finished_at=started)
             )
             run_id = conn.execute(
                 insert(CollectionRun)
-                .values(provider=provider, scope=scope, status="running", started_at=started)
+                .values(
+                    provider=provider, scope=scope, status=RunStatus.RUNNING, started_at=started
+                )
                 .returning(CollectionRun.id)
             ).scalar_one()
     except (DBAPIError, SQLAlchemyError) as exc:
-        raise DatabaseError(f"cannot record a run for {provider}: {_one_line(exc)}") from exc
+        raise DatabaseError(f"cannot record a run for {provider}: {one_line(exc)}") from exc
     return int(run_id)
 
 
@@ -167,9 +130,14 @@ def run_collector(
     name = collector.name
     started = (now or utcnow()).astimezone(UTC)
     scope = scope_label(pricing_scope)
-    summary = RunSummary(provider=name, status="running", scope=scope, started_at=started)
+    summary = RunSummary(provider=name, status=RunStatus.RUNNING, scope=scope, started_at=started)
     summary.run_id = _start_run(engine, name, scope, started)
-    ctx = _Context(engine, settings, name, pricing_scope)
+    ctx = RunContext(
+        settings=settings,
+        pricing_scope=pricing_scope,
+        source=name,
+        last_observed_reader=_last_observed_reader(engine, name),
+    )
     out_of_scope = 0
     try:
         with engine.begin() as conn:
@@ -186,15 +154,10 @@ def run_collector(
             )
             stats = ingest.finish(delist_scope)
             finished = utcnow()
-            summary.status = "succeeded"
-            summary.offers_seen = stats.offers_seen
-            summary.new_series = stats.new_series
-            summary.price_changes = stats.price_changes
-            summary.unchanged = stats.unchanged + stats.stale
-            summary.delisted = stats.delisted
-            summary.relisted = stats.relisted
+            summary.status = RunStatus.SUCCEEDED
+            summary.stats = stats
             summary.skip_reasons = _reasons(ctx, out_of_scope, stats.refused_delist)
-            summary.skipped = sum(ctx.skips.values())
+            summary.skipped = ctx.skipped
             summary.partial_regions = dict(ctx.partial)
             summary.skip_details = list(ctx.details)
             summary.finished_at = finished
@@ -202,42 +165,37 @@ def run_collector(
                 update(CollectionRun)
                 .where(CollectionRun.id == summary.run_id)
                 .values(
-                    status="succeeded",
+                    status=RunStatus.SUCCEEDED,
                     finished_at=finished,
-                    offers_seen=summary.offers_seen,
-                    new_series=summary.new_series,
-                    price_changes=summary.price_changes,
-                    unchanged=summary.unchanged,
-                    delisted=summary.delisted,
-                    relisted=summary.relisted,
+                    **stats.run_counts(),
                     skipped=summary.skipped,
                     skip_reasons=summary.skip_reasons or None,
                 )
             )
     except Exception as exc:
-        summary.status = "failed"
-        summary.error = _one_line(exc)
+        summary.status = RunStatus.FAILED
+        summary.error = one_line(exc)
         summary.skip_reasons = dict(ctx.skips)
-        summary.skipped = sum(ctx.skips.values())
+        summary.skipped = ctx.skipped
         summary.skip_details = list(ctx.details)
         summary.finished_at = utcnow()
-        summary.offers_seen = 0
+        summary.stats = IngestStats()
         log.error("%s: run failed: %s", name, summary.error, exc_info=_unexpected(exc))
         _record_failure(engine, summary)
         return summary
     log.info(
         "%s: run succeeded: %d offers, %d new series, %d price changes, %d delisted, %d skipped",
         name,
-        summary.offers_seen,
-        summary.new_series,
-        summary.price_changes,
-        summary.delisted,
+        summary.stats.offers_seen,
+        summary.stats.new_series,
+        summary.stats.price_changes,
+        summary.stats.delisted,
         summary.skipped,
     )
     return summary
 
 
-def _reasons(ctx: _Context, out_of_scope: int, refused_delist: int) -> dict[str, int]:
+def _reasons(ctx: RunContext, out_of_scope: int, refused_delist: int) -> dict[str, int]:
     """Skip counts by reason, plus what the run deliberately did not do."""
     reasons = dict(ctx.skips)
     if refused_delist:
@@ -264,7 +222,7 @@ def _record_failure(engine: Engine, summary: RunSummary) -> None:
                 update(CollectionRun)
                 .where(CollectionRun.id == summary.run_id)
                 .values(
-                    status="failed",
+                    status=RunStatus.FAILED,
                     finished_at=summary.finished_at,
                     skipped=summary.skipped,
                     skip_reasons=summary.skip_reasons or None,
@@ -273,7 +231,7 @@ def _record_failure(engine: Engine, summary: RunSummary) -> None:
             )
     except (DBAPIError, SQLAlchemyError) as exc:
         # The next run of this provider marks the row abandoned.
-        log.error("%s: could not record the failure: %s", summary.provider, _one_line(exc))
+        log.error("%s: could not record the failure: %s", summary.provider, one_line(exc))
 
 
 def _checked(offers: Iterable[Offer]) -> Iterable[Offer]:

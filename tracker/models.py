@@ -30,6 +30,7 @@ __all__ = [
     "OfferColumn",
     "OfferKey",
     "PricingModel",
+    "RunStatus",
     "offer_dict",
     "offer_from_values",
     "offer_values",
@@ -51,6 +52,18 @@ class PricingModel(StrEnum):
         if self is PricingModel.RESERVED_3Y:
             return 26280
         return None
+
+
+class RunStatus(StrEnum):
+    """The state of one collection run, as stored in ``collection_runs.status``."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    """Not run: not configured, no credentials, or another process held its lock."""
+    ABANDONED = "abandoned"
+    """Left ``running`` by a process that died; the next run of that provider says so."""
 
 
 class Interconnect(StrEnum):

@@ -175,7 +175,7 @@ def test_first_and_second_run_store_spot_per_zone_and_ask_only_for_new_points(
     summary = run_collector(sqlite_engine, first.collector, settings, now=NOW)
     first.verify()
     assert summary.status == "succeeded", summary.error
-    assert summary.offers_seen == 26 + len(older)
+    assert summary.stats.offers_seen == 26 + len(older)
     points = _points(sqlite_engine)
     assert len(points[("p4d.24xlarge", "", "on_demand")]) == 1
     assert len([k for k in points if k[0] == "p4d.24xlarge" and k[2].startswith("reserved")]) == 12
@@ -202,7 +202,7 @@ def test_first_and_second_run_store_spot_per_zone_and_ask_only_for_new_points(
     summary = run_collector(sqlite_engine, second.collector, settings, now=NOW + timedelta(hours=6))
     second.verify()
     assert summary.status == "succeeded", summary.error
-    assert summary.delisted == 0  # zones without a change stay listed
+    assert summary.stats.delisted == 0  # zones without a change stay listed
     zone_f = _points(sqlite_engine)[("g5.xlarge", "us-east-1f", "spot")]
     assert zone_f[-1] == (newest, Decimal("0.457940"))
     assert [t for t, _ in zone_f][-3:] == [
@@ -339,7 +339,7 @@ def test_throttled_region_keeps_its_stored_offers_listed(sqlite_engine: Engine) 
     second.products("us-east-1", _price_list(f"g5.xlarge@{US}"), ALL_TYPES)
     summary = run_collector(sqlite_engine, second.collector, settings, now=NOW + timedelta(hours=1))
     assert summary.status == "succeeded", summary.error
-    assert summary.delisted == 0
+    assert summary.stats.delisted == 0
     assert "eu-west-1" in summary.partial_regions
 
 

@@ -40,7 +40,7 @@ def test_json_sheet_with_fx_and_unknown_gpu(sqlite_engine: Engine, tmp_path: Pat
     )  # fmt: skip
     settings = Settings(fx_rates={"EUR": Decimal("1.08")}, pricesheet={"path": path})
     summary = run_collector(sqlite_engine, PriceSheetCollector.from_settings(settings), settings)
-    assert summary.status == "succeeded" and summary.offers_seen == 2
+    assert summary.status == "succeeded" and summary.stats.offers_seen == 2
     by_type = {s.offer.instance_type: s.offer for s in queries.current_offers(sqlite_engine)}
     h100 = by_type["H100-1-80G"]
     assert (h100.price_per_hour, h100.currency) == (Decimal("2.73"), "EUR")

@@ -88,7 +88,7 @@ def test_healthy_and_failing_collectors_are_isolated(
     bad = service.run_job(spec(service, "fakebad:standard"))
 
     assert good.status == "succeeded" and good.summary is not None
-    assert good.summary.offers_seen == 4
+    assert good.summary.stats.offers_seen == 4
     assert bad.status == "failed" and bad.reason == "collector"
     assert "HTTP 503" in (bad.error or "")
     assert fake.requests["fakebad"] == 3  # max_retries=2: the real retry loop ran

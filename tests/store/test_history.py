@@ -74,10 +74,14 @@ def fleet(n: int = 6, price: str = "1.50") -> list[Offer]:
 
 def test_unchanged_recollection_adds_no_rows(engine: Engine) -> None:
     first = run(engine, fleet(), T0)
-    assert first.status == "succeeded" and first.new_series == 6
+    assert first.status == "succeeded" and first.stats.new_series == 6
     assert count(engine, PricePoint) == 6
     second = run(engine, fleet(), T0 + timedelta(hours=1))
-    assert (second.new_series, second.price_changes, second.unchanged) == (0, 0, 6)
+    assert (second.stats.new_series, second.stats.price_changes, second.stats.unchanged) == (
+        0,
+        0,
+        6,
+    )
     assert count(engine, PricePoint) == 6
     assert count(engine, Series) == 6
     [stored] = [s for s in queries.current_offers(engine) if s.offer.instance_type == "gpu.0"]
@@ -90,7 +94,7 @@ def test_changed_price_adds_exactly_one_row(engine: Engine) -> None:
     offers = fleet()
     offers[2] = make_offer(instance_type="gpu.2", price_per_hour=Decimal("9.99"))
     summary = run(engine, offers, T0 + timedelta(hours=6))
-    assert summary.price_changes == 1 and summary.unchanged == 5
+    assert summary.stats.price_changes == 1 and summary.stats.unchanged == 5
     assert count(engine, PricePoint) == 7
     [series] = queries.find_series(engine, instance_type="gpu.2")
     history = queries.price_history(engine, series.id)
@@ -116,7 +120,7 @@ def test_price_at_time_t(engine: Engine) -> None:
 def test_missing_offer_is_delisted_and_relisted(engine: Engine) -> None:
     run(engine, fleet(), T0)
     summary = run(engine, fleet()[:4], T0 + timedelta(hours=1))
-    assert summary.delisted == 2
+    assert summary.stats.delisted == 2
     listed = {s.offer.instance_type for s in queries.current_offers(engine)}
     assert listed == {"gpu.0", "gpu.1", "gpu.2", "gpu.3"}
     [gone] = queries.find_series(engine, instance_type="gpu.5")
@@ -124,7 +128,7 @@ def test_missing_offer_is_delisted_and_relisted(engine: Engine) -> None:
     assert queries.price_at(engine, gone.id, T0 + timedelta(hours=2)) is None
 
     back = run(engine, fleet(), T0 + timedelta(hours=2))
-    assert back.relisted == 2 and back.delisted == 0 and back.new_series == 0
+    assert back.stats.relisted == 2 and back.stats.delisted == 0 and back.stats.new_series == 0
     assert len(queries.current_offers(engine)) == 6
     history = queries.price_history(engine, gone.id)
     assert len(history) == 2 and history[1].first_seen == T0 + timedelta(hours=2)
@@ -151,14 +155,14 @@ def test_delisting_spares_partial_regions_and_other_pricing(engine: Engine) -> N
         now=T0 + timedelta(hours=1),
         pricing_scope=frozenset({PricingModel.ON_DEMAND}),
     )
-    assert summary.delisted == 0
+    assert summary.stats.delisted == 0
     assert len(queries.current_offers(engine)) == 3
 
 
 def test_empty_run_refuses_to_delist_everything(engine: Engine) -> None:
     run(engine, fleet(), T0)
     summary = run(engine, [], T0 + timedelta(hours=1))
-    assert summary.status == "succeeded" and summary.delisted == 0
+    assert summary.status == "succeeded" and summary.stats.delisted == 0
     assert summary.skip_reasons == {"not_delisted_empty_run": 6}
     assert len(queries.current_offers(engine)) == 6
 
@@ -239,7 +243,7 @@ def test_dated_observations_land_at_their_own_times(engine: Engine) -> None:
 
     # Re-sending the boundary point (incremental overlap) adds nothing.
     again = run(engine, [spot("us-east-1a", 40, "0.90")], T0 + timedelta(hours=2))
-    assert again.price_changes == 0 and again.new_series == 0
+    assert again.stats.price_changes == 0 and again.stats.new_series == 0
     assert len(queries.price_history(engine, a.id)) == 3
 
 

@@ -18,7 +18,7 @@ from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import FormatOption, OutputFormat, emit, err
 from tracker.collect import OfferCallback, RunSummary, run_collector
-from tracker.models import PricingModel
+from tracker.models import PricingModel, RunStatus
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
 from tracker.service.locks import locks_for
 from tracker.store import queries
@@ -52,11 +52,11 @@ def _report(summaries: list[RunSummary]) -> None:
                 "provider": s.provider,
                 "status": s.status,
                 "scope": s.scope,
-                "offers": s.offers_seen,
-                "new series": s.new_series,
-                "price changes": s.price_changes,
-                "delisted": s.delisted,
-                "relisted": s.relisted,
+                "offers": s.stats.offers_seen,
+                "new series": s.stats.new_series,
+                "price changes": s.stats.price_changes,
+                "delisted": s.stats.delisted,
+                "relisted": s.stats.relisted,
                 "skipped": s.skipped,
                 "skip reasons": ", ".join(f"{k}={v}" for k, v in sorted(s.skip_reasons.items())),
                 "error": s.error or "",
@@ -104,7 +104,7 @@ def collect(
         try:
             collector = available[name].from_settings(settings)
         except Exception as exc:  # NotConfigured/MissingCredentials and plugin bugs alike
-            status = "skipped" if isinstance(exc, NotConfigured) else "failed"
+            status = RunStatus.SKIPPED if isinstance(exc, NotConfigured) else RunStatus.FAILED
             err(f"{name}: {status}: {exc}")
             summaries.append(RunSummary(provider=name, status=status, error=str(exc)))
             continue
@@ -113,7 +113,9 @@ def collect(
             # scheduled run of the same collector (on Postgres, across machines).
             if not all(held.enter_context(locks.hold(f"{name}:{job}")) for job in JOB_SCOPES):
                 err(f"{name}: skipped: a scheduled run of it is in progress")
-                summaries.append(RunSummary(provider=name, status="skipped", error="locked"))
+                summaries.append(
+                    RunSummary(provider=name, status=RunStatus.SKIPPED, error="locked")
+                )
                 continue
             try:
                 summaries.append(

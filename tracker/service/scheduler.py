@@ -41,6 +41,8 @@ from sqlalchemy.pool import NullPool
 from collectors.base import Collector, NotConfigured
 from tracker import registry
 from tracker.collect import RunSummary, run_collector, scope_label
+from tracker.errors import one_line
+from tracker.models import RunStatus
 from tracker.service.health import HealthState
 from tracker.service.hooks import PostRunHook, StaleHook, rankings_hook
 from tracker.service.jobs import JobSpec, plan_jobs
@@ -60,12 +62,6 @@ STALENESS_CHECK_MAX_SECONDS = 60.0
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def _one_line(exc: BaseException) -> str:
-    text_ = str(exc).strip()
-    first = text_.splitlines()[0] if text_ else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def _as_utc(value: Any) -> datetime | None:
@@ -191,7 +187,7 @@ class Service:
             with self._ping_engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
         except (SQLAlchemyError, DatabaseError, OSError) as exc:
-            self._database_state(False, _one_line(exc))
+            self._database_state(False, one_line(exc))
             return False
         self._database_state(True)
         return True
@@ -268,11 +264,11 @@ class Service:
             try:
                 outcome = self._locked_run(spec)
             except (SQLAlchemyError, DatabaseError) as exc:
-                self._database_state(False, _one_line(exc))
-                outcome = JobOutcome(spec, "failed", reason="database", error=_one_line(exc))
+                self._database_state(False, one_line(exc))
+                outcome = JobOutcome(spec, "failed", reason="database", error=one_line(exc))
             except Exception as exc:  # a bug in the service or the runner: keep serving
                 log.exception("%s: job crashed", spec.id)
-                outcome = JobOutcome(spec, "failed", reason="collector", error=_one_line(exc))
+                outcome = JobOutcome(spec, "failed", reason="collector", error=one_line(exc))
             self._record(outcome, time.monotonic() - began)
         if outcome.status == "succeeded" and outcome.summary is not None:
             self._run_hooks(spec, outcome.summary)
@@ -295,12 +291,14 @@ class Service:
                 collector = self.collectors[spec.collector].from_settings(self.settings)
             except NotConfigured as exc:  # MissingCredentials too
                 self.metrics.skips.labels(spec.collector, spec.scope, "not_configured").inc()
-                summary = RunSummary(spec.collector, "skipped", scope=spec.scope, error=str(exc))
+                summary = RunSummary(
+                    spec.collector, RunStatus.SKIPPED, scope=spec.scope, error=str(exc)
+                )
                 return JobOutcome(spec, "skipped", summary, error=str(exc))
             except Exception as exc:
                 log.exception("%s: collector could not be created", spec.id)
                 summary = RunSummary(
-                    spec.collector, "failed", scope=spec.scope, error=_one_line(exc)
+                    spec.collector, RunStatus.FAILED, scope=spec.scope, error=one_line(exc)
                 )
                 return JobOutcome(spec, "failed", summary, reason="collector", error=summary.error)
             summary = run_collector(
@@ -328,8 +326,8 @@ class Service:
         if outcome.status == "failed":
             self.metrics.failures.labels(*labels, outcome.reason or "collector").inc()
         if outcome.status == "succeeded" and summary is not None:
-            self.metrics.offers_seen.labels(*labels).inc(summary.offers_seen)
-            self.metrics.price_changes.labels(*labels).inc(summary.price_changes)
+            self.metrics.offers_seen.labels(*labels).inc(summary.stats.offers_seen)
+            self.metrics.price_changes.labels(*labels).inc(summary.stats.price_changes)
             self.metrics.last_success.labels(*labels).set(now.timestamp())
             if self.health.jobs[spec.id].stale:
                 self._set_stale(spec, False)
@@ -343,12 +341,7 @@ class Service:
         if summary is not None:
             fields.update(
                 run_id=summary.run_id,
-                offers_seen=summary.offers_seen,
-                new_series=summary.new_series,
-                price_changes=summary.price_changes,
-                unchanged=summary.unchanged,
-                delisted=summary.delisted,
-                relisted=summary.relisted,
+                **summary.stats.run_counts(),
                 skipped=summary.skipped,
                 skip_reasons=summary.skip_reasons,
             )
@@ -397,7 +390,7 @@ class Service:
         try:
             self._ensure_seeded()
         except (SQLAlchemyError, DatabaseError) as exc:
-            self._database_state(False, _one_line(exc))
+            self._database_state(False, one_line(exc))
         stale = []
         for spec in self.jobs:
             job = self.health.jobs[spec.id]
@@ -472,7 +465,7 @@ class Service:
             self._ensure_seeded()
             self._database_state(True)
         except (SQLAlchemyError, DatabaseError) as exc:
-            self._database_state(False, _one_line(exc))
+            self._database_state(False, one_line(exc))
         # SQLite has one writer, and a WAL reader that tries to write after another
         # commit fails at once ("database is locked"): run its jobs one at a time.
         workers = self.config.max_workers if self.engine.dialect.name == "postgresql" else 1
@@ -585,7 +578,7 @@ class Service:
         try:
             due = self.due_jobs()
         except (SQLAlchemyError, DatabaseError) as exc:
-            log.error("database unreachable: %s", _one_line(exc), extra={"event": "database_down"})
+            log.error("database unreachable: %s", one_line(exc), extra={"event": "database_down"})
             return 1
         if not due:
             log.info("no job is due", extra={"event": "nothing_due"})

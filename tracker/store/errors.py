@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from tracker.errors import one_line
 from tracker.store.engine import DatabaseError
 
 __all__ = ["database_errors"]
@@ -27,5 +28,4 @@ def database_errors(doing: str) -> Iterator[None]:
         yield
     except SQLAlchemyError as exc:
         cause = getattr(exc, "orig", None) or exc
-        lines = str(cause).strip().splitlines() or [type(cause).__name__]
-        raise DatabaseError(f"{doing}: {lines[0].strip()}") from exc
+        raise DatabaseError(f"{doing}: {one_line(cause, with_type=False)}") from exc

@@ -61,6 +61,21 @@ class IngestStats:
     refused_delist: int = 0
     rounds: int = 0
 
+    def run_counts(self) -> dict[str, int]:
+        """The counters a run records in ``collection_runs`` (and the service logs).
+
+        ``unchanged`` there covers both prices re-seen unchanged and observations
+        the store already held (an incremental fetch's boundary point).
+        """
+        return {
+            "offers_seen": self.offers_seen,
+            "new_series": self.new_series,
+            "price_changes": self.price_changes,
+            "unchanged": self.unchanged + self.stale,
+            "delisted": self.delisted,
+            "relisted": self.relisted,
+        }
+
 
 def _money_text(value: Decimal | None) -> str | None:
     """SQLite's storage form of a decimal (see tracker.store.types.Money)."""
