@@ -35,6 +35,8 @@ SMALL = build_catalog(
             row("X100-PCIE", 80, ["X100 PCIe"]),
             row("X1000", 24),
             row("T9", 16, ["Tesla T9"]),
+            row("Y200", 141),
+            row("Y200-NVL", 141),
         ],
         "family": [
             {
@@ -65,6 +67,10 @@ SMALL = build_catalog(
         ("X100 PCIe", ("X100-PCIE",)),
         ("Tesla T9", ("T9",)),
         ("X1000", ("X1000",)),
+        # a bare canonical name also means its <name>-<variant> models, a full one only itself
+        ("y200", ("Y200", "Y200-NVL")),
+        ("Y200-nvl", ("Y200-NVL",)),
+        ("X100-40GB", ("X100-40GB",)),
         # names the catalog does not know
         ("X100 200GB", ()),
         ("Quantum Flux 9000", ()),
@@ -78,6 +84,8 @@ def test_the_packaged_catalog_answers_the_issues_examples() -> None:
     # gpus.toml: [[family]] H100 = H100-SXM, H100-NVL; the H100-PCIE row is H100-<variant>
     assert gpu_models_for("H100") == ("H100-SXM", "H100-PCIE", "H100-NVL")
     assert gpu_models_for("h100-sxm") == ("H100-SXM",)
+    # H200 is both the SXM part's name and the base of H200-NVL
+    assert gpu_models_for("H200") == ("H200", "H200-NVL")
     # [[family]] A100 = A100-40GB, A100-80GB; 80 GB fits A100-80GB (80 GiB) only
     assert gpu_models_for("a100 80gb") == ("A100-80GB",)
     assert set(gpu_models_for("V100")) == {

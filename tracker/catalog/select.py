@@ -4,7 +4,9 @@ Every GPU filter (``offers --gpu``, ``recommend --gpu``, a profile's ``gpus``, a
 history and alert filters to come) takes names people type, while the store holds
 canonical names. One rule serves them all:
 
-1. A canonical name, in any case (``h100-sxm``), selects that model.
+1. A canonical name, in any case (``h100-sxm``), selects that model; a bare one (no
+   ``-variant`` part, e.g. ``H200``) also selects the models named ``<name>-<variant>``
+   (``H200-NVL``).
 2. A spelling of a family (``H100``, ``A100``, ``nvidia-tesla-v100``; see the
    ``[[family]]`` rows of ``gpus.toml``) selects every member. The family's own name
    (its first alias, e.g. ``H100``) also selects the catalog models named
@@ -54,7 +56,10 @@ def gpu_models_for(name: str, *, catalog: Catalog | None = None) -> tuple[str, .
     text = name.strip()
     canonical = cat.by_lower_name.get(text.lower())
     if canonical is not None:
-        return (canonical,)
+        chosen = {canonical}
+        if "-" not in canonical:
+            chosen.update(_variants(cat, canonical))
+        return tuple(n for n in cat.specs if n in chosen)
     normalized = normalize_gpu_name(text)
     owner = cat.by_key.get(normalized.key) if normalized.key else None
     family = cat.families.get(owner) if owner is not None else None
@@ -63,9 +68,14 @@ def gpu_models_for(name: str, *, catalog: Catalog | None = None) -> tuple[str, .
         return (match.name,) if match.known else ()
     chosen = set(family.members)
     if normalized.key == normalize_gpu_name(family.label).key:
-        variant = family.label.lower() + "-"
-        chosen.update(n for n in cat.specs if n.lower().startswith(variant))
+        chosen.update(_variants(cat, family.label))
     return tuple(n for n in cat.specs if n in chosen)
+
+
+def _variants(cat: Catalog, base: str) -> list[str]:
+    """The catalog models named ``<base>-<variant>`` (``H100-PCIE`` for ``H100``)."""
+    prefix = base.lower() + "-"
+    return [name for name in cat.specs if name.lower().startswith(prefix)]
 
 
 def select_gpus(names: Iterable[str], *, catalog: Catalog | None = None) -> GpuSelection:
