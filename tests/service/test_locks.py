@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine
 
-from tracker.service.locks import LocalLocks, PostgresLocks, lock_key, locks_for
 from tracker.store.engine import make_engine
+from tracker.store.locks import LocalLocks, PostgresLocks, lock_key, locks_for
 
 
 def test_lock_keys_are_stable_signed_64_bit_and_distinct() -> None:
