@@ -31,6 +31,7 @@ COLLECTORS: dict[str, Any] = {
         fake_provider.Slow,
         fake_provider.Crashing,
         fake_provider.Spot,
+        fake_provider.Keyed,
     )
 }
 
