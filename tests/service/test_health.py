@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,15 +20,6 @@ from tracker.service import runner as runner_module
 from tracker.service.web import HealthServer, json_response
 from tracker.store.engine import DatabaseError
 from tracker.store.schema import CollectionRun
-
-
-@pytest.fixture
-def services() -> Iterator[list[Service]]:
-    created: list[Service] = []
-    yield created
-    for service in created:
-        service.stop(timeout=5)
-        service.engine.dispose()
 
 
 def new_service(services: list[Service], url: str, names: list[str], **options: Any) -> Service:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import select
 
-from tests.conftest import cli_runner
+from tests.conftest import Run, cli_runner
 from tests.service.conftest import COLLECTORS, make_settings
 from tests.service.fake_server import FakeProviders
 from tests.service.test_service import wait_for
@@ -50,21 +49,12 @@ def calls(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-@pytest.fixture
-def service_box() -> Iterator[list[Service]]:
-    box: list[Service] = []
-    yield box
-    for service in box:
-        service.stop(timeout=5)
-        service.engine.dispose()
-
-
 def test_installed_plugin_is_loaded_after_the_builtin_rankings(hook_log: Path) -> None:
     assert load_hooks().names == ["rankings", "test-recorder"]  # order 10, then order 50
 
 
 def test_plugin_is_called_after_a_scheduled_run_and_when_a_job_turns_stale(
-    sqlite_service_url: str, fake: FakeProviders, hook_log: Path, service_box: list[Service]
+    sqlite_service_url: str, fake: FakeProviders, hook_log: Path, services: list[Service]
 ) -> None:
     fake.modes["fakebad"] = "fail"
     settings = make_settings(
@@ -74,7 +64,7 @@ def test_plugin_is_called_after_a_scheduled_run_and_when_a_job_turns_stale(
         stale_after_cadences=2,
     )
     service = Service(settings, collectors={n: COLLECTORS[n] for n in ("fakebad", "fakegood")})
-    service_box.append(service)
+    services.append(service)
     assert service.hooks.names == ["rankings", "test-recorder"]  # nothing injected
     service.start()
 
@@ -97,17 +87,22 @@ def test_plugin_is_called_after_a_scheduled_run_and_when_a_job_turns_stale(
     assert health[0] == {"hook": "job_health_changed", "job": "fakebad:standard", "stale": True}
 
 
-def test_plugin_is_called_after_collect_and_import_unless_no_hooks(
-    tmp_path: Path, hook_log: Path
-) -> None:
+def cli_with_plugin(tmp_path: Path, hook_log: Path) -> tuple[Run, Path, dict[str, str]]:
+    """The CLI on a fresh SQLite file with the plugin on PYTHONPATH, a sheet, its env."""
     sheet = tmp_path / "prices.csv"
     sheet.write_text(SHEET)
-    run = cli_runner(f"sqlite:///{tmp_path / 'cli.db'}", tmp_path)
     env = {
         "PYTHONPATH": str(PLUGIN_DIR),
         "GPU_TRACKER_TEST_HOOKS_LOG": str(hook_log),
         "GPU_TRACKER_PRICESHEET__PATH": str(sheet),
     }
+    return cli_runner(f"sqlite:///{tmp_path / 'cli.db'}", tmp_path), sheet, env
+
+
+def test_plugin_is_called_after_collect_and_import_unless_no_hooks(
+    tmp_path: Path, hook_log: Path
+) -> None:
+    run, sheet, env = cli_with_plugin(tmp_path, hook_log)
 
     collected = run("collect", "--provider", "pricesheet", extra_env=env)
     assert collected.returncode == 0, collected.stderr
@@ -130,14 +125,8 @@ def test_plugin_is_called_after_collect_and_import_unless_no_hooks(
 def test_a_failing_hook_is_logged_with_its_name_and_the_command_succeeds(
     tmp_path: Path, hook_log: Path
 ) -> None:
-    sheet = tmp_path / "prices.csv"
-    sheet.write_text(SHEET)
-    run = cli_runner(f"sqlite:///{tmp_path / 'cli.db'}", tmp_path)
     # The log file's folder does not exist: the plugin raises on every call.
-    env = {
-        "PYTHONPATH": str(PLUGIN_DIR),
-        "GPU_TRACKER_TEST_HOOKS_LOG": str(tmp_path / "missing" / "calls.jsonl"),
-    }
+    run, sheet, env = cli_with_plugin(tmp_path, tmp_path / "missing" / "calls.jsonl")
     result = run("import", str(sheet), extra_env=env)
     assert result.returncode == 0, result.stderr
     assert "hook test-recorder (after_collection) failed after gpu-tracker import" in result.stderr
@@ -215,7 +204,7 @@ def test_a_plugin_that_fails_to_load_is_logged_and_the_others_load(
 
 
 def test_health_changes_reach_plugins_stale_and_fresh_again(
-    sqlite_service_url: str, fake: FakeProviders, service_box: list[Service]
+    sqlite_service_url: str, fake: FakeProviders, services: list[Service]
 ) -> None:
     changes: list[tuple[str, bool]] = []
 
@@ -229,7 +218,7 @@ def test_health_changes_reach_plugins_stale_and_fresh_again(
     service = Service(
         settings, collectors={"fakegood": COLLECTORS["fakegood"]}, hooks=Hooks.of({"n": Notifier})
     )
-    service_box.append(service)
+    services.append(service)
     job = service.jobs[0]
     service.run_job(job)
     wait_for(lambda: service.check_staleness(), what="the job to turn stale")

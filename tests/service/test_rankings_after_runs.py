@@ -6,10 +6,8 @@ whose built-in rankings plugin recomputes every profile after the committed run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
 
-import pytest
 from sqlalchemy import select
 
 from tests.service.conftest import COLLECTORS, make_settings
@@ -21,21 +19,12 @@ from tracker.store.rankings import RankingEntry, RankingSnapshot
 from tracker.store.schema import CollectionRun
 
 
-@pytest.fixture
-def box() -> Iterator[list[Service]]:
-    created: list[Service] = []
-    yield created
-    for service in created:
-        service.stop(timeout=10)
-        service.engine.dispose()
-
-
 def test_a_scheduled_run_recomputes_the_ranking_snapshots(
-    service_url: str, fake: FakeProviders, box: list[Service]
+    service_url: str, fake: FakeProviders, services: list[Service]
 ) -> None:
     settings = make_settings(service_url, ["fakegood"], default_minutes=60)
     service = Service(settings, collectors={"fakegood": COLLECTORS["fakegood"]})
-    box.append(service)
+    services.append(service)
     assert "rankings" in service.hooks.names
     profiles = sorted(profiles_for(settings).profiles)
     service.start()

@@ -8,7 +8,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -33,15 +33,6 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "c
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
-@pytest.fixture
-def services() -> Iterator[list[Service]]:
-    created: list[Service] = []
-    yield created
-    for service in created:
-        service.stop(timeout=5)
-        service.engine.dispose()
 
 
 def new_service(

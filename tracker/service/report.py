@@ -14,13 +14,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tracker.collect import RunSummary, scope_label
+from tracker.errors import one_line
 from tracker.hooks import Hooks, JobHealthChange, Origin
 from tracker.service.health import HealthState
 from tracker.service.jobs import JobSpec
 from tracker.service.metrics import Metrics
 from tracker.service.outcome import JobOutcome, JobStatus, SkipReason
 from tracker.settings import Settings
-from tracker.store.engine import Engine
+from tracker.store import job_runs
+from tracker.store.engine import DatabaseError, Engine
 from tracker.store.job_runs import LatestRuns, SuccessfulRun
 
 __all__ = ["Reporter", "utcnow"]
@@ -60,6 +62,16 @@ class Reporter:
                     extra={"event": "database_down", "error": error},
                 )
         self.metrics.database_up.set(1 if ok else 0)
+
+    def ping(self, engine: Engine) -> bool:
+        """Whether ``engine``'s database answers now (and tell it if that changed)."""
+        try:
+            job_runs.ping(engine)
+        except DatabaseError as exc:
+            self.database(False, one_line(exc))
+            return False
+        self.database(True)
+        return True
 
     def seed(self, jobs: Sequence[JobSpec], latest: LatestRuns) -> None:
         """Each job's last success/failure as the run log knows it."""

@@ -157,17 +157,9 @@ class JobRunner:
             return JobOutcome(spec, JobStatus.SUCCEEDED, summary)
         # Mid-run database loss comes back as a failed summary; tell it apart from a
         # provider failure by asking the database directly.
-        reachable = self._reachable()
+        reachable = self.reporter.ping(self.engine)
         reason = FailureReason.COLLECTOR if reachable else FailureReason.DATABASE
         return JobOutcome(spec, JobStatus.FAILED, summary, reason, summary.error)
-
-    def _reachable(self) -> bool:
-        try:
-            job_runs.ping(self.engine)
-        except DatabaseError as exc:
-            self.reporter.database(False, one_line(exc))
-            return False
-        return True
 
     def _ran_elsewhere(self, spec: JobSpec) -> job_runs.SuccessfulRun | None:
         """The other runner's success that makes this cadence done already, if any."""

@@ -159,13 +159,7 @@ class Service:
     # -- database contact ----------------------------------------------------------
 
     def ping_database(self) -> bool:
-        try:
-            job_runs.ping(self._probe)
-        except DatabaseError as exc:
-            self.reporter.database(False, one_line(exc))
-            return False
-        self.reporter.database(True)
-        return True
+        return self.reporter.ping(self._probe)
 
     def _ensure_seeded(self) -> None:
         """Load each job's last success/failure from ``collection_runs`` (once)."""
