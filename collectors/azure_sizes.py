@@ -66,15 +66,16 @@ def _d(value: str) -> Decimal:
 _SIXTH = Decimal("0.1666666667")
 _THIRD = Decimal("0.3333333333")
 _PCIE = Interconnect.PCIE
+_V100P = "V100 PCIe"  # the catalog's V100-PCIE family; 16 GiB picks V100-PCIE-16GB
 _NVLINK = Interconnect.NVLINK
 
 SIZES: Mapping[str, AzureSize] = MappingProxyType(
     {
-        # NCv3: NVIDIA Tesla V100 16 GiB (PCIe), Intel Broadwell.
-        "Standard_NC6s_v3": AzureSize("V100", _d("1"), _d("16"), 6, _d("112"), _PCIE, _NCV3),
-        "Standard_NC12s_v3": AzureSize("V100", _d("2"), _d("16"), 12, _d("224"), _PCIE, _NCV3),
-        "Standard_NC24s_v3": AzureSize("V100", _d("4"), _d("16"), 24, _d("448"), _PCIE, _NCV3),
-        "Standard_NC24rs_v3": AzureSize("V100", _d("4"), _d("16"), 24, _d("448"), _PCIE, _NCV3),
+        # NCv3: NVIDIA Tesla V100 16 GiB, the PCIe card (not the SXM2 module), Intel Broadwell.
+        "Standard_NC6s_v3": AzureSize(_V100P, _d("1"), _d("16"), 6, _d("112"), _PCIE, _NCV3),
+        "Standard_NC12s_v3": AzureSize(_V100P, _d("2"), _d("16"), 12, _d("224"), _PCIE, _NCV3),
+        "Standard_NC24s_v3": AzureSize(_V100P, _d("4"), _d("16"), 24, _d("448"), _PCIE, _NCV3),
+        "Standard_NC24rs_v3": AzureSize(_V100P, _d("4"), _d("16"), 24, _d("448"), _PCIE, _NCV3),
         # NCasT4_v3: NVIDIA Tesla T4 16 GB.
         "Standard_NC4as_T4_v3": AzureSize("T4", _d("1"), _d("16"), 4, _d("28"), _PCIE, _NCAST4),
         "Standard_NC8as_T4_v3": AzureSize("T4", _d("1"), _d("16"), 8, _d("56"), _PCIE, _NCAST4),
@@ -113,10 +114,10 @@ SIZES: Mapping[str, AzureSize] = MappingProxyType(
         "Standard_NCC40ads_H100_v5": AzureSize(
             "H100 NVL", _d("1"), _d("94"), 40, _d("320"), _PCIE, _NCCH100
         ),
-        # ND H200 v5: 8x H200 141 GB "interconnected with 900 GB/s NVLink". The page
-        # read states no host RAM figure, so none is recorded.
+        # ND H200 v5: 8x H200 141 GB "interconnected with 900 GB/s NVLink"; the size
+        # table gives 1,850 GiB of memory.
         "Standard_ND96isr_H200_v5": AzureSize(
-            "H200", _d("8"), _d("141"), 96, None, _NVLINK, _NDH200
+            "H200", _d("8"), _d("141"), 96, _d("1850"), _NVLINK, _NDH200
         ),
         # NVadsA10 v5: partial NVIDIA A10 (24 GB), 1/6 to 2 GPUs.
         "Standard_NV6ads_A10_v5": AzureSize("A10", _SIXTH, _d("24"), 6, _d("55"), _PCIE, _NVA10),

@@ -160,9 +160,8 @@ def test_memory_that_fits_no_variant_is_unknown(raw: str, hint: int | None) -> N
 @pytest.mark.parametrize(
     "raw",
     [
-        "NVIDIA RTX 6000 Ada Generation",
         "Quadro RTX 8000",
-        "MI250X",
+        "MI210",  # a PCIe CDNA 2 card the catalog does not list
         "Gaudi",
         "A100 1g.10gb",  # MIG slice
         "H100-SXM5-80GB-XYZ",
@@ -261,6 +260,200 @@ def test_catalog_covers_required_models_with_sources() -> None:
     assert "MI300X" not in accelerators
 
 
+# --- issue 10 item 17: datasheet figures that disagreed with their own sources ---
+
+
+def test_l40s_takes_the_dense_column_the_datasheet_prints() -> None:
+    # L40S datasheet prints "dense | sparse" pairs: BF16 and FP16 Tensor 362.05 | 733,
+    # FP8 and INT8 733 | 1,466. The dense column is the catalog's figure.
+    spec = get_spec("L40S")
+    assert spec.bf16_tflops == Decimal("362.05")
+    assert spec.fp16_tflops == Decimal("362.05")
+    assert spec.fp8_tflops == 733 and spec.int8_tops == 733
+    assert "sparse rates only" not in spec.note
+
+
+def test_fp16_is_a_matrix_unit_rate_so_pascal_has_none() -> None:
+    # The header defines fp16/bf16 as tensor (matrix-unit) rates. P100's datasheet prints
+    # 18.7 TFLOPS half precision on CUDA cores; Pascal has no tensor cores, so the field is
+    # absent and the note keeps the vector rate.
+    p100 = get_spec("P100")
+    assert p100.fp16_tflops is None and p100.bf16_tflops is None
+    assert "18.7" in p100.note
+    assert p100.fp32_tflops == Decimal("9.3")  # the FP32 figure is unaffected
+    for name in ("K80", "M60", "P4"):  # the other parts without tensor cores agree
+        spec = get_spec(name)
+        assert (spec.fp16_tflops, spec.bf16_tflops, spec.int8_tops) == (None, None, None), name
+    # P4's datasheet 22 TOPS INT8 is DP4A on CUDA cores, not a matrix unit: note, not column.
+    assert "22 TOPS" in get_spec("P4").note
+
+
+def test_t4_bandwidth_agrees_with_the_datasheet_it_cites() -> None:
+    # t4-tensor-core-datasheet-951643.pdf prints "GPU Memory 16 GB GDDR6, 300 GB/sec".
+    spec = get_spec("T4")
+    assert spec.source.endswith("t4-tensor-core-datasheet-951643.pdf")
+    assert spec.memory_bandwidth_gbs == 300
+
+
+def test_v100_pcie_is_about_twelve_percent_below_sxm2() -> None:
+    # V100 datasheet: SXM2 15.7 FP32 / 125 tensor, PCIe 14 / 112; 125 / 112 = 1.116.
+    pcie, sxm2 = get_spec("V100-PCIE-16GB"), get_spec("V100-16GB")
+    assert (pcie.vram_gib, pcie.fp32_tflops, pcie.fp16_tflops) == (16, 14, 112)
+    assert (sxm2.fp32_tflops, sxm2.fp16_tflops) == (Decimal("15.7"), 125)
+    assert pcie.form_factor == "PCIe" and pcie.nvlink is False
+
+
+# --- issue 10 item 18: spellings real payloads use ---
+
+REAL_SPELLINGS = [
+    # Lambda / nvidia-smi: the product name counts the Grace CPU's 480 GB LPDDR5X; the
+    # GPU is the 96 GB HBM3 GH200.
+    ("NVIDIA GH200 480GB", None, "GH200-96GB"),
+    ("NVIDIA GH200 480GB", 96, "GH200-96GB"),
+    ("AMD Instinct MI300X OAM", None, "MI300X"),  # RunPod gpuTypes id
+    ("AMD Instinct MI300X OAM", 192, "MI300X"),
+    ("HL-225", None, "Gaudi2"),  # hl-smi product name of the Gaudi2 card
+    ("HL-225", 96, "Gaudi2"),
+    # GCP accelerator types sold with an NVIDIA RTX Virtual Workstation licence
+    ("nvidia-l4-vws", None, "L4"),
+    ("nvidia-tesla-t4-vws", None, "T4"),
+    ("nvidia-tesla-p4-vws", None, "P4"),
+    ("nvidia-tesla-p100-vws", None, "P100"),
+    ("nvidia-tesla-t4-vws", 16, "T4"),
+]
+
+
+@pytest.mark.parametrize(("raw", "hint", "expected"), REAL_SPELLINGS)
+def test_real_payload_spellings_resolve(raw: str, hint: int | None, expected: str) -> None:
+    match = resolve_gpu(raw, hint)
+    assert match.known, match.reason
+    assert match.name == expected
+
+
+def test_gh200_480gb_is_not_read_as_480_gib_of_gpu_memory() -> None:
+    assert normalize_gpu_name("NVIDIA GH200 480GB").memory_gib == 480  # the name does say 480
+    # ...but that size names the superchip, so only a hint speaks for the GPU's memory:
+    # a 144 GiB hint contradicts the 96 GB part the name means, and nothing is guessed.
+    match = resolve_gpu("NVIDIA GH200 480GB", 144)
+    assert not match.known and "GH200-96GB" in match.reason
+    # Other sizes in a GH200 name are still GPU memory: 144 picks the HBM3e part.
+    assert resolve_gpu("NVIDIA GH200 144G HBM3e").name == "GH200-144GB"
+
+
+def test_vws_is_a_licence_word_not_part_of_the_model() -> None:
+    assert normalize_gpu_name("nvidia-tesla-p100-vws").key == "p100"
+    assert normalize_gpu_name("nvidia-l4-vws").key == "l4"
+
+
+# --- issue 10 item 19: GPUs on sale now, dense figures as the cited page prints them ---
+
+# (name, vram_gib, memory_bandwidth_gbs, fp32, bf16, fp8, int8, nvlink), worked by hand:
+NEW_ROWS = [
+    # nvidia.com/en-us/data-center/hgx: HGX B300 (8 GPUs) FP16/BF16 36 PF*, FP8 72 PF*
+    # (* sparse), FP32 600 TF, 2.3 TB total; per GPU 36/8/2 = 2.25 PF, 72/8/2 = 4.5 PF,
+    # 600/8 = 75 TF; 288 GB per GPU (AWS p6-b300 reports 275040 MiB = 268.6 GiB).
+    ("B300", 288, None, 75, 2250, 4500, None, True),
+    # nvidia.com/en-us/data-center/gb200-nvl72: GB200 superchip (1 Grace + 2 GPUs)
+    # FP16/BF16 10 PF*, FP8 20 PF*, INT8 20 POPS*, 372 GB HBM3e, 16 TB/s; per GPU
+    # 10/2/2 = 2.5 PF, 20/2/2 = 5 PF, 372/2 = 186 GB, 16/2 = 8 TB/s.
+    ("GB200", 186, 8000, None, 2500, 5000, 5000, True),
+    # nvidia.com/en-us/data-center/gb300-nvl72: 72 GPUs, FP16/BF16 360 PF*, FP8 720 PF*,
+    # 576 TB/s; per GPU 360/72/2 = 2.5 PF, 720/72/2 = 5 PF, 576/72 = 8 TB/s; 288 GB HBM3e.
+    ("GB300", 288, 8000, None, 2500, 5000, None, True),
+    # nvidia.com/en-us/data-center/h200: H200 NVL FP32 60, BF16 1,671*, FP8 3,341*,
+    # 141 GB, 4.8 TB/s; 1671/2 = 835.5, 3341/2 = 1670.5.
+    ("H200-NVL", 141, 4800, 60, Decimal("835.5"), Decimal("1670.5"), Decimal("1670.5"), True),
+    # RTX 6000 Ada datasheet: 48 GB GDDR6, 960 GB/s, FP32 91.1, Tensor 1,457.0 (FP8,
+    # sparse) -> 728.5 dense; no BF16/FP16 tensor figure printed.
+    ("RTX-6000-Ada", 48, 960, Decimal("91.1"), None, Decimal("728.5"), None, False),
+    # RTX PRO 6000 Blackwell Server Edition page: 96 GB GDDR7, 1,792 GB/s; AWS g7e
+    # "RTX PRO Server 6000" reports 98304 MiB = 96 GiB.
+    ("RTX-PRO-6000-Blackwell", 96, 1792, None, None, None, None, False),
+    # RTX Blackwell architecture whitepaper, RTX 5090: 32 GB GDDR7, 1,792 GB/s, FP32 104.8.
+    ("RTX-5090", 32, 1792, Decimal("104.8"), None, None, None, False),
+    # A30 datasheet: 24 GB HBM2, 933 GB/s, FP32 10.3, BF16 165 | 330*, INT8 330 | 661*.
+    ("A30", 24, 933, Decimal("10.3"), 165, None, 330, True),
+    # A16 datasheet, per GPU of the 4-GPU board: 4x 16 GB, 4x 200 GB/s, FP32 4x 4.5,
+    # BF16 4x 17.9 | 35.9*, INT8 4x 35.9 | 71.8*.
+    ("A16", 16, 200, Decimal("4.5"), Decimal("17.9"), None, Decimal("35.9"), False),
+    # AMD MI250X page, per OAM: 128 GB HBM2e, 3.2 TB/s, FP32 vector 47.9, FP16/BF16 383,
+    # INT8 383 (AMD prints dense rates; CDNA 2 has no FP8).
+    ("MI250X", 128, 3200, Decimal("47.9"), 383, None, 383, False),
+    # AMD MI325X page: 256 GB HBM3E, 6 TB/s, FP32 163.4, FP16/BF16 1,307.4, FP8 2,614.9,
+    # INT8 2,614.9 (dense; sparse printed separately).
+    ("MI325X", 256, 6000, Decimal("163.4"), Decimal("1307.4"), Decimal("2614.9"),
+     Decimal("2614.9"), False),
+    # AMD MI355X page: 288 GB HBM3E, 8 TB/s, FP32 157.3, FP16/BF16 2.5 PF, FP8 5 PF,
+    # INT8 5 POPS (dense; sparse printed separately).
+    ("MI355X", 288, 8000, Decimal("157.3"), 2500, 5000, 5000, False),
+    # Intel Gaudi 3 white paper, HL-325L OAM: 128 GB HBM2e, 3.7 TB/s, MME BF16 and FP8
+    # 1,835 TFLOPS.
+    ("Gaudi3", 128, 3700, None, 1835, 1835, None, False),
+    # cloud.google.com/tpu/docs/v4: 32 GiB HBM2, 1200 GBps, 275 TFLOPS (bf16 or int8).
+    ("TPU-v4", 32, 1200, None, 275, None, 275, False),
+    # cloud.google.com/tpu/docs/v6e: 32 GB, 1638 GBps, bf16 918 TFLOPs, int8 1836 TOPs.
+    ("TPU-v6e", 32, 1638, None, 918, None, 1836, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "vram", "bandwidth", "fp32", "bf16", "fp8", "int8", "nvlink"), NEW_ROWS
+)
+def test_gpus_on_sale_now_have_datasheet_rows(
+    name: str,
+    vram: int,
+    bandwidth: int | None,
+    fp32: Decimal | int | None,
+    bf16: Decimal | int | None,
+    fp8: Decimal | int | None,
+    int8: Decimal | int | None,
+    nvlink: bool,
+) -> None:
+    spec = get_spec(name)
+    assert spec.vram_gib == vram
+    assert spec.memory_bandwidth_gbs == bandwidth
+    assert spec.fp32_tflops == fp32
+    assert spec.bf16_tflops == bf16
+    assert spec.fp8_tflops == fp8
+    assert spec.int8_tops == int8
+    assert spec.nvlink is nvlink
+    assert spec.source.startswith("https://")
+    if None in (bandwidth, fp32, bf16, fp8, int8):
+        assert spec.note, f"{name}: an absent figure needs a note saying why"
+
+
+@pytest.mark.parametrize(
+    ("raw", "hint", "expected"),
+    [
+        ("B300", Decimal("268.59375"), "B300"),  # AWS p6-b300: 275040 MiB / 1024
+        ("RTX PRO Server 6000", 96, "RTX-PRO-6000-Blackwell"),  # AWS g7e: 98304 MiB
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", None, "RTX-PRO-6000-Blackwell"),
+        ("NVIDIA RTX 6000 Ada Generation", None, "RTX-6000-Ada"),
+        ("NVIDIA GeForce RTX 5090", None, "RTX-5090"),
+        ("NVIDIA GB200", Decimal("185.0"), "GB200"),
+        ("nvidia-gb200", None, "GB200"),
+        ("NVIDIA H200 NVL", None, "H200-NVL"),
+        ("H200", 141, "H200"),  # the bare name stays the SXM part
+        ("NVIDIA A30", 24, "A30"),
+        ("NVIDIA A16", 16, "A16"),
+        ("AMD Instinct MI250X", 128, "MI250X"),
+        ("AMD Instinct MI325X", 256, "MI325X"),
+        ("AMD Instinct MI355X", 288, "MI355X"),
+        ("Intel Gaudi 3", 128, "Gaudi3"),
+        ("HL-325L", None, "Gaudi3"),
+        ("tpu-v4-podslice", None, "TPU-v4"),
+        ("tpu-v6e-slice", None, "TPU-v6e"),
+        ("TPU v6e", 32, "TPU-v6e"),
+    ],
+)
+def test_new_rows_are_reached_by_provider_spellings(
+    raw: str, hint: Decimal | int | None, expected: str
+) -> None:
+    match = resolve_gpu(raw, hint)
+    assert match.known, match.reason
+    assert match.name == expected
+
+
 def test_get_spec_rejects_aliases_and_unknown_names() -> None:
     with pytest.raises(KeyError, match="nvidia-tesla-t4"):
         get_spec("nvidia-tesla-t4")
@@ -333,6 +526,21 @@ def test_loader_rejects_malformed_file_naming_the_row(
     tmp_path: Path, text: str, message: str
 ) -> None:
     with pytest.raises(CatalogError, match=message):
+        load_catalog(_write(tmp_path, text))
+
+
+def test_an_alias_may_carry_a_size_that_is_not_the_gpus_memory(tmp_path: Path) -> None:
+    catalog = load_catalog(_write(tmp_path, GOOD_ROW.replace('["X-1"]', '["X-1", "X-1 480GB"]')))
+    assert resolve_gpu("NVIDIA X-1 480GB", catalog=catalog).name == "X1"
+    assert resolve_gpu("X-1 480 GB", 16, catalog=catalog).name == "X1"  # hint: GPU memory
+    assert not resolve_gpu("X-1 480GB", 480, catalog=catalog).known  # 480 is not its VRAM
+    assert not resolve_gpu("X-1 240GB", catalog=catalog).known  # only the listed size
+
+
+def test_a_named_size_cannot_belong_to_two_models(tmp_path: Path) -> None:
+    second = GOOD_ROW.replace('"X1"', '"X2"').replace('["X-1"]', '["X-1 480GB"]')
+    text = GOOD_ROW.replace('["X-1"]', '["X-1", "X-1 480GB"]') + second
+    with pytest.raises(CatalogError, match=r"gpu\[1\] \('X2'\): alias 'X-1 480GB' .*'X1'"):
         load_catalog(_write(tmp_path, text))
 
 

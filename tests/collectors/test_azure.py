@@ -408,7 +408,7 @@ def test_pricing_scope_filters_offers() -> None:
 
 def test_size_table_covers_the_required_series_and_cites_docs() -> None:
     required = {
-        "Standard_NC6s_v3": "V100-16GB",
+        "Standard_NC6s_v3": "V100-PCIE-16GB",  # NCv3 is the PCIe card (issue 10 #16)
         "Standard_NC4as_T4_v3": "T4",
         "Standard_NC24ads_A100_v4": "A100-80GB-PCIE",
         "Standard_ND96asr_v4": "A100-40GB",

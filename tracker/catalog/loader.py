@@ -15,7 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from tracker.catalog.names import normalize_gpu_name
+from tracker.catalog.names import memory_fits, normalize_gpu_name
 from tracker.catalog.spec import GpuSpec
 
 __all__ = ["Catalog", "CatalogError", "Family", "load_catalog"]
@@ -63,6 +63,8 @@ class Catalog:
     by_key: Mapping[str, str] = field(default_factory=dict)
     families: Mapping[str, Family] = field(default_factory=dict)
     by_lower_name: Mapping[str, str] = field(default_factory=dict)
+    by_named_size: Mapping[tuple[str, Decimal], str] = field(default_factory=dict)
+    """(key, size) of aliases whose size is part of the product name, not its GPU memory."""
 
 
 def load_catalog(path: Path) -> Catalog:
@@ -89,6 +91,7 @@ def build_catalog(data: Mapping[str, Any], where: str) -> Catalog:
 
     specs: dict[str, GpuSpec] = {}
     owner_of_key: dict[str, str] = {}
+    named_sizes: dict[tuple[str, Decimal], str] = {}
     for index, row in enumerate(rows):
         spec = _parse_gpu(row, f"{where}: gpu[{index}]")
         label = f"{where}: gpu[{index}] ({spec.name!r})"
@@ -96,7 +99,11 @@ def build_catalog(data: Mapping[str, Any], where: str) -> Catalog:
             raise CatalogError(f"{label}: duplicate name")
         specs[spec.name] = spec
         for alias in spec.aliases:
-            _claim(owner_of_key, alias, spec.name, label)
+            size = normalize_gpu_name(alias).memory_gib
+            if size is None:
+                _claim(owner_of_key, alias, spec.name, label)
+            else:
+                _claim_named_size(named_sizes, alias, size, spec, label)
         # The canonical name is a spelling too ("NVIDIA A40"), unless it carries a
         # memory size: "A100-80GB" is reached through its family instead.
         if normalize_gpu_name(spec.name).memory_gib is None:
@@ -129,7 +136,13 @@ def build_catalog(data: Mapping[str, Any], where: str) -> Catalog:
             shared.setdefault(member, []).extend(row["aliases"])
     if shared:
         specs = {name: _with_aliases(spec, shared.get(name, [])) for name, spec in specs.items()}
-    return Catalog(specs=specs, by_key=owner_of_key, families=families, by_lower_name=lower)
+    return Catalog(
+        specs=specs,
+        by_key=owner_of_key,
+        families=families,
+        by_lower_name=lower,
+        by_named_size=named_sizes,
+    )
 
 
 def _with_aliases(spec: GpuSpec, extra: list[str]) -> GpuSpec:
@@ -143,16 +156,43 @@ def _claim(owner_of_key: dict[str, str], alias: str, owner: str, label: str) -> 
     if not normalized.key:
         raise CatalogError(f"{label}: alias {alias!r} has nothing left after normalising")
     if normalized.memory_gib is not None:
-        raise CatalogError(
-            f"{label}: alias {alias!r} states a memory size; list the spelling without it "
-            "(memory is matched against vram_gib)"
-        )
+        raise _stated_memory(label, alias)
     previous = owner_of_key.get(normalized.key)
     if previous is not None and previous != owner:
         raise CatalogError(
             f"{label}: alias {alias!r} (key {normalized.key!r}) is already claimed by {previous!r}"
         )
     owner_of_key[normalized.key] = owner
+
+
+def _stated_memory(label: str, alias: str) -> CatalogError:
+    return CatalogError(
+        f"{label}: alias {alias!r} states a memory size; list the spelling without it "
+        "(memory is matched against vram_gib)"
+    )
+
+
+def _claim_named_size(
+    named_sizes: dict[tuple[str, Decimal], str],
+    alias: str,
+    size: Decimal,
+    spec: GpuSpec,
+    label: str,
+) -> None:
+    """Register a product name that carries a size the GPU does not have.
+
+    "NVIDIA GH200 480GB" counts the Grace CPU's memory; read as GPU memory it would fit
+    no GH200. Such an alias matches only its exact key and size. A size that *is* the
+    GPU's memory stays forbidden: it would shadow the memory check it duplicates.
+    """
+    key = normalize_gpu_name(alias).key
+    if not key or memory_fits(size, spec.vram_gib):
+        raise _stated_memory(label, alias)
+    slot = (key, size)
+    previous = named_sizes.get(slot)
+    if previous is not None and previous != spec.name:
+        raise CatalogError(f"{label}: alias {alias!r} is already claimed by {previous!r}")
+    named_sizes[slot] = spec.name
 
 
 def _parse_gpu(row: Any, label: str) -> GpuSpec:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-__all__ = ["NormalizedName", "normalize_gpu_name"]
+__all__ = ["HINT_TOLERANCE", "NormalizedName", "memory_fits", "normalize_gpu_name"]
 
 _SPLIT = re.compile(r"[^a-z0-9.]+")
 _MEMORY_TOKEN = re.compile(r"^(\d+(?:\.\d+)?)(?:gb|gib|g)$")
@@ -39,11 +39,18 @@ _NOISE = frozenset(
         "tensor",
         "core",
         "accelerator",
+        # GCP's "-vws" accelerator types (nvidia-tesla-t4-vws, nvidia-l4-vws, ...) are the
+        # same GPU sold with an NVIDIA RTX Virtual Workstation licence.
+        "vws",
     }
 )
 # Memory technology names say nothing the capacity does not.
 _MEMORY_KIND = frozenset({"hbm", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr5", "gddr6", "gddr6x"})
 _MEMORY_UNITS = frozenset({"gb", "gib"})
+
+# How far a stated memory size may sit from the datasheet's: providers report usable
+# rather than nominal memory (AWS reports the 24 GB A10G as 22 888 MiB).
+HINT_TOLERANCE = Decimal("0.10")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +83,8 @@ def normalize_gpu_name(raw: str) -> NormalizedName:
             kept.append(token)
         i += 1
     return NormalizedName(key="".join(kept).replace(".", ""), memory_gib=memory)
+
+
+def memory_fits(stated: Decimal, vram_gib: Decimal) -> bool:
+    """Whether a stated memory size is this VRAM, allowing :data:`HINT_TOLERANCE`."""
+    return abs(stated - vram_gib) <= vram_gib * HINT_TOLERANCE

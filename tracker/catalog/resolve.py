@@ -6,6 +6,9 @@ Rules, in order:
 2. Otherwise the spelling is normalised (see :mod:`tracker.catalog.names`) and its
    key looked up among the aliases. A key owned by one model means that model; a key
    owned by a *family* (``A100``, ``V100``, ``H100`` …) means one of its members.
+   An alias that states a size the GPU does not have (``NVIDIA GH200 480GB``: 480 GB is
+   the superchip's CPU memory) matches only that exact key and size, and its size is
+   then part of the product name, not memory evidence.
 3. Memory evidence (a size in the name, e.g. ``-80GB``, and/or ``memory_hint``) must
    lie within ±10 % of the chosen model's ``vram_gib``. Among family members the one
    that fits is chosen; if none fits, or evidence contradicts a single model, the
@@ -26,7 +29,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from tracker.catalog.loader import Catalog, load_catalog
-from tracker.catalog.names import normalize_gpu_name
+from tracker.catalog.names import HINT_TOLERANCE, memory_fits, normalize_gpu_name
 from tracker.catalog.spec import GpuMatch, GpuSpec
 from tracker.models import to_decimal
 
@@ -40,7 +43,6 @@ __all__ = [
 ]
 
 DATA_FILE = Path(__file__).with_name("gpus.toml")
-HINT_TOLERANCE = Decimal("0.10")
 
 
 @functools.cache
@@ -85,15 +87,21 @@ def resolve_gpu(
         default: str | None = canonical
     else:
         normalized = normalize_gpu_name(raw_name)
-        owner = cat.by_key.get(normalized.key) if normalized.key else None
-        if owner is None:
-            return _unknown(raw_name, "no catalog alias matches this name")
-        family = cat.families.get(owner)
-        if family is not None:
-            candidates, default = family.members, family.default
+        size = normalized.memory_gib
+        named = cat.by_named_size.get((normalized.key, size)) if size is not None else None
+        if named is not None:
+            # The size is part of the product's name, so it says nothing of GPU memory.
+            candidates, default = (named,), named
         else:
-            candidates, default = (owner,), owner
-        name_memory = normalized.memory_gib
+            owner = cat.by_key.get(normalized.key) if normalized.key else None
+            if owner is None:
+                return _unknown(raw_name, "no catalog alias matches this name")
+            family = cat.families.get(owner)
+            if family is not None:
+                candidates, default = family.members, family.default
+            else:
+                candidates, default = (owner,), owner
+            name_memory = normalized.memory_gib
 
     evidence = [m for m in (name_memory, hint) if m is not None]
     if not evidence:
@@ -105,7 +113,9 @@ def resolve_gpu(
         return _known(raw_name, cat.specs[default])
 
     fitting = [
-        name for name in candidates if all(_fits(m, cat.specs[name].vram_gib) for m in evidence)
+        name
+        for name in candidates
+        if all(memory_fits(m, cat.specs[name].vram_gib) for m in evidence)
     ]
     if len(fitting) == 1:
         return _known(raw_name, cat.specs[fitting[0]])
@@ -116,10 +126,6 @@ def resolve_gpu(
     if default in fitting:
         return _known(raw_name, cat.specs[default])
     return _unknown(raw_name, f"memory {stated} fits several of {', '.join(fitting)}")
-
-
-def _fits(memory: Decimal, vram: Decimal) -> bool:
-    return abs(memory - vram) <= vram * HINT_TOLERANCE
 
 
 def _hint(memory_hint: Decimal | int | float | None) -> Decimal | None:

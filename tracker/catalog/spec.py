@@ -17,10 +17,12 @@ class GpuSpec:
     """One canonical GPU or accelerator with DENSE datasheet figures.
 
     Throughput figures are per GPU (per die for dual-GPU boards such as K80/M60,
-    per chip for Inferentia/Trainium/TPU), without structured sparsity. A figure
-    the vendor does not publish is ``None`` rather than estimated.
-    ``fp16_tflops``/``bf16_tflops`` are tensor-core (matrix) rates with FP32
-    accumulate where the part has tensor cores, otherwise the plain FP16 rate.
+    per GPU of a superchip or rack, per chip for Inferentia/Trainium/TPU), without
+    structured sparsity. A figure the vendor does not publish is ``None`` rather
+    than estimated. ``fp16_tflops``/``bf16_tflops``/``fp8_tflops``/``int8_tops`` are
+    matrix-unit rates (tensor cores, matrix cores, MME, MXU) with FP32 accumulate, so
+    the recommender compares like with like; a part without a matrix unit (P100) has
+    none, and its note gives the vector FP16 rate instead.
     ``nvlink`` is true when the datasheet offers NVLink (SXM or bridge) for the part;
     whether a given cloud shape wires it up is the offer's ``interconnect``.
     ``note`` records how a figure was derived (halved sparse number, per-die split)
