@@ -175,7 +175,7 @@ def main() -> None:
     t = time.perf_counter()
     summary = run_collector(engine, ListCollector(offers), Settings())
     assert summary.status == "succeeded", summary.error
-    print(f"setup: stored {summary.offers_seen} offers in {time.perf_counter() - t:.1f} s "
+    print(f"setup: stored {summary.stats.offers_seen} offers in {time.perf_counter() - t:.1f} s "
           f"({engine.dialect.name})")  # fmt: skip
 
     profiles = twenty_profiles()

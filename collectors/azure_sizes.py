@@ -134,15 +134,15 @@ SIZES: Mapping[str, AzureSize] = MappingProxyType(
         "Standard_NV72ads_A10_v5": AzureSize(
             "A10", _d("2"), _d("24"), 72, _d("880"), _PCIE, _NVA10
         ),
-        # ND MI300X v5: 8x AMD Instinct MI300X 192 GB joined by Infinity Fabric, the
-        # SXM-class fabric of that vendor, hence NVLINK plus a named fabric.
+        # ND MI300X v5: 8x AMD Instinct MI300X 192 GB joined by Infinity Fabric, AMD's
+        # GPU-to-GPU fabric (not NVLink), named in the attributes.
         "Standard_ND96isr_MI300X_v5": AzureSize(
             "MI300X",
             _d("8"),
             _d("192"),
             96,
             _d("1850"),
-            _NVLINK,
+            Interconnect.GPU_FABRIC,
             _NDMI300X,
             gpu_fabric="Infinity Fabric",
         ),

@@ -58,7 +58,16 @@ class RunStatus(StrEnum):
 
 
 class Interconnect(StrEnum):
+    """How an offer's GPUs talk to each other.
+
+    ``nvlink`` is NVIDIA's NVLink/NVSwitch; ``gpu_fabric`` is another vendor's direct
+    GPU-to-GPU fabric of the same class (AMD Infinity Fabric, Intel Gaudi's RoCE mesh),
+    kept apart so an AMD box is never labelled NVLink; both let training state shard.
+    ``unknown`` means the offer did not say (the recommender may then ask the catalog).
+    """
+
     NVLINK = "nvlink"
+    GPU_FABRIC = "gpu_fabric"
     PCIE = "pcie"
     UNKNOWN = "unknown"
 

@@ -127,8 +127,19 @@ def test_recommend_flags_refine_a_profile(stocked: Run) -> None:
         )
     )
     assert [(r["instance_type"], r["pricing"]) for r in rows] == [("g6.xlarge", "on_demand")]
+    # a reservation counts only with a utilization: $0.507 / 0.9 < $0.8048 on demand
     with_term = json_rows(
-        stocked("recommend", "-P", "llm-7b-inference", "--max-gpus", "1", "-f", "json")
+        stocked(
+            "recommend",
+            "-P",
+            "llm-7b-inference",
+            "--max-gpus",
+            "1",
+            "--utilization",
+            "0.9",
+            "-f",
+            "json",
+        )
     )
     assert with_term[0]["pricing"] == "reserved_1y"
 

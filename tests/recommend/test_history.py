@@ -180,7 +180,7 @@ def test_ranking_from_store_rows_equals_ranking_over_full_records(engine: Engine
         attributes={"upfront_usd": Decimal("8760"), "recurring_hourly_usd": Decimal("0.9")},
     )
     collect(engine, [*BASE, spot, reserved], T0)
-    p = make_profile("p", {**LORA, "interruptible": True, "horizon_months": 12})
+    p = make_profile("p", {**LORA, "interruptible": True, "horizon_months": 12, "utilization": 1})
     from_rows = rank_table(p, load_offer_table(engine), Assumptions(), explain=True)
     from_records = rank(p, load_offers(engine), explain=True)
     assert from_rows.candidates == from_records.candidates

@@ -45,7 +45,7 @@ def error_of(**fields: Any) -> str:
         ({"precision": "int4"}, "profile 'x': precision: 'int4' is not valid for lora"),
         ({"interconnect": "infiniband"}, "profile 'x': interconnect: 'infiniband' is not one"),
         ({"colour": "blue"}, "profile 'x': colour: unknown field"),
-        ({"tokens": None}, "profile 'x': tokens: give exactly one work size"),
+        ({"tokens": None, "budget_usd": 100}, "profile 'x': budget_usd: needs a work size"),
         ({"images": 10, "epochs": 1}, "profile 'x': tokens: give exactly one work size"),
         (
             {"reference_gpu_hours": 10, "reference_gpu": "Z9000", "tokens": None},
@@ -54,12 +54,27 @@ def error_of(**fields: Any) -> str:
         ({"min_gpus": 8, "max_gpus": 2}, "profile 'x': min_gpus: 8 is more than max_gpus 2"),
         ({"checkpoint_interval_hours": 1}, "profile 'x': checkpoint_interval_hours: only"),
         ({"max_price_per_hour": "cheap"}, "profile 'x': max_price_per_hour: "),
+        ({"utilization": 0}, "profile 'x': utilization: must be > 0, got 0"),
+        ({"utilization": 1.5}, "profile 'x': utilization: must be <= 1, got 1.5"),
+        ({"utilization": "most"}, "profile 'x': utilization: "),
     ],
 )
 def test_bad_profile_input_gives_one_line_naming_the_field(
     fields: dict[str, Any], expected: str
 ) -> None:
     assert error_of(**fields).startswith(expected)
+
+
+def test_a_profile_without_a_work_size_is_valid_and_says_so() -> None:
+    p = make_profile("x", {**VALID, "tokens": None})
+    assert p.tokens is None and not p.has_work_size
+    assert make_profile("y", VALID).has_work_size
+
+
+def test_utilization_is_a_share_of_the_term() -> None:
+    assert make_profile("x", {**VALID, "utilization": 1}).utilization == 1.0
+    assert make_profile("x", {**VALID, "utilization": 0.6}).utilization == 0.6
+    assert make_profile("x", VALID).utilization is None
 
 
 def test_cnn_training_takes_images_and_epochs_together() -> None:
@@ -87,6 +102,14 @@ def test_builtins_load_and_are_the_documented_set() -> None:
     assert set(ps.profiles) == BUILTINS
     assert ps.get("llm-70b-inference").task is Task.INFERENCE
     assert all(source == "built-in" for source in ps.sources.values())
+
+
+def test_every_profile_with_a_horizon_states_a_utilization_so_reservations_count() -> None:
+    example = Path(__file__).parents[2] / "config" / "profiles.toml"
+    for ps in (load_profiles(), load_profiles(example)):
+        for p in ps.profiles.values():
+            if p.horizon_months:
+                assert p.utilization is not None and 0 < p.utilization <= 1, p.name
 
 
 def test_unknown_profile_name_lists_the_known_ones() -> None:
@@ -140,6 +163,11 @@ tokens = 1e8
         ("[assumptions]\nefficiency = { lora = 1.5 }\n", "assumptions.efficiency: lora: must be"),
         ("[assumptions]\nefficiency = { sleep = 0.5 }\n", "assumptions.efficiency: unknown key"),
         ("[history]\ntop = 0\n", "history.top: must be a whole number >= 1"),
+        (
+            "[profiles.a]\nparams = 1e9\ntask = 'lora'\nprecision = 'bf16'\nhorizon_months = 12\n"
+            "utilization = 60\n",
+            "profile 'a': utilization: must be <= 1, got 60 (in ",
+        ),
         ("[profile.a]\n", "unknown table [profile]"),
         ("[profiles\n", "invalid TOML in "),
     ],

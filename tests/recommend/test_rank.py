@@ -197,7 +197,9 @@ def _reserved_offers() -> list[Offer]:
 def test_reserved_appears_only_when_the_horizon_covers_the_term(
     horizon: int, expected: list[str]
 ) -> None:
-    ranking = rank(job(**LORA_7B, horizon_months=horizon), _reserved_offers(), explain=True)
+    # full utilization: the term's hours are all the job's (see the utilization tests below)
+    p = job(**LORA_7B, horizon_months=horizon, utilization=1)
+    ranking = rank(p, _reserved_offers(), explain=True)
     assert names([c.offer for c in ranking.candidates]) == expected
     for e in ranking.exclusions:
         assert e.reason is Reason.RESERVED_TERM
@@ -214,7 +216,7 @@ def test_reserved_cost_uses_the_amortised_upfront_when_the_collector_recorded_it
         payment_option="partial_upfront",
         attributes={"upfront_usd": "8760", "recurring_hourly_usd": "0.5"},
     )
-    (c,) = rank(job(**LORA_7B, horizon_months=12), [r]).candidates
+    (c,) = rank(job(**LORA_7B, horizon_months=12, utilization=1), [r]).candidates
     assert c.effective_hourly_usd == Decimal("1.5")
     assert c.job_cost_usd == (Decimal("1.5") * Decimal(f"{c.job_hours:.6f}")).quantize(
         Decimal("0.01")
@@ -340,3 +342,227 @@ def test_reference_gpu_hours_reproduce_on_the_reference_gpu_and_scale_elsewhere(
         get_spec("H100-SXM").bf16_tflops or 1
     )
     assert by_name["h100"].job_hours == pytest.approx(300 * ratio)
+
+
+# --- absolute estimates, worked by hand (issue 10.15) ------------------------------
+# Datasheet figures from tracker/catalog/gpus.toml: A100-80GB (SXM4) dense BF16 312 TFLOPS,
+# H100-SXM dense BF16 989.5 TFLOPS, MI300X dense BF16 1,307.4 TFLOPS, L4 dense FP16
+# 121 TFLOPS and 300 GB/s. Efficiencies from assumptions.py: LoRA 0.30, full fine-tune
+# 0.35, inference 0.30; 0.95 kept per doubling of GPUs over NVLink; memory 0.60.
+
+
+def test_lora_7b_on_one_a100_80gb_hours_and_cost_from_the_datasheet() -> None:
+    # FLOPs = 4 (LoRA: forward + activation gradients) x 7e9 params x 80e6 tokens = 2.24e18
+    # rate  = 312e12 FLOP/s x 0.30 = 9.36e13 FLOP/s
+    # time  = 2.24e18 / 9.36e13 = 23,931.62 s = 6.647673 h
+    # cost  = $1.79/h x 6.647673 h = $11.899335 -> $11.90
+    a100 = offer("A100-80GB", 1, "1.79", instance_type="a100")
+    (c,) = rank(job(**LORA_7B), [a100]).candidates
+    assert c.compute_hours == pytest.approx(6.647673, abs=1e-6)
+    assert c.job_hours == pytest.approx(6.647673, abs=1e-6)
+    assert c.job_cost_usd == Decimal("11.90")
+
+
+def test_full_finetune_7b_on_8_h100_over_nvlink_hours_and_cost() -> None:
+    # FLOPs = 6 x 7e9 x 1e9 tokens = 4.2e19
+    # efficiency = 0.35 x 0.95^log2(8) = 0.35 x 0.857375 = 0.30008125
+    # rate  = 8 x 989.5e12 x 0.30008125 = 2.3754432e15 FLOP/s
+    # time  = 4.2e19 / 2.3754432e15 = 17,680.91 s = 4.911364 h
+    # cost  = $98.32/h x 4.911364 h = $482.885308 -> $482.89
+    h100 = offer("H100-SXM", 8, "98.32", interconnect="nvlink")
+    (c,) = rank(job(**FULL_7B), [h100]).candidates
+    assert c.efficiency == pytest.approx(0.30008125)
+    assert c.job_hours == pytest.approx(4.911364, abs=1e-6)
+    assert c.job_cost_usd == Decimal("482.89")
+
+
+def test_memory_bound_inference_on_one_l4_hours_and_cost() -> None:
+    # 7B in fp16 streams 14e9 weight bytes per decode step; 1e6 tokens at batch 8 is
+    # 125,000 steps. Memory: 125,000 x 14e9 / (300e9 x 0.60) = 9,722.22 s = 2.700617 h.
+    # Compute: 2 x 7e9 x 1e6 / (121e12 x 0.30) = 385.67 s, so memory bounds it.
+    # cost = $0.8048/h x 2.700617 h = $2.173457 -> $2.17
+    l4 = offer("L4", 1, "0.8048")
+    p = job(
+        params=7e9,
+        task="inference",
+        precision="fp16",
+        tokens=1e6,
+        batch_size=8,
+        sequence_length=1024,
+    )
+    (c,) = rank(p, [l4]).candidates
+    assert c.job_hours == pytest.approx(2.700617, abs=1e-6)
+    assert c.job_cost_usd == Decimal("2.17")
+
+
+# --- interconnect the offer does not state (issue 10.11) ----------------------------
+
+
+def test_a_sheet_8_gpu_sxm_box_without_interconnect_is_sharded_over_nvlink() -> None:
+    # Price-sheet rows carry interconnect "unknown". An 8 x H100-SXM (p5) or 8 x
+    # A100-80GB SXM4 (p4de) box is an HGX board: NVLink, so the 104.3 GiB of weights,
+    # gradients and Adam states (16 B x 7e9) shard 8 ways: 13.0 GiB + 1.5 GiB of
+    # activations per GPU, well under 80 (unsharded it would need 105.8 GiB on each).
+    p5 = offer("H100-SXM", 8, "98.32", interconnect="unknown", instance_type="p5")
+    p4de = offer("A100-80GB", 8, "40.97", interconnect="unknown", instance_type="p4de")
+    ranking = rank(job(**FULL_7B), [p5, p4de], explain=True)
+    by_name = {c.offer.instance_type: c for c in ranking.candidates}
+    assert set(by_name) == {"p5", "p4de"}
+    assert by_name["p5"].sharded and by_name["p4de"].sharded
+    # the NVLink scaling applies too: same hours as the NVLink box worked out above
+    assert by_name["p5"].job_hours == pytest.approx(4.911364, abs=1e-6)
+    assert by_name["p5"].interconnect.value == "nvlink"
+    assert by_name["p5"].interconnect_from_catalog
+    assert any("from the GPU catalog for 2 ranked" in note for note in ranking.notes)
+
+
+def test_nvlink_required_accepts_an_sxm_box_whose_offer_does_not_say() -> None:
+    p5 = offer("H100-SXM", 8, "98.32", interconnect="unknown")
+    pcie_box = offer("L40S", 8, "30.00", interconnect="unknown")
+    ranking = rank(job(**LORA_7B, interconnect="required"), [p5, pcie_box], explain=True)
+    assert [c.offer for c in ranking.candidates] == [p5]
+    (excluded,) = ranking.exclusions
+    assert excluded.reason is Reason.INTERCONNECT
+    assert excluded.detail == "8 GPUs over unknown; profile requires NVLink or a GPU fabric"
+
+
+def test_an_unshardable_multi_gpu_box_says_why_it_cannot_shard() -> None:
+    # L40S is a PCIe card: the catalog cannot tell whether a box bridges them, so an
+    # unstated interconnect stays unknown and a full replica (105.8 GiB) must fit one GPU.
+    unknown = offer("L40S", 8, "30.00", interconnect="unknown", instance_type="unknown")
+    pcie = offer("L40S", 8, "30.00", interconnect="pcie", instance_type="pcie")
+    ranking = rank(job(**FULL_7B), [unknown, pcie], explain=True)
+    assert not ranking.candidates
+    detail = {e.offer.instance_type: e.detail for e in ranking.exclusions}
+    assert detail["unknown"] == (
+        "needs 105.8 GiB on one GPU; cannot shard: interconnect unknown; has 48.0 GiB per GPU"
+    )
+    assert detail["pcie"] == (
+        "needs 105.8 GiB on one GPU; cannot shard: interconnect pcie; has 48.0 GiB per GPU"
+    )
+
+
+def test_a_sharded_box_that_still_does_not_fit_says_per_gpu_after_sharding() -> None:
+    # 70B full fine-tune: 16 B x 70e9 = 1,043.1 GiB of state / 8 = 130.4 GiB per GPU + activations
+    box = offer("H100-SXM", 8, "98.32", interconnect="nvlink")
+    p = job(params=70e9, task="full_finetune", precision="bf16", tokens=1e9)
+    (excluded,) = rank(p, [box], explain=True).exclusions
+    assert excluded.reason is Reason.VRAM
+    assert excluded.detail.startswith("needs 13")
+    assert excluded.detail.endswith(" GiB per GPU sharded over 8 GPUs, has 80.0 GiB per GPU")
+
+
+# --- a vendor-neutral GPU fabric (issue 10.12) -------------------------------------
+
+FULL_13B = dict(params=13e9, task="full_finetune", precision="bf16", tokens=1e9)
+
+
+def test_gpu_fabric_shards_training_state_like_nvlink() -> None:
+    # 13B full fine-tune: 16 B x 13e9 = 193.7 GiB of state > 192 GiB of one MI300X,
+    # so it fits only when sharded over the 8 GPUs' Infinity Fabric.
+    fabric = offer("MI300X", 8, "48.00", interconnect="gpu_fabric", instance_type="fabric")
+    pcie = offer("MI300X", 8, "48.00", interconnect="pcie", instance_type="pcie")
+    ranking = rank(job(**FULL_13B), [fabric, pcie], explain=True)
+    assert [c.offer.instance_type for c in ranking.candidates] == ["fabric"]
+    assert ranking.candidates[0].sharded
+    assert ranking.exclusions[0].reason is Reason.VRAM
+    required = rank(job(**FULL_13B, interconnect="required"), [fabric])
+    assert len(required.candidates) == 1
+
+
+def test_gpu_fabric_scales_like_nvlink() -> None:
+    # 4.2e19 FLOPs / (8 x 1307.4e12 x 0.35 x 0.95^3) = 13,381.72 s = 3.717145 h
+    fabric = offer("MI300X", 8, "48.00", interconnect="gpu_fabric")
+    (c,) = rank(job(**FULL_7B), [fabric]).candidates
+    assert c.job_hours == pytest.approx(3.717145, abs=1e-6)
+
+
+def test_an_oam_box_without_interconnect_takes_its_vendors_fabric_from_the_catalog() -> None:
+    box = offer("MI300X", 8, "48.00", interconnect="unknown")
+    (c,) = rank(job(**FULL_13B, interconnect="required"), [box]).candidates
+    assert c.sharded
+    assert c.interconnect.value == "gpu_fabric" and c.interconnect_from_catalog
+    assert c.job_hours == pytest.approx(3.717145 * 13 / 7, abs=1e-5)
+
+
+# --- no work size (issue 10.13) ----------------------------------------------------
+
+
+def test_without_a_work_size_offers_that_fit_rank_by_effective_hourly_price() -> None:
+    offers = [
+        offer("H100-SXM", 8, "98.32", interconnect="nvlink", instance_type="p5"),
+        offer("A100-80GB", 8, "40.97", interconnect="nvlink", instance_type="p4de"),
+        offer("A100-80GB", 1, "4.10", instance_type="one-a100"),  # 105.8 GiB does not fit
+        offer("H200", 8, "84.80", interconnect="nvlink", instance_type="p5e"),
+    ]
+    p = job(params=7e9, task="full_finetune", precision="bf16")
+    ranking = rank(p, offers, explain=True)
+    assert not ranking.workload.has_work
+    assert [c.offer.instance_type for c in ranking.candidates] == ["p4de", "p5e", "p5"]
+    assert all(
+        c.job_hours is None and c.compute_hours is None and c.job_cost_usd is None
+        for c in ranking.candidates
+    )
+    assert [e.reason for e in ranking.exclusions] == [Reason.VRAM]
+    assert any("ranked by effective $/hour" in note for note in ranking.notes)
+
+
+# --- reservations need a utilization (issue 10.14) ---------------------------------
+
+
+def test_a_two_hour_job_does_not_rank_a_one_year_reservation_without_a_utilization() -> None:
+    # 7B LoRA on one H100-SXM: 2.24e18 / (989.5e12 x 0.30) = 7,545.90 s = 2.096083 h
+    ranking = rank(job(**LORA_7B, horizon_months=36), _reserved_offers(), explain=True)
+    assert names([c.offer for c in ranking.candidates]) == ["od"]
+    assert ranking.candidates[0].job_hours == pytest.approx(2.096083, abs=1e-6)
+    assert {e.reason for e in ranking.exclusions} == {Reason.RESERVED_TERM}
+    for e in ranking.exclusions:
+        assert "no utilization set" in e.detail
+
+
+def test_a_reserved_job_pays_its_hours_divided_by_the_utilization() -> None:
+    # on demand: $4.00 x 2.096083 h = $8.384332 -> $8.38
+    # 1-year:    $2.50 x 2.096083 h / 0.6 = $8.733679 -> $8.73 (dearer than on demand)
+    # 3-year:    $1.80 x 2.096083 h / 0.6 = $6.288249 -> $6.29
+    p = job(**LORA_7B, horizon_months=36, utilization=0.6)
+    ranking = rank(p, _reserved_offers(), explain=True)
+    by_name = {c.offer.instance_type: c for c in ranking.candidates}
+    assert names([c.offer for c in ranking.candidates]) == ["r3", "od", "r1"]
+    assert by_name["od"].job_cost_usd == Decimal("8.38")
+    assert by_name["r1"].job_cost_usd == Decimal("8.73")
+    assert by_name["r3"].job_cost_usd == Decimal("6.29")
+    assert any("÷ utilization 0.6" in note for note in ranking.notes)
+
+
+def test_reserved_with_a_utilization_but_a_short_horizon_is_still_excluded() -> None:
+    p = job(**LORA_7B, horizon_months=6, utilization=0.9)
+    ranking = rank(p, _reserved_offers(), explain=True)
+    assert names([c.offer for c in ranking.candidates]) == ["od"]
+    assert all("horizon is 6 months" in e.detail for e in ranking.exclusions)
+
+
+# --- rank uses the pricing module's rules (issue 9 item 7) -------------------------
+
+
+def test_rank_asks_pricing_whether_a_term_is_covered(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracker.recommend import pricing
+
+    asked: list[tuple[str, float]] = []
+
+    def always(model: Any, months: float) -> bool:
+        asked.append((model.value, months))
+        return True
+
+    monkeypatch.setattr(pricing, "term_covered", always)
+    ranking = rank(job(**LORA_7B, utilization=1), _reserved_offers())
+    assert names([c.offer for c in ranking.candidates]) == ["r3", "r1", "od"]
+    assert ("reserved_1y", 0) in asked and ("reserved_3y", 0) in asked
+
+
+def test_rank_takes_the_interruption_rate_from_pricing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracker.recommend import pricing
+
+    monkeypatch.setattr(pricing, "interruption_rate_per_hour", lambda pct: pct * 0.0)
+    spot = offer("H100-SXM", 1, "3.80", pricing="spot", zone="us-east-1a")
+    (c,) = rank(job(**LONG_LORA), [spot]).candidates
+    assert c.job_hours == c.compute_hours  # a zero rate means no re-work

@@ -83,7 +83,6 @@ EXCLUDED_COLUMNS = (
     "excluded_reason",
     "excluded_detail",
 )
-WORK_SIZE_FIELDS = frozenset({"tokens", "images", "epochs", "reference_gpu_hours", "reference_gpu"})
 
 
 def _num(value: float) -> str:
@@ -94,6 +93,11 @@ def _num(value: float) -> str:
 def _d(value: float) -> Decimal:
     """A float estimate as a 2-decimal Decimal (JSON shows it as an exact string)."""
     return Decimal(f"{value:.2f}")
+
+
+def _d_or_none(value: float | None) -> Decimal | None:
+    """Job figures are empty (null) when the profile gives no work size."""
+    return None if value is None else _d(value)
 
 
 def _profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
@@ -136,8 +140,8 @@ def ranking_rows(ranking: Ranking, explain: bool) -> list[dict[str, Any]]:
                 "price_per_hour_usd": c.price_per_hour_usd,
                 "effective_price_per_hour_usd": c.effective_hourly_usd,
                 "price_per_gpu_hour_usd": c.price_per_gpu_hour_usd.quantize(Decimal("1e-6")),
-                "compute_hours": _d(c.compute_hours),
-                "job_hours": _d(c.job_hours),
+                "compute_hours": _d_or_none(c.compute_hours),
+                "job_hours": _d_or_none(c.job_hours),
                 "job_cost_usd": c.job_cost_usd,
                 "interruption_pct": c.interruption_pct,
                 "excluded_reason": None,
@@ -198,6 +202,13 @@ def recommend(
     horizon_months: Annotated[
         float | None, typer.Option("--horizon-months", help="Commitment horizon (reserved).")
     ] = None,
+    utilization: Annotated[
+        float | None,
+        typer.Option(
+            "--utilization",
+            help="Share of a reservation's term the GPUs are busy, 0-1 (reserved needs it).",
+        ),
+    ] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r")] = None,
     gpu: Annotated[
@@ -227,6 +238,7 @@ def recommend(
         interruptible=spot,
         checkpoint_interval_hours=checkpoint_hours,
         horizon_months=horizon_months,
+        utilization=utilization,
         providers=provider,
         regions=region,
         gpus=gpu,
@@ -260,18 +272,15 @@ def recommend(
     except (ProfileError, WorkloadError) as exc:
         raise CliError(str(exc), USAGE) from None
     rows = ranking_rows(ranking, explain)
-    summary = (
-        f"{chosen.name}: {ranking.feasible} of {ranking.considered} offers fit "
-        f"(needs {ranking.workload.vram.total / GIB:.1f} GiB on one GPU)"
-    )
-    excluded = ", ".join(f"{k} {v}" for k, v in ranking.excluded_counts.items())
     if fmt is OutputFormat.table:
         emit(
             rows[: len(ranking.candidates)],
             fmt,
             columns=TABLE_COLUMNS,
-            title=summary + (f"; excluded: {excluded}" if excluded else ""),
+            title=ranking_title(ranking),
         )
+        if explain and ranking.notes:
+            emit([{"note": note} for note in ranking.notes], fmt, title="how costs were worked out")
         if explain and ranking.exclusions:
             emit(rows[len(ranking.candidates) :], fmt, columns=EXCLUDED_COLUMNS, title="excluded")
     else:
@@ -281,6 +290,18 @@ def recommend(
         err("gpu-tracker: no offers stored yet; run 'gpu-tracker collect' first")
     elif not ranking.candidates:
         err(f"gpu-tracker: no offer fits {chosen.name}" + ("" if explain else "; see --explain"))
+
+
+def ranking_title(ranking: Ranking) -> str:
+    """One line: what fits, how it is ordered, what was left out and why."""
+    title = (
+        f"{ranking.profile.name}: {ranking.feasible} of {ranking.considered} offers fit "
+        f"(needs {ranking.workload.vram.total / GIB:.1f} GiB on one GPU)"
+    )
+    if not ranking.workload.has_work:
+        title += "; no work size given, so ranked by effective $/hour (job hours and cost empty)"
+    excluded = ", ".join(f"{k} {v}" for k, v in ranking.excluded_counts.items())
+    return title + (f"; excluded: {excluded}" if excluded else "")
 
 
 def estimate(
@@ -298,9 +319,6 @@ def estimate(
 ) -> None:
     """VRAM needed by a job, component by component."""
     assumptions = _profile_set(ctx, profiles_file).assumptions
-    size: dict[str, Any] = {"tokens": 1.0}
-    if task.strip().lower() == Task.CNN_TRAINING.value:
-        size = {"images": 1.0, "epochs": 1.0}
     data = _adhoc_fields(
         params=params,
         task=task,
@@ -309,7 +327,7 @@ def estimate(
         batch_size=batch_size,
     )
     try:
-        p = make_profile("estimate", {**data, **size})
+        p = make_profile("estimate", data)
     except ProfileError as exc:
         raise CliError(str(exc), USAGE) from None
     emit(estimate_rows(p, assumptions, gpus), fmt, title=_estimate_title(p))
@@ -346,7 +364,7 @@ def profile_row(p: Profile, source: str, a: Assumptions) -> dict[str, Any]:
         row["job_pflops"] = None
     else:
         row["vram_total_gib"] = _d(work.vram.total / GIB)
-        row["job_pflops"] = _d(work.flops / 1e15)
+        row["job_pflops"] = None if work.flops is None else _d(work.flops / 1e15)
     return row
 
 
@@ -355,7 +373,9 @@ def _work(p: Profile) -> str:
         return f"{_num(p.tokens)} tokens"
     if p.images is not None and p.epochs is not None:
         return f"{_num(p.images)} images x {p.epochs:g} epochs"
-    return f"{p.reference_gpu_hours or 0:g} h on {p.reference_gpu}"
+    if p.reference_gpu_hours is not None:
+        return f"{p.reference_gpu_hours:g} h on {p.reference_gpu}"
+    return "none (ranked by $/hour)"
 
 
 profiles_app = typer.Typer(help="Workload profiles (built-in and your own).", no_args_is_help=True)

@@ -102,6 +102,9 @@ def recompute_rankings(
     table = OfferTable.from_rows(rows)
     rankings: list[tuple[Ranking, str]] = []
     for name, profile in sorted(profile_set.profiles.items()):
+        if not profile.has_work_size:
+            log.info("ranking of %s not snapshotted: it gives no work size to cost", name)
+            continue
         try:
             ranking = rank_table(profile, table, a, top=profile_set.history_top)
         except WorkloadError as exc:

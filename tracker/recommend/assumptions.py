@@ -26,7 +26,7 @@ _EFFICIENCY = {
     "inference": 0.30,
     "cnn_training": 0.35,
 }
-_SCALING = {"nvlink": 0.95, "pcie": 0.80, "unknown": 0.80}
+_SCALING = {"nvlink": 0.95, "gpu_fabric": 0.95, "pcie": 0.80, "unknown": 0.80}
 
 HOURS_PER_MONTH = 730.0
 """8760 h / 12: the month AWS, Azure and GCP bill reservations and quote rates against."""
@@ -123,8 +123,9 @@ class Assumptions(BaseModel):
 
     multi_gpu_scaling: dict[str, float] = Field(default_factory=lambda: dict(_SCALING))
     """Efficiency kept per doubling of GPUs, by the offer's interconnect: 8 GPUs keep
-    0.95³ ≈ 86 % over NVLink and 0.80³ ≈ 51 % over PCIe (assumption; an unknown
-    interconnect is treated as PCIe, never as NVLink)."""
+    0.95³ ≈ 86 % over NVLink or another vendor's GPU fabric (Infinity Fabric) and
+    0.80³ ≈ 51 % over PCIe (assumption; an unknown interconnect is treated as PCIe,
+    never as NVLink, unless the catalog says the part only ships on a fabric board)."""
 
     sharded_pcie_factor: float = Field(default=0.70, gt=0, le=1)
     """Extra efficiency factor when ZeRO-3/FSDP shards training state over PCIe:

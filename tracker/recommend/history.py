@@ -151,25 +151,30 @@ def fingerprint(profile: Profile, assumptions: Assumptions) -> str:
 
 
 def entries_of(ranking: Ranking) -> tuple[RankedEntry, ...]:
-    return tuple(
-        RankedEntry(
-            rank=c.rank,
-            provider=c.offer.provider,
-            instance_type=c.offer.instance_type,
-            region=c.offer.region,
-            zone=c.offer.zone,
-            pricing=c.offer.pricing.value,
-            payment_option=c.offer.payment_option,
-            offering_class=c.offer.offering_class,
-            os=c.offer.os,
-            gpu_model=c.offer.gpu_model,
-            gpu_count=c.offer.gpu_count,
-            price_per_hour_usd=c.effective_hourly_usd,
-            job_hours=quantize_money(Decimal(f"{c.job_hours:.6f}")),
-            job_cost_usd=c.job_cost_usd,
+    entries = []
+    for c in ranking.candidates:
+        if c.job_hours is None or c.job_cost_usd is None:
+            # snapshots compare job costs; recompute_rankings skips such profiles
+            raise ValueError(f"profile {ranking.profile.name!r} has no work size to snapshot")
+        entries.append(
+            RankedEntry(
+                rank=c.rank,
+                provider=c.offer.provider,
+                instance_type=c.offer.instance_type,
+                region=c.offer.region,
+                zone=c.offer.zone,
+                pricing=c.offer.pricing.value,
+                payment_option=c.offer.payment_option,
+                offering_class=c.offer.offering_class,
+                os=c.offer.os,
+                gpu_model=c.offer.gpu_model,
+                gpu_count=c.offer.gpu_count,
+                price_per_hour_usd=c.effective_hourly_usd,
+                job_hours=quantize_money(Decimal(f"{c.job_hours:.6f}")),
+                job_cost_usd=c.job_cost_usd,
+            )
         )
-        for c in ranking.candidates
-    )
+    return tuple(entries)
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,20 @@ upper bound as expected interruptions per instance-month, which is conservative)
 else a configurable default.
 
 Reserved: the effective hourly price is what the commitment costs per hour of the
-term (upfront / term hours + recurring hourly). It is only eligible when the user's
-commitment horizon covers the whole term; within that horizon the job is charged its
-hours at the effective rate (the rest of the term is the user's to use).
+term (upfront / term hours + recurring hourly). A reservation is paid for every hour
+of the term, used or not, so it is only eligible when the user's commitment horizon
+covers the whole term *and* they state an expected utilization ``u`` (the share of
+the term their GPUs are busy). Each busy hour then costs the effective rate ÷ ``u``,
+and the job is charged ``effective hourly × job hours ÷ u``: at ``u = 1`` every hour
+of the term is somebody's job, at ``u = 0.5`` every job also pays for an idle hour.
+Charging a job only its own hours would make a 2-hour job look cheapest on a 1-year
+term it would leave idle for 8,758 hours.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -35,13 +41,19 @@ __all__ = [
     "effective_hourly_usd",
     "expected_wall_hours",
     "interruption_rate_per_hour",
+    "job_cost_usd",
+    "reservation_eligible",
     "term_covered",
+    "utilization_divisor",
 ]
 
 FloatArray = npt.NDArray[np.float64]
+_Rate = TypeVar("_Rate", float, FloatArray)
+CENT = Decimal("0.01")
 
 
-def interruption_rate_per_hour(pct_per_month: float) -> float:
+def interruption_rate_per_hour(pct_per_month: _Rate) -> _Rate:
+    """Interruptions per instance-hour from a share of capacity reclaimed per month."""
     return pct_per_month / 100.0 / HOURS_PER_MONTH
 
 
@@ -70,6 +82,33 @@ def term_covered(pricing: PricingModel, horizon_months: float) -> bool:
     """A reservation is eligible only when the commitment horizon covers its term."""
     term = pricing.term_hours
     return term is None or horizon_months * HOURS_PER_MONTH >= term - 1e-9
+
+
+def reservation_eligible(
+    pricing: PricingModel, horizon_months: float, utilization: float | None
+) -> bool:
+    """Pay-as-you-go always; a reservation when the horizon covers it and ``u`` is known."""
+    if pricing.term_hours is None:
+        return True
+    return utilization is not None and term_covered(pricing, horizon_months)
+
+
+def utilization_divisor(pricing: PricingModel, utilization: float | None) -> float:
+    """What a job's hours are divided by: ``u`` for a reservation, 1 otherwise."""
+    if pricing.term_hours is None or utilization is None:
+        return 1.0
+    return utilization
+
+
+def job_cost_usd(
+    pricing: PricingModel, hourly: Decimal, hours: Decimal, utilization: float | None
+) -> Decimal:
+    """Exact price × estimated hours (÷ utilization for reservations), to the cent."""
+    cost = hourly * hours
+    divisor = utilization_divisor(pricing, utilization)
+    if divisor != 1.0:
+        cost = cost / Decimal(repr(divisor))
+    return cost.quantize(CENT, rounding=ROUND_HALF_EVEN)
 
 
 def _decimal_attr(offer: Offer, name: str) -> Decimal | None:

@@ -1,8 +1,9 @@
 """Workload profiles: what the user's job is, and what they will accept to run it.
 
 A profile describes the *job* (model size, task, precision, amount of work) and the
-*constraints* (GPU count, interconnect, spot, commitment, providers, price, budget);
-the ranker turns it into a cost per offer. Built-in profiles ship in
+*constraints* (GPU count, interconnect, spot, commitment and utilization, providers,
+price, budget); the ranker turns it into a cost per offer. The amount of work may be
+left out: the job's memory still decides which offers fit, and those rank by $/hour. Built-in profiles ship in
 ``tracker/recommend/profiles.toml``; a user file (``settings.profiles_path``, else
 ``profiles.toml`` in the user config dir) adds profiles, overrides built-ins of the
 same name and may override :class:`~tracker.recommend.assumptions.Assumptions`.
@@ -161,6 +162,9 @@ class Profile(BaseModel):
     interruptible: bool = False
     checkpoint_interval_hours: float | None = Field(default=None, gt=0)
     horizon_months: float = Field(default=0, ge=0)
+    utilization: float | None = Field(default=None, gt=0, le=1)
+    """Share of a reservation's term the GPUs are busy; reservations need it (and a
+    horizon covering the term) because the whole term is paid, used or not."""
     providers: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
     gpus: tuple[str, ...] = ()
@@ -258,12 +262,17 @@ class Profile(BaseModel):
             )
             if present
         ]
-        if len(sizes) != 1:
-            what = "none" if not sizes else " and ".join(sizes)
+        if len(sizes) > 1:
             raise _FieldError(
                 "tokens",
-                "give exactly one work size: tokens, images + epochs, or "
-                f"reference_gpu_hours + reference_gpu (got {what})",
+                "give exactly one work size (or none to rank by $/hour): tokens, "
+                f"images + epochs, or reference_gpu_hours + reference_gpu (got {' and '.join(sizes)})",
+            )
+        if not sizes and self.budget_usd is not None:
+            raise _FieldError(
+                "budget_usd",
+                "needs a work size (tokens, images + epochs, or reference_gpu_hours) "
+                "to estimate what the job costs",
             )
         if sizes == ["images"]:
             if self.task is not Task.CNN_TRAINING:
@@ -286,6 +295,16 @@ class Profile(BaseModel):
         return self
 
     # ---- derived ----------------------------------------------------------------------
+    @property
+    def has_work_size(self) -> bool:
+        """Without one the job's hours are unknown: offers that fit rank by $/hour."""
+        return (
+            self.tokens is not None
+            or self.images is not None
+            or self.epochs is not None
+            or self.reference_gpu_hours is not None
+        )
+
     @property
     def compute(self) -> Precision:
         """The precision the matmuls run at (whose datasheet TFLOPS apply)."""
@@ -329,12 +348,6 @@ class ProfileError(ValueError):
 _RESOLVER: GpuResolver = _catalog_resolver
 
 
-def set_gpu_resolver(resolver: GpuResolver | None) -> None:
-    """Swap the catalog lookup used for ``gpus``/``reference_gpu`` (tests, tools)."""
-    global _RESOLVER
-    _RESOLVER = resolver or _catalog_resolver
-
-
 def _describe(exc: ValidationError) -> str:
     first = exc.errors()[0]
     error = first.get("ctx", {}).get("error")
@@ -350,7 +363,8 @@ def _describe(exc: ValidationError) -> str:
     elif first["type"] in _BOUND_TYPES:
         kind = _BOUND_TYPES[first["type"]]
         bound = ctx.get(kind)
-        message = f"must be {_BOUNDS[kind]} {bound}, got {first['input']!r}"
+        shown = f"{bound:g}" if isinstance(bound, float) else bound  # 1.0 reads as 1
+        message = f"must be {_BOUNDS[kind]} {shown}, got {first['input']!r}"
     return f"{loc}: {message}"
 
 

@@ -7,25 +7,28 @@ filter chain a person would apply.
 
 Estimates run in float over :class:`~tracker.recommend.table.OfferTable` columns;
 each shown candidate's cost is then recomputed as ``Decimal(effective hourly price)
-× Decimal(estimated hours)`` and rounded to cents: the hours are an estimate, the
-price is the provider's exact figure.
+× Decimal(estimated hours)`` (÷ utilization for reservations, see
+:mod:`tracker.recommend.pricing`) and rounded to cents: the hours are an estimate,
+the price is the provider's exact figure. A profile without a work size has no hours:
+the offers that fit are then ordered by what an hour of work costs on them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from enum import IntEnum
 
 import numpy as np
 import numpy.typing as npt
 
-from tracker.models import Offer, PricingModel
+from tracker.models import Interconnect, Offer, PricingModel
+from tracker.recommend import pricing
 from tracker.recommend.assumptions import HOURS_PER_MONTH, Assumptions
-from tracker.recommend.pricing import effective_hourly_usd, expected_wall_hours
+from tracker.recommend.fabric import INTERCONNECTS
 from tracker.recommend.profiles import InterconnectNeed, Profile, Task
-from tracker.recommend.table import INTERCONNECTS, PRICING_CODES, OfferTable, SpecLookup
+from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
 from tracker.recommend.throughput import Workload, workload
 from tracker.recommend.vram import GIB
@@ -33,7 +36,11 @@ from tracker.recommend.vram import GIB
 __all__ = ["Candidate", "Exclusion", "Ranking", "Reason", "rank", "rank_table"]
 
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
 CENT = Decimal("0.01")
+RESERVED = tuple(m for m in PricingModel if m.term_hours is not None)
+_RESERVED_BY_CODE = np.array([m in RESERVED for m in PRICING_CODES], np.bool_)
 
 
 class Reason(IntEnum):
@@ -71,12 +78,16 @@ class Candidate:
     efficiency: float
     effective_hourly_usd: Decimal
     """What one hour costs: the listed price, or the amortised rate for reservations."""
-    compute_hours: float
-    """Hours of uninterrupted work."""
-    job_hours: float
-    """Expected wall-clock hours, including spot re-work."""
-    job_cost_usd: Decimal
+    compute_hours: float | None
+    """Hours of uninterrupted work (None when the profile gives no work size)."""
+    job_hours: float | None
+    """Expected wall-clock hours, including spot re-work (None without a work size)."""
+    job_cost_usd: Decimal | None
+    """None without a work size; reservations: effective hourly × hours ÷ utilization."""
     interruption_pct: float | None
+    interconnect: Interconnect
+    """The link the estimate assumed: the offer's, or the catalog's when it gave none."""
+    interconnect_from_catalog: bool
 
     @property
     def price_per_hour_usd(self) -> Decimal:
@@ -87,7 +98,9 @@ class Candidate:
         return self.effective_hourly_usd / self.offer.gpu_count
 
     @property
-    def rework_hours(self) -> float:
+    def rework_hours(self) -> float | None:
+        if self.job_hours is None or self.compute_hours is None:
+            return None
         return self.job_hours - self.compute_hours
 
 
@@ -108,6 +121,8 @@ class Ranking:
     excluded_counts: dict[str, int]
     exclusions: tuple[Exclusion, ...] = field(default=())
     """Filled only when ranking with ``explain=True``."""
+    notes: tuple[str, ...] = field(default=())
+    """How this ranking was costed where that is not the plain rule (for ``--explain``)."""
 
     @property
     def leader(self) -> Candidate | None:
@@ -158,9 +173,8 @@ def rank_table(
     pc = table.pricing_code
     if not p.interruptible:
         exclude(Reason.SPOT_NOT_ALLOWED, pc == PRICING_CODES[PricingModel.SPOT])
-    horizon = p.horizon_months * HOURS_PER_MONTH + 1e-9
-    for model in (PricingModel.RESERVED_1Y, PricingModel.RESERVED_3Y):
-        if (model.term_hours or 0) > horizon:
+    for model in RESERVED:
+        if not pricing.reservation_eligible(model, p.horizon_months, p.utilization):
             exclude(Reason.RESERVED_TERM, pc == PRICING_CODES[model])
     if p.gpus:
         allowed = np.isin(table.gpu_code, table.codes(p.gpus, table.gpu_models)) & table.known
@@ -173,9 +187,10 @@ def rank_table(
         exclude(Reason.GPU_COUNT, count > p.max_gpus + 1e-9)
     whole = table.whole_gpus
     multi = whole > 1
-    nvlink = table.interconnect_code == INTERCONNECTS.index("nvlink")
+    links = table.links
+    ic, fast = links.code, links.fast
     if p.interconnect is InterconnectNeed.REQUIRED:
-        exclude(Reason.INTERCONNECT, multi & ~nvlink)
+        exclude(Reason.INTERCONNECT, multi & ~fast)
     tflops = table.tflops[p.compute]
     exclude(Reason.NO_THROUGHPUT, np.isnan(tflops))
     if w.decode_steps:
@@ -186,7 +201,7 @@ def rank_table(
     if p.task is Task.INFERENCE or p.interconnect is InterconnectNeed.ANY:
         sharded = multi
     else:
-        sharded = multi & nvlink
+        sharded = multi & fast
     vram = w.vram
     need_per_gpu = np.where(sharded, vram.shardable / whole + vram.per_gpu_fixed, vram.total) / GIB
     with np.errstate(invalid="ignore"):
@@ -194,38 +209,23 @@ def rank_table(
 
     # --- time and cost ----------------------------------------------------------------
     per_doubling = np.array([a.multi_gpu_scaling[name] for name in INTERCONNECTS])
-    eff = w.efficiency * per_doubling[table.interconnect_code] ** np.log2(np.maximum(count, 1.0))
+    eff = w.efficiency * per_doubling[ic] ** np.log2(np.maximum(count, 1.0))
     if p.task.is_training:
-        eff = np.where(sharded & ~nvlink, eff * a.sharded_pcie_factor, eff)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        seconds = w.flops / (count * tflops * 1e12 * eff)
-        if w.decode_steps:
-            memory = (
-                w.decode_steps
-                * w.weight_bytes
-                / (count * table.bandwidth * 1e9 * a.memory_bandwidth_efficiency)
-            )
-            seconds = np.fmax(seconds, memory)
-    compute_hours = seconds / 3600.0
-    wall = compute_hours
+        eff = np.where(sharded & ~fast, eff * a.sharded_pcie_factor, eff)
+    # what an hour of the job costs: reservations charge idle hours too (÷ utilization)
+    per_job_hour = table.hourly
+    if p.utilization is not None:
+        divisor = np.array([pricing.utilization_divisor(m, p.utilization) for m in PRICING_CODES])
+        per_job_hour = per_job_hour / divisor[pc]
     spot = pc == PRICING_CODES[PricingModel.SPOT]
     interrupt = table.interruption_pct
-    if p.interruptible and spot.any():
-        default_pct = np.array([a.interruption_pct(name) for name in table.providers])
-        pct = np.where(np.isnan(interrupt), default_pct[table.provider_code], interrupt)
-        rate = pct / 100.0 / HOURS_PER_MONTH
-        with np.errstate(invalid="ignore", over="ignore"):
-            rework = expected_wall_hours(
-                compute_hours,
-                rate,
-                p.checkpoint_interval_hours,
-                a.restart_hours,
-                a.checkpoint_write_hours,
-            )
-        wall = np.where(spot, rework, compute_hours)
-    else:
+    if w.flops is None:
+        compute_hours = wall = np.full(n, np.nan)
+        cost = per_job_hour  # the ranking key: no hours to multiply by
         pct = interrupt
-    cost = table.hourly * wall
+    else:
+        compute_hours, wall, pct = _hours(w, a, p, table, count, tflops, eff, spot)
+        cost = per_job_hour * wall
     if p.max_price_per_hour is not None:
         exclude(Reason.MAX_PRICE, table.hourly > float(p.max_price_per_hour))
     if p.budget_usd is not None:
@@ -233,18 +233,21 @@ def rank_table(
             exclude(Reason.BUDGET, cost > float(p.budget_usd))
 
     feasible_ix = np.flatnonzero(reason == 0)
-    chosen = _order(feasible_ix, cost, wall, table, top)
+    chosen = _order(feasible_ix, cost, wall if w.flops is not None else np.zeros(n), table, top)
     candidates = tuple(
         _candidate(
             i + 1,
             int(ix),
             table,
+            p,
             need_per_gpu,
             bool(sharded[ix]),
             float(eff[ix]),
-            float(compute_hours[ix]),
-            float(wall[ix]),
+            None if w.flops is None else float(compute_hours[ix]),
+            None if w.flops is None else float(wall[ix]),
             float(pct[ix]) if bool(spot[ix]) and p.interruptible else None,
+            Interconnect(INTERCONNECTS[int(ic[ix])]),
+            bool(links.from_catalog[ix]),
         )
         for i, ix in enumerate(chosen)
     )
@@ -256,7 +259,7 @@ def rank_table(
             Exclusion(
                 table.offers[ix],
                 Reason(int(reason[ix])),
-                _detail(Reason(int(reason[ix])), ix, p, table, need_per_gpu, cost),
+                _detail(Reason(int(reason[ix])), ix, p, table, need_per_gpu, cost, sharded, ic),
             )
             for ix in np.flatnonzero(reason).tolist()
         )
@@ -268,7 +271,75 @@ def rank_table(
         feasible=len(feasible_ix),
         excluded_counts=excluded_counts,
         exclusions=exclusions,
+        notes=_notes(p, w.flops is not None, pc, reason, links.from_catalog),
     )
+
+
+def _hours(
+    w: Workload,
+    a: Assumptions,
+    p: Profile,
+    table: OfferTable,
+    count: FloatArray,
+    tflops: FloatArray,
+    eff: FloatArray,
+    spot: BoolArray,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Compute hours, expected wall hours (spot re-work added) and interruption %."""
+    assert w.flops is not None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        seconds = w.flops / (count * tflops * 1e12 * eff)
+        if w.decode_steps:
+            memory = (
+                w.decode_steps
+                * w.weight_bytes
+                / (count * table.bandwidth * 1e9 * a.memory_bandwidth_efficiency)
+            )
+            seconds = np.fmax(seconds, memory)
+    compute_hours = seconds / 3600.0
+    interrupt = table.interruption_pct
+    if not (p.interruptible and spot.any()):
+        return compute_hours, compute_hours, interrupt
+    default_pct = np.array([a.interruption_pct(name) for name in table.providers])
+    pct = np.where(np.isnan(interrupt), default_pct[table.provider_code], interrupt)
+    rate = pricing.interruption_rate_per_hour(pct)
+    with np.errstate(invalid="ignore", over="ignore"):
+        rework = pricing.expected_wall_hours(
+            compute_hours,
+            rate,
+            p.checkpoint_interval_hours,
+            a.restart_hours,
+            a.checkpoint_write_hours,
+        )
+    return compute_hours, np.where(spot, rework, compute_hours), pct
+
+
+def _notes(
+    p: Profile,
+    has_work: bool,
+    pc: IntArray,
+    reason: npt.NDArray[np.int8],
+    ic_from_catalog: BoolArray,
+) -> tuple[str, ...]:
+    notes = []
+    if not has_work:
+        notes.append(
+            "no work size: the offers that fit are ranked by effective $/hour "
+            "(reservations: ÷ utilization); job hours and cost are left empty"
+        )
+    if p.utilization is not None and (_RESERVED_BY_CODE[pc] & (reason == 0)).any():
+        notes.append(
+            f"reserved offers: job cost = effective $/h × job hours ÷ utilization "
+            f"{p.utilization:g} (a reservation is paid for its whole term, used or not)"
+        )
+    inferred = int((ic_from_catalog & (reason == 0)).sum())
+    if inferred:
+        notes.append(
+            f"interconnect taken from the GPU catalog for {inferred} ranked multi-GPU "
+            "offer(s) that do not state it (SXM boards: NVLink; OAM boards: the vendor's "
+            "GPU fabric)"
+        )
+    return tuple(notes)
 
 
 def _order(
@@ -293,17 +364,22 @@ def _candidate(
     position: int,
     ix: int,
     table: OfferTable,
+    p: Profile,
     need_per_gpu: FloatArray,
     sharded: bool,
     eff: float,
-    compute_hours: float,
-    wall: float,
+    compute_hours: float | None,
+    wall: float | None,
     pct: float | None,
+    interconnect: Interconnect,
+    interconnect_from_catalog: bool,
 ) -> Candidate:
     offer = table.offers[ix]
-    hourly = effective_hourly_usd(offer)
-    hours = Decimal(f"{wall:.6f}")
-    cost = (hourly * hours).quantize(CENT, rounding=ROUND_HALF_EVEN)
+    hourly = pricing.effective_hourly_usd(offer)
+    cost = None
+    if wall is not None:
+        hours = Decimal(f"{wall:.6f}")
+        cost = pricing.job_cost_usd(offer.pricing, hourly, hours, p.utilization)
     per_gpu = float(need_per_gpu[ix])
     return Candidate(
         rank=position,
@@ -318,6 +394,8 @@ def _candidate(
         job_hours=wall,
         job_cost_usd=cost,
         interruption_pct=pct,
+        interconnect=interconnect,
+        interconnect_from_catalog=interconnect_from_catalog,
     )
 
 
@@ -332,6 +410,8 @@ def _detail(
     table: OfferTable,
     need_per_gpu: FloatArray,
     cost: FloatArray,
+    sharded: BoolArray,
+    ic: IntArray,
 ) -> str:
     o = table.offers[ix]
     if reason is Reason.PROVIDER:
@@ -342,9 +422,10 @@ def _detail(
         return "spot capacity and the profile is not interruptible"
     if reason is Reason.RESERVED_TERM:
         months = (o.pricing.term_hours or 0) / HOURS_PER_MONTH
+        used = "no utilization set" if p.utilization is None else f"utilization {p.utilization:g}"
         return (
-            f"{o.pricing.value} needs a {months:.0f}-month commitment, "
-            f"horizon is {_fmt(p.horizon_months)} months"
+            f"{o.pricing.value} needs a {months:.0f}-month commitment and an expected "
+            f"utilization; horizon is {_fmt(p.horizon_months)} months, {used}"
         )
     if reason is Reason.GPU_NOT_ALLOWED:
         return f"GPU {o.gpu_model} not in {', '.join(p.gpus)}"
@@ -356,7 +437,10 @@ def _detail(
             return f"{have}, profile needs at least {_fmt(p.min_gpus)}"
         return f"{have}, profile allows at most {_fmt(p.max_gpus or 0)}"
     if reason is Reason.INTERCONNECT:
-        return f"{table.whole_gpus[ix]} GPUs over {o.interconnect.value}; profile requires nvlink"
+        return (
+            f"{table.whole_gpus[ix]} GPUs over {INTERCONNECTS[ic[ix]]}; "
+            "profile requires NVLink or a GPU fabric"
+        )
     if reason is Reason.NO_THROUGHPUT:
         return f"catalog has no dense {p.compute.value} figure for {o.gpu_model}"
     if reason is Reason.NO_BANDWIDTH:
@@ -364,13 +448,20 @@ def _detail(
     if reason is Reason.VRAM_UNKNOWN:
         return "VRAM per GPU unknown"
     if reason is Reason.VRAM:
+        need, have, gpus = need_per_gpu[ix], table.vram_per_gpu[ix], table.whole_gpus[ix]
+        if gpus <= 1:
+            return f"needs {need:.1f} GiB per GPU, has {have:.1f} GiB per GPU"
+        if sharded[ix]:
+            return (
+                f"needs {need:.1f} GiB per GPU sharded over {gpus} GPUs, has {have:.1f} GiB per GPU"
+            )
         return (
-            f"needs {need_per_gpu[ix]:.1f} GiB per GPU, "
-            f"has {table.vram_per_gpu[ix]:.1f} GiB per GPU"
+            f"needs {need:.1f} GiB on one GPU; cannot shard: interconnect "
+            f"{INTERCONNECTS[ic[ix]]}; has {have:.1f} GiB per GPU"
         )
     if reason is Reason.MAX_PRICE:
         return (
-            f"{_money(effective_hourly_usd(o))}/h over max "
+            f"{_money(pricing.effective_hourly_usd(o))}/h over max "
             f"{_money(p.max_price_per_hour or Decimal(0))}/h"
         )
     return f"est. job cost ${cost[ix]:,.2f} over budget {_money(p.budget_usd or Decimal(0))}"

@@ -18,7 +18,7 @@ import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, overload
 
 import numpy as np
@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from tracker.catalog import GpuSpec
 from tracker.models import Interconnect, Offer, PricingModel, to_decimal
+from tracker.recommend.fabric import INTERCONNECTS, Links, resolved_interconnect
 from tracker.recommend.profiles import COMPUTE_PRECISIONS, Precision
 from tracker.recommend.throughput import spec_tflops
 from tracker.store.rankings import OFFER_ROW_COLUMNS
@@ -47,7 +48,6 @@ BoolArray = npt.NDArray[np.bool_]
 
 SpecLookup = Callable[[str], GpuSpec | None]
 PRICING_CODES = {p: i for i, p in enumerate(PricingModel)}
-INTERCONNECTS = ("nvlink", "pcie", "unknown")
 
 
 @lru_cache(maxsize=1024)
@@ -222,6 +222,13 @@ class OfferTable:
 
     def __len__(self) -> int:
         return len(self.offers)
+
+    @cached_property
+    def links(self) -> Links:
+        """Interconnects with ``unknown`` resolved from the catalog (once per table)."""
+        return resolved_interconnect(
+            self.interconnect_code, self.gpu_code, self.specs, self.whole_gpus > 1
+        )
 
     @classmethod
     def build(cls, offers: Sequence[Offer], lookup: SpecLookup = catalog_lookup) -> OfferTable:

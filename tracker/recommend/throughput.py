@@ -45,8 +45,8 @@ class Workload:
     """A profile reduced to the numbers the ranker needs, computed once per profile."""
 
     profile: Profile
-    flops: float
-    """Total model FLOPs of the job."""
+    flops: float | None
+    """Total model FLOPs of the job; None when the profile gives no work size."""
     efficiency: float
     """Single-GPU MFU for the task."""
     decode_steps: float
@@ -54,6 +54,10 @@ class Workload:
     weight_bytes: float
     """Bytes streamed per decode step (the weights)."""
     vram: VramEstimate
+
+    @property
+    def has_work(self) -> bool:
+        return self.flops is not None
 
     def hours(
         self,
@@ -64,6 +68,8 @@ class Workload:
         a: Assumptions,
     ) -> float:
         """Estimated hours on ``gpus`` GPUs (scalar version of the ranker's arithmetic)."""
+        if self.flops is None:
+            raise WorkloadError(f"profile {self.profile.name!r} gives no work size")
         seconds = self.flops / (gpus * tflops_per_gpu * 1e12 * self.efficiency * scaling)
         if self.decode_steps and bandwidth_gbs_per_gpu:
             memory = (
@@ -83,7 +89,10 @@ def workload(p: Profile, a: Assumptions) -> Workload:
     eff = a.efficiency_for(p.task.value)
     wbytes = p.params * weight_bytes(p.precision, a)
     steps = 0.0
-    if p.reference_gpu_hours is not None and p.reference_gpu is not None:
+    flops: float | None
+    if not p.has_work_size:
+        flops = None
+    elif p.reference_gpu_hours is not None and p.reference_gpu is not None:
         from tracker.catalog import get_spec
 
         spec = get_spec(p.reference_gpu)
