@@ -95,8 +95,4 @@ def test_import_takes_the_job_locks_of_the_collector_it_writes_for(
 def test_no_service_module_mentions_sqlalchemy() -> None:
     """The service reaches the database through tracker.store only (TYPE_CHECKING too)."""
     service = Path(tracker.service.__file__).parent
-    # logs.py finds the database password with SQLAlchemy's URL parser until the
-    # logging branch moves that into the store (issue 9 item 1); drop it from here then.
-    pending = {"logs.py"}
-    mentions = [p.name for p in sorted(service.glob("*.py")) if "sqlalchemy" in p.read_text()]
-    assert [name for name in mentions if name not in pending] == []
+    assert [p.name for p in sorted(service.glob("*.py")) if "sqlalchemy" in p.read_text()] == []
