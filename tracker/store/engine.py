@@ -23,8 +23,9 @@ __all__ = [
     "redact_url",
     "url_password",
 ]
-# ``Engine`` is re-exported as the type callers outside the store annotate a database
-# handle with: only the store imports SQLAlchemy (tests/test_layering.py checks it).
+
+# ``Engine`` is re-exported so code outside the store can name the store handle
+# in its signatures without importing SQLAlchemy (tests/test_layering.py checks it).
 
 
 class DatabaseError(Exception):

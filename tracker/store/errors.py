@@ -15,9 +15,10 @@ from contextlib import contextmanager
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from tracker.errors import one_line
 from tracker.store.engine import DatabaseError
 
-__all__ = ["database_errors", "first_line"]
+__all__ = ["database_errors"]
 
 
 def _database_exceptions() -> tuple[type[BaseException], ...]:
@@ -28,21 +29,14 @@ def _database_exceptions() -> tuple[type[BaseException], ...]:
     return tuple(kinds)
 
 
-def first_line(exc: BaseException) -> str:
-    """What failed (connection refused, no such table, lock timeout), without the
-    statement and parameters SQLAlchemy appends to the driver's message."""
-    cause = getattr(exc, "orig", None) or exc
-    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
-    return lines[0] if lines else type(cause).__name__
-
-
 @contextmanager
 def database_errors(doing: str) -> Iterator[None]:
     """Re-raise a database error inside as ``DatabaseError("<doing>: <first line>")``.
 
-    Anything else (a collector's own failure inside a run's transaction) passes through
-    untouched. ``DatabaseError.reason`` keeps the first line alone, for callers that word
-    the context themselves.
+    The first line of the driver's message says what failed (connection refused, no such
+    table, lock timeout) without the statement and parameters SQLAlchemy appends; it is
+    kept alone as ``DatabaseError.reason`` for callers that word the context themselves.
+    Anything else (a collector's own failure inside a run's transaction) passes through.
     """
     try:
         yield
@@ -51,5 +45,5 @@ def database_errors(doing: str) -> Iterator[None]:
     except Exception as exc:
         if not isinstance(exc, _database_exceptions()):
             raise
-        reason = first_line(exc)
+        reason = one_line(getattr(exc, "orig", None) or exc, with_type=False)
         raise DatabaseError(f"{doing}: {reason}", reason=reason) from exc

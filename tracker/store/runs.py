@@ -3,14 +3,14 @@
 A run is logged ``running`` before it fetches anything, so a crash still leaves a
 trace; its offers, its delisting and its ``succeeded`` row commit together in
 :func:`run_transaction`, so a failed run leaves no partial snapshot. The runner
-(``tracker.collect``) and the service read and write runs only through here.
+(``tracker.collect``) writes its runs only through here; what the service asks
+the run log is in :mod:`tracker.store.job_runs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, Engine, func, insert, select, update
@@ -21,23 +21,14 @@ from tracker.store.ingest import DelistScope, Ingest, IngestStats
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
 __all__ = [
-    "FinishedRun",
     "RunWriter",
     "last_observed",
-    "last_success",
     "record_failure",
     "run_transaction",
     "start_run",
 ]
 
 MAX_ERROR_CHARS = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class FinishedRun:
-    run_id: int
-    started_at: datetime
-    finished_at: datetime | None
 
 
 def start_run(engine: Engine, *, provider: str, source: str, scope: str, started: datetime) -> int:
@@ -167,23 +158,3 @@ def last_observed(
     with database_errors(f"cannot read what {source} last observed"), engine.connect() as conn:
         value: datetime | None = conn.execute(stmt).scalar()
     return value
-
-
-def last_success(engine: Engine, source: str, scopes: Collection[str]) -> FinishedRun | None:
-    """The latest succeeded run of ``source`` with one of these scope labels, or None.
-
-    A job passes its own scope and ``"all"``: a full run refreshed its prices too.
-    """
-    stmt = (
-        select(CollectionRun.id, CollectionRun.started_at, CollectionRun.finished_at)
-        .where(
-            CollectionRun.source == source,
-            CollectionRun.scope.in_(list(scopes)),
-            CollectionRun.status == RunStatus.SUCCEEDED,
-        )
-        .order_by(CollectionRun.started_at.desc(), CollectionRun.id.desc())
-        .limit(1)
-    )
-    with database_errors(f"cannot read the runs of {source}"), engine.connect() as conn:
-        row = conn.execute(stmt).first()
-    return None if row is None else FinishedRun(int(row[0]), row[1], row[2])
