@@ -18,6 +18,7 @@ from functools import partial
 from collectors.base import ALL_PRICING, Collector, RunContext
 from tracker.errors import one_line
 from tracker.models import Offer, PricingModel, RunStatus
+from tracker.redact import redact, secrets_of
 from tracker.settings import Settings
 from tracker.store import runs
 from tracker.store.engine import DatabaseError, Engine
@@ -160,7 +161,9 @@ def run_collector(
             )
     except Exception as exc:
         summary.status = RunStatus.FAILED
-        summary.error = one_line(exc)
+        # A provider may quote a credential back in its error (GCP echoes the API
+        # key): the summary is printed and stored, so it never holds one.
+        summary.error = redact(one_line(exc), secrets_of(settings))
         summary.skip_reasons = dict(ctx.skips)
         summary.skipped = ctx.skipped
         summary.skip_details = list(ctx.details)

@@ -147,3 +147,23 @@ def test_an_unreachable_database_is_a_database_error(pg_url: str) -> None:
     with pytest.raises(DatabaseError, match=r"^cannot record a run for x: connection failed"):
         runs.start_run(engine, provider="x", source="x", scope="all", started=T0)
     ping(make_engine(pg_url))  # a reachable one answers
+
+
+def test_a_secret_a_provider_echoes_in_its_error_is_masked_in_the_run_log(
+    engine: Engine,
+) -> None:
+    """An endpoint that quotes the API key back (GCP's 400 body does) must not put it
+    in the summary the CLI prints, the stored run row or /healthz's last_error."""
+    key = "AIzaSyTEST-echoed-key-0123456789"
+    settings = Settings.model_validate({"gcp": {"api_key": key}})
+
+    def echo(ctx: object) -> None:
+        raise RuntimeError(f"API key not valid. Please pass a valid API key: key={key}")
+
+    summary = run_collector(engine, ListCollector([], before=echo), settings, now=T0)
+    assert summary.status is RunStatus.FAILED
+    assert summary.error is not None and key not in summary.error
+    assert "key=***" in summary.error
+    with engine.connect() as conn:
+        stored = conn.execute(select(CollectionRun.error)).scalar_one()
+    assert key not in stored and "key=***" in stored
