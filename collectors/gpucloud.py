@@ -117,8 +117,6 @@ class GpuCloudCollector:
     """The provider's documented URL; ``<section>.endpoint_url`` replaces its origin."""
     spot_fetched_separately: ClassVar[bool] = False
     """Most of these APIs return spot with everything else (see collectors/base.py)."""
-    section_name: ClassVar[str]
-    """The :class:`Settings` attribute holding this provider's section."""
 
     def __init__(
         self,
@@ -135,7 +133,7 @@ class GpuCloudCollector:
 
     @classmethod
     def section(cls, settings: Settings) -> Any:
-        return getattr(settings, cls.section_name)
+        return settings.section(cls.name)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:

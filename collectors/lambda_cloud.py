@@ -161,7 +161,6 @@ class LambdaCollector(GpuCloudCollector):
     spot_fetched_separately: ClassVar[bool] = False
     """Lambda sells no spot capacity."""
     documented: ClassVar[str] = DOCUMENTED_URL
-    section_name: ClassVar[str] = "lambda_"
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         if not self.scope(ctx):

@@ -193,7 +193,6 @@ class OciCollector(GpuCloudCollector):
     spot_fetched_separately: ClassVar[bool] = False
     """Preemptible prices are derived from the same price list as on-demand."""
     documented: ClassVar[str] = DOCUMENTED_URL
-    section_name: ClassVar[str] = "oci"
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         scope = self.scope(ctx)

@@ -156,7 +156,6 @@ class RunPodCollector(GpuCloudCollector):
     spot_fetched_separately: ClassVar[bool] = False
     """One gpuTypes query carries on-demand and spot prices together."""
     documented: ClassVar[str] = DOCUMENTED_URL
-    section_name: ClassVar[str] = "runpod"
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         scope = self.scope(ctx)

@@ -189,7 +189,6 @@ class VastAiCollector(GpuCloudCollector):
     spot_fetched_separately: ClassVar[bool] = True
     """Bids are their own search: a spot-only run requests only them."""
     documented: ClassVar[str] = DOCUMENTED_URL
-    section_name: ClassVar[str] = "vastai"
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         vast = self.settings.vastai

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tracker.settings import ConfigError, load_settings
+from tracker.settings import ConfigError, Settings, load_settings
 
 
 def test_defaults_use_the_embedded_sqlite_in_the_user_data_dir(tmp_path: Path) -> None:
@@ -70,3 +70,15 @@ def test_bad_config_is_one_line_naming_file_and_setting(
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="config file not found"):
         load_settings(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize("name", ["pricesheet", "aws", "gcp", "lambda", "runpod", "vastai", "oci"])
+def test_enabled_reads_every_collectors_own_section(name: str) -> None:
+    """``[lambda] enabled = false`` must switch Lambda off for `collect` and `serve`
+    alike, though its field is ``lambda_`` (``lambda`` is a Python keyword)."""
+    from tracker import registry
+
+    assert registry.enabled(Settings(), name)
+    off = Settings.model_validate({name: {"enabled": False}})
+    assert not registry.enabled(off, name)
+    assert registry.enabled(off, "a-plugin-without-a-section")

@@ -8,14 +8,85 @@ environment hold) and by where a credential stands (headers no setting describes
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
 
-from tracker.settings import Settings, environment_secrets, secret_values
+from pydantic import BaseModel, SecretStr
 
-__all__ = ["MASK", "redact", "secrets_of"]
+from tracker.settings import Settings
+
+__all__ = [
+    "MASK",
+    "SECRET_ENV",
+    "environment_secrets",
+    "redact",
+    "secret_values",
+    "secrets_of",
+]
 
 MASK = "***"
+SECRET_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",  # the legacy name botocore still reads
+    "PGPASSWORD",  # libpq's; docker-compose.yml passes the database password this way
+)
+"""Credentials libraries read from the environment themselves, outside :class:`Settings`."""
+
+
+def _secrets_in(value: Any, found: set[str]) -> None:
+    """Every ``SecretStr`` under ``value``, and the content of each ``<name>_file``
+    that stands beside a ``<name>`` field, so a new secret setting is covered by
+    declaring it, with nothing to register."""
+    if isinstance(value, SecretStr):
+        found.add(value.get_secret_value())
+    elif isinstance(value, BaseModel):
+        fields = type(value).model_fields
+        for name in fields:
+            item = getattr(value, name)
+            if name.endswith("_file") and name.removesuffix("_file") in fields:
+                # An unreadable file is reported where the secret is used.
+                if isinstance(item, Path):
+                    with contextlib.suppress(OSError):
+                        found.add(item.read_text(encoding="utf-8").strip())
+            else:
+                _secrets_in(item, found)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _secrets_in(item, found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _secrets_in(item, found)
+
+
+def secret_values(settings: Settings) -> set[str]:
+    """Every secret the settings hold (the one list the log masking reads): each
+    ``SecretStr``, each ``*_file`` secret's content, and the database password as
+    given and as it looks URL-encoded, since a URL can reach a log either way."""
+    from urllib.parse import quote
+
+    from tracker.store.engine import url_password
+
+    found: set[str] = set()
+    _secrets_in(settings, found)
+    password = url_password(settings.database_url)
+    if password:
+        found |= {password, quote(password, safe="")}
+    found.discard("")
+    return found
+
+
+def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
+    """Credentials libraries read from the environment without going through
+    :class:`Settings` (boto3's, libpq's), known before any configuration is loaded."""
+    env = os.environ if environ is None else environ
+    return {env[name] for name in SECRET_ENV if env.get(name)}
+
 
 # Credentials that can come from somewhere no setting describes (an AWS profile,
 # instance metadata, a token refresh), so they are masked by where they stand.
@@ -27,7 +98,7 @@ _CREDENTIAL_FIELD = re.compile(
 
 def secrets_of(settings: Settings | None, environ: Mapping[str, str] | None = None) -> list[str]:
     """The values to mask, longest first so an overlap masks fully: every secret of
-    ``settings`` (see :func:`tracker.settings.secret_values`) and of the environment."""
+    ``settings`` (see :func:`secret_values`) and of the environment."""
     found = environment_secrets(environ)
     if settings is not None:
         found |= secret_values(settings)

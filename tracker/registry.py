@@ -60,7 +60,7 @@ def _importer(spec: str) -> Callable[[], Any]:
 
 def enabled(settings: Settings, name: str) -> bool:
     """``<name>.enabled`` from the settings; collectors without a section are enabled."""
-    return bool(getattr(getattr(settings, name, None), "enabled", True))
+    return bool(getattr(settings.section(name), "enabled", True))
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,14 @@ from pydantic import Field, SecretStr
 
 from tests.conftest import cli_runner
 from tests.service.cloud_stub import CloudStub
+from tracker.redact import secret_values
 from tracker.service.logs import (
     LOG_LEVELS_ENV,
     RedactingFormatter,
     configure_logging,
     secrets_of,
 )
-from tracker.settings import GcpSettings, Settings, _Section, secret_values
+from tracker.settings import GcpSettings, Settings, _Section
 from tracker.store.engine import url_password
 
 

@@ -2,7 +2,7 @@
 
 Every command (``-v``/``-vv``) and ``serve`` (``--log-level``) log through the
 formatters here, so no level shows a credential: the values are masked (all of
-``secret_values`` of the settings plus boto3's and libpq's environment credentials) and
+``tracker.redact.secret_values`` of the settings plus boto3's and libpq's environment credentials) and
 libraries whose DEBUG lines print request headers stay at WARNING unless
 ``GPU_TRACKER_LOG_LEVELS=botocore=DEBUG`` names them.
 
