@@ -122,7 +122,8 @@ GpuResolver = Callable[[str], str | None]
 """Maps a GPU spelling to its canonical catalog name, or None when unknown."""
 
 
-def _catalog_resolver(raw: str) -> str | None:
+def catalog_gpu_name(raw: str) -> str | None:
+    """The canonical catalog name for a spelling (canonical or alias), None when unknown."""
     from tracker.catalog import get_spec, resolve_gpu
 
     try:
@@ -345,7 +346,7 @@ class ProfileError(ValueError):
     """A profile or profiles file that cannot be used; the message is one line."""
 
 
-_RESOLVER: GpuResolver = _catalog_resolver
+_RESOLVER: GpuResolver = catalog_gpu_name
 
 
 def _describe(exc: ValidationError) -> str:
