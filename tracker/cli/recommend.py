@@ -55,6 +55,10 @@ CANDIDATE_COLUMNS = (
     "price_per_gpu_hour_usd",
     "job_hours",
     "job_cost_usd",
+    "basis",
+    "basis_source",
+    "compute_precision",
+    "precision_fallback",
 )
 TABLE_COLUMNS = (
     "rank",
@@ -144,6 +148,10 @@ def ranking_rows(ranking: Ranking, explain: bool) -> list[dict[str, Any]]:
                 "job_hours": _d_or_none(c.job_hours),
                 "job_cost_usd": c.job_cost_usd,
                 "interruption_pct": c.interruption_pct,
+                "basis": c.rate.label,
+                "basis_source": c.rate.source,
+                "compute_precision": c.rate.precision.value,
+                "precision_fallback": c.rate.fallback or None,
                 "excluded_reason": None,
                 "excluded_detail": None,
             }

@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from tracker.recommend.profiles import Precision
+from tracker.recommend.profiles import Precision, WorkloadClass
 
 __all__ = [
     "SHIPPED_FILE",
@@ -34,18 +34,6 @@ __all__ = [
 ]
 
 SHIPPED_FILE = Path(__file__).with_name("measurements.toml")
-
-
-class WorkloadClass(StrEnum):
-    """Groups of jobs whose achieved FLOP/s on one GPU is comparable across sizes."""
-
-    CNN_TRAINING = "cnn_training"
-    TRANSFORMER_FINETUNE = "transformer_finetune"
-    """Encoder-size transformers (under 1 B parameters), e.g. BERT fine-tuning."""
-    LLM_TRAINING = "llm_training"
-    """Decoder LLMs of 1 B parameters and more: pre-training, full fine-tuning, LoRA."""
-    LLM_INFERENCE = "llm_inference"
-    DIFFUSION = "diffusion"
 
 
 class Unit(StrEnum):

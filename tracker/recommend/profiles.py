@@ -30,9 +30,19 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.kinds import (
+    ALLOWED_PRECISIONS,
+    COMPUTE_PRECISIONS,
+    InterconnectNeed,
+    Precision,
+    Task,
+    WorkloadClass,
+)
 
 __all__ = [
+    "ALLOWED_PRECISIONS",
     "BUILTIN_FILE",
+    "COMPUTE_PRECISIONS",
     "DEFAULT_HISTORY_TOP",
     "InterconnectNeed",
     "Precision",
@@ -40,6 +50,7 @@ __all__ = [
     "ProfileError",
     "ProfileSet",
     "Task",
+    "WorkloadClass",
     "load_profile_file",
     "load_profiles",
     "make_profile",
@@ -51,62 +62,6 @@ log = logging.getLogger(__name__)
 BUILTIN_FILE = Path(__file__).with_name("profiles.toml")
 DEFAULT_HISTORY_TOP = 10
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-
-
-class Task(StrEnum):
-    INFERENCE = "inference"
-    LORA = "lora"
-    QLORA = "qlora"
-    FULL_FINETUNE = "full_finetune"
-    PRETRAIN = "pretrain"
-    CNN_TRAINING = "cnn_training"
-
-    @property
-    def is_training(self) -> bool:
-        return self is not Task.INFERENCE
-
-    @property
-    def is_transformer(self) -> bool:
-        return self is not Task.CNN_TRAINING
-
-
-class Precision(StrEnum):
-    FP32 = "fp32"
-    BF16 = "bf16"
-    FP16 = "fp16"
-    FP8 = "fp8"
-    INT8 = "int8"
-    INT4 = "int4"
-
-
-class InterconnectNeed(StrEnum):
-    """How a multi-GPU offer's interconnect is treated (single GPUs are unaffected).
-
-    ``required``: multi-GPU offers without NVLink are excluded.
-    ``preferred``: they are kept, with the PCIe efficiency loss, but training state is
-    not sharded over PCIe (each GPU holds a full replica, plain data parallelism).
-    ``any``: as preferred, and ZeRO-3/FSDP sharding over PCIe is allowed (slower still).
-    """
-
-    REQUIRED = "required"
-    PREFERRED = "preferred"
-    ANY = "any"
-
-
-# Which stored-weight precisions make sense for each task. Full training keeps fp32
-# master weights whatever the compute precision; quantised (int8/int4) bases are
-# only trained through adapters.
-ALLOWED_PRECISIONS: Mapping[Task, tuple[Precision, ...]] = {
-    Task.INFERENCE: tuple(Precision),
-    Task.LORA: (Precision.FP32, Precision.BF16, Precision.FP16, Precision.INT8),
-    Task.QLORA: (Precision.INT4,),
-    Task.FULL_FINETUNE: (Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8),
-    Task.PRETRAIN: (Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8),
-    Task.CNN_TRAINING: (Precision.FP32, Precision.BF16, Precision.FP16),
-}
-# int4 has no tensor-core rate in any datasheet; weight-only quantised kernels
-# dequantise to fp16 (inference) and QLoRA computes in bf16 (QLoRA paper §3).
-COMPUTE_PRECISIONS = (Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8, Precision.INT8)
 
 
 def _one_of(value: Any, enum: type[StrEnum]) -> Any:
@@ -145,6 +100,9 @@ class Profile(BaseModel):
     task: Task
     precision: Precision
     compute_precision: Precision | None = None
+    workload_class: WorkloadClass | None = None
+    """Which measurements calibrate the job (default: from task and size; see
+    :func:`tracker.recommend.calibration.workload_class`)."""
     # work size: tokens, or images × epochs, or reference GPU-hours on a named GPU
     tokens: float | None = Field(default=None, gt=0)
     images: float | None = Field(default=None, gt=0)
@@ -188,6 +146,11 @@ class Profile(BaseModel):
     @classmethod
     def _precision(cls, value: Any) -> Any:
         return None if value is None else _one_of(value, Precision)
+
+    @field_validator("workload_class", mode="before")
+    @classmethod
+    def _workload_class(cls, value: Any) -> Any:
+        return None if value is None else _one_of(value, WorkloadClass)
 
     @field_validator("interconnect", mode="before")
     @classmethod
@@ -329,7 +292,9 @@ class Profile(BaseModel):
 
     def fingerprint(self) -> str:
         """Stable hash of what affects the ranking (the description does not)."""
-        data = self.model_dump_json(exclude={"description"})
+        # an unset workload_class is left out so profiles keep the hash they had before it
+        skip = {"description"} | ({"workload_class"} if self.workload_class is None else set())
+        data = self.model_dump_json(exclude=skip)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 

@@ -25,12 +25,14 @@ import numpy.typing as npt
 from tracker.models import Interconnect, Offer, PricingModel
 from tracker.recommend import pricing
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.calibration import Rate, basis_notes, calibrated_work, gpu_rates
 from tracker.recommend.fabric import INTERCONNECTS
+from tracker.recommend.measured import Measurement
 from tracker.recommend.profiles import InterconnectNeed, Profile, Task
 from tracker.recommend.reasons import Reason, exclusion_detail
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
-from tracker.recommend.throughput import Workload, workload
+from tracker.recommend.throughput import Workload, spec_tflops, workload
 from tracker.recommend.vram import GIB
 
 __all__ = ["Candidate", "Exclusion", "Ranking", "Reason", "rank", "rank_table"]
@@ -52,7 +54,8 @@ class Candidate:
     vram_available_gib: float
     vram_needed_per_gpu_gib: float
     sharded: bool
-    efficiency: float
+    efficiency: float | None
+    """Achieved share of the datasheet dense rate (None where the catalog has none)."""
     effective_hourly_usd: Decimal
     """What one hour costs: the listed price, or the amortised rate for reservations."""
     compute_hours: float | None
@@ -65,6 +68,8 @@ class Candidate:
     interconnect: Interconnect
     """The link the estimate assumed: the offer's, or the catalog's when it gave none."""
     interconnect_from_catalog: bool
+    rate: Rate
+    """How fast this GPU runs the job and where that figure comes from (``basis``)."""
 
     @property
     def price_per_hour_usd(self) -> Decimal:
@@ -114,10 +119,21 @@ def rank(
     top: int | None = None,
     explain: bool = False,
     lookup: SpecLookup = _catalog_lookup,
+    measurements: Sequence[Measurement] | None = None,
 ) -> Ranking:
-    """Rank ``offers`` for ``profile``; ``top=None`` returns every feasible offer."""
+    """Rank ``offers`` for ``profile``; ``top=None`` returns every feasible offer.
+
+    ``measurements``: what estimates calibrate against (default: the shipped table; an
+    empty sequence leaves only the datasheet efficiency model)."""
     table = OfferTable.build(offers, lookup)
-    return rank_table(profile, table, assumptions or Assumptions(), top=top, explain=explain)
+    return rank_table(
+        profile,
+        table,
+        assumptions or Assumptions(),
+        top=top,
+        explain=explain,
+        measurements=measurements,
+    )
 
 
 def rank_table(
@@ -128,9 +144,11 @@ def rank_table(
     top: int | None = None,
     explain: bool = False,
     work: Workload | None = None,
+    measurements: Sequence[Measurement] | None = None,
 ) -> Ranking:
     p = profile
-    w = work or workload(p, a)
+    rates = gpu_rates(p, table.specs, a, measurements)
+    w = calibrated_work(work or workload(p, a), a, measurements)
     n = len(table)
     reason = np.zeros(n, np.int8)
 
@@ -164,8 +182,9 @@ def rank_table(
     ic, fast = links.code, links.fast
     if p.interconnect is InterconnectNeed.REQUIRED:
         exclude(Reason.INTERCONNECT, multi & ~fast)
-    tflops = table.tflops[p.compute]
-    exclude(Reason.NO_THROUGHPUT, np.isnan(tflops))
+    per_model = np.array([r.flops if r else np.nan for r in rates] or [np.nan])
+    achieved = np.where(table.known, per_model[table.gpu_code], np.nan) if n else np.empty(0)
+    exclude(Reason.NO_THROUGHPUT, np.isnan(achieved))
     if w.decode_steps:
         exclude(Reason.NO_BANDWIDTH, np.isnan(table.bandwidth))
     exclude(Reason.VRAM_UNKNOWN, np.isnan(table.vram_per_gpu))
@@ -182,9 +201,10 @@ def rank_table(
 
     # --- time and cost ----------------------------------------------------------------
     per_doubling = np.array([a.multi_gpu_scaling[name] for name in INTERCONNECTS])
-    eff = w.efficiency * per_doubling[ic] ** np.log2(np.maximum(count, 1.0))
+    scaling = per_doubling[ic] ** np.log2(np.maximum(count, 1.0))
     if p.task.is_training:
-        eff = np.where(sharded & ~fast, eff * a.sharded_pcie_factor, eff)
+        scaling = np.where(sharded & ~fast, scaling * a.sharded_pcie_factor, scaling)
+    rate = achieved * scaling  # model FLOP/s per GPU on this offer
     # what an hour of the job costs: reservations charge idle hours too (÷ utilization)
     per_job_hour = table.hourly
     if p.utilization is not None:
@@ -197,7 +217,7 @@ def rank_table(
         cost = per_job_hour  # the ranking key: no hours to multiply by
         pct = interrupt
     else:
-        compute_hours, wall, pct = _hours(w, a, p, table, count, tflops, eff, spot)
+        compute_hours, wall, pct = _hours(w, a, p, table, count, rate, spot)
         cost = per_job_hour * wall
     if p.max_price_per_hour is not None:
         exclude(Reason.MAX_PRICE, table.hourly > float(p.max_price_per_hour))
@@ -215,12 +235,13 @@ def rank_table(
             p,
             need_per_gpu,
             bool(sharded[ix]),
-            float(eff[ix]),
+            float(rate[ix]),
             None if w.flops is None else float(compute_hours[ix]),
             None if w.flops is None else float(wall[ix]),
             float(pct[ix]) if bool(spot[ix]) and p.interruptible else None,
             Interconnect(INTERCONNECTS[int(ic[ix])]),
             bool(links.from_catalog[ix]),
+            rates[int(table.gpu_code[ix])],
         )
         for i, ix in enumerate(chosen)
     )
@@ -246,7 +267,8 @@ def rank_table(
         feasible=len(feasible_ix),
         excluded_counts=excluded_counts,
         exclusions=exclusions,
-        notes=_notes(p, w.flops is not None, pc, reason, links.from_catalog),
+        notes=_notes(p, w.flops is not None, pc, reason, links.from_catalog)
+        + basis_notes((c.offer.gpu_model, c.rate) for c in candidates),
     )
 
 
@@ -256,14 +278,13 @@ def _hours(
     p: Profile,
     table: OfferTable,
     count: FloatArray,
-    tflops: FloatArray,
-    eff: FloatArray,
+    rate: FloatArray,
     spot: BoolArray,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Compute hours, expected wall hours (spot re-work added) and interruption %."""
     assert w.flops is not None
     with np.errstate(invalid="ignore", divide="ignore"):
-        seconds = w.flops / (count * tflops * 1e12 * eff)
+        seconds = w.flops / (count * rate)
         if w.decode_steps:
             memory = (
                 w.decode_steps
@@ -342,12 +363,13 @@ def _candidate(
     p: Profile,
     need_per_gpu: FloatArray,
     sharded: bool,
-    eff: float,
+    rate: float,
     compute_hours: float | None,
     wall: float | None,
     pct: float | None,
     interconnect: Interconnect,
     interconnect_from_catalog: bool,
+    gpu_rate: Rate | None,
 ) -> Candidate:
     offer = table.offers[ix]
     hourly = pricing.effective_hourly_usd(offer)
@@ -363,7 +385,7 @@ def _candidate(
         vram_available_gib=float(table.vram_total[ix]),
         vram_needed_per_gpu_gib=per_gpu,
         sharded=sharded,
-        efficiency=eff,
+        efficiency=_efficiency(rate, offer.gpu_model, gpu_rate),
         effective_hourly_usd=hourly,
         compute_hours=compute_hours,
         job_hours=wall,
@@ -371,4 +393,16 @@ def _candidate(
         interruption_pct=pct,
         interconnect=interconnect,
         interconnect_from_catalog=interconnect_from_catalog,
+        rate=_known(gpu_rate),
     )
+
+
+def _known(rate: Rate | None) -> Rate:
+    assert rate is not None, "a candidate's GPU always has a rate (NO_THROUGHPUT excludes)"
+    return rate
+
+
+def _efficiency(rate: float, gpu_model: str, gpu_rate: Rate | None) -> float | None:
+    spec = _catalog_lookup(gpu_model)
+    peak = None if spec is None or gpu_rate is None else spec_tflops(spec, gpu_rate.precision)
+    return None if peak is None else rate / (peak * 1e12)
