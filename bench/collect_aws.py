@@ -31,7 +31,8 @@ from typing import ClassVar
 
 import moto
 
-from collectors.aws_parse import InstanceHardware, parse_instance_types, parse_price_list_item
+from collectors.aws_hardware import InstanceHardware, parse_instance_types
+from collectors.aws_pricelist import parse_price_list_item
 from collectors.base import RunContext
 from tracker.collect import run_collector
 from tracker.models import Offer
@@ -52,8 +53,11 @@ REGIONS = [
 def hardware() -> dict[str, InstanceHardware]:
     path = Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz"
     with gzip.open(path, "rt", encoding="utf-8") as fh:
-        hw, _ = parse_instance_types(json.load(fh).values())
-    return hw
+        return parse_instance_types(json.load(fh).values(), _ignore)
+
+
+def _ignore(reason: str, detail: str) -> None:
+    """The benchmark counts offers, not skips."""
 
 
 def synthetic_items(count: int, types: list[str]) -> list[tuple[str, str]]:
@@ -91,10 +95,7 @@ class _Replay:
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         for raw, region in self.items:
-            result = parse_price_list_item(raw, self.hw, region_hint=region)
-            for skip in result.skips:
-                ctx.skip(skip.reason, skip.detail)
-            yield from result.offers
+            yield from parse_price_list_item(raw, self.hw, ctx.skip, region_hint=region)
 
 
 def main() -> None:
@@ -118,7 +119,7 @@ def main() -> None:
         start = time.perf_counter()
         offers = 0
         for raw, region in items:
-            offers += len(parse_price_list_item(raw, hw, region_hint=region).offers)
+            offers += len(parse_price_list_item(raw, hw, _ignore, region_hint=region))
         t_parse = min(t_parse, time.perf_counter() - start)
 
     settings = Settings()

@@ -8,8 +8,11 @@ point on. A region that fails (throttled past botocore's adaptive retries, not
 enabled for the account, unreachable) is skipped with a warning and marked
 partial so nothing of it is delisted; the run fails only if every region did.
 
-Parsing lives in :mod:`collectors.aws_parse` (pure, what the tests replay);
-this module only fetches.
+Parsing lives in three pure modules, one per payload (what the tests replay):
+:mod:`collectors.aws_hardware` (DescribeInstanceTypes), :mod:`collectors.aws_pricelist`
+(GetProducts) and :mod:`collectors.aws_spot` (DescribeSpotPriceHistory); this
+module only fetches. A spot-only run (the service's frequent spot job) makes no
+Price List call: instance types, spot history and the Spot Advisor feed only.
 """
 
 from __future__ import annotations
@@ -23,14 +26,9 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from collectors.aws_parse import (
-    InstanceHardware,
-    ParseResult,
-    SpotRisk,
-    parse_instance_types,
-    parse_price_list_item,
-    parse_spot_history,
-)
+from collectors.aws_hardware import InstanceHardware, parse_instance_types
+from collectors.aws_pricelist import parse_price_list_item
+from collectors.aws_spot import SpotRisk, parse_spot_history
 from collectors.aws_spot_advisor import fetch_spot_advisor
 from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext
 from tracker import __version__
@@ -139,6 +137,9 @@ class AwsCollector:
     description: ClassVar[str] = (
         "AWS EC2: on-demand, reserved (1y/3y, all payment options) and per-zone spot history"
     )
+    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
+    spot_fetched_separately: ClassVar[bool] = True
+    """Spot comes from EC2's spot price history, a call of its own."""
 
     def __init__(
         self,
@@ -244,11 +245,6 @@ class AwsCollector:
             return self._advisor_loader()
         return fetch_spot_advisor(self.aws.spot_advisor_url, self.settings.http)
 
-    def _report(self, ctx: RunContext, result: ParseResult) -> list[Offer]:
-        for skip in result.skips:
-            ctx.skip(skip.reason, skip.detail)
-        return result.offers
-
     def _collect_region(
         self,
         ctx: RunContext,
@@ -276,12 +272,9 @@ class AwsCollector:
         items: list[Mapping[str, Any]] = []
         for page in ec2.get_paginator("describe_instance_types").paginate():
             items.extend(page.get("InstanceTypes", []))
-        hardware, skips = parse_instance_types(
-            items, include_accelerators=self.aws.include_accelerators
+        return parse_instance_types(
+            items, ctx.skip, include_accelerators=self.aws.include_accelerators
         )
-        for skip in skips:
-            ctx.skip(skip.reason, skip.detail)
-        return hardware
 
     def _fixed_prices(
         self, ctx: RunContext, region: str, hardware: Mapping[str, InstanceHardware]
@@ -298,14 +291,15 @@ class AwsCollector:
             )
             for page in pages:
                 for raw in page.get("PriceList", []):
-                    result = parse_price_list_item(
+                    offers = parse_price_list_item(
                         raw,
                         hardware,
+                        ctx.skip,
                         region_hint=region,
                         pricing_scope=ctx.pricing_scope,
                         usd_rate=self.settings.usd_rate,
                     )
-                    for offer in self._report(ctx, result):
+                    for offer in offers:
                         key = offer.key()
                         if key in seen:
                             ctx.skip("duplicate_offer", f"{key!r}: a second Price List product")
@@ -332,5 +326,4 @@ class AwsCollector:
             items.extend(page.get("SpotPriceHistory", []))
         if not risk:
             log.debug("aws: no spot advisor data for %s", region)
-        result = parse_spot_history(items, hardware, region=region, risk=risk)
-        yield from self._report(ctx, result)
+        yield from parse_spot_history(items, hardware, ctx.skip, region=region, risk=risk)

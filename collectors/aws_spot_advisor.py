@@ -11,7 +11,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from collectors.aws_parse import SpotRisk
+from collectors.aws_spot import SpotRisk
 from collectors.http import HttpClient, HttpError
 from tracker.settings import HttpSettings
 

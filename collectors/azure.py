@@ -7,7 +7,10 @@ server for Virtual Machines meters of the sizes in :mod:`collectors.azure_sizes`
 only (a few requests per region instead of thousands of pages); everything the
 filter cannot express (Windows, Dev/Test, Low Priority, Dedicated Hosts) is
 dropped here. ``discover_unknown_sizes`` drops the size clause so GPU sizes the
-table lacks show up as counted ``unknown_gpu_size`` skips.
+table lacks show up as counted ``unknown_gpu_size`` skips. A spot-only run (the
+service's frequent spot job) also asks the server for spot meters only
+(``contains(meterName, 'Spot')``), so it never downloads the pay-as-you-go and
+reservation meters it would throw away.
 
 Reservations are priced for the whole term even though their ``unitOfMeasure``
 says "1 Hour"; the effective hourly price is term price / hours in the term
@@ -28,7 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from collectors.azure_sizes import SIZES, AzureSize, looks_like_gpu_size
-from collectors.base import CollectorError, NotConfigured, RunContext
+from collectors.base import CollectorError, NotConfigured, RunContext, SkipItem, SkipSink
 from collectors.http import HttpClient, HttpError
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, OfferKey, PricingModel, to_decimal
@@ -36,7 +39,6 @@ from tracker.settings import Settings
 
 __all__ = [
     "AzureCollector",
-    "ItemSkipped",
     "RetailQuery",
     "build_queries",
     "classify_item",
@@ -63,15 +65,6 @@ SKUS_PER_QUERY = 12
 """Sizes OR-ed into one ``$filter``; keeps the encoded URL well under 2 KB."""
 
 
-class ItemSkipped(Exception):
-    """An item the collector wanted but could not price; becomes a counted ``ctx.skip``."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-        self.detail = detail
-
-
 # ---------------------------------------------------------------- requests
 
 
@@ -92,6 +85,21 @@ def _price_types(scope: frozenset[PricingModel]) -> list[str]:
     return types
 
 
+def _spot_meters(scope: frozenset[PricingModel], include_low_priority: bool) -> str | None:
+    """A clause keeping only spot (and Low Priority) meters, for a spot-only scope.
+
+    Spot meters carry " Spot" in ``meterName`` (Low Priority ones " Low Priority");
+    ``parse_item`` still classifies every item, so the clause only narrows the
+    download and can never turn a pay-as-you-go meter into a spot offer.
+    """
+    if scope != {PricingModel.SPOT}:
+        return None
+    clause = "contains(meterName, 'Spot')"
+    if include_low_priority:
+        return f"({clause} or contains(meterName, 'Low Priority'))"
+    return clause
+
+
 def _any_of(field: str, values: Sequence[str]) -> str:
     clause = " or ".join(f"{field} eq '{v}'" for v in values)
     return f"({clause})" if len(values) > 1 else clause
@@ -107,6 +115,9 @@ def build_queries(
     if not types:
         return []
     base = [f"serviceName eq '{SERVICE_NAME}'", _any_of("priceType", types)]
+    spot_only = _spot_meters(scope, azure.include_low_priority)
+    if spot_only:
+        base.append(spot_only)
     if azure.discover_unknown_sizes:
         size_clauses: list[str | None] = [None]
     else:
@@ -135,7 +146,7 @@ def _text(item: Mapping[str, Any], field: str, *, required: bool = True) -> str:
     if isinstance(value, str) and value.strip():
         return value.strip()
     if required:
-        raise ItemSkipped("malformed_item", f"{field} missing or not text ({value!r})")
+        raise SkipItem("malformed_item", f"{field} missing or not text ({value!r})")
     return ""
 
 
@@ -187,7 +198,7 @@ def _pricing(item: Mapping[str, Any]) -> tuple[PricingModel, str]:
     if kind == "Consumption":
         spot, low = _is_spot(item), _is_low_priority(item)
         if spot and low:
-            raise ItemSkipped("malformed_item", "meter is marked both Spot and Low Priority")
+            raise SkipItem("malformed_item", "meter is marked both Spot and Low Priority")
         if low:
             return PricingModel.SPOT, "low_priority"
         return (PricingModel.SPOT if spot else PricingModel.ON_DEMAND), ""
@@ -195,9 +206,9 @@ def _pricing(item: Mapping[str, Any]) -> tuple[PricingModel, str]:
         term = _text(item, "reservationTerm")
         model = _RESERVATION_TERMS.get(term.lower())
         if model is None:
-            raise ItemSkipped("unknown_reservation_term", f"reservationTerm {term!r}")
+            raise SkipItem("unknown_reservation_term", f"reservationTerm {term!r}")
         return model, ""
-    raise ItemSkipped("unknown_price_type", f"type {kind!r}")
+    raise SkipItem("unknown_price_type", f"type {kind!r}")
 
 
 def _hourly(item: Mapping[str, Any], pricing: PricingModel) -> tuple[Decimal, Decimal | None]:
@@ -206,9 +217,9 @@ def _hourly(item: Mapping[str, Any], pricing: PricingModel) -> tuple[Decimal, De
     try:
         listed = to_decimal(raw, "retailPrice")
     except InvalidOffer as exc:
-        raise ItemSkipped("malformed_item", str(exc)) from None
+        raise SkipItem("malformed_item", str(exc)) from None
     if listed <= 0:
-        raise ItemSkipped("zero_price", f"retailPrice {raw!r}")
+        raise SkipItem("zero_price", f"retailPrice {raw!r}")
     term_hours = pricing.term_hours
     if term_hours is not None:
         # unitOfMeasure says "1 Hour" on reservations too; the price is the term's.
@@ -216,7 +227,7 @@ def _hourly(item: Mapping[str, Any], pricing: PricingModel) -> tuple[Decimal, De
     unit = _text(item, "unitOfMeasure")
     match = _HOURS_UNIT.match(unit)
     if match is None or int(match.group(1)) == 0:
-        raise ItemSkipped("unexpected_unit", f"unitOfMeasure {unit!r}")
+        raise SkipItem("unexpected_unit", f"unitOfMeasure {unit!r}")
     hours = int(match.group(1))
     return (listed if hours == 1 else (listed / hours).quantize(_MONEY)), None
 
@@ -224,7 +235,7 @@ def _hourly(item: Mapping[str, Any], pricing: PricingModel) -> tuple[Decimal, De
 def _size(sku: str) -> AzureSize:
     size = SIZES.get(sku)
     if size is None:
-        raise ItemSkipped(
+        raise SkipItem(
             "unknown_gpu_size",
             f"{sku} looks like a GPU size but is not in collectors/azure_sizes.py",
         )
@@ -234,10 +245,10 @@ def _size(sku: str) -> AzureSize:
 def parse_item(item: Any, settings: Settings) -> Offer | None:
     """One Retail API item as an offer; ``None`` for items dropped by design.
 
-    Raises :class:`ItemSkipped` for an item that should have been an offer.
+    Raises :class:`SkipItem` for an item that should have been an offer.
     """
     if not isinstance(item, Mapping):
-        raise ItemSkipped("malformed_item", f"item is {type(item).__name__}, not an object")
+        raise SkipItem("malformed_item", f"item is {type(item).__name__}, not an object")
     if classify_item(item, include_low_priority=settings.azure.include_low_priority):
         return None
     sku = _text(item, "armSkuName")
@@ -248,7 +259,7 @@ def parse_item(item: Any, settings: Settings) -> Offer | None:
     currency = _text(item, "currencyCode").upper()
     rate = settings.usd_rate(currency)
     if rate is None:
-        raise ItemSkipped("no_fx_rate", f"{currency} price and no fx_rates.{currency} configured")
+        raise SkipItem("no_fx_rate", f"{currency} price and no fx_rates.{currency} configured")
     hourly_usd = hourly if currency == "USD" else (hourly * rate).quantize(_MONEY)
 
     match = resolve_gpu(size.gpu, size.vram_gib)
@@ -296,13 +307,13 @@ def parse_item(item: Any, settings: Settings) -> Offer | None:
             attributes=attributes,
         )
     except InvalidOffer as exc:
-        raise ItemSkipped("invalid_offer", str(exc)) from None
+        raise SkipItem("invalid_offer", str(exc)) from None
 
 
 def parse_items(
     items: Iterable[Any],
     settings: Settings,
-    skip: Callable[[str, str], None],
+    skip: SkipSink,
     scope: frozenset[PricingModel] = frozenset(PricingModel),
 ) -> list[Offer]:
     """Offers from Retail API items, one per identity.
@@ -316,7 +327,7 @@ def parse_items(
     for item in items:
         try:
             offer = parse_item(item, settings)
-        except ItemSkipped as exc:
+        except SkipItem as exc:
             where = _describe(item) if isinstance(item, Mapping) else ""
             skip(exc.reason, f"{exc.detail} [{where}]" if where else exc.detail)
             continue
@@ -356,6 +367,9 @@ class AzureCollector:
 
     name: ClassVar[str] = PROVIDER
     description: ClassVar[str] = "Azure Retail Prices API: GPU VMs, PAYG/Spot/reservations"
+    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
+    spot_fetched_separately: ClassVar[bool] = True
+    """A spot-only run asks the Retail Prices API for spot meters only."""
 
     def __init__(
         self,

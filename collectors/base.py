@@ -3,16 +3,37 @@
 A collector only fetches and parses; the runner owns run bookkeeping, storage
 and delisting. Keeping ``parse_*`` functions pure (payload in, offers out) is
 what lets tests hit them hard with recorded payloads.
+
+For collector authors:
+
+* **Declare what you sell.** ``pricing_models`` lists the pricing models the
+  collector can produce; ``spot_fetched_separately`` says whether a run scoped to
+  spot alone can fetch spot prices without downloading the rest. The service plans
+  its jobs from these two (``tracker/service/jobs.py``): a collector that can fetch
+  spot apart gets a frequent spot job and a slow standard job; one that cannot gets
+  one job for everything at the standard cadence, so a provider whose price list
+  comes in one piece is not downloaded whole every few minutes. Honour
+  ``ctx.pricing_scope``: do not fetch what the run does not ask for.
+* **Skipping an item** (one payload item that should have been an offer but cannot
+  be priced) has one protocol. The pure function that turns one item into an offer
+  raises :class:`SkipItem` with a short stable ``reason`` (``"zero_price"``) and a
+  ``detail`` naming the item. The loop over items catches it and reports it through
+  a :data:`SkipSink`, a ``(reason, detail)`` callable, which at run time is
+  ``ctx.skip`` and in tests is the ``skip`` of a test's own :class:`RunContext`.
+  :func:`parse_each` is that loop for the common case. Parsers never see the run
+  context, so a test can call them with a payload and nothing else; they return
+  ``None`` (not a skip) for items that are not this tracker's market by design
+  (a Windows meter, an instance type without a GPU).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
 from tracker.models import PricingModel
 
@@ -29,6 +50,9 @@ __all__ = [
     "MissingCredentials",
     "NotConfigured",
     "RunContext",
+    "SkipItem",
+    "SkipSink",
+    "parse_each",
 ]
 
 
@@ -45,6 +69,44 @@ class MissingCredentials(NotConfigured):
 
 class CollectorError(Exception):
     """A provider failure the collector could not work around (the run is recorded failed)."""
+
+
+class SkipItem(Exception):
+    """One payload item that should have been an offer but cannot be priced.
+
+    Raised by a pure parser for that one item; the loop over items reports it
+    through a :data:`SkipSink` and goes on (see the module docstring).
+    """
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(reason, detail)
+        self.reason = reason
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.detail}" if self.detail else self.reason
+
+
+SkipSink = Callable[[str, str], None]
+"""Where a parser loop reports a skipped item: ``(reason, detail)``; ``ctx.skip`` is one."""
+
+_Item = TypeVar("_Item")
+_Parsed = TypeVar("_Parsed")
+
+
+def parse_each(
+    items: Iterable[_Item], parse: Callable[[_Item], _Parsed | None], skip: SkipSink
+) -> Iterator[_Parsed]:
+    """``parse(item)`` for every item: a :class:`SkipItem` is reported to ``skip``
+    and the loop goes on; ``None`` (not this tracker's market) is left out silently."""
+    for item in items:
+        try:
+            parsed = parse(item)
+        except SkipItem as exc:
+            skip(exc.reason, exc.detail)
+            continue
+        if parsed is not None:
+            yield parsed
 
 
 ALL_PRICING: frozenset[PricingModel] = frozenset(PricingModel)
@@ -119,6 +181,12 @@ class Collector(Protocol):
 
     name: ClassVar[str]
     description: ClassVar[str]
+    pricing_models: ClassVar[frozenset[PricingModel]]
+    """Every pricing model this collector can produce (the service plans jobs for these)."""
+    spot_fetched_separately: ClassVar[bool]
+    """True when a spot-only run fetches only what spot needs (a spot price history, a
+    spot-filtered query); False when spot comes in the same download as every other
+    price, so a separate frequent spot job would download everything each time."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self: ...

@@ -16,21 +16,23 @@ usage type; otherwise it is a counted skip, never a partial price.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, ClassVar, Self
 
-from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext
-from collectors.gcp_machines import MACHINE_SHAPES, MachineShape
-from collectors.gcp_skus import (
-    MalformedSku,
-    Resource,
-    SkuKind,
-    UnrecognisedSku,
-    classify,
-    hourly_price,
+from collectors.base import (
+    ALL_PRICING,
+    CollectorError,
+    MissingCredentials,
+    NotConfigured,
+    RunContext,
+    SkipItem,
+    SkipSink,
+    parse_each,
 )
+from collectors.gcp_machines import MACHINE_SHAPES, MachineShape
+from collectors.gcp_skus import Resource, SkuKind, classify, hourly_price
 from tracker.catalog import resolve_gpu
 from tracker.errors import one_line
 from tracker.models import Offer, PricingModel
@@ -66,6 +68,7 @@ class Rate:
 _AMBIGUOUS = Rate(Decimal(-1), "", "")
 
 RateKey = tuple[Resource, str, PricingModel, str]  # (resource, family|gpu, pricing, region)
+UsdRate = Callable[[str], Decimal | None]
 
 
 @dataclass
@@ -110,49 +113,54 @@ class RateTable:
 
 def parse_skus(
     skus: Iterable[Any],
-    ctx: RunContext,
+    skip: SkipSink,
     *,
+    usd_rate: UsdRate,
+    pricing_scope: frozenset[PricingModel] = ALL_PRICING,
     regions: frozenset[str] = frozenset(),
 ) -> RateTable:
     """Fold catalog SKUs (``billing_v1.Sku``) into a :class:`RateTable`.
 
-    Only pricing models in ``ctx.pricing_scope`` are kept; ``regions`` (empty = all)
-    limits the regions. Unplaceable SKUs of our families, unreadable prices and
-    currencies without an FX rate are counted skips.
+    Only pricing models in ``pricing_scope`` are kept; ``regions`` (empty = all)
+    limits the regions. Unplaceable SKUs of our families, unreadable prices,
+    currencies without an FX rate and SKUs conflicting with another are reported
+    to ``skip``.
     """
+
+    def rate_of(sku: Any) -> tuple[Any, SkuKind, list[str], Rate] | None:
+        return _sku_rate(sku, usd_rate, pricing_scope, regions)
+
     table = RateTable()
-    for sku in skus:
-        try:
-            kind = classify(sku)
-        except UnrecognisedSku as exc:
-            ctx.skip(exc.reason, str(exc))
-            continue
-        if kind is None or kind.pricing not in ctx.pricing_scope:
-            continue
-        wanted = [r for r in sku.service_regions if not regions or r in regions]
-        if not wanted:
-            continue
-        try:
-            price = hourly_price(sku, kind.resource)
-        except MalformedSku as exc:
-            ctx.skip(exc.reason, str(exc))
-            continue
-        if ctx.settings.usd_rate(price.currency) is None:
-            ctx.skip(
-                "non_usd",
-                f"SKU {sku.sku_id} {sku.description!r}: priced in {price.currency} "
-                f"and fx_rates has no {price.currency} rate",
-            )
-            continue
-        rate = Rate(price.amount, price.currency, str(sku.sku_id))
+    for sku, kind, wanted, rate in parse_each(skus, rate_of, skip):
         for region in wanted:
             if not table.add(kind, region, rate):
-                ctx.skip(
+                skip(
                     "conflicting_sku",
                     f"SKU {sku.sku_id} {sku.description!r}: another SKU prices "
                     f"{kind.resource} {kind.component} {kind.pricing} in {region} differently",
                 )
     return table
+
+
+def _sku_rate(
+    sku: Any, usd_rate: UsdRate, scope: frozenset[PricingModel], regions: frozenset[str]
+) -> tuple[Any, SkuKind, list[str], Rate] | None:
+    """(sku, what it prices, the wanted regions it is sold in, its rate), or None when
+    it is not one of ours or outside the scope; raises SkipItem when it cannot be read."""
+    kind = classify(sku)
+    if kind is None or kind.pricing not in scope:
+        return None
+    wanted = [r for r in sku.service_regions if not regions or r in regions]
+    if not wanted:
+        return None
+    price = hourly_price(sku, kind.resource)
+    if usd_rate(price.currency) is None:
+        raise SkipItem(
+            "non_usd",
+            f"SKU {sku.sku_id} {sku.description!r}: priced in {price.currency} "
+            f"and fx_rates has no {price.currency} rate",
+        )
+    return sku, kind, wanted, Rate(price.amount, price.currency, str(sku.sku_id))
 
 
 _ORDER = (
@@ -176,30 +184,32 @@ def _components(shape: MachineShape) -> list[tuple[Resource, str, Decimal]]:
 
 def compose_offers(
     table: RateTable,
-    ctx: RunContext,
+    skip: SkipSink,
+    *,
+    usd_rate: UsdRate,
+    pricing_scope: frozenset[PricingModel] = ALL_PRICING,
     shapes: Iterable[MachineShape] = MACHINE_SHAPES,
 ) -> Iterator[Offer]:
     """One offer per (shape, region, pricing model) whose components are all priced.
 
     Regions come from the GPU SKU (a shape cannot run where its GPU is not sold);
-    a region missing any other component, or with an ambiguous one, is a counted skip.
+    a region missing any other component, or with an ambiguous one, is reported to
+    ``skip``.
     """
     for shape in shapes:
         gpu = shape.gpu_type
         match = resolve_gpu(gpu.catalog_name, gpu.memory_gib)
         for pricing in _ORDER:
-            if pricing not in ctx.pricing_scope:
+            if pricing not in pricing_scope:
                 continue
             for region in table.regions(Resource.GPU, shape.gpu, pricing):
-                offer = _price_shape(table, ctx, shape, pricing, region)
-                if offer is None:
+                try:
+                    total, currency, usd, sku_ids = _price_shape(
+                        table, usd_rate, shape, pricing, region
+                    )
+                except SkipItem as exc:
+                    skip(exc.reason, exc.detail)
                     continue
-                total, currency, sku_ids = offer
-                usd_rate = ctx.settings.usd_rate(currency)
-                if usd_rate is None:  # parse_skus already dropped these; belt and braces
-                    ctx.skip("non_usd", f"{shape.machine_type} in {region}: {currency}")
-                    continue
-                usd = total * usd_rate
                 attributes: dict[str, str | int | Decimal | bool | None] = {
                     "machine_family": shape.family,
                     "machine_type": shape.base_machine_type,
@@ -233,11 +243,13 @@ def compose_offers(
 
 def _price_shape(
     table: RateTable,
-    ctx: RunContext,
+    usd_rate: UsdRate,
     shape: MachineShape,
     pricing: PricingModel,
     region: str,
-) -> tuple[Decimal, str, list[str]] | None:
+) -> tuple[Decimal, str, Decimal, list[str]]:
+    """(total, currency, total in USD, component SKU ids); raises SkipItem when a
+    component is missing, ambiguous or priced in another currency."""
     total = Decimal(0)
     currencies: set[str] = set()
     sku_ids: list[str] = []
@@ -246,18 +258,19 @@ def _price_shape(
         rate = table.get(resource, component, pricing, region)
         label = f"{resource} of {component}" if component else str(resource)
         if rate is None:
-            ctx.skip("missing_component", f"{where}: no {label} SKU")
-            return None
+            raise SkipItem("missing_component", f"{where}: no {label} SKU")
         if rate is _AMBIGUOUS:
-            ctx.skip("ambiguous_component", f"{where}: SKUs disagree on the {label} price")
-            return None
+            raise SkipItem("ambiguous_component", f"{where}: SKUs disagree on the {label} price")
         total += quantity * rate.amount
         currencies.add(rate.currency)
         sku_ids.append(rate.sku_id)
     if len(currencies) != 1:
-        ctx.skip("mixed_currency", f"{where}: components priced in {sorted(currencies)}")
-        return None
-    return total, currencies.pop(), sku_ids
+        raise SkipItem("mixed_currency", f"{where}: components priced in {sorted(currencies)}")
+    currency = currencies.pop()
+    rate_usd = usd_rate(currency)
+    if rate_usd is None:  # parse_skus already dropped these; belt and braces
+        raise SkipItem("non_usd", f"{shape.machine_type} in {region}: {currency}")
+    return total, currency, total * rate_usd, sku_ids
 
 
 def _retry(settings: GcpSettings) -> Any:
@@ -291,6 +304,10 @@ class GcpCollector:
     description: ClassVar[str] = (
         "Google Cloud Compute Engine GPU machines (Cloud Billing Catalog API)"
     )
+    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
+    spot_fetched_separately: ClassVar[bool] = False
+    """Spot SKUs sit in the same Compute Engine catalog as every other price, and the
+    Catalog API has no usage-type filter: one download serves every pricing model."""
 
     def __init__(
         self,
@@ -392,7 +409,14 @@ class GcpCollector:
             client.transport.close()
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
+        """The whole catalog, whatever the scope: it cannot be filtered by usage type,
+        so a spot-only run downloads everything and keeps spot (see
+        ``spot_fetched_separately``)."""
         regions = frozenset(self.settings.gcp.regions)
-        table = parse_skus(self.fetch_skus(), ctx, regions=regions)
+        usd_rate = ctx.settings.usd_rate
+        scope = ctx.pricing_scope
+        table = parse_skus(
+            self.fetch_skus(), ctx.skip, usd_rate=usd_rate, pricing_scope=scope, regions=regions
+        )
         log.info("gcp: %d component rates from the catalog", len(table))
-        yield from compose_offers(table, ctx)
+        yield from compose_offers(table, ctx.skip, usd_rate=usd_rate, pricing_scope=scope)

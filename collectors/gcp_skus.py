@@ -30,15 +30,14 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from collectors.base import SkipItem
 from tracker.models import PricingModel
 
 __all__ = [
     "HOURS_PER_MONTH",
-    "MalformedSku",
     "Resource",
     "SkuKind",
     "SkuPrice",
-    "UnrecognisedSku",
     "applicable_rate",
     "classify",
     "hourly_price",
@@ -93,22 +92,6 @@ class SkuKind:
     def component(self) -> str:
         """The key composition looks rates up by: the family or the GPU model."""
         return self.gpu if self.resource is Resource.GPU else self.family
-
-
-class UnrecognisedSku(ValueError):
-    """A SKU of one of our GPU families that the classifier cannot place."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-class MalformedSku(ValueError):
-    """A recognised SKU whose price cannot be read (no rate, wrong unit, bad money)."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 # Body (description without usage markers and location) -> (resource, family | gpu).
@@ -184,8 +167,10 @@ def _usage_from_description(description: str) -> tuple[str, str | None]:
 def classify(sku: Any) -> SkuKind | None:
     """What ``sku`` (a ``billing_v1.Sku``) prices, or None when it is none of ours.
 
-    Raises :class:`UnrecognisedSku` for a GPU-group SKU, or a SKU naming one of our
-    machine families, that matches no known pattern or whose usage is inconsistent.
+    Raises :class:`~collectors.base.SkipItem` for a GPU-group SKU, or a SKU naming one
+    of our machine families, that matches no known pattern or whose usage is
+    inconsistent (reasons ``unrecognised_sku``, ``inconsistent_usage``,
+    ``unsupported_usage_type``).
     """
     description = _SPACES.sub(" ", str(sku.description or "")).strip()
     category = sku.category
@@ -201,7 +186,7 @@ def classify(sku: Any) -> SkuKind | None:
         kind = (Resource.LOCAL_SSD, "")
     if kind is None:
         if group == "GPU" or _IN_SCOPE.search(description):
-            raise UnrecognisedSku(
+            raise SkipItem(
                 "unrecognised_sku", f"SKU {sku.sku_id} {description!r}: no known pattern"
             )
         return None
@@ -209,14 +194,14 @@ def classify(sku: Any) -> SkuKind | None:
     if stated_usage == "Preemptible":
         # Spot wording wins: Google tags some spot GPU SKUs OnDemand.
         if category_usage not in ("Preemptible", "OnDemand"):
-            raise UnrecognisedSku(
+            raise SkipItem(
                 "inconsistent_usage",
                 f"SKU {sku.sku_id} {description!r}: spot wording but usageType {category_usage!r}",
             )
         usage = "Preemptible"
     elif stated_usage is not None:
         if category_usage != stated_usage:
-            raise UnrecognisedSku(
+            raise SkipItem(
                 "inconsistent_usage",
                 f"SKU {sku.sku_id} {description!r}: says {stated_usage} "
                 f"but usageType is {category_usage!r}",
@@ -224,7 +209,7 @@ def classify(sku: Any) -> SkuKind | None:
         usage = stated_usage
     else:
         if category_usage in ("Commit1Yr", "Commit3Yr"):
-            raise UnrecognisedSku(
+            raise SkipItem(
                 "inconsistent_usage",
                 f"SKU {sku.sku_id} {description!r}: usageType {category_usage!r} "
                 "without a commitment term in the description",
@@ -233,7 +218,7 @@ def classify(sku: Any) -> SkuKind | None:
 
     pricing = USAGE_TYPES.get(usage)
     if pricing is None:
-        raise UnrecognisedSku(
+        raise SkipItem(
             "unsupported_usage_type", f"SKU {sku.sku_id} {description!r}: usageType {usage!r}"
         )
     resource, key = kind
@@ -256,11 +241,11 @@ def _money(unit_price: Any, where: str) -> Decimal:
         units = int(unit_price.units)
         nanos = int(unit_price.nanos)
     except (TypeError, ValueError):
-        raise MalformedSku("bad_price", f"{where}: units/nanos are not integers") from None
+        raise SkipItem("bad_price", f"{where}: units/nanos are not integers") from None
     if not -999_999_999 <= nanos <= 999_999_999:
-        raise MalformedSku("bad_price", f"{where}: nanos {nanos} out of range")
+        raise SkipItem("bad_price", f"{where}: nanos {nanos} out of range")
     if (units > 0 and nanos < 0) or (units < 0 and nanos > 0):
-        raise MalformedSku("bad_price", f"{where}: units {units} and nanos {nanos} differ in sign")
+        raise SkipItem("bad_price", f"{where}: units {units} and nanos {nanos} differ in sign")
     return Decimal(units) + Decimal(nanos).scaleb(-9)
 
 
@@ -285,29 +270,30 @@ def hourly_price(sku: Any, resource: Resource) -> SkuPrice:
 
     ``pricingInfo`` is a timeline in chronological order; the last entry is current.
     Local SSD's GiB-month price is turned into a GiB-hour with :data:`HOURS_PER_MONTH`.
+    A price that cannot be read raises :class:`~collectors.base.SkipItem`.
     """
     where = f"SKU {sku.sku_id} {sku.description!r}"
     if not sku.pricing_info:
-        raise MalformedSku("no_pricing_info", f"{where}: no pricingInfo")
+        raise SkipItem("no_pricing_info", f"{where}: no pricingInfo")
     expression = sku.pricing_info[-1].pricing_expression
     unit = str(expression.usage_unit or "")
     expected = EXPECTED_UNIT[resource]
     if unit != expected:
-        raise MalformedSku(
+        raise SkipItem(
             "unexpected_unit", f"{where}: usageUnit {unit!r}, expected {expected!r} for {resource}"
         )
     tier = applicable_rate(expression.tiered_rates)
     if tier is None:
-        raise MalformedSku("no_applicable_rate", f"{where}: no tier starts at 0")
+        raise SkipItem("no_applicable_rate", f"{where}: no tier starts at 0")
     money = tier.unit_price
     currency = str(money.currency_code or "").upper()
     if not re.fullmatch(r"[A-Z]{3}", currency):
-        raise MalformedSku("bad_price", f"{where}: currencyCode {money.currency_code!r}")
+        raise SkipItem("bad_price", f"{where}: currencyCode {money.currency_code!r}")
     amount = _money(money, where)
     if amount < 0:
-        raise MalformedSku("bad_price", f"{where}: negative price {amount}")
+        raise SkipItem("bad_price", f"{where}: negative price {amount}")
     if amount == 0:
-        raise MalformedSku("zero_price", f"{where}: price is 0")
+        raise SkipItem("zero_price", f"{where}: price is 0")
     if resource is Resource.LOCAL_SSD:
         amount = amount / HOURS_PER_MONTH
     return SkuPrice(amount, currency)

@@ -3,19 +3,21 @@
 Retries cover what a pricing API does under load (429, 5xx, timeouts, dropped
 connections); ``Retry-After`` is honoured because providers throttle hard and a
 client that ignores it gets banned. Everything else (4xx) fails at once: a bad
-request will not get better by asking again.
+request will not get better by asking again. The policy is tenacity's (stop after
+``max_retries`` retries, exponential backoff with "equal jitter"), with one wait
+strategy of ours on top: the server's ``Retry-After`` when it sends one.
 """
 
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable, Iterator
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
+import tenacity
 
 from tracker import __version__
 from tracker.settings import HttpSettings
@@ -36,8 +38,19 @@ class HttpError(Exception):
         self.status = status
 
 
-def retry_after_seconds(response: httpx.Response) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP-date)."""
+class _RetryableStatus(Exception):
+    """A 429/5xx answer: retried by the policy, reported as HttpError once it gives up."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(f"HTTP {response.status_code}")
+        self.response = response
+
+
+def retry_after_seconds(response: httpx.Response, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP-date).
+
+    ``now`` (a Unix time) is what an HTTP-date is counted from; the clock by default.
+    """
     value = response.headers.get("Retry-After")
     if not value:
         return None
@@ -49,7 +62,24 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class _WaitRetryAfter(tenacity.wait.wait_base):
+    """The server's ``Retry-After`` (capped) when the last answer carried one, else ``backoff``."""
+
+    def __init__(self, backoff: tenacity.wait.wait_base, cap: float) -> None:
+        self.backoff = backoff
+        self.cap = cap
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        outcome = retry_state.outcome
+        failure = outcome.exception() if outcome is not None else None
+        if isinstance(failure, _RetryableStatus):
+            hinted = retry_after_seconds(failure.response)
+            if hinted is not None:
+                return min(hinted, self.cap)
+        return float(self.backoff(retry_state))
 
 
 class HttpClient:
@@ -88,48 +118,51 @@ class HttpClient:
     def close(self) -> None:
         self._client.close()
 
-    def _backoff(self, attempt: int) -> float:
-        base = self.settings.backoff_base_seconds * (2**attempt)
-        capped = min(self.settings.backoff_max_seconds, base)
-        return random.uniform(capped / 2, capped)  # "equal jitter"
+    def _policy(self, method: str, url: str) -> tenacity.Retrying:
+        """Retry timeouts, dropped connections and 429/5xx; wait Retry-After or back off.
+
+        The backoff is "equal jitter": half the capped exponential delay, plus a
+        random share of the other half (``base x 2^n`` capped at ``backoff_max``).
+        """
+        http = self.settings
+        half_base, half_max = http.backoff_base_seconds / 2, http.backoff_max_seconds / 2
+        backoff = tenacity.wait_exponential(
+            multiplier=half_base, max=half_max
+        ) + tenacity.wait_random_exponential(multiplier=half_base, max=half_max)
+
+        def log_retry(state: tenacity.RetryCallState) -> None:
+            failure = state.outcome.exception() if state.outcome is not None else None
+            delay = state.next_action.sleep if state.next_action is not None else 0.0
+            log.warning("%s %s: %s, retrying in %.1fs", method, _safe(url), failure, delay)
+
+        return tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(http.max_retries + 1),
+            wait=_WaitRetryAfter(backoff, cap=http.backoff_max_seconds * 4),
+            retry=tenacity.retry_if_exception_type(
+                (httpx.TimeoutException, httpx.TransportError, _RetryableStatus)
+            ),
+            sleep=self._sleep,
+            before_sleep=log_retry,
+            reraise=True,
+        )
+
+    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        response = self._client.request(method, url, **kwargs)
+        if response.is_success:
+            return response
+        if response.status_code in RETRY_STATUS:
+            raise _RetryableStatus(response)
+        raise _status_error(method, url, response)
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """Send with retries; returns a 2xx response or raises :class:`HttpError`."""
-        attempts = self.settings.max_retries + 1
-        for attempt in range(attempts):
-            last = attempt == attempts - 1
-            try:
-                response = self._client.request(method, url, **kwargs)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                if last:
-                    raise HttpError(f"{method} {_safe(url)}: {type(exc).__name__}: {exc}") from exc
-                delay = self._backoff(attempt)
-                log.warning("%s %s: %s, retrying in %.1fs", method, _safe(url), exc, delay)
-                self._sleep(delay)
-                continue
-            if response.is_success:
-                return response
-            if response.status_code in RETRY_STATUS and not last:
-                hinted = retry_after_seconds(response)
-                delay = (
-                    min(hinted, self.settings.backoff_max_seconds * 4)
-                    if hinted is not None
-                    else self._backoff(attempt)
-                )
-                log.warning(
-                    "%s %s: HTTP %d, retrying in %.1fs",
-                    method,
-                    _safe(url),
-                    response.status_code,
-                    delay,
-                )
-                self._sleep(delay)
-                continue
-            raise HttpError(
-                f"{method} {_safe(url)}: HTTP {response.status_code}: {_snippet(response)}",
-                status=response.status_code,
-            )
-        raise AssertionError("unreachable")  # pragma: no cover
+        try:
+            response: httpx.Response = self._policy(method, url)(self._send, method, url, **kwargs)
+        except _RetryableStatus as exc:
+            raise _status_error(method, url, exc.response) from None
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            raise HttpError(f"{method} {_safe(url)}: {type(exc).__name__}: {exc}") from exc
+        return response
 
     def get_json(self, url: str, **kwargs: Any) -> Any:
         response = self.request("GET", url, **kwargs)
@@ -156,6 +189,13 @@ class HttpClient:
             first = False
             yield page
             current = next_url(page)
+
+
+def _status_error(method: str, url: str, response: httpx.Response) -> HttpError:
+    return HttpError(
+        f"{method} {_safe(url)}: HTTP {response.status_code}: {_snippet(response)}",
+        status=response.status_code,
+    )
 
 
 def _safe(url: str) -> str:

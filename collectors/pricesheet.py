@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from collectors.base import CollectorError, NotConfigured, RunContext
+from collectors.base import CollectorError, NotConfigured, RunContext, SkipItem, parse_each
 from tracker.catalog import resolve_gpu
-from tracker.models import InvalidOffer, Offer, to_decimal
+from tracker.models import InvalidOffer, Offer, PricingModel, to_decimal
 from tracker.settings import Settings
 
 __all__ = ["COLUMNS", "OPTIONAL_COLUMNS", "PriceSheetCollector", "SheetRow", "read_sheet"]
@@ -131,7 +131,15 @@ def _optional_number(values: Mapping[str, Any], key: str) -> Any:
 
 
 def parse_row(row: SheetRow, where: str, settings: Settings) -> Offer:
-    """One sheet row as an offer; raises InvalidOffer naming the field."""
+    """One sheet row as an offer; raises SkipItem (``invalid_row``) naming the file,
+    the line and the field."""
+    try:
+        return _offer(row, settings)
+    except InvalidOffer as exc:
+        raise SkipItem("invalid_row", f"{where}:{row.line}: {exc}") from None
+
+
+def _offer(row: SheetRow, settings: Settings) -> Offer:
     v = row.values
     if "__error__" in v:
         raise InvalidOffer("row", str(v["__error__"]))
@@ -196,6 +204,10 @@ class PriceSheetCollector:
 
     name: ClassVar[str] = "pricesheet"
     description: ClassVar[str] = "CSV/JSON price sheet (negotiated prices, back-filled history)"
+    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
+    """A sheet may hold rows of any pricing model."""
+    spot_fetched_separately: ClassVar[bool] = False
+    """One file holds every row: a spot-only run would read all of it anyway."""
 
     def __init__(self, path: Path, settings: Settings) -> None:
         self.path = path
@@ -212,14 +224,13 @@ class PriceSheetCollector:
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         where = str(self.path)
-        for row in read_sheet(self.path):
-            try:
-                offer = parse_row(row, where, self.settings)
-            except InvalidOffer as exc:
-                ctx.skip("invalid_row", f"{where}:{row.line}: {exc}")
-                continue
+
+        def parse(row: SheetRow) -> tuple[int, Offer]:
+            return row.line, parse_row(row, where, self.settings)
+
+        for line, offer in parse_each(read_sheet(self.path), parse, ctx.skip):
             if not offer.gpu_known:
                 log.warning(
-                    "%s:%d: unknown GPU %r kept as raw name", where, row.line, offer.gpu_raw_name
+                    "%s:%d: unknown GPU %r kept as raw name", where, line, offer.gpu_raw_name
                 )
             yield offer

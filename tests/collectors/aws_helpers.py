@@ -1,16 +1,14 @@
-"""Shared helpers for the AWS collector tests: fixture loading and a recording RunContext."""
+"""Shared helpers for the AWS collector tests: fixture loading and parsed hardware."""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from collectors.aws_parse import InstanceHardware, parse_instance_types
-from tracker.models import PricingModel
-from tracker.settings import Settings
+from collectors.aws_hardware import InstanceHardware, parse_instance_types
+
+from .conftest import run_context
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aws"
 
@@ -43,42 +41,7 @@ def instance_type_items() -> list[dict[str, Any]]:
 
 
 def hardware() -> dict[str, InstanceHardware]:
-    hw, skips = parse_instance_types(instance_type_items())
-    assert skips == []
+    ctx = run_context()
+    hw = parse_instance_types(instance_type_items(), ctx.skip)
+    assert not ctx.skips, ctx.details
     return hw
-
-
-class FakeContext:
-    """A RunContext that records what the collector reports (for tests without a store)."""
-
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        scope: frozenset[PricingModel] = frozenset(PricingModel),
-        last: dict[tuple[PricingModel, str], datetime] | None = None,
-    ) -> None:
-        self._settings = settings
-        self._scope = scope
-        self.skips: Counter[str] = Counter()
-        self.details: list[tuple[str, str]] = []
-        self.partial: dict[str, str] = {}
-        self.last = last or {}
-
-    @property
-    def settings(self) -> Settings:
-        return self._settings
-
-    @property
-    def pricing_scope(self) -> frozenset[PricingModel]:
-        return self._scope
-
-    def skip(self, reason: str, detail: str = "") -> None:
-        self.skips[reason] += 1
-        self.details.append((reason, detail))
-
-    def mark_partial(self, region: str, reason: str) -> None:
-        self.partial[region] = reason
-
-    def last_observed(self, pricing: PricingModel, region: str) -> datetime | None:
-        return self.last.get((pricing, region))

@@ -24,7 +24,8 @@ from tracker.models import PricingModel
 from tracker.settings import Settings
 from tracker.store.schema import PricePoint, Series
 
-from .aws_helpers import FakeContext, gpu_items, instance_type_items, load
+from .aws_helpers import gpu_items, instance_type_items, load
+from .conftest import MakeContext
 
 NOW = datetime(2021, 2, 9, 12, 0, tzinfo=UTC)
 US = "US East (N. Virginia)"
@@ -50,11 +51,19 @@ class Harness:
             settings, session=_session(), advisor_loader=lambda: ADVICE, clock=lambda: clock
         )
         self.stubbers: dict[tuple[str, str], Stubber] = {}
+        self.calls: list[str] = []
+        """Every API call the collector made, as ``service:Operation``, in order."""
 
     def stub(self, service: str, region: str) -> Stubber:
         key = (service, region)
         if key not in self.stubbers:
-            stubber = Stubber(self.collector.client(service, region))
+            client = self.collector.client(service, region)
+
+            def record(model: Any, **_: Any) -> None:
+                self.calls.append(f"{service}:{model.name}")
+
+            client.meta.events.register("before-parameter-build", record)
+            stubber = Stubber(client)
             stubber.activate()
             self.stubbers[key] = stubber
         return self.stubbers[key]
@@ -212,13 +221,13 @@ def test_first_and_second_run_store_spot_per_zone_and_ask_only_for_new_points(
     ]
 
 
-def test_spot_offers_carry_the_advisor_risk(sqlite_engine: Engine) -> None:
+def test_spot_offers_carry_the_advisor_risk(sqlite_engine: Engine, make_ctx: MakeContext) -> None:
     settings = _settings()
     h = Harness(settings)
     h.instance_types("us-east-1")
     h.products("us-east-1", _price_list(f"g5.xlarge@{US}"), ALL_TYPES)
     h.spot("us-east-1", ["g5.xlarge"], NOW - timedelta(days=7), _spot_items()[:3])
-    ctx = FakeContext(settings)
+    ctx = make_ctx(settings)
     offers = list(h.collector.collect(ctx))
     spot = [o for o in offers if o.pricing is PricingModel.SPOT]
     assert len(spot) == 3
@@ -267,7 +276,7 @@ def test_malformed_items_are_counted_and_the_rest_of_the_page_is_stored(
     assert len([k for k in stored if k[0] == "p5.48xlarge"]) == 12  # reserved still priced
 
 
-def test_pages_are_followed(sqlite_engine: Engine) -> None:
+def test_pages_are_followed(sqlite_engine: Engine, make_ctx: MakeContext) -> None:
     settings = _settings(spot=False)
     h = Harness(settings)
     h.instance_types("us-east-1")
@@ -284,7 +293,7 @@ def test_pages_are_followed(sqlite_engine: Engine) -> None:
         {"FormatVersion": "aws_v1", "PriceList": _price_list(f"p5.48xlarge@{US}")},
         expected,
     )
-    offers = list(h.collector.collect(FakeContext(settings)))
+    offers = list(h.collector.collect(make_ctx(settings)))
     h.verify()
     assert {o.instance_type for o in offers} == {"g5.xlarge", "p5.48xlarge"}
 
@@ -302,7 +311,7 @@ def test_pages_are_followed(sqlite_engine: Engine) -> None:
     ],
 )
 def test_a_failing_region_is_skipped_with_a_warning_and_the_rest_is_collected(
-    service: str, method: str, code: str, caplog: pytest.LogCaptureFixture
+    service: str, method: str, code: str, caplog: pytest.LogCaptureFixture, make_ctx: MakeContext
 ) -> None:
     settings = _settings(regions=["ap-east-1", "us-east-1"], spot=False)
     h = Harness(settings)
@@ -313,7 +322,7 @@ def test_a_failing_region_is_skipped_with_a_warning_and_the_rest_is_collected(
         h.error("ec2", "ap-east-1", method, code)
     h.instance_types("us-east-1")
     h.products("us-east-1", _price_list(f"g5.xlarge@{US}"), ALL_TYPES)
-    ctx = FakeContext(settings)
+    ctx = make_ctx(settings)
     with caplog.at_level(logging.WARNING):
         offers = list(h.collector.collect(ctx))
     h.verify()
@@ -352,7 +361,7 @@ def test_every_region_failing_fails_the_run(sqlite_engine: Engine) -> None:
     assert summary.error is not None and "every region failed" in summary.error
 
 
-def test_default_regions_are_the_enabled_regions_that_have_gpus() -> None:
+def test_default_regions_are_the_enabled_regions_that_have_gpus(make_ctx: MakeContext) -> None:
     settings = Settings()
     assert settings.aws.regions == []
     h = Harness(settings)
@@ -362,20 +371,43 @@ def test_default_regions_are_the_enabled_regions_that_have_gpus() -> None:
     h.instance_types("us-east-1")
     h.products("us-east-1", _price_list(f"g4dn.xlarge@{US}"), ALL_TYPES)
     h.spot("us-east-1", ["g4dn.xlarge"], NOW - timedelta(days=7), [])
-    offers = list(h.collector.collect(FakeContext(settings)))
+    offers = list(h.collector.collect(make_ctx(settings)))
     h.verify()
     assert {o.region for o in offers} == {"us-east-1"}
 
 
-def test_scope_spot_only_does_not_call_the_price_list() -> None:
+def test_scope_spot_only_does_not_call_the_price_list(make_ctx: MakeContext) -> None:
     settings = _settings(spot_lookback_days=2)
     h = Harness(settings)
     h.instance_types("us-east-1")
     h.spot("us-east-1", ALL_TYPES, NOW - timedelta(days=2), _spot_items()[:2])
-    ctx = FakeContext(settings, scope=frozenset({PricingModel.SPOT}))
+    ctx = make_ctx(settings, scope=frozenset({PricingModel.SPOT}))
     offers = list(h.collector.collect(ctx))
     h.verify()  # an unexpected get_products call would have raised
     assert {o.pricing for o in offers} == {PricingModel.SPOT}
+
+
+def test_a_spot_only_run_asks_ec2_for_spot_history_from_the_last_stored_point(
+    make_ctx: MakeContext,
+) -> None:
+    """The service's spot job: instance types and spot history only, from where the
+    store left off; the Price List (stubbed with no answers) is never called."""
+    settings = _settings()
+    h = Harness(settings)
+    h.stub("pricing", "us-east-1")  # any get_products call would fail the run
+    h.instance_types("us-east-1")
+    last = datetime(2021, 2, 9, 1, 0, tzinfo=UTC)
+    h.spot("us-east-1", ALL_TYPES, last, _spot_items()[:2])
+    ctx = make_ctx(
+        settings,
+        scope=frozenset({PricingModel.SPOT}),
+        last_observed={(PricingModel.SPOT, "us-east-1"): last},
+    )
+    offers = list(h.collector.collect(ctx))
+    h.verify()
+    assert h.calls == ["ec2:DescribeInstanceTypes", "ec2:DescribeSpotPriceHistory"]
+    assert len(offers) == 2 and {o.pricing for o in offers} == {PricingModel.SPOT}
+    assert not ctx.skips and ctx.partial == {}
 
 
 def test_long_type_lists_are_split_within_the_filter_limit() -> None:
@@ -444,11 +476,11 @@ def test_regions_and_advisor_url_from_the_environment(monkeypatch: pytest.Monkey
     assert settings.aws.spot_advisor_url == "http://mirror.local/advisor.json"
 
 
-def test_collector_error_is_raised_when_regions_cannot_be_listed() -> None:
+def test_collector_error_is_raised_when_regions_cannot_be_listed(make_ctx: MakeContext) -> None:
     h = Harness(Settings())
     h.error("ec2", "us-east-1", "describe_regions", "UnauthorizedOperation", 403)
     with pytest.raises(CollectorError, match="GPU_TRACKER_AWS__REGIONS"):
-        list(h.collector.collect(FakeContext(Settings())))
+        list(h.collector.collect(make_ctx(Settings())))
 
 
 # ------------------------------------------- real retries against a local HTTP endpoint
@@ -513,6 +545,7 @@ def test_throttling_is_retried_then_the_region_is_skipped(
     no_backoff: None,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    make_ctx: MakeContext,
 ) -> None:
     page = {"FormatVersion": "aws_v1", "PriceList": _price_list(f"g5.xlarge@{US}")}
     server = _PricingServer(page, throttle=throttle)
@@ -522,7 +555,7 @@ def test_throttling_is_retried_then_the_region_is_skipped(
         settings = _settings(spot=False, max_attempts=3)
         h = Harness(settings)
         h.instance_types("us-east-1")
-        ctx = FakeContext(settings)
+        ctx = make_ctx(settings)
         with caplog.at_level(logging.WARNING):
             if recovers:
                 offers = list(h.collector.collect(ctx))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -11,16 +12,19 @@ from typing import Any
 import moto
 import pytest
 
-from collectors.aws_parse import parse_instance_types
+from collectors.aws_hardware import parse_instance_types
+from collectors.base import RunContext
 from tracker.catalog import get_spec
 from tracker.models import Interconnect
 
 from .aws_helpers import instance_type_items, load
+from .conftest import run_context
 
 
 def _hw() -> dict[str, Any]:
-    hw, skips = parse_instance_types(instance_type_items())
-    assert skips == []
+    ctx = run_context()
+    hw = parse_instance_types(instance_type_items(), ctx.skip)
+    assert not ctx.skips
     return hw
 
 
@@ -42,12 +46,12 @@ def test_p5_is_h100_and_p5e_p5en_are_h200() -> None:
     assert hw["p5.48xlarge"].interconnect is Interconnect.NVLINK
 
 
-def test_generic_gpu_names_resolve_by_memory() -> None:
+def test_generic_gpu_names_resolve_by_memory(ctx: RunContext) -> None:
     # "V100" alone: p3dn reports 32768 MiB per GPU, p3.16xlarge 16384 MiB (2020 capture).
     assert _hw()["p3dn.24xlarge"].gpu_model == "V100-32GB"
     old = load("ec2_describe_instance_types_t3_micro_p3_16xlarge.json")["InstanceTypes"]
-    hw, skips = parse_instance_types(old)
-    assert skips == []
+    hw = parse_instance_types(old, ctx.skip)
+    assert not ctx.skips
     assert set(hw) == {"p3.16xlarge"}  # t3.micro has no GPU: not this tracker's market
     p3 = hw["p3.16xlarge"]
     assert (p3.gpu_raw_name, p3.gpu_model, p3.gpu_count) == ("V100", "V100-16GB", Decimal(8))
@@ -87,8 +91,8 @@ def test_neuron_accelerators_are_kept_and_never_named_as_gpus() -> None:
     assert (dl2q.gpu_model, dl2q.gpu_known, dl2q.kind) == ("Qualcomm AI100", False, "accelerator")
 
 
-def test_accelerators_can_be_left_out_by_config() -> None:
-    hw, _ = parse_instance_types(instance_type_items(), include_accelerators=False)
+def test_accelerators_can_be_left_out_by_config(ctx: RunContext) -> None:
+    hw = parse_instance_types(instance_type_items(), ctx.skip, include_accelerators=False)
     assert "inf2.xlarge" not in hw and "trn1.32xlarge" not in hw
     assert "p5.48xlarge" in hw
 
@@ -99,13 +103,13 @@ def test_video_transcoders_and_plain_instances_are_not_accelerators() -> None:
     assert "m5.large" not in hw
 
 
-def test_a_gpu_item_without_a_name_is_a_counted_skip() -> None:
+def test_a_gpu_item_without_a_name_is_a_counted_skip(ctx: RunContext) -> None:
     items = instance_type_items()
     broken = json.loads(json.dumps(next(i for i in items if i["InstanceType"] == "g5.xlarge")))
     broken["GpuInfo"]["Gpus"][0].pop("Name")
-    hw, skips = parse_instance_types([broken])
+    hw = parse_instance_types([broken], ctx.skip)
     assert hw == {}
-    assert [s.reason for s in skips] == ["malformed_instance_type"]
+    assert ctx.skips == Counter({"malformed_instance_type": 1})
 
 
 def _moto_instance_types() -> dict[str, Any]:
@@ -116,12 +120,14 @@ def _moto_instance_types() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("include", [True, False])
-def test_every_real_instance_type_moto_ships_resolves_sanely(include: bool) -> None:
+def test_every_real_instance_type_moto_ships_resolves_sanely(
+    include: bool, ctx: RunContext
+) -> None:
     """All of moto's DescribeInstanceTypes data (dumped from AWS): every NVIDIA/AMD GPU
     resolves to a known catalog GPU, and nothing from GpuInfo is named an accelerator."""
     data = _moto_instance_types()
-    hw, skips = parse_instance_types(data.values(), include_accelerators=include)
-    assert skips == []
+    hw = parse_instance_types(data.values(), ctx.skip, include_accelerators=include)
+    assert not ctx.skips
     gpus = {n: h for n, h in hw.items() if h.kind == "gpu"}
     assert len(gpus) >= 50
     must_know = {"A100", "A10G", "B200", "H100", "H200", "L4", "L40S", "T4", "T4g", "V100"}

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from collectors.aws_parse import (
-    InstanceHardware,
-    effective_hourly,
-    parse_price_list_item,
-)
+from collectors.aws_hardware import InstanceHardware
+from collectors.aws_pricelist import effective_hourly, parse_price_list_item
+from collectors.base import RunContext
 from tracker.models import Interconnect, PricingModel
 
 from .aws_helpers import gpu_items, gpu_page, hardware, load
+from .conftest import run_context
 
 US = "US East (N. Virginia)"
 
@@ -44,11 +44,11 @@ def _by_term(offers: list[Any]) -> dict[tuple[str, str, str], Any]:
     return {(o.pricing.value, o.payment_option, o.offering_class): o for o in offers}
 
 
-def test_real_m5_capture_reserved_effective_hourly_checked_by_hand() -> None:
+def test_real_m5_capture_reserved_effective_hourly_checked_by_hand(ctx: RunContext) -> None:
     item = load("pricing_get_products_pricelist_item_m5_large.json")
-    result = parse_price_list_item(item, _m5_hardware(), region_hint="us-east-1")
-    assert result.skips == []
-    offers = _by_term(result.offers)
+    parsed = parse_price_list_item(item, _m5_hardware(), ctx.skip, region_hint="us-east-1")
+    assert not ctx.skips
+    offers = _by_term(parsed)
     assert len(offers) == 13  # 1 on-demand + 12 reserved (2 terms x 2 classes x 3 options)
 
     assert offers[("on_demand", "", "")].price_per_hour == Decimal("0.0960000000")
@@ -73,7 +73,7 @@ def test_real_m5_capture_reserved_effective_hourly_checked_by_hand() -> None:
     assert offers[("reserved_3y", "partial_upfront", "standard")].price_per_hour == Decimal(
         "0.0382161339"
     )
-    for offer in result.offers:
+    for offer in parsed:
         assert offer.region == "us-east-1"  # no regionCode in this 2021 item: the query's region
         assert offer.zone == ""
         assert offer.currency == "USD"
@@ -85,13 +85,12 @@ def test_effective_hourly_arithmetic() -> None:
     assert effective_hourly(Decimal(0), Decimal("26280"), 26280) == Decimal("1.0000000000")
 
 
-def test_gpu_page_parses_into_on_demand_and_reserved_offers() -> None:
+def test_gpu_page_parses_into_on_demand_and_reserved_offers(ctx: RunContext) -> None:
     hw = hardware()
     offers = []
     for raw in gpu_page()["PriceList"]:  # JSON strings, exactly as GetProducts returns them
-        result = parse_price_list_item(raw, hw, region_hint="us-east-1")
-        assert result.skips == []
-        offers.extend(result.offers)
+        offers.extend(parse_price_list_item(raw, hw, ctx.skip, region_hint="us-east-1"))
+        assert not ctx.skips
     assert len(offers) == 7 * 13
     p4d = _by_term([o for o in offers if o.instance_type == "p4d.24xlarge"])
     od = p4d[("on_demand", "", "")]
@@ -114,25 +113,26 @@ def test_gpu_page_parses_into_on_demand_and_reserved_offers() -> None:
     }
 
 
-def test_region_code_wins_over_the_queried_region() -> None:
+def test_region_code_wins_over_the_queried_region(ctx: RunContext) -> None:
     item = gpu_items()[f"g5.xlarge@{US}"]
     item["product"]["attributes"]["regionCode"] = "us-east-2"
-    result = parse_price_list_item(item, hardware(), region_hint="us-east-1")
-    assert {o.region for o in result.offers} == {"us-east-2"}
+    offers = parse_price_list_item(item, hardware(), ctx.skip, region_hint="us-east-1")
+    assert {o.region for o in offers} == {"us-east-2"}
 
 
-def test_without_any_region_the_item_is_skipped() -> None:
-    result = parse_price_list_item(gpu_items()[f"g5.xlarge@{US}"], hardware())
-    assert result.offers == []
-    assert [s.reason for s in result.skips] == ["no_region"]
+def test_without_any_region_the_item_is_skipped(ctx: RunContext) -> None:
+    assert parse_price_list_item(gpu_items()[f"g5.xlarge@{US}"], hardware(), ctx.skip) == []
+    assert ctx.skips == Counter({"no_region": 1})
 
 
-def test_pricing_scope_limits_what_is_built() -> None:
+def test_pricing_scope_limits_what_is_built(ctx: RunContext) -> None:
     item = gpu_items()[f"g5.xlarge@{US}"]
     only_3y = frozenset({PricingModel.RESERVED_3Y})
-    result = parse_price_list_item(item, hardware(), region_hint="us-east-1", pricing_scope=only_3y)
-    assert len(result.offers) == 6
-    assert {o.pricing for o in result.offers} == {PricingModel.RESERVED_3Y}
+    offers = parse_price_list_item(
+        item, hardware(), ctx.skip, region_hint="us-east-1", pricing_scope=only_3y
+    )
+    assert len(offers) == 6
+    assert {o.pricing for o in offers} == {PricingModel.RESERVED_3Y}
 
 
 def _first_term(item: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -140,26 +140,28 @@ def _first_term(item: dict[str, Any], kind: str) -> dict[str, Any]:
     return term
 
 
-def test_missing_terms_is_a_counted_skip() -> None:
+def test_missing_terms_is_a_counted_skip(ctx: RunContext) -> None:
     item = gpu_items()[f"g5.xlarge@{US}"]
     del item["terms"]
-    result = parse_price_list_item(item, hardware(), region_hint="us-east-1")
-    assert result.offers == []
-    assert [s.reason for s in result.skips] == ["missing_terms"]
-    assert "g5.xlarge" in result.skips[0].detail
+    assert parse_price_list_item(item, hardware(), ctx.skip, region_hint="us-east-1") == []
+    assert ctx.skips == Counter({"missing_terms": 1})
+    assert "g5.xlarge" in ctx.details[0]
 
 
-def test_non_usd_is_skipped_without_a_rate_and_converted_with_one() -> None:
+def test_non_usd_is_skipped_without_a_rate_and_converted_with_one(ctx: RunContext) -> None:
     item = gpu_items()[f"g5.xlarge@{US}"]
     dim = next(iter(_first_term(item, "OnDemand")["priceDimensions"].values()))
     dim["pricePerUnit"] = {"CNY": "7.2000000000"}
-    result = parse_price_list_item(item, hardware(), region_hint="us-east-1")
-    assert [s.reason for s in result.skips] == ["non_usd"]
-    assert len(result.offers) == 12  # the reserved terms of the same item still count
+    offers = parse_price_list_item(item, hardware(), ctx.skip, region_hint="us-east-1")
+    assert ctx.skips == Counter({"non_usd": 1})
+    assert len(offers) == 12  # the reserved terms of the same item still count
 
     rates = {"USD": Decimal(1), "CNY": Decimal("0.14")}
-    converted = parse_price_list_item(item, hardware(), region_hint="us-east-1", usd_rate=rates.get)
-    od = next(o for o in converted.offers if o.pricing is PricingModel.ON_DEMAND)
+    converted_ctx = run_context()
+    converted = parse_price_list_item(
+        item, hardware(), converted_ctx.skip, region_hint="us-east-1", usd_rate=rates.get
+    )
+    od = next(o for o in converted if o.pricing is PricingModel.ON_DEMAND)
     assert (od.currency, od.price_per_hour, od.price_per_hour_usd) == (
         "CNY",
         Decimal("7.2"),
@@ -167,54 +169,59 @@ def test_non_usd_is_skipped_without_a_rate_and_converted_with_one() -> None:
     )
 
 
-def test_zero_price_is_skipped() -> None:
+def test_zero_price_is_skipped(ctx: RunContext) -> None:
     item = gpu_items()[f"g5.xlarge@{US}"]
     dim = next(iter(_first_term(item, "OnDemand")["priceDimensions"].values()))
     dim["pricePerUnit"]["USD"] = "0.0000000000"
-    result = parse_price_list_item(item, hardware(), region_hint="us-east-1")
-    assert [s.reason for s in result.skips] == ["zero_price"]
-    assert all(o.pricing is not PricingModel.ON_DEMAND for o in result.offers)
+    offers = parse_price_list_item(item, hardware(), ctx.skip, region_hint="us-east-1")
+    assert ctx.skips == Counter({"zero_price": 1})
+    assert all(o.pricing is not PricingModel.ON_DEMAND for o in offers)
 
 
-def test_unknown_gpu_instance_type_is_skipped() -> None:
+def test_unknown_gpu_instance_type_is_skipped(ctx: RunContext) -> None:
     # The real m5.large capture: DescribeInstanceTypes reports no GPU for it.
     item = load("pricing_get_products_pricelist_item_m5_large.json")
-    result = parse_price_list_item(item, hardware(), region_hint="us-east-1")
-    assert result.offers == []
-    assert [s.reason for s in result.skips] == ["unknown_gpu"]
+    assert parse_price_list_item(item, hardware(), ctx.skip, region_hint="us-east-1") == []
+    assert ctx.skips == Counter({"unknown_gpu": 1})
 
 
-def test_bad_json_and_foreign_products_are_skipped() -> None:
-    assert [s.reason for s in parse_price_list_item("{nope", hardware()).skips] == ["bad_json"]
+def test_bad_json_and_foreign_products_are_skipped(ctx: RunContext) -> None:
+    assert parse_price_list_item("{nope", hardware(), ctx.skip) == []
+    assert ctx.skips == Counter({"bad_json": 1})
     envelope = load("pricing_get_products_envelope_awscli_example.json")
-    ebs = parse_price_list_item(envelope["PriceList"][0], hardware(), region_hint="us-east-1")
-    assert [s.reason for s in ebs.skips] == ["not_an_instance"]
+    ebs_ctx = run_context()
+    ebs = envelope["PriceList"][0]
+    assert parse_price_list_item(ebs, hardware(), ebs_ctx.skip, region_hint="us-east-1") == []
+    assert ebs_ctx.skips == Counter({"not_an_instance": 1})
 
 
 @pytest.mark.parametrize(
     ("key", "value"),
     [("operatingSystem", "Windows"), ("tenancy", "Dedicated"), ("marketoption", "CapacityBlock")],
 )
-def test_items_outside_the_filter_are_never_stored_as_linux_shared(key: str, value: str) -> None:
+def test_items_outside_the_filter_are_never_stored_as_linux_shared(
+    key: str, value: str, ctx: RunContext
+) -> None:
     item = gpu_items()[f"g5.xlarge@{US}"]
     item["product"]["attributes"][key] = value
-    result = parse_price_list_item(item, hardware(), region_hint="us-east-1")
-    assert result.offers == []
-    assert [s.reason for s in result.skips] == ["filtered_attributes"]
+    assert parse_price_list_item(item, hardware(), ctx.skip, region_hint="us-east-1") == []
+    assert ctx.skips == Counter({"filtered_attributes": 1})
 
 
-def test_unknown_purchase_option_skips_only_that_term() -> None:
+def test_unknown_purchase_option_skips_only_that_term(ctx: RunContext) -> None:
     item = gpu_items()[f"g5.xlarge@{US}"]
     term = _first_term(item, "Reserved")
     term["termAttributes"]["PurchaseOption"] = "Heavy Utilization"
-    result = parse_price_list_item(copy.deepcopy(item), hardware(), region_hint="us-east-1")
-    assert [s.reason for s in result.skips] == ["unknown_reserved_term"]
-    assert len(result.offers) == 12
+    offers = parse_price_list_item(
+        copy.deepcopy(item), hardware(), ctx.skip, region_hint="us-east-1"
+    )
+    assert ctx.skips == Counter({"unknown_reserved_term": 1})
+    assert len(offers) == 12
 
 
-def test_decoded_and_string_items_give_the_same_offers() -> None:
+def test_decoded_and_string_items_give_the_same_offers(ctx: RunContext) -> None:
     raw = gpu_page()["PriceList"][0]
     hw = hardware()
-    a = parse_price_list_item(raw, hw, region_hint="us-east-1").offers
-    b = parse_price_list_item(json.loads(raw), hw, region_hint="us-east-1").offers
+    a = parse_price_list_item(raw, hw, ctx.skip, region_hint="us-east-1")
+    b = parse_price_list_item(json.loads(raw), hw, ctx.skip, region_hint="us-east-1")
     assert a == b

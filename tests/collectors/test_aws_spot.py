@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -11,8 +11,9 @@ import httpx
 import pytest
 import respx
 
-from collectors.aws_parse import parse_spot_history
+from collectors.aws_spot import parse_spot_history
 from collectors.aws_spot_advisor import fetch_spot_advisor, parse_spot_advisor
+from collectors.base import RunContext
 from tracker.models import PricingModel
 from tracker.settings import HttpSettings
 
@@ -21,13 +22,15 @@ from .aws_helpers import hardware, load
 ADVISOR_URL = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
 
 
-def test_several_zones_and_timestamps_become_points_per_zone_in_time_order() -> None:
+def test_several_zones_and_timestamps_become_points_per_zone_in_time_order(
+    ctx: RunContext,
+) -> None:
     items = load("ec2_describe_spot_price_history_g5_xlarge_derived.json")["SpotPriceHistory"]
-    result = parse_spot_history(items, hardware(), region="us-east-1")
-    assert result.skips == []
-    assert len(result.offers) == len(items) == 30
+    offers = parse_spot_history(items, hardware(), ctx.skip, region="us-east-1")
+    assert not ctx.skips
+    assert len(offers) == len(items) == 30
     per_zone: dict[str, list[tuple[datetime, Decimal]]] = defaultdict(list)
-    for offer in result.offers:
+    for offer in offers:
         assert offer.pricing is PricingModel.SPOT
         assert offer.observed_at is not None
         per_zone[offer.zone].append((offer.observed_at, offer.price_per_hour))
@@ -41,26 +44,26 @@ def test_several_zones_and_timestamps_become_points_per_zone_in_time_order() -> 
         Decimal("0.457940"),
     )
     assert len(per_zone["us-east-1f"]) == 7
-    g5 = result.offers[0]
+    g5 = offers[0]
     assert (g5.gpu_model, g5.instance_type, g5.region) == ("A10G", "g5.xlarge", "us-east-1")
 
 
-def test_spot_items_for_unknown_types_and_bad_prices_are_skipped() -> None:
+def test_spot_items_for_unknown_types_and_bad_prices_are_skipped(ctx: RunContext) -> None:
     real = load("ec2_describe_spot_price_history_m5_large_trimmed.json")["SpotPriceHistory"]
     derived = load("ec2_describe_spot_price_history_g5_xlarge_derived.json")["SpotPriceHistory"]
     bad_price = dict(derived[0], SpotPrice="0.000000")
     bad_time = dict(derived[1], Timestamp="yesterday")
     windows = dict(derived[2], ProductDescription="Windows")
-    result = parse_spot_history(
-        [real[0], bad_price, bad_time, windows, derived[3]], hardware(), region="us-east-1"
+    offers = parse_spot_history(
+        [real[0], bad_price, bad_time, windows, derived[3]],
+        hardware(),
+        ctx.skip,
+        region="us-east-1",
     )
-    assert sorted(s.reason for s in result.skips) == [
-        "filtered_attributes",
-        "malformed_spot_item",
-        "unknown_gpu",
-        "zero_price",
-    ]
-    assert len(result.offers) == 1
+    assert ctx.skips == Counter(
+        {"filtered_attributes": 1, "malformed_spot_item": 1, "unknown_gpu": 1, "zero_price": 1}
+    )
+    assert len(offers) == 1
 
 
 def test_advisor_feed_parses_buckets_and_savings() -> None:
@@ -77,12 +80,14 @@ def test_advisor_feed_parses_buckets_and_savings() -> None:
     assert (g6e.interruption_bucket, g6e.interruption_max_pct) == ("5-10%", 10)
 
 
-def test_advisor_figures_ride_on_spot_offers() -> None:
+def test_advisor_figures_ride_on_spot_offers(ctx: RunContext) -> None:
     advice = parse_spot_advisor(load("spot_advisor_data_trimmed.json"))
     items = load("ec2_describe_spot_price_history_g5_xlarge_derived.json")["SpotPriceHistory"]
-    result = parse_spot_history(items[:2], hardware(), region="us-east-1", risk=advice["us-east-1"])
+    offers = parse_spot_history(
+        items[:2], hardware(), ctx.skip, region="us-east-1", risk=advice["us-east-1"]
+    )
     g5 = advice["us-east-1"]["g5.xlarge"]
-    for offer in result.offers:
+    for offer in offers:
         assert offer.attributes["interruption_bucket"] == g5.interruption_bucket
         assert offer.attributes["interruption_max_pct"] == g5.interruption_max_pct
         assert offer.attributes["spot_savings_pct"] == g5.spot_savings_pct

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
-from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -22,16 +20,17 @@ import respx
 import collectors.azure as azure
 from collectors.azure import (
     AzureCollector,
-    ItemSkipped,
     build_queries,
     next_page_url,
     parse_item,
     parse_items,
 )
 from collectors.azure_sizes import SIZES, AzureSize
-from collectors.base import CollectorError, NotConfigured
+from collectors.base import CollectorError, NotConfigured, RunContext, SkipItem
 from tracker.models import Interconnect, Offer, PricingModel
 from tracker.settings import Settings
+
+from .conftest import run_context
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "azure"
 ENDPOINT = "https://prices.azure.com/api/retail/prices"
@@ -42,31 +41,6 @@ def load(name: str) -> Any:
     return json.loads((FIXTURES / name).read_text())
 
 
-@dataclass
-class FakeContext:
-    settings: Settings
-    pricing_scope: frozenset[PricingModel] = ALL
-    skips: list[tuple[str, str]] = field(default_factory=list)
-    partial: list[tuple[str, str]] = field(default_factory=list)
-
-    def skip(self, reason: str, detail: str = "") -> None:
-        self.skips.append((reason, detail))
-
-    def mark_partial(self, region: str, reason: str) -> None:
-        self.partial.append((region, reason))
-
-    def last_observed(self, pricing: PricingModel, region: str) -> datetime | None:
-        return None
-
-    @property
-    def reasons(self) -> Counter[str]:
-        return Counter(reason for reason, _ in self.skips)
-
-
-def no_skip(reason: str, detail: str) -> None:
-    pytest.fail(f"unexpected skip {reason}: {detail}")
-
-
 class Sleeps(list[float]):
     def __call__(self, seconds: float) -> None:
         self.append(seconds)
@@ -75,8 +49,9 @@ class Sleeps(list[float]):
 def page_route(request: httpx.Request) -> httpx.Response:
     """Serve the three derived pages by their $skip, as the live API would.
 
-    When the filter names sizes, only those sizes' items are served, as the
-    server does (the pages' links are kept so pagination is still exercised).
+    When the filter names sizes (or asks for spot meters), only those items are
+    served, as the server does (the pages' links are kept so pagination is still
+    exercised).
     """
     query = parse_qs(request.url.query.decode())
     number = {"0": 1, "100": 2, "200": 3}[query.get("$skip", ["0"])[0]]
@@ -84,6 +59,9 @@ def page_route(request: httpx.Request) -> httpx.Response:
     flt = query["$filter"][0]
     if "armSkuName eq" in flt:
         page["Items"] = [i for i in page["Items"] if f"armSkuName eq '{i['armSkuName']}'" in flt]
+    words = [w for w in ("Spot", "Low Priority") if f"contains(meterName, '{w}')" in flt]
+    if words:
+        page["Items"] = [i for i in page["Items"] if any(w in i["meterName"] for w in words)]
     if page["NextPageLink"]:  # the live API repeats the request's own filter in the link
         link = httpx.URL(page["NextPageLink"])
         page["NextPageLink"] = str(link.copy_merge_params({"$filter": flt}))
@@ -95,8 +73,8 @@ DISCOVER = Settings(azure={"discover_unknown_sizes": True})
 
 def collect(
     settings: Settings, scope: frozenset[PricingModel] = ALL
-) -> tuple[list[Offer], FakeContext]:
-    ctx = FakeContext(settings, scope)
+) -> tuple[list[Offer], RunContext]:
+    ctx = run_context(settings, scope=scope)
     offers = list(AzureCollector(settings, sleep=Sleeps()).collect(ctx))
     return offers, ctx
 
@@ -135,10 +113,8 @@ def test_every_page_is_consumed_and_offers_priced_per_model() -> None:
     assert all(o.offering_class != "low_priority" for o in offers)
     assert all(o.os == "linux" for o in offers)
     assert len(offers) == 7
-    assert ctx.reasons == Counter(
-        {"unknown_gpu_size": 1, "malformed_item": 1, "superseded_price": 1}
-    )
-    assert ctx.partial == []
+    assert ctx.skips == Counter({"unknown_gpu_size": 1, "malformed_item": 1, "superseded_price": 1})
+    assert ctx.partial == {}
 
 
 @respx.mock
@@ -149,7 +125,7 @@ def test_default_mode_requests_table_sizes_only_and_follows_every_chain() -> Non
     assert route.call_count == 3 * chunks  # each size chunk's NextPageLink chain to the end
     assert len(offers) == len({o.key() for o in offers}) == 7
     # The unlisted GB200 size is never asked for, so nothing is reported about it.
-    assert ctx.reasons == Counter({"malformed_item": 1, "superseded_price": 1})
+    assert ctx.skips == Counter({"malformed_item": 1, "superseded_price": 1})
 
 
 @respx.mock
@@ -208,7 +184,7 @@ def test_retry_after_429_and_5xx_then_success() -> None:
         ]
     )
     sleeps = Sleeps()
-    ctx = FakeContext(DISCOVER)
+    ctx = run_context(DISCOVER)
     offers = list(AzureCollector(ctx.settings, sleep=sleeps).collect(ctx))
     assert route.call_count == 3
     assert sleeps[0] == 7.0  # the server's Retry-After, not our own backoff
@@ -239,8 +215,27 @@ def test_region_failure_marks_only_that_region_partial() -> None:
 
     respx.get(ENDPOINT).mock(side_effect=by_region)
     offers, ctx = collect(Settings(azure={"regions": "eastus,westus"}))
-    assert [region for region, _ in ctx.partial] == ["westus"]
+    assert list(ctx.partial) == ["westus"]
     assert {o.instance_type for o in offers} == {A10}
+
+
+@respx.mock
+def test_a_spot_only_run_asks_the_api_for_spot_meters_only() -> None:
+    """The service's 15-minute spot job: every request carries the spot clause, so
+    the pay-as-you-go and reservation meters are never downloaded."""
+    route = respx.get(ENDPOINT).mock(side_effect=page_route)
+    offers, ctx = collect(Settings(), frozenset({PricingModel.SPOT}))
+    filters = [parse_qs(call.request.url.query.decode())["$filter"][0] for call in route.calls]
+    chunks = -(-len(SIZES) // azure.SKUS_PER_QUERY)
+    assert len(filters) == 3 * chunks
+    for flt in filters:
+        assert "priceType eq 'Consumption' and contains(meterName, 'Spot')" in flt
+        assert "Reservation" not in flt
+    got = by_key(offers)
+    assert sorted(got) == [(A100, "spot", ""), (H100, "spot", "")]
+    assert got[(H100, "spot", "")].price_per_hour == Decimal("18.169536")
+    assert got[(A100, "spot", "")].price_per_hour == Decimal("14.4188")
+    assert not ctx.skips
 
 
 @respx.mock
@@ -280,6 +275,24 @@ def test_reservation_scope_asks_only_for_reservations() -> None:
     assert "armRegionName" not in query.params["$filter"]
 
 
+def test_only_a_spot_only_scope_narrows_the_query_to_spot_meters() -> None:
+    spot = frozenset({PricingModel.SPOT})
+    (query, *_) = build_queries(Settings(), spot)
+    assert (
+        "priceType eq 'Consumption' and contains(meterName, 'Spot') and ("
+        in (query.params["$filter"])
+    )
+    # Low Priority meters are stored as spot (offering class low_priority) when enabled.
+    (low, *_) = build_queries(Settings(azure={"include_low_priority": True}), spot)
+    assert (
+        "(contains(meterName, 'Spot') or contains(meterName, 'Low Priority'))"
+        in low.params["$filter"]
+    )
+    standard = frozenset(PricingModel) - spot
+    for scope in (ALL, standard):
+        assert all("meterName" not in q.params["$filter"] for q in build_queries(Settings(), scope))
+
+
 def test_discovery_mode_drops_the_size_clause() -> None:
     queries = build_queries(Settings(azure={"discover_unknown_sizes": True}), ALL)
     assert len(queries) == 1
@@ -298,25 +311,27 @@ def test_next_page_url_keeps_query_and_uses_configured_base() -> None:
 # ------------------------------------------------------------ item rules on real captures
 
 
-def test_real_non_gpu_and_windows_captures_yield_nothing_and_skip_nothing() -> None:
+def test_real_non_gpu_and_windows_captures_yield_nothing_and_skip_nothing(
+    ctx: RunContext,
+) -> None:
     items = [
         *load("retail_prices_d8v4_westeurope_payg_and_reservations_capture.json")["Items"],
         *load("retail_prices_d2s_v3_windows_and_p10_westeurope_ace_capture.json")["Items"],
         load("retail_prices_item_d14_spot_windows_devtest_capture.json"),
     ]
-    skips: list[tuple[str, str]] = []
-    assert parse_items(items, Settings(), lambda r, d: skips.append((r, d))) == []
-    assert skips == []
+    assert parse_items(items, Settings(), ctx.skip) == []
+    assert not ctx.skips
 
 
 def test_real_reservation_capture_converts_term_price_to_hourly(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, ctx: RunContext
 ) -> None:
     """The real D8 v4 capture, priced as if D8 v4 were in the size table."""
     fake = AzureSize("T4", Decimal(1), Decimal(16), 8, Decimal(32), Interconnect.PCIE, "test")
     monkeypatch.setattr(azure, "SIZES", {**SIZES, "Standard_D8_v4": fake})
     items = load("retail_prices_d8v4_westeurope_payg_and_reservations_capture.json")["Items"]
-    got = {o.pricing: o.price_per_hour for o in parse_items(items, Settings(), no_skip)}
+    got = {o.pricing: o.price_per_hour for o in parse_items(items, Settings(), ctx.skip)}
+    assert not ctx.skips
     assert got == {
         PricingModel.ON_DEMAND: Decimal("0.46"),
         # 2377 / 8760 = 0.27134703196... -> 0.2713470320 at 10 places
@@ -354,25 +369,24 @@ def test_windows_detected_in_truncated_product_names() -> None:
 def test_bad_items_are_skipped_with_a_reason(change: dict[str, Any], reason: str) -> None:
     item = {**load("retail_prices_gpu_page1_derived.json")["Items"][0], **change}
     settings = Settings(azure={"include_low_priority": True})
-    with pytest.raises(ItemSkipped) as caught:
+    with pytest.raises(SkipItem) as caught:
         parse_item(item, settings)
     assert caught.value.reason == reason
 
 
-def test_non_items_are_counted_not_fatal() -> None:
-    skips: list[str] = []
+def test_non_items_are_counted_not_fatal(ctx: RunContext) -> None:
     good = load("retail_prices_gpu_page1_derived.json")["Items"][0]
-    offers = parse_items(["junk", None, good], Settings(), lambda r, d: skips.append(r))
+    offers = parse_items(["junk", None, good], Settings(), ctx.skip)
     assert len(offers) == 1
-    assert skips == ["malformed_item", "malformed_item"]
+    assert ctx.skips == Counter({"malformed_item": 2})
 
 
-def test_unknown_gpu_size_in_discovery_is_reported_not_guessed() -> None:
-    skips: list[tuple[str, str]] = []
+def test_unknown_gpu_size_in_discovery_is_reported_not_guessed(ctx: RunContext) -> None:
     items = load("retail_prices_gpu_page3_derived.json")["Items"]
-    offers = parse_items(items, Settings(), lambda r, d: skips.append((r, d)))
+    offers = parse_items(items, Settings(), ctx.skip)
     assert "Standard_ND128isr_NDR_GB200_v6" not in {o.instance_type for o in offers}
-    unknown = [d for r, d in skips if r == "unknown_gpu_size"]
+    assert ctx.skips["unknown_gpu_size"] == 1
+    unknown = [d for d in ctx.details if d.startswith("unknown_gpu_size: ")]
     assert len(unknown) == 1 and "Standard_ND128isr_NDR_GB200_v6" in unknown[0]
 
 
@@ -383,23 +397,25 @@ def test_dedicated_host_rows_are_dropped() -> None:
     assert parse_item(host, Settings()) is None
 
 
-def test_non_usd_prices_convert_with_configured_rate_only() -> None:
+def test_non_usd_prices_convert_with_configured_rate_only(ctx: RunContext) -> None:
     items = load("retail_prices_gpu_eur_derived.json")["Items"]
-    skips: list[str] = []
-    assert parse_items(items, Settings(), lambda r, d: skips.append(r)) == []
-    assert skips == ["no_fx_rate"]
-    (offer,) = parse_items(items, Settings(fx_rates={"EUR": "1.08"}), no_skip)
+    assert parse_items(items, Settings(), ctx.skip) == []
+    assert ctx.skips == Counter({"no_fx_rate": 1})
+    converted = run_context()
+    (offer,) = parse_items(items, Settings(fx_rates={"EUR": "1.08"}), converted.skip)
+    assert not converted.skips
     assert (offer.currency, offer.price_per_hour) == ("EUR", Decimal("3.38"))
     assert offer.price_per_hour_usd == Decimal("3.6504")  # 3.38 x 1.08
 
 
-def test_pricing_scope_filters_offers() -> None:
+def test_pricing_scope_filters_offers(ctx: RunContext) -> None:
     items = [
         *load("retail_prices_gpu_page1_derived.json")["Items"],
         *load("retail_prices_gpu_page2_derived.json")["Items"],
     ]
     scope = frozenset({PricingModel.RESERVED_1Y})
-    offers = parse_items(items, Settings(), no_skip, scope)
+    offers = parse_items(items, Settings(), ctx.skip, scope)
+    assert not ctx.skips
     assert [(o.instance_type, o.pricing) for o in offers] == [(H100, PricingModel.RESERVED_1Y)]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
 from collections.abc import Iterator
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,12 +16,20 @@ import google.auth.compute_engine._metadata as gce_metadata
 import pytest
 from google.cloud import billing_v1
 
-from collectors.base import ALL_PRICING, CollectorError, MissingCredentials, NotConfigured
+from collectors.base import (
+    ALL_PRICING,
+    CollectorError,
+    MissingCredentials,
+    NotConfigured,
+    RunContext,
+)
 from collectors.gcp import GcpCollector, compose_offers, parse_skus
 from collectors.gcp_machines import MACHINE_SHAPES
 from tracker.catalog import resolve_gpu
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
+
+from .conftest import run_context
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "gcp"
 PAGE_1 = (FIXTURES / "catalog_page_1_opencost.json").read_bytes()
@@ -110,24 +117,6 @@ def _no_google_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
         monkeypatch.delenv(key, raising=False)
 
 
-class FakeContext:
-    def __init__(self, settings: Settings, scope: frozenset[PricingModel] = ALL_PRICING) -> None:
-        self.settings = settings
-        self.pricing_scope = scope
-        self.skips: Counter[str] = Counter()
-        self.details: list[str] = []
-
-    def skip(self, reason: str, detail: str = "") -> None:
-        self.skips[reason] += 1
-        self.details.append(detail)
-
-    def mark_partial(self, region: str, reason: str) -> None:
-        raise AssertionError("not used by gcp")
-
-    def last_observed(self, pricing: PricingModel, region: str) -> None:
-        return None
-
-
 def make_settings(server: CatalogServer, **gcp: Any) -> Settings:
     section = {
         "api_key": API_KEY,
@@ -143,8 +132,8 @@ def make_settings(server: CatalogServer, **gcp: Any) -> Settings:
 
 def collect(
     settings: Settings, scope: frozenset[PricingModel] = ALL_PRICING
-) -> tuple[dict[tuple[str, str, PricingModel], Offer], FakeContext]:
-    ctx = FakeContext(settings, scope)
+) -> tuple[dict[tuple[str, str, PricingModel], Offer], RunContext]:
+    ctx = run_context(settings, scope=scope)
     offers = list(GcpCollector.from_settings(settings).collect(ctx))
     by_key = {(o.instance_type, o.region, o.pricing): o for o in offers}
     assert len(by_key) == len(offers), "offer identities must be unique"
@@ -228,7 +217,9 @@ def test_a_region_missing_a_component_is_a_counted_skip_not_a_partial_price(
     # local SSD is only priced in us-central1, so the A2 Ultra shapes exist only there
     assert ("a2-ultragpu-1g", "us-central1", OD) in offers
     assert ("a2-ultragpu-1g", "us-east1", OD) not in offers
-    assert any(d == "a2-ultragpu-1g in us-east1 (on_demand): no local_ssd SKU" for d in ctx.details)
+    assert "missing_component: a2-ultragpu-1g in us-east1 (on_demand): no local_ssd SKU" in (
+        ctx.details
+    )
     # spot A100s exist but A2 spot is complete only for A2 Standard; no A100 80GB spot SKU
     assert ("a2-ultragpu-1g", "us-central1", SPOT) not in offers
     assert ctx.skips["missing_component"] > 0
@@ -306,9 +297,10 @@ def test_conflicting_skus_make_a_component_ambiguous(server: CatalogServer) -> N
     twin = billing_v1.Sku(skus[8])  # Nvidia Tesla T4 GPU running in Americas
     twin.sku_id = "D001-T4XX-9999"
     twin.pricing_info[0].pricing_expression.tiered_rates[0].unit_price.nanos = 360000000
-    ctx = FakeContext(make_settings(server))
-    table = parse_skus([*skus, twin], ctx)
-    offers = list(compose_offers(table, ctx, MACHINE_SHAPES))
+    ctx = run_context(make_settings(server))
+    usd_rate = ctx.settings.usd_rate
+    table = parse_skus([*skus, twin], ctx.skip, usd_rate=usd_rate)
+    offers = list(compose_offers(table, ctx.skip, usd_rate=usd_rate, shapes=MACHINE_SHAPES))
     assert not any(o.gpu_raw_name == "nvidia-tesla-t4" and o.pricing is OD for o in offers)
     assert ctx.skips["conflicting_sku"] == 3  # one per region of the twin
     assert ctx.skips["ambiguous_component"] > 0
@@ -363,3 +355,21 @@ def test_application_default_credentials_are_used_without_a_key(
 def test_default_endpoint_is_googles_over_https() -> None:
     collector = GcpCollector(Settings(), api_key="k")
     assert collector._client().transport._host == "https://cloudbilling.googleapis.com"
+
+
+def test_the_planned_gcp_job_gets_spot_and_list_prices_from_one_catalog_pass(
+    server: CatalogServer,
+) -> None:
+    """The catalog has no usage-type filter: the service plans one GCP job for every
+    pricing model, and one run of it pages through the catalog once."""
+    from tracker.service.jobs import plan_jobs
+    from tracker.settings import SchedulerSettings
+
+    (job,) = plan_jobs({"gcp": GcpCollector}, SchedulerSettings())
+    assert job.pricing_scope == ALL_PRICING and job.interval_seconds == 360 * 60
+    offers, _ = collect(make_settings(server), job.pricing_scope)
+    tokens = [r["query"].get("pageToken", "") for r in server.sku_requests()]
+    assert tokens == ["", TOKEN_2, TOKEN_3]
+    assert {o.pricing for o in offers.values()} == {OD, SPOT, R1, R3}
+    spot = offers[("a2-highgpu-1g", "us-west1", SPOT)]
+    assert spot.price_per_hour == EXPECTED[("a2-highgpu-1g", "us-west1", SPOT)]

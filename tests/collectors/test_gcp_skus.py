@@ -11,12 +11,11 @@ from typing import Any
 import pytest
 from google.cloud import billing_v1
 
+from collectors.base import SkipItem
 from collectors.gcp_skus import (
     HOURS_PER_MONTH,
-    MalformedSku,
     Resource,
     SkuKind,
-    UnrecognisedSku,
     applicable_rate,
     classify,
     hourly_price,
@@ -223,7 +222,7 @@ def test_classify_ignores_other_products(
 def test_classify_reports_unplaceable_skus_of_our_families(
     description: str, usage: str, reason: str
 ) -> None:
-    with pytest.raises(UnrecognisedSku) as info:
+    with pytest.raises(SkipItem) as info:
         classify(variant(GPU_SKU, description, usage))
     assert info.value.reason == reason
     assert "039F-D0DA-4055" in str(info.value)
@@ -291,7 +290,7 @@ def test_malformed_prices_are_rejected_with_a_reason(
 ) -> None:
     raw = copy.deepcopy(GPU_SKU)
     mutate(raw["pricingInfo"][0]["pricingExpression"])
-    with pytest.raises(MalformedSku) as info:
+    with pytest.raises(SkipItem) as info:
         hourly_price(sku(raw), resource)
     assert info.value.reason == reason
 
@@ -299,5 +298,5 @@ def test_malformed_prices_are_rejected_with_a_reason(
 def test_sku_without_pricing_info_is_malformed() -> None:
     raw = copy.deepcopy(GPU_SKU)
     raw["pricingInfo"] = []
-    with pytest.raises(MalformedSku, match="no pricingInfo"):
+    with pytest.raises(SkipItem, match="no pricingInfo"):
         hourly_price(sku(raw), Resource.GPU)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
 import httpx
 import pytest
 import respx
@@ -65,3 +68,60 @@ def test_paginate_follows_links_and_refuses_loops() -> None:
 def test_retry_after_http_date() -> None:
     response = httpx.Response(429, headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})
     assert retry_after_seconds(response) == 0.0
+
+
+def test_retry_after_http_date_in_the_future_counts_from_now() -> None:
+    # RFC 9110's own example date; 30 s after it is "now" -> 30 s to wait.
+    response = httpx.Response(429, headers={"Retry-After": "Sun, 06 Nov 1994 08:49:37 GMT"})
+    now = datetime(1994, 11, 6, 8, 49, 7, tzinfo=UTC).timestamp()
+    assert retry_after_seconds(response, now=now) == 30.0
+    assert retry_after_seconds(httpx.Response(429, headers={"Retry-After": "soon"})) is None
+
+
+@respx.mock
+def test_retry_after_as_an_http_date_is_what_the_client_waits() -> None:
+    when = datetime.now(UTC) + timedelta(seconds=30)
+    route = respx.get(URL).mock(
+        side_effect=[
+            httpx.Response(503, headers={"Retry-After": format_datetime(when, usegmt=True)}),
+            httpx.Response(200, json={"ok": True}),
+        ]
+    )
+    sleeps: list[float] = []
+    assert client(sleeps).get_json(URL) == {"ok": True}
+    assert route.call_count == 2
+    # The date has whole seconds: 30 s ahead less the sub-second part and elapsed time.
+    assert len(sleeps) == 1 and 28.0 < sleeps[0] <= 30.0
+
+
+@respx.mock
+def test_backoff_is_exponential_with_equal_jitter_and_retry_after_is_capped() -> None:
+    route = respx.get(URL).mock(
+        side_effect=[
+            httpx.Response(503),
+            httpx.Response(502),
+            httpx.Response(504),
+            httpx.Response(500),
+            httpx.Response(429, headers={"Retry-After": "86400"}),
+            httpx.Response(200, json={}),
+        ]
+    )
+    sleeps: list[float] = []
+    settings = HttpSettings(max_retries=5, backoff_base_seconds=0.5, backoff_max_seconds=3)
+    HttpClient(settings, sleep=sleeps.append).get_json(URL)
+    assert route.call_count == 6
+    # Retry n waits within [d/2, d] for d = min(3, 0.5 x 2^n): 0.5, 1, 2, 3 (capped).
+    for delay, (low, high) in zip(sleeps, [(0.25, 0.5), (0.5, 1), (1, 2), (1.5, 3)], strict=False):
+        assert low <= delay <= high
+    # A day of Retry-After is held to 4 x backoff_max = 12 s.
+    assert sleeps[4] == 12.0
+
+
+@respx.mock
+def test_a_server_error_that_never_clears_is_reported_with_its_status() -> None:
+    route = respx.get(URL).mock(return_value=httpx.Response(503, text="overloaded"))
+    sleeps: list[float] = []
+    with pytest.raises(HttpError, match="HTTP 503: overloaded") as info:
+        client(sleeps, retries=2).get_json(URL)
+    assert info.value.status == 503
+    assert route.call_count == 3 and len(sleeps) == 2

@@ -79,3 +79,51 @@ def test_collectors_accepts_a_comma_list_from_the_environment(
     assert settings.scheduler.collectors == ["aws", "azure"]
     assert settings.scheduler.cadence_minutes("aws", spot=True) == 5
     assert settings.scheduler.cadence_minutes("aws", spot=False) == 360
+
+
+ON_DEMAND_AND_RESERVED = frozenset(
+    {PricingModel.ON_DEMAND, PricingModel.RESERVED_1Y, PricingModel.RESERVED_3Y}
+)
+
+
+def test_builtin_collectors_get_a_spot_job_only_where_spot_is_fetched_apart() -> None:
+    """AWS (spot price history) and Azure (a spot-filtered query) fetch spot on its own;
+    GCP's catalog and a price sheet come in one piece, so they get one job for every
+    pricing model at the standard cadence instead of a full download every 15 minutes."""
+    from collectors.aws import AwsCollector
+    from collectors.azure import AzureCollector
+    from collectors.gcp import GcpCollector
+    from collectors.pricesheet import PriceSheetCollector
+
+    builtin = {
+        "aws": AwsCollector,
+        "azure": AzureCollector,
+        "gcp": GcpCollector,
+        "pricesheet": PriceSheetCollector,
+    }
+    jobs = plan_jobs(builtin, SchedulerSettings())  # type: ignore[arg-type]
+    spot = frozenset({PricingModel.SPOT})
+    assert [(j.id, j.pricing_scope, j.interval_seconds) for j in jobs] == [
+        ("aws:spot", spot, 15 * 60),
+        ("aws:standard", ON_DEMAND_AND_RESERVED, 360 * 60),
+        ("azure:spot", spot, 15 * 60),
+        ("azure:standard", ON_DEMAND_AND_RESERVED, 360 * 60),
+        ("gcp:standard", frozenset(PricingModel), 360 * 60),
+        ("pricesheet:standard", frozenset(PricingModel), 360 * 60),
+    ]
+    # GCP catalog downloads a day: 24 h / 6 h = 4 (it was 4 + 24 h / 15 min = 100).
+    assert sum(86_400 / j.interval_seconds for j in jobs if j.collector == "gcp") == 4
+
+
+def test_a_spot_cadence_for_a_collector_without_a_spot_job_is_reported(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class OnePiece(fake_provider.Spot):
+        spot_fetched_separately = False
+
+    settings = SchedulerSettings(cadences={"onepiece": 120, "onepiece.spot": 5})
+    with caplog.at_level("WARNING"):
+        jobs = plan_jobs({"onepiece": OnePiece}, settings)
+    assert [(j.id, j.interval_seconds) for j in jobs] == [("onepiece:standard", 7200)]
+    assert jobs[0].pricing_scope == frozenset({PricingModel.SPOT, PricingModel.ON_DEMAND})
+    assert "'onepiece.spot' is ignored" in caplog.text

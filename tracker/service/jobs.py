@@ -2,12 +2,18 @@
 
 Spot prices move within the hour and list prices within months, so a collector
 that sells both gets two jobs: ``spot`` (cheap, frequent) and ``standard``
-(on-demand + reserved, slow). A collector class may narrow what it offers with a
-``pricing_models`` class attribute; without one it is assumed to offer all.
+(on-demand + reserved, slow) -- but only when it can fetch spot prices apart
+from the rest (its ``spot_fetched_separately``, declared on the ``Collector``
+protocol in ``collectors/base.py``). One that cannot (GCP's catalog, a price
+sheet) would download everything at the spot cadence for a few spot prices, so
+it gets a single ``standard`` job covering every pricing model at the standard
+cadence. A collector class without the declarations (a plugin written before
+them) is assumed to offer every model and to fetch spot separately.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -15,7 +21,16 @@ from collectors.base import Collector
 from tracker.models import PricingModel
 from tracker.settings import ConfigError, SchedulerSettings
 
-__all__ = ["SPOT_SCOPE", "STANDARD_SCOPE", "JobSpec", "plan_jobs", "pricing_models_of"]
+__all__ = [
+    "SPOT_SCOPE",
+    "STANDARD_SCOPE",
+    "JobSpec",
+    "plan_jobs",
+    "pricing_models_of",
+    "spot_fetched_separately",
+]
+
+log = logging.getLogger(__name__)
 
 SPOT_SCOPE = "spot"
 STANDARD_SCOPE = "standard"
@@ -42,6 +57,11 @@ def pricing_models_of(cls: type[Collector]) -> frozenset[PricingModel]:
     return frozenset(PricingModel(p) for p in declared)
 
 
+def spot_fetched_separately(cls: type[Collector]) -> bool:
+    declared = getattr(cls, "spot_fetched_separately", None)
+    return True if declared is None else bool(declared)
+
+
 def plan_jobs(
     collectors: Mapping[str, type[Collector]],
     settings: SchedulerSettings,
@@ -60,10 +80,23 @@ def plan_jobs(
     jobs: list[JobSpec] = []
     for name, cls in sorted(collectors.items()):
         models = pricing_models_of(cls)
+        standard_seconds = settings.cadence_minutes(name, spot=False) * 60
+        if models & _SPOT and models - _SPOT and not spot_fetched_separately(cls):
+            if f"{name}.spot" in settings.cadences:
+                log.warning(
+                    "scheduler.cadences: %r is ignored: %s fetches spot prices together with"
+                    " the others, so they are collected by its one job every %g minutes"
+                    " (set cadences.%s to change it)",
+                    f"{name}.spot",
+                    name,
+                    standard_seconds / 60,
+                    name,
+                )
+            jobs.append(JobSpec(name, STANDARD_SCOPE, models, standard_seconds))
+            continue
         if models & _SPOT:
             minutes = settings.cadence_minutes(name, spot=True)
             jobs.append(JobSpec(name, SPOT_SCOPE, models & _SPOT, minutes * 60))
         if models - _SPOT:
-            minutes = settings.cadence_minutes(name, spot=False)
-            jobs.append(JobSpec(name, STANDARD_SCOPE, models - _SPOT, minutes * 60))
+            jobs.append(JobSpec(name, STANDARD_SCOPE, models - _SPOT, standard_seconds))
     return jobs
