@@ -248,3 +248,49 @@ def test_the_empty_table_leaves_the_datasheet_model() -> None:
     p = make_profile("r50", RESNET50)
     (c,) = rank(p, [offer("H100-SXM", 1)], measurements=()).candidates
     assert c.rate.basis is Basis.MODELLED and c.rate.source.startswith("datasheet")
+
+
+# --- precision fallback (T4/V100 bf16, fp8 without fp8) ---------------------------
+
+
+def test_a_t4_ranks_for_a_bf16_lora_running_it_in_fp16_and_says_so() -> None:
+    # The T4 datasheet prints FP16 (65 TFLOPS) and no BF16: before, bf16 profiles dropped
+    # it silently. A 1.3B LoRA fits its 16 GiB.
+    p = make_profile("lora", dict(params=1.3e9, task="lora", precision="bf16", tokens=50e6))
+    ranking = rank(p, [offer("T4", 1, "0.53")], explain=True)
+    (c,) = ranking.candidates
+    assert c.rate.precision.value == "fp16"
+    assert c.rate.fallback == "bf16 runs as fp16: T4 has no bf16 rate"
+    assert any("precision fallback: bf16 runs as fp16" in note for note in ranking.notes)
+    v100 = rank(p, [offer("V100-16GB", 1)]).candidates[0]
+    assert v100.rate.precision.value == "fp16" and v100.rate.fallback
+
+
+def test_an_fp8_job_runs_at_16_bit_where_the_gpu_has_no_fp8_and_needs_16_bit_memory() -> None:
+    # 65B in fp8: 65e9 x 1 B = 60.5 GiB of weights, x 1.2 serving overhead = 72.6 GiB plus
+    # the KV cache: fits one 80 GiB H100 (which has fp8). The A100 has no fp8 rate: it
+    # runs bf16 and must hold 65e9 x 2 B = 121.1 GiB x 1.2 = 145.3 GiB plus the cache.
+    p = make_profile(
+        "serve", dict(params=65e9, task="inference", precision="fp8", tokens=1e6, batch_size=1)
+    )
+    ranking = rank(p, [offer("H100-SXM", 1), offer("A100-80GB", 1)], explain=True)
+    (c,) = ranking.candidates
+    assert c.offer.gpu_model == "H100-SXM" and not c.rate.fallback
+    assert 72.6 < c.vram_needed_per_gpu_gib < 80
+    (excluded,) = ranking.exclusions
+    assert excluded.offer.gpu_model == "A100-80GB"
+    need = float(excluded.detail.split()[1])
+    assert need > 145.3
+    # weights, their 20 % overhead and the KV cache all double from 1 to 2 bytes
+    assert need == pytest.approx(2 * c.vram_needed_per_gpu_gib, rel=0.01)
+    two = rank(p, [offer("A100-80GB", 2)]).candidates[0]
+    assert two.rate.precision.value == "bf16"
+    assert two.rate.fallback == "fp8 runs as bf16: A100-80GB has no fp8 rate"
+
+
+def test_fp8_lora_is_a_valid_profile_and_runs_in_fp8_where_the_gpu_has_it() -> None:
+    p = make_profile("lora8", dict(params=7e9, task="lora", precision="fp8", tokens=80e6))
+    h100 = rank(p, [offer("H100-SXM", 1)]).candidates[0]
+    assert h100.rate.precision.value == "fp8" and not h100.rate.fallback
+    a100 = rank(p, [offer("A100-80GB", 1)]).candidates[0]
+    assert a100.rate.fallback == "fp8 runs as bf16: A100-80GB has no fp8 rate"

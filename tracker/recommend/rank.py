@@ -33,7 +33,7 @@ from tracker.recommend.reasons import Reason, exclusion_detail
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
 from tracker.recommend.throughput import Workload, spec_tflops, workload
-from tracker.recommend.vram import GIB
+from tracker.recommend.vram import GIB, VramEstimate, estimate_vram, weight_bytes
 
 __all__ = ["Candidate", "Exclusion", "Ranking", "Reason", "rank", "rank_table"]
 
@@ -194,8 +194,11 @@ def rank_table(
         sharded = multi
     else:
         sharded = multi & fast
-    vram = w.vram
-    need_per_gpu = np.where(sharded, vram.shardable / whole + vram.per_gpu_fixed, vram.total) / GIB
+    need_per_gpu = np.full(n, np.nan)
+    for vram, models in _vram_by_stored_precision(p, w, a, rates):
+        mask = np.isin(table.gpu_code, models) if models is not None else np.ones(n, np.bool_)
+        need = np.where(sharded, vram.shardable / whole + vram.per_gpu_fixed, vram.total) / GIB
+        need_per_gpu = np.where(mask, need, need_per_gpu)
     with np.errstate(invalid="ignore"):
         exclude(Reason.VRAM, need_per_gpu > table.vram_per_gpu)
 
@@ -406,3 +409,25 @@ def _efficiency(rate: float, gpu_model: str, gpu_rate: Rate | None) -> float | N
     spec = _catalog_lookup(gpu_model)
     peak = None if spec is None or gpu_rate is None else spec_tflops(spec, gpu_rate.precision)
     return None if peak is None else rate / (peak * 1e12)
+
+
+def _vram_by_stored_precision(
+    p: Profile, w: Workload, a: Assumptions, rates: Sequence[Rate | None]
+) -> list[tuple[VramEstimate, IntArray | None]]:
+    """The job's memory, and which GPU models hold weights at a fallback precision.
+
+    An fp8 job on a GPU without fp8 stores its weights at the fallback (16-bit) width,
+    so it needs that much memory there; ``None`` stands for every other GPU model."""
+    out: list[tuple[VramEstimate, IntArray | None]] = [(w.vram, None)]
+    if p.precision is not p.compute:
+        return out  # quantised weights (int8/int4) keep their format whatever the compute
+    for precision in {r.precision for r in rates if r and r.fallback}:
+        if weight_bytes(precision, a) == weight_bytes(p.precision, a):
+            continue
+        models = np.array(
+            [i for i, r in enumerate(rates) if r and r.fallback and r.precision is precision],
+            np.int64,
+        )
+        fallback = p.model_copy(update={"precision": precision, "compute_precision": None})
+        out.append((estimate_vram(fallback, a), models))
+    return out
