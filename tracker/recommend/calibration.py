@@ -29,10 +29,13 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
+import numpy as np
+
 from tracker.catalog import GpuSpec
 from tracker.models import Interconnect
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.fabric import catalog_interconnect
+from tracker.recommend.inference import output_tokens_per_second, serving
 from tracker.recommend.measured import Measurement, Unit, shipped_measurements
 from tracker.recommend.profiles import Precision, Profile, Task, WorkloadClass
 from tracker.recommend.throughput import Workload, scaling_factor, spec_tflops
@@ -100,6 +103,8 @@ class Rate:
     fallback: str = ""
     """Why ``precision`` differs from the profile's (empty when it does not)."""
     yours: bool = False
+    memory_scale: float = 1.0
+    """Serving: measured ÷ modelled throughput, applied to bandwidth as to compute."""
 
     @property
     def label(self) -> str:
@@ -278,6 +283,8 @@ def predict(
     precision_flag = compute_precision(spec, p.compute)
     precision, flag = precision_flag if precision_flag else (p.compute, "")
     wclass = workload_class(p)
+    if wclass is WorkloadClass.LLM_INFERENCE and p.serving:
+        return _predict_serving(p, spec, precision_flag, a, measurements)
     if wclass is not None and wclass is not WorkloadClass.LLM_INFERENCE:
         family = _family(precision)
         rows = tuple(
@@ -310,6 +317,71 @@ def predict(
     if share != 1.0:
         source += f" x {spec.architecture} measured share {share:.2f}"
     return Rate(peak * 1e12 * eff * share, Basis.MODELLED, source, precision, flag)
+
+
+def _modelled_serving(m: Measurement, a: Assumptions) -> float:
+    """Output tokens/s the serving model gives for ``m``'s setup on its datasheet."""
+    spec = _spec(m.gpu)
+    peak = spec_tflops(spec, m.precision)
+    if peak is None or spec.memory_bandwidth_gbs is None:
+        return math.nan
+    assert m.input_tokens is not None and m.output_tokens is not None
+    link = catalog_interconnect(spec) if m.gpu_count > 1 else Interconnect.PCIE
+    scale = scaling_factor(m.gpu_count, link.value, a)
+    one = np.ones(1)
+    tps, _ = output_tokens_per_second(
+        serving(m.params, m.precision, m.input_tokens, m.output_tokens, math.inf, m.kv_heads, a),
+        one * m.gpu_count,
+        one * float(spec.vram_gib) * m.gpu_count,
+        one * peak * 1e12 * a.efficiency_for("inference") * scale,
+        one * float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency * scale,
+    )
+    return float(tps[0])
+
+
+def _predict_serving(
+    p: Profile,
+    spec: GpuSpec,
+    precision_flag: tuple[Precision, str] | None,
+    a: Assumptions,
+    measurements: tuple[Measurement, ...],
+) -> Rate | None:
+    """Serving: the modelled throughput × measured/modelled on the nearest measurement."""
+    if precision_flag is None:
+        return None
+    precision, flag = precision_flag
+    peak = spec_tflops(spec, precision)
+    assert peak is not None and p.input_tokens is not None and p.output_tokens is not None
+    base = peak * 1e12 * a.efficiency_for("inference")
+    shape = math.log(p.input_tokens / p.output_tokens)
+    rows = [
+        m
+        for m in measurements
+        if m.workload_class is WorkloadClass.LLM_INFERENCE
+        and _family(m.precision) == _family(precision)
+        and math.isfinite(_modelled_serving(m, a))
+    ]
+
+    def closest(ms: Sequence[Measurement]) -> Measurement:
+        def gap(m: Measurement) -> tuple[bool, float, str]:
+            assert m.input_tokens is not None and m.output_tokens is not None
+            io = abs(math.log(m.input_tokens / m.output_tokens) - shape)
+            return (not m.yours, abs(math.log(m.params / p.params)) + io, m.id)
+
+        return min(ms, key=gap)
+
+    own = [m for m in rows if m.gpu == spec.name]
+    basis, via = Basis.MEASURED, ""
+    if not own:
+        near = _nearest_gpu(spec, precision, rows)
+        if near is None:
+            source = f"datasheet {peak:g} TFLOPS x inference MFU, serving model"
+            return Rate(base, Basis.MODELLED, source, precision, flag)
+        own, basis, via = near[1], Basis.SCALED, f"from {near[0].name} by the serving model: "
+    m = closest(own)
+    k = m.throughput / _modelled_serving(m, a)
+    source = f"{via}{_source(m)}; measured/modelled {k:.2f}"
+    return Rate(base * k, basis, source, precision, flag, m.yours, memory_scale=k)
 
 
 def _training_rows(measurements: tuple[Measurement, ...]) -> tuple[Measurement, ...]:

@@ -59,6 +59,7 @@ _FIELDS = {
     "sequence_length",
     "input_tokens",
     "output_tokens",
+    "kv_heads",
     "gpu",
     "gpu_count",
     "precision",
@@ -95,6 +96,8 @@ class Measurement:
     sequence_length: int | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    kv_heads: int | None = None
+    """Grouped-query attention's key/value heads (unset: one per attention head)."""
     yours: bool = False
     """A row the user measured (profiles file ``[[measured]]``): wins over shipped rows."""
 
@@ -190,6 +193,7 @@ def parse_measurement(body: Mapping[str, Any], where: str, *, yours: bool = Fals
         sequence_length=_whole(body, "sequence_length", where, row_id),
         input_tokens=_whole(body, "input_tokens", where, row_id),
         output_tokens=_whole(body, "output_tokens", where, row_id),
+        kv_heads=_whole(body, "kv_heads", where, row_id),
         yours=yours,
     )
     _check_shape(m, where)

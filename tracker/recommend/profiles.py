@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -112,6 +112,13 @@ class Profile(BaseModel):
     # shape of the work
     sequence_length: int | None = Field(default=None, ge=1)
     batch_size: int | None = Field(default=None, ge=1)
+    # inference: one request's prompt and answer, and how many run at once ("max": as
+    # many as fit beside the weights, i.e. offline throughput); ``tokens`` = output tokens
+    input_tokens: int | None = Field(default=None, ge=1)
+    output_tokens: int | None = Field(default=None, ge=1)
+    concurrency: int | Literal["max"] | None = None
+    kv_heads: int | None = Field(default=None, ge=1)
+    """Key/value heads (grouped-query attention: 8 in Llama 2 70B and Llama 3); unset: one per head."""
     flops_per_image: float | None = Field(default=None, gt=0)
     activation_bytes_per_image: float | None = Field(default=None, gt=0)
     # constraints
@@ -151,6 +158,15 @@ class Profile(BaseModel):
     @classmethod
     def _workload_class(cls, value: Any) -> Any:
         return None if value is None else _one_of(value, WorkloadClass)
+
+    @field_validator("concurrency", mode="before")
+    @classmethod
+    def _concurrency(cls, value: Any) -> Any:
+        if value is None or value == "max":
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f'must be a whole number >= 1 or "max", got {value!r}')
+        return value
 
     @field_validator("interconnect", mode="before")
     @classmethod
@@ -246,6 +262,7 @@ class Profile(BaseModel):
                 raise _FieldError(missing, "images and epochs go together")
         if sizes == ["tokens"] and self.task is Task.CNN_TRAINING:
             raise _FieldError("tokens", "cnn_training work is images x epochs (or GPU-hours)")
+        self._check_serving()
         if (self.reference_gpu_hours is None) != (self.reference_gpu is None):
             raise _FieldError("reference_gpu", "reference_gpu_hours and reference_gpu go together")
         if self.min_gpus and self.max_gpus and self.min_gpus > self.max_gpus:
@@ -257,6 +274,23 @@ class Profile(BaseModel):
                 "checkpoint_interval_hours", "only meaningful with interruptible = true"
             )
         return self
+
+    def _check_serving(self) -> None:
+        given = self.input_tokens is not None, self.output_tokens is not None
+        if any(given) and self.task is not Task.INFERENCE:
+            raise _FieldError(
+                "input_tokens", f"input/output tokens are for inference, not {self.task}"
+            )
+        if any(given) and not all(given):
+            missing = "output_tokens" if given[0] else "input_tokens"
+            raise _FieldError(missing, "input_tokens and output_tokens go together")
+        if self.concurrency is not None and not all(given):
+            raise _FieldError("concurrency", "needs input_tokens and output_tokens")
+
+    @property
+    def serving(self) -> bool:
+        """Requests of input → output tokens (prefill + decode model), not a token count."""
+        return self.input_tokens is not None and self.output_tokens is not None
 
     # ---- derived ----------------------------------------------------------------------
     @property
@@ -282,18 +316,23 @@ class Profile(BaseModel):
 
     @property
     def seq_len(self) -> int:
+        if self.input_tokens is not None and self.output_tokens is not None:
+            return self.input_tokens + self.output_tokens
         return self.sequence_length or 2048
 
     @property
     def batch(self) -> int:
         if self.batch_size is not None:
             return self.batch_size
+        if isinstance(self.concurrency, int):
+            return self.concurrency
         return 32 if self.task is Task.CNN_TRAINING else 1
 
     def fingerprint(self) -> str:
         """Stable hash of what affects the ranking (the description does not)."""
-        # an unset workload_class is left out so profiles keep the hash they had before it
-        skip = {"description"} | ({"workload_class"} if self.workload_class is None else set())
+        # fields added later are left out while unset, so profiles keep the hash they had
+        later = ("workload_class", "input_tokens", "output_tokens", "concurrency", "kv_heads")
+        skip = {"description"} | {name for name in later if getattr(self, name) is None}
         data = self.model_dump_json(exclude=skip)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 

@@ -15,6 +15,7 @@ the offers that fit are then ordered by what an hour of work costs on them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -27,6 +28,8 @@ from tracker.recommend import pricing
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.calibration import Rate, basis_notes, calibrated_work, gpu_rates
 from tracker.recommend.fabric import INTERCONNECTS
+from tracker.recommend.inference import best_split_tokens_per_second, serving
+from tracker.recommend.kinds import Precision
 from tracker.recommend.measured import Measurement
 from tracker.recommend.profiles import InterconnectNeed, Profile, Task
 from tracker.recommend.reasons import Reason, exclusion_detail
@@ -185,7 +188,7 @@ def rank_table(
     per_model = np.array([r.flops if r else np.nan for r in rates] or [np.nan])
     achieved = np.where(table.known, per_model[table.gpu_code], np.nan) if n else np.empty(0)
     exclude(Reason.NO_THROUGHPUT, np.isnan(achieved))
-    if w.decode_steps:
+    if w.decode_steps or p.serving:
         exclude(Reason.NO_BANDWIDTH, np.isnan(table.bandwidth))
     exclude(Reason.VRAM_UNKNOWN, np.isnan(table.vram_per_gpu))
 
@@ -220,7 +223,10 @@ def rank_table(
         cost = per_job_hour  # the ranking key: no hours to multiply by
         pct = interrupt
     else:
-        compute_hours, wall, pct = _hours(w, a, p, table, count, rate, spot)
+        kept = per_doubling[ic]
+        seconds = _job_seconds(w, a, p, table, rate, achieved, kept, rates)
+        exclude(Reason.VRAM, np.isnan(seconds))  # serving: not one request fits
+        compute_hours, wall, pct = _hours(a, p, table, seconds, spot)
         cost = per_job_hour * wall
     if p.max_price_per_hour is not None:
         exclude(Reason.MAX_PRICE, table.hourly > float(p.max_price_per_hour))
@@ -275,18 +281,22 @@ def rank_table(
     )
 
 
-def _hours(
+def _job_seconds(
     w: Workload,
     a: Assumptions,
     p: Profile,
     table: OfferTable,
-    count: FloatArray,
     rate: FloatArray,
-    spot: BoolArray,
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Compute hours, expected wall hours (spot re-work added) and interruption %."""
+    achieved: FloatArray,
+    kept: FloatArray,
+    rates: Sequence[Rate | None],
+) -> FloatArray:
+    """Seconds of uninterrupted work: FLOPs at the rate, or serving's prefill + decode."""
     assert w.flops is not None
+    count = table.count
     with np.errstate(invalid="ignore", divide="ignore"):
+        if p.serving:
+            return _serving_seconds(p, a, table, achieved, kept, rates)
         seconds = w.flops / (count * rate)
         if w.decode_steps:
             memory = (
@@ -295,6 +305,43 @@ def _hours(
                 / (count * table.bandwidth * 1e9 * a.memory_bandwidth_efficiency)
             )
             seconds = np.fmax(seconds, memory)
+    return seconds
+
+
+def _serving_seconds(
+    p: Profile,
+    a: Assumptions,
+    table: OfferTable,
+    achieved: FloatArray,
+    kept: FloatArray,
+    rates: Sequence[Rate | None],
+) -> FloatArray:
+    """``tokens`` output tokens at the serving model's output tokens/s (inference.py)."""
+    assert p.tokens is not None and p.input_tokens is not None and p.output_tokens is not None
+    scale = np.array([r.memory_scale if r else np.nan for r in rates] or [np.nan])
+    bandwidth = table.bandwidth * 1e9 * a.memory_bandwidth_efficiency * scale[table.gpu_code]
+    concurrency = float(p.concurrency) if isinstance(p.concurrency, int) else math.inf
+    seconds = np.full(len(table), np.nan)
+    for precision, models in _storage_groups(p, a, rates):
+        s = serving(
+            p.params, precision, p.input_tokens, p.output_tokens, concurrency, p.kv_heads, a
+        )
+        tps = best_split_tokens_per_second(
+            s, table.count, table.vram_per_gpu, achieved, bandwidth, kept
+        )
+        mask = np.isin(table.gpu_code, models) if models is not None else np.ones(len(table), bool)
+        seconds = np.where(mask, p.tokens / tps, seconds)
+    return seconds
+
+
+def _hours(
+    a: Assumptions,
+    p: Profile,
+    table: OfferTable,
+    seconds: FloatArray,
+    spot: BoolArray,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Compute hours, expected wall hours (spot re-work added) and interruption %."""
     compute_hours = seconds / 3600.0
     interrupt = table.interruption_pct
     if not (p.interruptible and spot.any()):
@@ -411,23 +458,32 @@ def _efficiency(rate: float, gpu_model: str, gpu_rate: Rate | None) -> float | N
     return None if peak is None else rate / (peak * 1e12)
 
 
+def _storage_groups(
+    p: Profile, a: Assumptions, rates: Sequence[Rate | None]
+) -> list[tuple[Precision, IntArray | None]]:
+    """The precisions weights are stored at, with the GPU models at a fallback one.
+
+    An fp8 job on a GPU without fp8 holds its weights at the fallback (16-bit) width, so
+    it needs that memory there; ``None`` stands for every other GPU model."""
+    out: list[tuple[Precision, IntArray | None]] = [(p.precision, None)]
+    if p.precision is not p.compute:
+        return out  # quantised weights (int8/int4) keep their format whatever the compute
+    for precision in sorted({r.precision for r in rates if r and r.fallback}):
+        if weight_bytes(precision, a) == weight_bytes(p.precision, a):
+            continue
+        models = [i for i, r in enumerate(rates) if r and r.fallback and r.precision is precision]
+        out.append((precision, np.array(models, np.int64)))
+    return out
+
+
 def _vram_by_stored_precision(
     p: Profile, w: Workload, a: Assumptions, rates: Sequence[Rate | None]
 ) -> list[tuple[VramEstimate, IntArray | None]]:
-    """The job's memory, and which GPU models hold weights at a fallback precision.
-
-    An fp8 job on a GPU without fp8 stores its weights at the fallback (16-bit) width,
-    so it needs that much memory there; ``None`` stands for every other GPU model."""
-    out: list[tuple[VramEstimate, IntArray | None]] = [(w.vram, None)]
-    if p.precision is not p.compute:
-        return out  # quantised weights (int8/int4) keep their format whatever the compute
-    for precision in {r.precision for r in rates if r and r.fallback}:
-        if weight_bytes(precision, a) == weight_bytes(p.precision, a):
-            continue
-        models = np.array(
-            [i for i, r in enumerate(rates) if r and r.fallback and r.precision is precision],
-            np.int64,
-        )
-        fallback = p.model_copy(update={"precision": precision, "compute_precision": None})
-        out.append((estimate_vram(fallback, a), models))
+    out: list[tuple[VramEstimate, IntArray | None]] = []
+    for precision, models in _storage_groups(p, a, rates):
+        if models is None:
+            out.append((w.vram, models))
+        else:
+            fallback = p.model_copy(update={"precision": precision, "compute_precision": None})
+            out.append((estimate_vram(fallback, a), models))
     return out
