@@ -275,7 +275,12 @@ def recommend(
             chosen = make_profile("ad-hoc", overrides)
         engine = open_store(ctx)
         ranking = rank_table(
-            chosen, load_offer_table(engine), profile_set.assumptions, top=top, explain=explain
+            chosen,
+            load_offer_table(engine),
+            profile_set.assumptions,
+            top=top,
+            explain=explain,
+            measurements=profile_set.measurements,
         )
     except (ProfileError, WorkloadError) as exc:
         raise CliError(str(exc), USAGE) from None

@@ -36,12 +36,11 @@ from tracker.models import Interconnect
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.fabric import catalog_interconnect
 from tracker.recommend.inference import output_tokens_per_second, serving
-from tracker.recommend.measured import Measurement, Unit, shipped_measurements
+from tracker.recommend.measured import Measurement, Unit, shipped_measurements, workload_class
 from tracker.recommend.profiles import Precision, Profile, Task, WorkloadClass
 from tracker.recommend.throughput import Workload, scaling_factor, spec_tflops
 
 __all__ = [
-    "LLM_PARAMS",
     "Basis",
     "Rate",
     "achieved_flops",
@@ -53,8 +52,6 @@ __all__ = [
     "workload_class",
 ]
 
-LLM_PARAMS = 1e9
-"""Transformers from this size up calibrate against LLM training, below against BERT-size."""
 
 _GRID = tuple(2 ** (k / 4) for k in range(0, 53))  # intensities 1 … 8192 FLOPs per byte
 _CLASS_TASK = {
@@ -111,21 +108,6 @@ class Rate:
         return f"{self.basis.value} (yours)" if self.yours else self.basis.value
 
 
-def workload_class(p: Profile) -> WorkloadClass | None:
-    """The class a profile calibrates against; None where no class fits (QLoRA)."""
-    if p.workload_class is not None:
-        return WorkloadClass(p.workload_class)
-    if p.task is Task.CNN_TRAINING:
-        return WorkloadClass.CNN_TRAINING
-    if p.task is Task.INFERENCE:
-        return WorkloadClass.LLM_INFERENCE
-    if p.task is Task.QLORA:
-        return None  # NF4 dequantisation on every matmul: no class measures that
-    return (
-        WorkloadClass.LLM_TRAINING if p.params >= LLM_PARAMS else WorkloadClass.TRANSFORMER_FINETUNE
-    )
-
-
 def _family(p: Precision) -> str:
     return "16-bit" if p in (Precision.FP16, Precision.BF16) else p.value
 
@@ -151,7 +133,10 @@ def compute_precision(spec: GpuSpec, want: Precision) -> tuple[Precision, str] |
 def _flops_per_unit(m: Measurement, a: Assumptions) -> float:
     if m.flops_per_image is not None:
         return a.cnn_training_passes * m.flops_per_image
-    per_token = a.training_flops_per_param_token * m.params
+    per_param = a.training_flops_per_param_token
+    if m.task in (Task.LORA, Task.QLORA):
+        per_param = a.adapter_flops_per_param_token  # frozen base: no weight gradients
+    per_token = per_param * m.params
     if m.unit is Unit.SEQUENCES:
         assert m.sequence_length is not None
         return per_token * m.sequence_length

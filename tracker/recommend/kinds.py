@@ -16,6 +16,7 @@ __all__ = [
     "Precision",
     "Task",
     "WorkloadClass",
+    "catalog_gpu_name",
 ]
 
 
@@ -85,3 +86,15 @@ ALLOWED_PRECISIONS: Mapping[Task, tuple[Precision, ...]] = {
 # int4 has no tensor-core rate in any datasheet; weight-only quantised kernels
 # dequantise to fp16 (inference) and QLoRA computes in bf16 (QLoRA paper §3).
 COMPUTE_PRECISIONS = (Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8, Precision.INT8)
+
+
+def catalog_gpu_name(raw: str) -> str | None:
+    """The canonical catalog name for a spelling (canonical or alias), None when unknown."""
+    from tracker.catalog import get_spec, resolve_gpu  # the catalog loads its TOML on use
+
+    try:
+        return get_spec(raw).name
+    except KeyError:
+        pass
+    match = resolve_gpu(raw)
+    return match.name if match.known else None

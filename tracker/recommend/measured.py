@@ -20,7 +20,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from tracker.recommend.profiles import Precision, WorkloadClass
+from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.kinds import Precision, Task, WorkloadClass, catalog_gpu_name
+from tracker.recommend.profiles import Profile, ProfileError
 
 __all__ = [
     "SHIPPED_FILE",
@@ -31,6 +33,8 @@ __all__ = [
     "load_measurements",
     "parse_measurement",
     "shipped_measurements",
+    "user_measurements",
+    "workload_class",
 ]
 
 SHIPPED_FILE = Path(__file__).with_name("measurements.toml")
@@ -68,11 +72,12 @@ _FIELDS = {
     "conditions",
     "source",
     "date",
+    "task",
 }
 _REQUIRED = ("id", "class", "model", "params", "gpu", "gpu_count", "precision", "throughput")
 
 
-class MeasurementError(ValueError):
+class MeasurementError(ProfileError):
     """A measurement row that cannot be used; the message is one line."""
 
 
@@ -98,6 +103,9 @@ class Measurement:
     output_tokens: int | None = None
     kv_heads: int | None = None
     """Grouped-query attention's key/value heads (unset: one per attention head)."""
+    task: Task | None = None
+    """What ran, where it changes the FLOPs per token (LoRA: 4·N, not training's 6·N);
+    set on rows recorded for a profile, unset on the shipped ones (full training)."""
     yours: bool = False
     """A row the user measured (profiles file ``[[measured]]``): wins over shipped rows."""
 
@@ -128,12 +136,6 @@ def _whole(body: Mapping[str, Any], key: str, where: str, row_id: str) -> int | 
     if value != int(value):
         raise _fail(where, row_id, f"{key}: must be a whole number, got {body[key]!r}")
     return int(value)
-
-
-def _canonical_gpu(raw: str) -> str | None:
-    from tracker.recommend.profiles import catalog_gpu_name
-
-    return catalog_gpu_name(raw)
 
 
 def parse_measurement(body: Mapping[str, Any], where: str, *, yours: bool = False) -> Measurement:
@@ -171,7 +173,8 @@ def parse_measurement(body: Mapping[str, Any], where: str, *, yours: bool = Fals
     if precision not in _PRECISIONS:
         allowed = ", ".join(p.value for p in _PRECISIONS)
         raise _fail(where, row_id, f"precision: {body['precision']!r} is not one of {allowed}")
-    gpu = _canonical_gpu(str(body["gpu"]))
+    task = Task(str(body["task"])) if yours and body.get("task") else None
+    gpu = catalog_gpu_name(str(body["gpu"]))
     if gpu is None:
         raise _fail(where, row_id, f"gpu: {body['gpu']!r} is not a GPU in the catalog")
     if not yours and gpu != body["gpu"]:
@@ -194,6 +197,7 @@ def parse_measurement(body: Mapping[str, Any], where: str, *, yours: bool = Fals
         input_tokens=_whole(body, "input_tokens", where, row_id),
         output_tokens=_whole(body, "output_tokens", where, row_id),
         kv_heads=_whole(body, "kv_heads", where, row_id),
+        task=task,
         yours=yours,
     )
     _check_shape(m, where)
@@ -248,3 +252,63 @@ def _read(path: Path) -> list[Measurement]:
     if unknown:
         raise MeasurementError(f"{path}: unknown table [{unknown[0]}] (expected [[measurement]])")
     return load_measurements(data.get("measurement", []), str(path))
+
+
+LLM_PARAMS = 1e9
+"""Transformers from this size up calibrate against LLM training, below against BERT-size."""
+
+
+def workload_class(p: Profile) -> WorkloadClass | None:
+    """The class a profile calibrates against; None where no class fits (QLoRA)."""
+    if p.workload_class is not None:
+        return p.workload_class
+    if p.task is Task.CNN_TRAINING:
+        return WorkloadClass.CNN_TRAINING
+    if p.task is Task.INFERENCE:
+        return WorkloadClass.LLM_INFERENCE
+    if p.task is Task.QLORA:
+        return None  # NF4 dequantisation on every matmul: no class measures that
+    if p.params >= LLM_PARAMS:
+        return WorkloadClass.LLM_TRAINING
+    return WorkloadClass.TRANSFORMER_FINETUNE
+
+
+def _from_profile(p: Profile, a: Assumptions, where: str, row_id: str) -> dict[str, Any]:
+    """The fields a measurement of ``p``'s own job takes from the profile."""
+    wclass = workload_class(p)
+    if wclass is None:
+        raise _fail(where, row_id, f"profile: {p.name!r} ({p.task}) has no workload class")
+    fields: dict[str, Any] = {
+        "class": wclass.value,
+        "model": f"profile {p.name}",
+        "params": p.params,
+        "precision": p.compute.value,
+        "task": p.task.value,
+        "sequence_length": p.seq_len,
+    }
+    if p.task is Task.CNN_TRAINING:
+        fields["flops_per_image"] = p.flops_per_image or a.resnet50_flops_per_param_image * p.params
+    if p.serving:
+        fields.update(input_tokens=p.input_tokens, output_tokens=p.output_tokens)
+    if p.kv_heads is not None:
+        fields["kv_heads"] = p.kv_heads
+    return fields
+
+
+def user_measurements(
+    rows: Iterable[Any], profiles: Mapping[str, Profile], a: Assumptions, where: str
+) -> list[Measurement]:
+    """``[[measured]]`` rows of a profiles file: ``profile = NAME`` takes the job's class,
+    size and precision from that profile; otherwise the row spells them out."""
+    bodies = []
+    for i, body in enumerate(rows, 1):
+        if not isinstance(body, dict):
+            raise MeasurementError(f"{where}: each [[measured]] must be a table")
+        body = {"id": f"yours-{i}", "gpu_count": 1, **body}
+        name = body.pop("profile", None)
+        if name is not None:
+            if name not in profiles:
+                raise _fail(where, body["id"], f"profile: unknown profile {name!r}")
+            body = {**_from_profile(profiles[name], a, where, body["id"]), **body}
+        bodies.append(body)
+    return load_measurements(bodies, where, yours=True)

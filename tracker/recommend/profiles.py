@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.field_errors import FieldError as _FieldError
+from tracker.recommend.field_errors import describe as _describe
 from tracker.recommend.kinds import (
     ALLOWED_PRECISIONS,
     COMPUTE_PRECISIONS,
@@ -37,6 +39,7 @@ from tracker.recommend.kinds import (
     Precision,
     Task,
     WorkloadClass,
+    catalog_gpu_name,
 )
 
 __all__ = [
@@ -51,11 +54,15 @@ __all__ = [
     "ProfileSet",
     "Task",
     "WorkloadClass",
+    "catalog_gpu_name",
     "load_profile_file",
     "load_profiles",
     "make_profile",
     "user_profiles_path",
 ]
+
+if TYPE_CHECKING:
+    from tracker.recommend.measured import Measurement
 
 log = logging.getLogger(__name__)
 
@@ -75,18 +82,6 @@ def _one_of(value: Any, enum: type[StrEnum]) -> Any:
 
 GpuResolver = Callable[[str], str | None]
 """Maps a GPU spelling to its canonical catalog name, or None when unknown."""
-
-
-def catalog_gpu_name(raw: str) -> str | None:
-    """The canonical catalog name for a spelling (canonical or alias), None when unknown."""
-    from tracker.catalog import get_spec, resolve_gpu
-
-    try:
-        return get_spec(raw).name
-    except KeyError:
-        pass
-    match = resolve_gpu(raw)
-    return match.name if match.known else None
 
 
 class Profile(BaseModel):
@@ -337,49 +332,11 @@ class Profile(BaseModel):
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
-class _FieldError(ValueError):
-    """A cross-field problem attributed to one field, so the message can name it."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(message)
-        self.field_name = field_name
-        self.message = message
-
-
 class ProfileError(ValueError):
     """A profile or profiles file that cannot be used; the message is one line."""
 
 
 _RESOLVER: GpuResolver = catalog_gpu_name
-
-
-def _describe(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    error = first.get("ctx", {}).get("error")
-    if isinstance(error, _FieldError):
-        return f"{error.field_name}: {error.message}"
-    loc = ".".join(str(part) for part in first["loc"] if not isinstance(part, int)) or "profile"
-    message = str(first["msg"]).removeprefix("Value error, ")
-    ctx = first.get("ctx", {})
-    if first["type"] == "extra_forbidden":
-        message = "unknown field"
-    elif first["type"] == "missing":
-        message = "required"
-    elif first["type"] in _BOUND_TYPES:
-        kind = _BOUND_TYPES[first["type"]]
-        bound = ctx.get(kind)
-        shown = f"{bound:g}" if isinstance(bound, float) else bound  # 1.0 reads as 1
-        message = f"must be {_BOUNDS[kind]} {shown}, got {first['input']!r}"
-    return f"{loc}: {message}"
-
-
-_BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
-_BOUND_TYPES = {
-    "greater_than": "gt",
-    "greater_than_equal": "ge",
-    "less_than": "lt",
-    "less_than_equal": "le",
-}
 
 
 def make_profile(name: str, data: Mapping[str, Any], where: str = "") -> Profile:
@@ -400,6 +357,15 @@ class ProfileSet:
     history_top: int = DEFAULT_HISTORY_TOP
     sources: Mapping[str, str] = field(default_factory=dict)
     """Where each profile came from ("built-in" or the file path)."""
+    measured: tuple[Measurement, ...] = ()
+    """The user's own ``[[measured]]`` throughput: wins over the shipped table."""
+
+    @property
+    def measurements(self) -> tuple[Measurement, ...]:
+        """What estimates calibrate against: the shipped table and the user's rows."""
+        from tracker.recommend.measured import shipped_measurements
+
+        return (*shipped_measurements(), *self.measured)
 
     def get(self, name: str) -> Profile:
         try:
@@ -414,6 +380,7 @@ class _FileContent:
     profiles: dict[str, Profile]
     assumptions: dict[str, Any] | None
     history_top: int | None
+    measured: list[Any]
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -430,12 +397,15 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def load_profile_file(path: Path) -> _FileContent:
     data = _read_toml(path)
-    unknown = sorted(set(data) - {"profiles", "assumptions", "history"})
+    unknown = sorted(set(data) - {"profiles", "assumptions", "history", "measured"})
     if unknown:
         raise ProfileError(
             f"{path}: unknown table [{unknown[0]}] (expected [profiles.NAME], "
-            "[assumptions], [history])"
+            "[assumptions], [history], [[measured]])"
         )
+    measured = data.get("measured", [])
+    if not isinstance(measured, list):
+        raise ProfileError(f"{path}: 'measured' must be [[measured]] tables")
     raw_profiles = data.get("profiles", {})
     if not isinstance(raw_profiles, dict):
         raise ProfileError(f"{path}: 'profiles' must be tables like [profiles.NAME]")
@@ -453,7 +423,7 @@ def load_profile_file(path: Path) -> _FileContent:
         raise ProfileError(f"{path}: [history] takes only 'top'")
     if top is not None and (not isinstance(top, int) or isinstance(top, bool) or top < 1):
         raise ProfileError(f"{path}: history.top: must be a whole number >= 1, got {top!r}")
-    return _FileContent(profiles, assumptions, top)
+    return _FileContent(profiles, assumptions, top, measured)
 
 
 def user_profiles_path(configured: Path | None) -> Path | None:
@@ -474,6 +444,7 @@ def load_profiles(user_file: Path | None = None, *, builtins: bool = True) -> Pr
         sources.update(dict.fromkeys(content.profiles, "built-in"))
     assumptions = Assumptions()
     top = DEFAULT_HISTORY_TOP
+    measured: list[Measurement] = []
     if user_file is not None:
         content = load_profile_file(user_file)
         for name in content.profiles:
@@ -493,4 +464,7 @@ def load_profiles(user_file: Path | None = None, *, builtins: bool = True) -> Pr
                 raise ProfileError(f"{user_file}: assumptions.{loc}: {msg}") from None
         if content.history_top is not None:
             top = content.history_top
-    return ProfileSet(profiles, assumptions, top, sources)
+        from tracker.recommend.measured import user_measurements  # it imports this module
+
+        measured = user_measurements(content.measured, profiles, assumptions, str(user_file))
+    return ProfileSet(profiles, assumptions, top, sources, tuple(measured))
