@@ -404,12 +404,33 @@ def basis_notes(rated: Iterable[tuple[str, Rate]]) -> tuple[str, ...]:
     return tuple(notes)
 
 
+_RATES: dict[tuple[str, int, str], dict[str, Rate | None]] = {}
+
+
 def gpu_rates(
     p: Profile,
     specs: Sequence[GpuSpec | None],
     a: Assumptions,
     measurements: Sequence[Measurement] | None = None,
 ) -> list[Rate | None]:
-    """One rate per GPU model of an offer table (None: unknown GPU or no way to rate it)."""
+    """One rate per GPU model of an offer table (None: unknown GPU or no way to rate it).
+
+    A rate depends only on the profile, the GPU, the measurements and the assumptions, so
+    each is worked out once per process: the service re-ranks the same profiles after
+    every collection."""
     rows = shipped_measurements() if measurements is None else tuple(measurements)
-    return [None if s is None else predict(p, s, a, tuple(rows)) for s in specs]
+    key = (p.fingerprint(), hash(rows), a.model_dump_json())
+    known = _RATES.get(key)
+    if known is None:
+        if len(_RATES) > 512:
+            _RATES.clear()
+        known = _RATES[key] = {}
+    out: list[Rate | None] = []
+    for spec in specs:
+        if spec is None:
+            out.append(None)
+            continue
+        if spec.name not in known:
+            known[spec.name] = predict(p, spec, a, rows)
+        out.append(known[spec.name])
+    return out

@@ -16,6 +16,7 @@ the offers that fit are then ordered by what an hour of work costs on them.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -321,17 +322,46 @@ def _serving_seconds(
     scale = np.array([r.memory_scale if r else np.nan for r in rates] or [np.nan])
     bandwidth = table.bandwidth * 1e9 * a.memory_bandwidth_efficiency * scale[table.gpu_code]
     concurrency = float(p.concurrency) if isinstance(p.concurrency, int) else math.inf
+    # 100,000 offers are a few hundred distinct (GPU, count, VRAM, link) shapes
+    first, inverse = _shapes(table)
     seconds = np.full(len(table), np.nan)
     for precision, models in _storage_groups(p, a, rates):
         s = serving(
             p.params, precision, p.input_tokens, p.output_tokens, concurrency, p.kv_heads, a
         )
         tps = best_split_tokens_per_second(
-            s, table.count, table.vram_per_gpu, achieved, bandwidth, kept
-        )
+            s,
+            table.count[first],
+            table.vram_per_gpu[first],
+            achieved[first],
+            bandwidth[first],
+            kept[first],
+        )[inverse]
         mask = np.isin(table.gpu_code, models) if models is not None else np.ones(len(table), bool)
         seconds = np.where(mask, p.tokens / tps, seconds)
     return seconds
+
+
+_SHAPES: dict[int, tuple[weakref.ref[OfferTable], IntArray, IntArray]] = {}
+
+
+def _shapes(table: OfferTable) -> tuple[IntArray, IntArray]:
+    """One offer per distinct (GPU, count, VRAM, link) shape and each offer's shape.
+
+    100,000 offers are a few hundred shapes; serving is worked out once per shape. Kept
+    per table (every profile of a recompute shares it)."""
+    known = _SHAPES.get(id(table))
+    if known is not None and known[0]() is table:
+        return known[1], known[2]
+    key = np.zeros(len(table), np.int64)
+    for column in (table.gpu_code, table.count, table.vram_per_gpu, table.links.code):
+        values, index = np.unique(column, return_inverse=True)
+        key = key * len(values) + index.ravel()
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    for stale in [k for k, v in _SHAPES.items() if v[0]() is None]:
+        del _SHAPES[stale]
+    _SHAPES[id(table)] = (weakref.ref(table), first, inverse)
+    return first, inverse
 
 
 def _hours(
