@@ -287,3 +287,25 @@ def test_fp8_lora_is_a_valid_profile_and_runs_in_fp8_where_the_gpu_has_it() -> N
     assert h100.rate.precision.value == "fp8" and not h100.rate.fallback
     a100 = rank(p, [offer("A100-80GB", 1)]).candidates[0]
     assert a100.rate.fallback == "fp8 runs as bf16: A100-80GB has no fp8 rate"
+
+
+def test_reference_gpu_hours_reproduce_on_the_reference_gpu_at_its_calibrated_rate() -> None:
+    # "300 h on one A100-80GB": the work is 300 h at the A100's measured rate (llm-foundry
+    # 3b, nearest size to 3e9), so the A100 offer shows 300 h, and the H100 the ratio of
+    # the two GPUs' calibrated rates, not of their datasheets (989.5 / 312 = 3.17).
+    p = make_profile(
+        "rerun",
+        dict(
+            params=3e9,
+            task="full_finetune",
+            precision="bf16",
+            reference_gpu_hours=300,
+            reference_gpu="A100-80GB",
+        ),
+    )
+    a100, h100 = rank(p, [offer("A100-80GB", 1), offer("H100-SXM", 1)]).candidates[::-1]
+    assert a100.offer.gpu_model == "A100-80GB" and a100.job_hours == pytest.approx(300)
+    assert a100.rate.basis is Basis.MEASURED
+    assert h100.job_hours is not None
+    assert h100.job_hours == pytest.approx(300 * a100.rate.flops / h100.rate.flops)
+    assert 300 / h100.job_hours < 989.5 / 312
