@@ -19,4 +19,10 @@ def test_quickstart_config_loads_the_sample_sheet_offline() -> None:
     settings = load_settings(ROOT / "examples" / "quickstart.toml")
     assert settings.pricesheet.path == Path("examples/prices.csv")
     assert not (settings.aws.enabled or settings.azure.enabled or settings.gcp.enabled)
+    assert not (
+        settings.lambda_.enabled
+        or settings.runpod.enabled
+        or settings.vastai.enabled
+        or settings.oci.enabled
+    )
     assert "EUR" in settings.fx_rates

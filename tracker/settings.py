@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -170,6 +178,92 @@ class GcpSettings(_Section):
         return read_secret(self.api_key, self.api_key_file, "gcp.api_key")
 
 
+def _endpoint_origin(value: str | None) -> str | None:
+    """``scheme://host[:port]`` that replaces a documented URL's origin (its path is kept)."""
+    if value is None or not value.strip():
+        return None
+    from urllib.parse import urlsplit  # local: only the GPU-cloud sections use it
+
+    value = value.strip().rstrip("/")
+    parts = urlsplit(value if "://" in value else f"https://{value}")
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query:
+        raise ValueError(
+            f"expected http(s)://host[:port] without a path (the documented path is kept), "
+            f"got {value!r}"
+        )
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+class KeyedCloudSettings(_Section):
+    """A GPU cloud whose API needs a key: the section's own setting, its ``*_file``, or
+    the provider's conventional variable (``LAMBDA_API_KEY``, ``RUNPOD_API_KEY``)."""
+
+    _fallback_env: ClassVar[str] = ""
+    _section: ClassVar[str] = ""
+
+    enabled: bool = True
+    api_key: SecretStr | None = None
+    api_key_file: Path | None = None
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of the documented endpoint; the path is kept."""
+
+    _origin = field_validator("endpoint_url")(_endpoint_origin)
+
+    def resolved_api_key(self, environ: Mapping[str, str] | None = None) -> SecretStr | None:
+        key = read_secret(self.api_key, self.api_key_file, f"{self._section}.api_key")
+        if key is not None and key.get_secret_value().strip():
+            return key
+        fallback = (os.environ if environ is None else environ).get(self._fallback_env, "")
+        return SecretStr(fallback.strip()) if fallback.strip() else None
+
+    @classmethod
+    def key_setting(cls) -> str:
+        """How a user sets the key, for the one line that says it is missing or refused."""
+        return f"GPU_TRACKER_{cls._section.upper()}__API_KEY (or {cls._fallback_env})"
+
+
+class LambdaSettings(KeyedCloudSettings):
+    """Lambda Cloud instance types (collectors/lambda_cloud.py)."""
+
+    _fallback_env: ClassVar[str] = "LAMBDA_API_KEY"
+    _section: ClassVar[str] = "lambda"
+
+
+class RunPodSettings(KeyedCloudSettings):
+    """RunPod GraphQL ``gpuTypes`` (collectors/runpod.py)."""
+
+    _fallback_env: ClassVar[str] = "RUNPOD_API_KEY"
+    _section: ClassVar[str] = "runpod"
+
+
+class VastAiSettings(_Section):
+    """Vast.ai public offer search (collectors/vastai.py); no key needed."""
+
+    enabled: bool = True
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of ``https://console.vast.ai``; the path is kept."""
+    allocated_storage: Decimal = Field(Decimal(100), gt=0)
+    """GB of disk the search prices in: ``dph_total`` includes its hourly cost."""
+    page_size: int = Field(1000, ge=2, le=10000)
+    """Offers asked for per request; a full page is followed by the next price band."""
+    include_bids: bool = True
+    """Also search interruptible (``type: bid``) offers and store them as spot."""
+
+    _origin = field_validator("endpoint_url")(_endpoint_origin)
+
+
+class OciSettings(_Section):
+    """Oracle Cloud public price list (collectors/oci.py); no credentials."""
+
+    enabled: bool = True
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of ``https://apexapps.oracle.com``; the path is kept."""
+    include_preemptible: bool = True
+    """Store preemptible capacity (50 % of on-demand) as spot for the shapes that support it."""
+
+    _origin = field_validator("endpoint_url")(_endpoint_origin)
+
+
 class SchedulerSettings(_Section):
     """How ``gpu-tracker serve`` runs collectors (see tracker/service/).
 
@@ -228,12 +322,16 @@ class SchedulerSettings(_Section):
         return self.cadences.get(collector, self.default_minutes)
 
 
+_LAMBDA_ENV_ALIAS = f"{ENV_PREFIX}lambda".lower()
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
         env_nested_delimiter="__",
         extra="forbid",
         nested_model_default_partial_update=True,
+        populate_by_name=True,
     )
 
     _toml_file: ClassVar[Path | None] = None
@@ -247,6 +345,14 @@ class Settings(BaseSettings):
     aws: AwsSettings = Field(default_factory=AwsSettings)
     azure: AzureSettings = Field(default_factory=AzureSettings)
     gcp: GcpSettings = Field(default_factory=GcpSettings)
+    lambda_: LambdaSettings = Field(
+        default_factory=LambdaSettings, validation_alias=_LAMBDA_ENV_ALIAS
+    )
+    """``[lambda]`` in TOML, ``GPU_TRACKER_LAMBDA__…`` in the environment (``lambda`` is a
+    Python keyword, hence the field name)."""
+    runpod: RunPodSettings = Field(default_factory=RunPodSettings)
+    vastai: VastAiSettings = Field(default_factory=VastAiSettings)
+    oci: OciSettings = Field(default_factory=OciSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     plugins: dict[str, str] = Field(default_factory=dict)
     """Extra collectors by name as ``"module:Class"``, for code that is not an installed
@@ -254,6 +360,21 @@ class Settings(BaseSettings):
     profiles_path: Path | None = None
     """Extra workload profiles (TOML) on top of the built-in ones."""
     alerts_path: Path | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lambda_section(cls, data: Any) -> Any:
+        """``lambda`` (TOML, keyword arguments) names the section the env alias fills.
+
+        The alias is the prefixed name so the environment source reads only
+        ``GPU_TRACKER_LAMBDA__*``, never a bare ``LAMBDA__*``.
+        """
+        if isinstance(data, dict):
+            for key in ("lambda", "lambda_"):
+                if key in data:
+                    data = dict(data)
+                    data[_LAMBDA_ENV_ALIAS] = data.pop(key)
+        return data
 
     @classmethod
     def settings_customise_sources(

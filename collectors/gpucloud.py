@@ -1,0 +1,175 @@
+"""What the GPU-cloud collectors (Lambda, RunPod, Vast.ai, OCI) share.
+
+They are small JSON APIs with one documented URL each, so the common parts are
+where the request goes (an override keeps the documented path), how a refused
+key is reported (one line naming the setting, never the key), and how an item
+that cannot be priced becomes a counted skip (:class:`collectors.base.SkipItem`)
+instead of a guess.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any, ClassVar, Self
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from collectors.base import (
+    CollectorError,
+    MissingCredentials,
+    NotConfigured,
+    RunContext,
+    SkipItem,
+)
+from collectors.http import HttpClient, HttpError
+from tracker.models import InvalidOffer, PricingModel, to_decimal
+from tracker.settings import ConfigError, KeyedCloudSettings, Settings
+
+__all__ = [
+    "AUTH_STATUSES",
+    "GpuCloudCollector",
+    "api_key_or_skip",
+    "documented_url",
+    "number",
+    "refused_or_failed",
+    "text",
+]
+
+AUTH_STATUSES = frozenset({401, 403})
+
+
+def documented_url(documented: str, origin: str | None) -> str:
+    """``documented`` with its scheme, host and port replaced by ``origin`` (if set).
+
+    Proxies and mirrors serve the provider's own paths, so only the origin moves.
+    """
+    if not origin:
+        return documented
+    base = urlsplit(origin)
+    parts = urlsplit(documented)
+    return urlunsplit((base.scheme, base.netloc, parts.path, parts.query, ""))
+
+
+def api_key_or_skip(provider: str, section: Any) -> str:
+    """The provider's API key, or :class:`MissingCredentials` naming the setting.
+
+    The runner prefixes the provider's name (``lambda: skipped: no API key: …``).
+
+    ``section`` is a :class:`tracker.settings._KeyedCloudSettings` (Lambda, RunPod).
+    """
+    if not section.enabled:
+        raise NotConfigured(f"disabled ({provider}.enabled = false)")
+    try:
+        key = section.resolved_api_key()
+    except ConfigError as exc:
+        raise MissingCredentials(str(exc)) from None
+    if key is None:
+        raise MissingCredentials(f"no API key: set {section.key_setting()}")
+    return str(key.get_secret_value())
+
+
+def refused_or_failed(provider: str, exc: HttpError, setting: str = "") -> CollectorError:
+    """The run's error for a failed request: a refused key says which setting to fix."""
+    if exc.status in AUTH_STATUSES and setting:
+        return CollectorError(
+            f"{provider}: the API key was refused (HTTP {exc.status}); check {setting}"
+        )
+    return CollectorError(f"{provider}: {exc}")
+
+
+def text(item: Mapping[str, Any], field: str) -> str:
+    value = item.get(field)
+    if not isinstance(value, str) or not value.strip():
+        raise SkipItem("malformed_item", f"{field} missing or not text ({value!r})")
+    return value.strip()
+
+
+def number(item: Mapping[str, Any], field: str, *, required: bool = True) -> Decimal | None:
+    """A JSON number as Decimal (never through a binary float); ``None`` if absent."""
+    value = item.get(field)
+    if value is None:
+        if required:
+            raise SkipItem("malformed_item", f"{field} missing")
+        return None
+    if isinstance(value, str):  # these APIs send numbers; a string is a changed format
+        raise SkipItem("malformed_item", f"{field} is text, not a number ({value!r})")
+    try:
+        return to_decimal(value, field)
+    except InvalidOffer as exc:
+        raise SkipItem("malformed_item", str(exc)) from None
+
+
+class GpuCloudCollector:
+    """Construction, endpoint and JSON requests the GPU-cloud collectors share.
+
+    A subclass names its settings section and documented URL and implements
+    ``collect``; a section with an API key (:class:`KeyedCloudSettings`) makes the
+    collector need one and send it as a bearer token.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    pricing_models: ClassVar[frozenset[PricingModel]]
+    documented: ClassVar[str]
+    """The provider's documented URL; ``<section>.endpoint_url`` replaces its origin."""
+    spot_fetched_separately: ClassVar[bool] = False
+    """Most of these APIs return spot with everything else (see collectors/base.py)."""
+    section_name: ClassVar[str]
+    """The :class:`Settings` attribute holding this provider's section."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        api_key: str = "",
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.settings = settings
+        self._api_key = api_key
+        self._sleep = sleep
+        self._transport = transport
+
+    @classmethod
+    def section(cls, settings: Settings) -> Any:
+        return getattr(settings, cls.section_name)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        section = cls.section(settings)
+        if isinstance(section, KeyedCloudSettings):
+            return cls(settings, api_key_or_skip(cls.name, section))
+        if not section.enabled:
+            raise NotConfigured(f"disabled ({cls.name}.enabled = false)")
+        return cls(settings)
+
+    @property
+    def url(self) -> str:
+        return documented_url(self.documented, self.section(self.settings).endpoint_url)
+
+    def scope(self, ctx: RunContext) -> frozenset[PricingModel]:
+        """The pricing models this run wants that the provider sells."""
+        return ctx.pricing_scope & self.pricing_models
+
+    def client(self) -> HttpClient:
+        # The key goes in a header, never the URL, so it cannot reach a log line.
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        return HttpClient(
+            self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
+        )
+
+    def fetch(self, http: HttpClient, method: str, **kwargs: Any) -> Any:
+        """The JSON body of one request to :attr:`url` (retries are the client's)."""
+        section = self.section(self.settings)
+        setting = section.key_setting() if isinstance(section, KeyedCloudSettings) else ""
+        try:
+            response = http.request(method, self.url, **kwargs)
+        except HttpError as exc:
+            raise refused_or_failed(self.name, exc, setting) from exc
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise CollectorError(f"{self.name}: response is not JSON: {exc}") from exc

@@ -1,0 +1,169 @@
+"""RunPod pod prices from the GraphQL ``gpuTypes`` query (API key).
+
+RunPod prices a GPU type **per GPU** for each cloud: Secure Cloud (RunPod's own
+data centres) and Community Cloud (vetted hosts) are different products at
+different prices, so each is its own offer (``offering_class`` ``secure`` /
+``community``). A pod rents 1..``maxGpuCount`` GPUs of one type; the collector
+stores the counts 1, 2, 4 and 8 that the type allows, priced per-GPU × count. A
+price of 0 (or none) means the cloud does not offer the type: no offer, never a
+free one. Spot (interruptible) prices are being retired by RunPod: stored as spot
+where present and non-zero, their absence is normal. Prices are global (RunPod
+does not price per data centre), so the region is ``global``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from collectors.base import CollectorError, RunContext, SkipItem
+from collectors.gpucloud import GpuCloudCollector, number, text
+from tracker.catalog import resolve_gpu
+from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
+
+__all__ = ["DOCUMENTED_URL", "GPU_TYPES_QUERY", "RunPodCollector", "parse_gpu_types"]
+
+log = logging.getLogger(__name__)
+
+PROVIDER = "runpod"
+DOCUMENTED_URL = "https://api.runpod.io/graphql"
+REGION = "global"
+GPU_COUNTS = (1, 2, 4, 8)
+# The fields of the official SDK's own gpuTypes query (runpod-python, api/queries/gpus.py).
+GPU_TYPES_QUERY = """query GpuTypes {
+  gpuTypes {
+    maxGpuCount id displayName manufacturer memoryInGb
+    secureCloud communityCloud
+    securePrice communityPrice secureSpotPrice communitySpotPrice
+  }
+}"""
+# (offering_class, cloud flag, on-demand field, spot field)
+_CLOUDS = (
+    ("secure", "secureCloud", "securePrice", "secureSpotPrice"),
+    ("community", "communityCloud", "communityPrice", "communitySpotPrice"),
+)
+
+
+def _per_gpu(item: Mapping[str, Any], field: str) -> Decimal | None:
+    """The per-GPU price, or ``None`` when the cloud does not offer it (absent, null, 0)."""
+    value = number(item, field, required=False)
+    if value is None or value == 0:
+        return None
+    if value < 0:
+        raise SkipItem("malformed_item", f"{field} is negative ({value})")
+    return value
+
+
+def _max_count(item: Mapping[str, Any]) -> int:
+    value = item.get("maxGpuCount")
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise SkipItem("malformed_item", f"maxGpuCount missing or not a count ({value!r})")
+    return value
+
+
+def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
+    """Offers for one ``gpuTypes`` entry; raises :class:`SkipItem` if unpriceable."""
+    if not isinstance(item, Mapping):
+        raise SkipItem("malformed_item", f"gpuTypes entry is {type(item).__name__}")
+    gpu_id = text(item, "id")
+    memory = number(item, "memoryInGb", required=False)
+    prices: list[tuple[str, PricingModel, Decimal]] = []
+    for offering_class, flag, on_demand_field, spot_field in _CLOUDS:
+        if item.get(flag) is False:
+            continue  # the type is not sold on this cloud
+        for pricing, field in (
+            (PricingModel.ON_DEMAND, on_demand_field),
+            (PricingModel.SPOT, spot_field),
+        ):
+            per_gpu = _per_gpu(item, field)
+            if per_gpu is not None and pricing in scope:
+                prices.append((offering_class, pricing, per_gpu))
+    if not prices:
+        if not any(f in item for _, _, od, sp in _CLOUDS for f in (od, sp)):
+            raise SkipItem("malformed_item", "no price field in the response")
+        return []
+    counts = [c for c in GPU_COUNTS if c <= _max_count(item)]
+    match = resolve_gpu(gpu_id, memory)
+    display = item.get("displayName")
+    attributes: dict[str, AttributeValue] = {
+        "display_name": display if isinstance(display, str) else None,
+        "max_gpu_count": _max_count(item),
+    }
+    if not match.known:
+        attributes["gpu_unknown_reason"] = match.reason
+    offers = []
+    for offering_class, pricing, per_gpu in prices:
+        for count in counts:
+            price = per_gpu * count
+            try:
+                offers.append(
+                    Offer(
+                        provider=PROVIDER,
+                        instance_type=f"{count}x {gpu_id}",
+                        region=REGION,
+                        pricing=pricing,
+                        price_per_hour=price,
+                        currency="USD",
+                        price_per_hour_usd=price,
+                        gpu_model=match.name,
+                        gpu_count=Decimal(count),
+                        gpu_memory_gib=memory,
+                        offering_class=offering_class,
+                        gpu_raw_name=gpu_id,
+                        gpu_known=match.known,
+                        attributes={**attributes, "price_per_gpu": per_gpu},
+                    )
+                )
+            except InvalidOffer as exc:
+                raise SkipItem("invalid_offer", f"{gpu_id}: {exc}") from None
+    return offers
+
+
+def parse_gpu_types(
+    payload: Any,
+    skip: Callable[[str, str], None],
+    scope: frozenset[PricingModel] = frozenset(PricingModel),
+) -> list[Offer]:
+    """Every offer in a ``gpuTypes`` response; unpriceable entries are counted skips."""
+    if isinstance(payload, Mapping) and payload.get("errors"):
+        first = payload["errors"][0] if isinstance(payload["errors"], list) else payload["errors"]
+        message = first.get("message") if isinstance(first, Mapping) else first
+        raise CollectorError(f"runpod: GraphQL error: {message}")
+    data = payload.get("data") if isinstance(payload, Mapping) else None
+    types = data.get("gpuTypes") if isinstance(data, Mapping) else None
+    if not isinstance(types, list):
+        raise CollectorError("runpod: response has no data.gpuTypes list")
+    offers: list[Offer] = []
+    for item in types:
+        try:
+            offers.extend(parse_gpu_type(item, scope))
+        except SkipItem as exc:
+            where = item.get("id") if isinstance(item, Mapping) else None
+            skip(exc.reason, f"{where}: {exc.detail}" if where else exc.detail)
+    return offers
+
+
+class RunPodCollector(GpuCloudCollector):
+    """Per-GPU pod prices on RunPod's Secure and Community clouds."""
+
+    name: ClassVar[str] = PROVIDER
+    description: ClassVar[str] = "RunPod GraphQL gpuTypes (secure/community, on-demand/spot)"
+    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(
+        {PricingModel.ON_DEMAND, PricingModel.SPOT}
+    )
+    spot_fetched_separately: ClassVar[bool] = False
+    """One gpuTypes query carries on-demand and spot prices together."""
+    documented: ClassVar[str] = DOCUMENTED_URL
+    section_name: ClassVar[str] = "runpod"
+
+    def collect(self, ctx: RunContext) -> Iterator[Offer]:
+        scope = self.scope(ctx)
+        if not scope:
+            return
+        with self.client() as http:
+            payload = self.fetch(http, "POST", json={"query": GPU_TYPES_QUERY})
+        offers = parse_gpu_types(payload, ctx.skip, scope)
+        log.info("runpod: %d offers", len(offers))
+        yield from offers

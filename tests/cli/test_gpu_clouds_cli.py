@@ -1,0 +1,101 @@
+"""The GPU-cloud collectors through the real ``gpu-tracker`` entry point and store.
+
+A local HTTP server plays OCI and Vast.ai with the recorded payloads (reached
+through the ``*_ENDPOINT_URL`` overrides); Lambda and RunPod run without keys.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Run, cli_runner
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+ROUTES = {
+    ("GET", "/pls/apex/cetools/api/v1/products/"): FIXTURES
+    / "oci"
+    / "products_usd_gpu_rows_capture.json",
+    ("POST", "/api/v0/bundles/"): FIXTURES / "vastai" / "bundles_on_demand_page_derived.json",
+}
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def _serve(self, method: str) -> None:
+            path = ROUTES.get((method, self.path.split("?", 1)[0]))
+            if method == "POST":
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = path.read_bytes() if path else b"{}"
+            self.send_response(200 if path else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            self._serve("GET")
+
+        def do_POST(self) -> None:
+            self._serve("POST")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture
+def cli(db_url: str, tmp_path: Path) -> Run:
+    run = cli_runner(db_url, tmp_path)
+    assert run("db", "upgrade").returncode == 0
+    return run
+
+
+def test_collect_oci_and_vast_into_the_store(cli: Run, server: str) -> None:
+    env = {
+        "GPU_TRACKER_OCI__ENDPOINT_URL": server,
+        "GPU_TRACKER_VASTAI__ENDPOINT_URL": server,
+        "GPU_TRACKER_VASTAI__INCLUDE_BIDS": "false",
+    }
+    proc = cli("collect", "--provider", "oci", "--provider", "vastai", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    listed = cli("offers", "--format", "json", "--limit", "100")
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    prices = {
+        (r["provider"], r["instance_type"], r["pricing"]): Decimal(str(r["price_per_hour"]))
+        for r in rows
+    }
+    assert prices[("oci", "BM.GPU.H100.8", "on_demand")] == Decimal("80")  # $10 x 8
+    assert prices[("oci", "VM.GPU.A10.1", "spot")] == Decimal("1")  # $2 x 50 %
+    assert prices[("vastai", "2x RTX 4090", "on_demand")] == Decimal("0.55")
+    assert len([k for k in prices if k[0] == "oci"]) == 14
+
+
+def test_gpu_clouds_without_keys_are_skipped_with_one_line_each(cli: Run) -> None:
+    proc = cli("collect", "--provider", "lambda", "--provider", "runpod")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "lambda: skipped: no API key: set GPU_TRACKER_LAMBDA__API_KEY (or LAMBDA_API_KEY)"
+        in proc.stderr
+    )
+    assert (
+        "runpod: skipped: no API key: set GPU_TRACKER_RUNPOD__API_KEY (or RUNPOD_API_KEY)"
+        in proc.stderr
+    )
