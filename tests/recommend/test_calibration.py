@@ -309,3 +309,13 @@ def test_reference_gpu_hours_reproduce_on_the_reference_gpu_at_its_calibrated_ra
     assert h100.job_hours is not None
     assert h100.job_hours == pytest.approx(300 * a100.rate.flops / h100.rate.flops)
     assert 300 / h100.job_hours < 989.5 / 312
+
+
+def test_stable_diffusion_is_not_calibrated_as_resnet50() -> None:
+    # A UNet at 512 x 512 is not ResNet-50 scaled by 115 x its FLOPs: the built-in profile
+    # names its own class, which no shipped measurement covers, so it is modelled.
+    from tracker.recommend import load_profiles
+
+    p = load_profiles().get("stable-diffusion-training")
+    (c,) = rank(p, [offer("A100-80GB", 1)]).candidates
+    assert c.rate.basis is Basis.MODELLED
