@@ -110,6 +110,7 @@ def test_a_valid_row_parses() -> None:
         ({"throughput": 0}, "throughput: must be > 0"),
         ({"precision": "int4"}, "precision: 'int4' is not one of"),
         ({"speed": 3}, "speed: unknown field"),
+        ({"task": "sleep"}, "task: 'sleep' is not one of inference, lora"),
     ],
 )
 def test_bad_rows_fail_in_one_line_naming_the_field(over: dict[str, Any], message: str) -> None:

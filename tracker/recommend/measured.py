@@ -173,7 +173,13 @@ def parse_measurement(body: Mapping[str, Any], where: str, *, yours: bool = Fals
     if precision not in _PRECISIONS:
         allowed = ", ".join(p.value for p in _PRECISIONS)
         raise _fail(where, row_id, f"precision: {body['precision']!r} is not one of {allowed}")
-    task = Task(str(body["task"])) if yours and body.get("task") else None
+    task = None
+    if body.get("task") is not None:
+        try:
+            task = Task(str(body["task"]))
+        except ValueError:
+            allowed = ", ".join(t.value for t in Task)
+            raise _fail(where, row_id, f"task: {body['task']!r} is not one of {allowed}") from None
     gpu = catalog_gpu_name(str(body["gpu"]))
     if gpu is None:
         raise _fail(where, row_id, f"gpu: {body['gpu']!r} is not a GPU in the catalog")
