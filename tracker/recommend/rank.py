@@ -15,8 +15,6 @@ the offers that fit are then ordered by what an hour of work costs on them.
 
 from __future__ import annotations
 
-import math
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -29,15 +27,14 @@ from tracker.recommend import pricing
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.calibration import Rate, basis_notes, calibrated_work, gpu_rates
 from tracker.recommend.fabric import INTERCONNECTS
-from tracker.recommend.inference import best_split_tokens_per_second, serving
-from tracker.recommend.kinds import Precision
 from tracker.recommend.measured import Measurement
+from tracker.recommend.per_gpu import serving_seconds, vram_by_stored_precision
 from tracker.recommend.profiles import InterconnectNeed, Profile, Task
 from tracker.recommend.reasons import Reason, exclusion_detail
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
 from tracker.recommend.throughput import Workload, spec_tflops, workload
-from tracker.recommend.vram import GIB, VramEstimate, estimate_vram, weight_bytes
+from tracker.recommend.vram import GIB
 
 __all__ = ["Candidate", "Exclusion", "Ranking", "Reason", "rank", "rank_table"]
 
@@ -199,7 +196,7 @@ def rank_table(
     else:
         sharded = multi & fast
     need_per_gpu = np.full(n, np.nan)
-    for vram, models in _vram_by_stored_precision(p, w, a, rates):
+    for vram, models in vram_by_stored_precision(p, w.vram, a, rates):
         mask = np.isin(table.gpu_code, models) if models is not None else np.ones(n, np.bool_)
         need = np.where(sharded, vram.shardable / whole + vram.per_gpu_fixed, vram.total) / GIB
         need_per_gpu = np.where(mask, need, need_per_gpu)
@@ -297,7 +294,7 @@ def _job_seconds(
     count = table.count
     with np.errstate(invalid="ignore", divide="ignore"):
         if p.serving:
-            return _serving_seconds(p, a, table, achieved, kept, rates)
+            return serving_seconds(p, a, table, achieved, kept, rates)
         seconds = w.flops / (count * rate)
         if w.decode_steps:
             memory = (
@@ -307,61 +304,6 @@ def _job_seconds(
             )
             seconds = np.fmax(seconds, memory)
     return seconds
-
-
-def _serving_seconds(
-    p: Profile,
-    a: Assumptions,
-    table: OfferTable,
-    achieved: FloatArray,
-    kept: FloatArray,
-    rates: Sequence[Rate | None],
-) -> FloatArray:
-    """``tokens`` output tokens at the serving model's output tokens/s (inference.py)."""
-    assert p.tokens is not None and p.input_tokens is not None and p.output_tokens is not None
-    scale = np.array([r.memory_scale if r else np.nan for r in rates] or [np.nan])
-    bandwidth = table.bandwidth * 1e9 * a.memory_bandwidth_efficiency * scale[table.gpu_code]
-    concurrency = float(p.concurrency) if isinstance(p.concurrency, int) else math.inf
-    # 100,000 offers are a few hundred distinct (GPU, count, VRAM, link) shapes
-    first, inverse = _shapes(table)
-    seconds = np.full(len(table), np.nan)
-    for precision, models in _storage_groups(p, a, rates):
-        s = serving(
-            p.params, precision, p.input_tokens, p.output_tokens, concurrency, p.kv_heads, a
-        )
-        tps = best_split_tokens_per_second(
-            s,
-            table.count[first],
-            table.vram_per_gpu[first],
-            achieved[first],
-            bandwidth[first],
-            kept[first],
-        )[inverse]
-        mask = np.isin(table.gpu_code, models) if models is not None else np.ones(len(table), bool)
-        seconds = np.where(mask, p.tokens / tps, seconds)
-    return seconds
-
-
-_SHAPES: dict[int, tuple[weakref.ref[OfferTable], IntArray, IntArray]] = {}
-
-
-def _shapes(table: OfferTable) -> tuple[IntArray, IntArray]:
-    """One offer per distinct (GPU, count, VRAM, link) shape and each offer's shape.
-
-    100,000 offers are a few hundred shapes; serving is worked out once per shape. Kept
-    per table (every profile of a recompute shares it)."""
-    known = _SHAPES.get(id(table))
-    if known is not None and known[0]() is table:
-        return known[1], known[2]
-    key = np.zeros(len(table), np.int64)
-    for column in (table.gpu_code, table.count, table.vram_per_gpu, table.links.code):
-        values, index = np.unique(column, return_inverse=True)
-        key = key * len(values) + index.ravel()
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    for stale in [k for k, v in _SHAPES.items() if v[0]() is None]:
-        del _SHAPES[stale]
-    _SHAPES[id(table)] = (weakref.ref(table), first, inverse)
-    return first, inverse
 
 
 def _hours(
@@ -486,34 +428,3 @@ def _efficiency(rate: float, gpu_model: str, gpu_rate: Rate | None) -> float | N
     spec = _catalog_lookup(gpu_model)
     peak = None if spec is None or gpu_rate is None else spec_tflops(spec, gpu_rate.precision)
     return None if peak is None else rate / (peak * 1e12)
-
-
-def _storage_groups(
-    p: Profile, a: Assumptions, rates: Sequence[Rate | None]
-) -> list[tuple[Precision, IntArray | None]]:
-    """The precisions weights are stored at, with the GPU models at a fallback one.
-
-    An fp8 job on a GPU without fp8 holds its weights at the fallback (16-bit) width, so
-    it needs that memory there; ``None`` stands for every other GPU model."""
-    out: list[tuple[Precision, IntArray | None]] = [(p.precision, None)]
-    if p.precision is not p.compute:
-        return out  # quantised weights (int8/int4) keep their format whatever the compute
-    for precision in sorted({r.precision for r in rates if r and r.fallback}):
-        if weight_bytes(precision, a) == weight_bytes(p.precision, a):
-            continue
-        models = [i for i, r in enumerate(rates) if r and r.fallback and r.precision is precision]
-        out.append((precision, np.array(models, np.int64)))
-    return out
-
-
-def _vram_by_stored_precision(
-    p: Profile, w: Workload, a: Assumptions, rates: Sequence[Rate | None]
-) -> list[tuple[VramEstimate, IntArray | None]]:
-    out: list[tuple[VramEstimate, IntArray | None]] = []
-    for precision, models in _storage_groups(p, a, rates):
-        if models is None:
-            out.append((w.vram, models))
-        else:
-            fallback = p.model_copy(update={"precision": precision, "compute_precision": None})
-            out.append((estimate_vram(fallback, a), models))
-    return out
