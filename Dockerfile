@@ -1,14 +1,25 @@
 # gpu-tracker: the `gpu-tracker` CLI; `serve` by default (see docker-compose.yml).
 # Two stages so the runtime image holds the installed package and nothing that built it.
+#
+# Base: python:3.11-slim pinned to its multi-arch index digest, the one public projects
+# pin (one dated "multi-arch index, 2026-08-16"); found with a public code search, not
+# pulled here (no Docker engine). To move on: docker buildx imagetools inspect
+# python:3.11-slim, then replace the digest in both FROM lines.
 
-FROM python:3.11-slim AS build
+FROM python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7 AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
+# Runtime dependencies only (no [test] extra), every file checked against the hashes
+# in the lock (see README, Development). psycopg[binary] ships its own libpq.
+COPY requirements.lock .
+RUN python -m venv /opt/venv \
+    && /opt/venv/bin/pip install --require-hashes --no-deps -r requirements.lock
 COPY . .
-# Runtime dependencies only: no [test] extra. psycopg[binary] ships its own libpq.
-RUN python -m venv /opt/venv && /opt/venv/bin/pip install .
+# The project itself: nothing resolved again, built with the locked setuptools.
+RUN /opt/venv/bin/pip install --no-deps --no-build-isolation . \
+    && /opt/venv/bin/pip uninstall -y -q wheel
 
-FROM python:3.11-slim
+FROM python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7
 RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/tracker tracker
 COPY --from=build /opt/venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH \

@@ -3,7 +3,8 @@
 Postgres comes from GPU_TRACKER_TEST_POSTGRES_URL (default: the machine's server on
 127.0.0.1:5432). Each test session creates its own database and drops it after.
 When the server is unreachable the Postgres variants are skipped locally but fail
-in CI (CI=true), so a green CI always means both engines ran.
+in CI (CI=true), and tests/ci_postgres.py fails a CI session in which any Postgres
+test skipped, so a green CI always means both engines ran.
 """
 
 from __future__ import annotations
@@ -22,13 +23,21 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
+from tests import ci_postgres
+from tests.ci_postgres import in_ci
 from tracker.models import Offer
 from tracker.store import migrate
 from tracker.store.engine import make_engine, normalize_url
 
+pytest_plugins = ("pytester",)
+
 PG_ADMIN_URL = os.environ.get(
     "GPU_TRACKER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    ci_postgres.pytest_configure(config)
 
 
 @pytest.fixture(autouse=True)
@@ -74,7 +83,7 @@ def pg_url() -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text("SELECT 1"))
     except Exception as exc:  # pragma: no cover - depends on the machine
-        if os.environ.get("CI"):
+        if in_ci():
             pytest.fail(f"Postgres unreachable at {PG_ADMIN_URL}: {exc}")
         pytest.skip(f"Postgres unreachable at {PG_ADMIN_URL}")
     name = f"gpu_tracker_test_{uuid.uuid4().hex[:10]}"

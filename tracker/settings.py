@@ -8,6 +8,7 @@ convention Docker and Kubernetes secrets use.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from decimal import Decimal
@@ -32,10 +33,27 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-__all__ = ["ConfigError", "Settings", "default_database_url", "load_settings", "read_secret"]
+__all__ = [
+    "SECRET_ENV",
+    "ConfigError",
+    "Settings",
+    "default_database_url",
+    "environment_secrets",
+    "load_settings",
+    "read_secret",
+    "secret_values",
+]
 
 ENV_PREFIX = "GPU_TRACKER_"
 CONFIG_ENV = "GPU_TRACKER_CONFIG"
+SECRET_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",  # the legacy name botocore still reads
+    "PGPASSWORD",  # libpq's; docker-compose.yml passes the database password this way
+)
+"""Credentials libraries read from the environment themselves, outside :class:`Settings`."""
 
 
 class ConfigError(Exception):
@@ -396,15 +414,53 @@ class Settings(BaseSettings):
         return self.fx_rates.get(currency)
 
 
-def redact_url(url: str) -> str:
-    """The URL with any password replaced, for logs and error messages."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
+def _secrets_in(value: Any, found: set[str]) -> None:
+    """Every ``SecretStr`` under ``value``, and the content of each ``<name>_file``
+    that stands beside a ``<name>`` field, so a new secret setting is covered by
+    declaring it, with nothing to register."""
+    if isinstance(value, SecretStr):
+        found.add(value.get_secret_value())
+    elif isinstance(value, BaseModel):
+        fields = type(value).model_fields
+        for name in fields:
+            item = getattr(value, name)
+            if name.endswith("_file") and name.removesuffix("_file") in fields:
+                # An unreadable file is reported where the secret is used.
+                if isinstance(item, Path):
+                    with contextlib.suppress(OSError):
+                        found.add(item.read_text(encoding="utf-8").strip())
+            else:
+                _secrets_in(item, found)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _secrets_in(item, found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _secrets_in(item, found)
 
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return "<unparseable database URL>"
+
+def secret_values(settings: Settings) -> set[str]:
+    """Every secret the settings hold (the one list the log masking reads): each
+    ``SecretStr``, each ``*_file`` secret's content, and the database password as
+    given and as it looks URL-encoded, since a URL can reach a log either way."""
+    from urllib.parse import quote
+
+    from tracker.store.engine import url_password
+
+    found: set[str] = set()
+    _secrets_in(settings, found)
+    password = url_password(settings.database_url)
+    if password:
+        found |= {password, quote(password, safe="")}
+    found.discard("")
+    return found
+
+
+def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
+    """Credentials libraries read from the environment without going through
+    :class:`Settings` (boto3's, libpq's), known before any configuration is loaded."""
+    env = os.environ if environ is None else environ
+    return {env[name] for name in SECRET_ENV if env.get(name)}
 
 
 def _format_validation_error(exc: ValidationError, where: str) -> str:

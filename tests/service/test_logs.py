@@ -9,10 +9,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 
-from tracker.service.logs import configure_logging, secrets_of
-from tracker.settings import GcpSettings, Settings
+from tests.conftest import cli_runner
+from tests.service.cloud_stub import CloudStub
+from tracker.service.logs import (
+    LOG_LEVELS_ENV,
+    RedactingFormatter,
+    configure_logging,
+    secrets_of,
+)
+from tracker.settings import GcpSettings, Settings, _Section, secret_values
+from tracker.store.engine import url_password
 
 
 @pytest.fixture
@@ -73,3 +81,130 @@ def test_json_lines_carry_extra_fields(tmp_path: Path, restore_root: None) -> No
     assert record["message"] == "run aws:spot succeeded"
     assert record["level"] == "info" and record["logger"] == "tracker.test"
     assert (record["event"], record["offers_seen"], record["collector"]) == ("run", 12, "aws")
+
+
+# -- every command, every secret, libraries quiet ------------------------------------------
+
+AWS_CREDENTIALS = {
+    "AWS_SESSION_TOKEN": "FAKE-SESSION-TOKEN-never-printed-0123456789",
+    "AWS_ACCESS_KEY_ID": "AKIAFAKEKEYID4LOGTEST",
+    "AWS_SECRET_ACCESS_KEY": "fake-secret-access-key-never-printed",
+}
+
+
+@pytest.mark.parametrize("asked", [{}, {LOG_LEVELS_ENV: "botocore=DEBUG"}], ids=["quiet", "asked"])
+def test_collect_at_debug_never_prints_the_aws_credentials(
+    tmp_path: Path, asked: dict[str, str]
+) -> None:
+    run = cli_runner(f"sqlite:///{tmp_path / 'tracker.db'}", tmp_path)
+    with CloudStub() as stub:
+        result = run(
+            "-vv", "collect", "--provider", "aws", extra_env=stub.env() | AWS_CREDENTIALS | asked
+        )
+    # The token went out with the request, so botocore had it to print.
+    assert stub.aws_tokens == [AWS_CREDENTIALS["AWS_SESSION_TOKEN"]]
+    output = result.stdout + result.stderr
+    for name, secret in AWS_CREDENTIALS.items():
+        assert secret not in output, f"{name} printed"
+    assert "DEBUG tracker.service.logs: kept at WARNING" in result.stderr  # -vv is on
+    if asked:
+        # botocore's request line and signing steps were logged, their secrets masked
+        assert "DEBUG botocore.endpoint: Sending http request" in result.stderr
+        assert "'X-Amz-Security-Token': b'***'" in result.stderr
+        assert "\nx-amz-security-token:***\n" in result.stderr  # the canonical request
+        assert "\ncontent-type;host;x-amz-date;x-amz-security-token\n" in result.stderr
+    else:
+        assert " botocore." not in result.stderr  # no line from a botocore logger
+
+
+def test_a_bad_log_levels_variable_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    run = cli_runner(f"sqlite:///{tmp_path / 'tracker.db'}", tmp_path)
+    result = run("offers", extra_env={LOG_LEVELS_ENV: "botocore=LOUD"})
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "gpu-tracker: error: GPU_TRACKER_LOG_LEVELS: expected name=LEVEL "
+        "(e.g. botocore=DEBUG), got 'botocore=LOUD'"
+    )
+
+
+def test_libraries_stay_at_warning_unless_named(restore_root: None) -> None:
+    configure_logging(level="DEBUG", environ={})
+    for name in ("botocore", "boto3", "urllib3", "google.auth", "httpx", "httpcore"):
+        assert logging.getLogger(name).getEffectiveLevel() == logging.WARNING, name
+    assert logging.getLogger("tracker.collect").getEffectiveLevel() == logging.DEBUG
+    configure_logging(level="DEBUG", environ={LOG_LEVELS_ENV: "botocore=DEBUG, urllib3=info"})
+    assert logging.getLogger("botocore.endpoint").getEffectiveLevel() == logging.DEBUG
+    assert logging.getLogger("urllib3").getEffectiveLevel() == logging.INFO
+    assert logging.getLogger("google.auth").getEffectiveLevel() == logging.WARNING
+
+
+def test_a_new_secret_setting_is_masked_without_touching_the_logging_code(
+    tmp_path: Path, restore_root: None
+) -> None:
+    class VaultSettings(_Section):
+        token: SecretStr | None = None
+        token_file: Path | None = None
+        tokens: dict[str, SecretStr] = Field(default_factory=dict)
+
+    class Extended(Settings):
+        vault: VaultSettings = VaultSettings()
+
+    token_file = tmp_path / "vault-token"
+    token_file.write_text("vault-token-from-a-file\n")
+    settings = Extended(
+        vault=VaultSettings(
+            token_file=token_file, tokens={"eu": SecretStr("vault-token-in-a-mapping")}
+        )
+    )
+    assert secret_values(settings) == {"vault-token-from-a-file", "vault-token-in-a-mapping"}
+    stream = io.StringIO()
+    configure_logging(settings, stream=stream, environ={})
+    logging.getLogger("tracker.test").warning("vault said vault-token-from-a-file")
+    assert stream.getvalue().endswith("vault said ***\n")
+
+
+def test_the_database_password_is_masked_as_given_and_url_encoded() -> None:
+    # "p@ss:w/rd-42" percent-encoded: @ -> %40, : -> %3A, / -> %2F
+    settings = Settings(database_url="postgresql://tracker:p%40ss%3Aw%2Frd-42@db:5432/gpu")
+    assert secret_values(settings) == {"p@ss:w/rd-42", "p%40ss%3Aw%2Frd-42"}
+    assert url_password("sqlite:///tmp/x.db") is None
+    assert url_password("not a url") is None
+
+
+def test_environment_credentials_are_masked_before_any_settings_load(
+    monkeypatch: pytest.MonkeyPatch, restore_root: None
+) -> None:
+    credentials = AWS_CREDENTIALS | {"PGPASSWORD": "libpq-password-from-compose"}
+    for name, value in credentials.items():
+        monkeypatch.setenv(name, value)
+    stream = io.StringIO()
+    configure_logging(None, stream=stream, service=False)
+    logging.getLogger("tracker.test").warning("using %s", " ".join(credentials.values()))
+    assert stream.getvalue() == "WARNING tracker.test: using *** *** *** ***\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "masked"),
+    [
+        # botocore.endpoint's request line (captured from botocore 1.44 at DEBUG)
+        (
+            "Sending http request: <AWSPreparedRequest method=POST, headers={"
+            "'X-Amz-Date': b'20261130T073643Z', 'X-Amz-Security-Token': b'IQoJb3JpZ2luX2VjE'}>",
+            "Sending http request: <AWSPreparedRequest method=POST, headers={"
+            "'X-Amz-Date': b'20261130T073643Z', 'X-Amz-Security-Token': b'***'}>",
+        ),
+        # botocore.auth's canonical request, one header per line
+        (
+            "x-amz-date:20261130T073643Z\nx-amz-security-token:IQoJb3JpZ2luX2VjE\n",
+            "x-amz-date:20261130T073643Z\nx-amz-security-token:***\n",
+        ),
+        # a header mapping dumped as JSON (google-auth's httpRequest extra)
+        ('{"x-goog-api-key": "AIzaSyFAKEFAKE"}', '{"x-goog-api-key": "***"}'),
+        ("Authorization: Bearer ya29.a0AfH6SMB", "Authorization: Bearer ***"),
+    ],
+)
+def test_credentials_from_nowhere_in_the_settings_are_masked_by_where_they_stand(
+    line: str, masked: str
+) -> None:
+    # A token from an AWS profile or instance metadata is not known by value.
+    assert RedactingFormatter([]).redact(line) == masked

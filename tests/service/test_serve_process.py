@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select, text
 
+from tests.service.cloud_stub import CloudStub
 from tests.service.fake_server import FakeProviders
 from tracker.store.engine import make_engine
 from tracker.store.schema import CollectionRun, PricePoint, Series
@@ -30,6 +31,7 @@ PLUGINS = {
     "fakeslow": "tests.service.fake_provider:Slow",
 }
 SECRET = "gcp-key-that-must-never-be-logged"
+AWS_TOKEN = "aws-session-token-that-must-never-be-logged"
 
 pytestmark = pytest.mark.postgres
 
@@ -266,7 +268,6 @@ def test_serve_process_healthy_and_failing_collectors_kill_and_sigterm(
     assert all("offers_seen" in e and "price_changes" in e for e in runs)
     assert any(e.get("event") == "stale" and e["collector"] == "fakebad" for e in events)
     assert events[-1]["event"] == "stopped"
-    assert SECRET not in serve.log_path.read_text()
 
 
 def test_two_processes_never_run_the_same_job_at_once(
@@ -309,3 +310,37 @@ def test_two_processes_never_run_the_same_job_at_once(
         assert later.started_at >= earlier.finished_at, (earlier, later)
     locked = [e for p in (first, second) for e in p.events() if e.get("event") == "run_locked"]
     assert locked, "the processes never contended, so the test proved nothing"
+
+
+def test_serve_at_debug_never_logs_the_secrets_its_providers_send(
+    pg_service_url: str, fake_server: FakeProviders, tmp_path: Path
+) -> None:
+    """The real AWS and GCP collectors run against a stub that refuses them: botocore
+    (asked for at DEBUG) logs the request with the session token, and the GCP error
+    quotes the API key back, so both secrets reach a log record and must be masked."""
+    with CloudStub() as stub:
+        env = serve_env(
+            tmp_path,
+            pg_service_url,
+            fake_server,
+            **stub.env(),
+            AWS_ACCESS_KEY_ID="AKIAFAKEKEYID4SERVE",
+            AWS_SECRET_ACCESS_KEY="aws-secret-key-that-must-never-be-logged",
+            AWS_SESSION_TOKEN=AWS_TOKEN,
+            GPU_TRACKER_LOG_LEVELS="botocore=DEBUG",
+        )
+        args = ("--once", "--log-level", "DEBUG", "--collector", "aws", "--collector", "gcp")
+        serve = Serve(tmp_path, "serve", env, *args)
+        try:
+            assert serve.proc.wait(timeout=120) == 1  # both due jobs failed
+        finally:
+            serve.kill()
+    assert set(stub.aws_tokens) == {AWS_TOKEN} and set(stub.gcp_keys) == {SECRET}  # both sent
+    text = serve.log_path.read_text()
+    for secret in (AWS_TOKEN, SECRET, "aws-secret-key-that-must-never-be-logged", "AKIAFAKE"):
+        assert secret not in text
+    events = serve.events()
+    sent = [e["message"] for e in events if e["logger"] == "botocore.endpoint"]
+    assert any("'X-Amz-Security-Token': b'***'" in line for line in sent), sent
+    failed = {e["collector"]: e.get("error", "") for e in events if e.get("event") == "run"}
+    assert "API key not valid: ***" in failed["gcp"]

@@ -57,16 +57,28 @@ def _root(
         ),
     ] = None,
     verbose: Annotated[
-        int, typer.Option("--verbose", "-v", count=True, help="-v info, -vv debug.")
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            help="-v info, -vv debug (libraries stay at WARNING: "
+            "GPU_TRACKER_LOG_LEVELS=botocore=DEBUG asks for one).",
+        ),
     ] = 0,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
 ) -> None:
+    from tracker.service.logs import configure_logging
+
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(
-        level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
+    # Before anything can log: every command masks secrets and keeps the libraries
+    # that print credentials at DEBUG quiet (State.settings() adds the settings' secrets).
+    try:
+        configure_logging(level=level, stream=sys.stderr, service=False)
+    except ValueError as exc:
+        raise CliError(str(exc), USAGE) from None
     ctx.obj = State(config=config, database_url=database_url)
 
 

@@ -15,9 +15,10 @@ import typer
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from tracker.settings import ConfigError, Settings, load_settings, redact_url
+from tracker.service.logs import mask_secrets_of
+from tracker.settings import ConfigError, Settings, load_settings
 from tracker.store import migrate
-from tracker.store.engine import DatabaseError, make_engine
+from tracker.store.engine import DatabaseError, make_engine, redact_url
 
 __all__ = ["USAGE", "CliError", "State", "open_store", "settings_of", "state_of"]
 
@@ -47,6 +48,7 @@ class State:
                 self._settings = load_settings(self.config, **overrides)
             except ConfigError as exc:
                 raise CliError(str(exc), USAGE) from None
+            mask_secrets_of(self._settings)
         return self._settings
 
 

@@ -10,9 +10,8 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from tracker.cli.context import USAGE, CliError, settings_of
-from tracker.settings import redact_url
 from tracker.store import migrate
-from tracker.store.engine import DatabaseError, make_engine
+from tracker.store.engine import DatabaseError, make_engine, redact_url
 
 db = typer.Typer(help="Database schema.", no_args_is_help=True)
 T = TypeVar("T")

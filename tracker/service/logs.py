@@ -1,4 +1,10 @@
-"""Log output for the long-running service: one JSON object per line, secrets masked.
+"""Log output for every command: secrets masked, libraries quiet, JSON for the service.
+
+Every command (``-v``/``-vv``) and ``serve`` (``--log-level``) log through the
+formatters here, so no level shows a credential: the values are masked (all of
+``secret_values`` of the settings plus boto3's and libpq's environment credentials) and
+libraries whose DEBUG lines print request headers stay at WARNING unless
+``GPU_TRACKER_LOG_LEVELS=botocore=DEBUG`` names them.
 
 A service nobody watches is read through its logs by machines (Loki, CloudWatch,
 ``jq``), so ``--log-format json`` emits every ``extra=`` field as a top-level key.
@@ -11,22 +17,47 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Literal, TextIO
 
-from pydantic import BaseModel, SecretStr
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from tracker.settings import Settings, environment_secrets, secret_values
 
-from tracker.settings import Settings
+__all__ = [
+    "LOG_LEVELS_ENV",
+    "MASK",
+    "QUIET_LOGGERS",
+    "JsonFormatter",
+    "RedactingFormatter",
+    "configure_logging",
+    "logger_levels",
+    "mask_secrets_of",
+    "secrets_of",
+]
 
-__all__ = ["MASK", "JsonFormatter", "RedactingFormatter", "configure_logging", "secrets_of"]
-
+log = logging.getLogger(__name__)
 MASK = "***"
 LogFormat = Literal["text", "json"]
+LOG_LEVELS_ENV = "GPU_TRACKER_LOG_LEVELS"
+"""``name=LEVEL[,name=LEVEL...]``: a library logger the user asks for by name."""
+QUIET_LOGGERS = (
+    "boto3",
+    "botocore",  # at DEBUG it prints request headers: the session token, the signature
+    "s3transfer",
+    "urllib3",
+    "requests",
+    "google",  # google-auth and google-api-core: request headers with the API key
+    "grpc",
+    "httpx",
+    "httpcore",
+    "apscheduler.executors.default",
+)
+"""Libraries kept at WARNING whatever ``-v``/``--log-level`` says: their DEBUG lines
+carry credentials and their INFO lines drown the one line per run."""
 
 # Attributes every LogRecord has; anything else on a record came from ``extra=``.
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
@@ -34,36 +65,20 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
     "asctime",
     "taskName",
 }
+# Credentials that can come from somewhere no setting describes (an AWS profile,
+# instance metadata, a token refresh), so they are masked by where they stand.
+_CREDENTIAL_FIELD = re.compile(
+    r"(?i)((?:x-amz-security-token|x-goog-api-key|authorization['\"]?[ \t]*[:=][ \t]*"
+    r"(?:b?['\"])?bearer)['\"]?[ \t]*[:= \t][ \t]*(?:b?['\"])?)([A-Za-z0-9+/=%_.~-]{4,})"
+)
 
 
-def secrets_of(settings: Settings) -> list[str]:
-    """Every secret value the settings hold: SecretStr fields (and their ``*_file``
-    contents) and the database password, longest first so overlaps mask fully."""
-    found: set[str] = set()
-
-    def walk(model: BaseModel) -> None:
-        for name in type(model).model_fields:
-            value = getattr(model, name)
-            if isinstance(value, SecretStr):
-                found.add(value.get_secret_value())
-            elif isinstance(value, BaseModel):
-                walk(value)
-        resolve = getattr(model, "resolved_api_key", None)
-        if callable(resolve):
-            try:
-                key = resolve()
-            except Exception:  # an unreadable *_file is reported where it is used
-                key = None
-            if isinstance(key, SecretStr):
-                found.add(key.get_secret_value())
-
-    walk(settings)
-    try:
-        password = make_url(settings.database_url).password
-    except ArgumentError:
-        password = None
-    if password:
-        found.add(str(password))
+def secrets_of(settings: Settings | None, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values to mask, longest first so an overlap masks fully: every secret of
+    ``settings`` (see :func:`tracker.settings.secret_values`) and of the environment."""
+    found = environment_secrets(environ)
+    if settings is not None:
+        found |= secret_values(settings)
     # A one- or two-character "secret" would mask every occurrence of that text.
     return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
 
@@ -75,10 +90,13 @@ class RedactingFormatter(logging.Formatter):
         super().__init__(fmt or "%(asctime)s %(levelname)s %(name)s: %(message)s")
         self.secrets = list(secrets)
 
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        self.secrets = sorted(set(self.secrets) | set(secrets), key=len, reverse=True)
+
     def redact(self, text: str) -> str:
         for secret in self.secrets:
             text = text.replace(secret, MASK)
-        return text
+        return _CREDENTIAL_FIELD.sub(rf"\1{MASK}", text)
 
     def format(self, record: logging.LogRecord) -> str:
         return self.redact(super().format(record))
@@ -112,27 +130,68 @@ class JsonFormatter(RedactingFormatter):
         return self.redact(json.dumps(payload, default=str, ensure_ascii=False))
 
 
+def logger_levels(spec: str) -> dict[str, int]:
+    """``botocore=DEBUG,urllib3=INFO`` as levels by logger name; ValueError naming the
+    bad part otherwise."""
+    levels: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        name, sep, level = (x.strip() for x in part.partition("="))
+        number = logging.getLevelName(level.upper())
+        if not sep or not name or not isinstance(number, int):
+            raise ValueError(
+                f"{LOG_LEVELS_ENV}: expected name=LEVEL (e.g. botocore=DEBUG), got {part!r}"
+            )
+        levels[name] = number
+    return levels
+
+
 def configure_logging(
-    settings: Settings,
+    settings: Settings | None = None,
     *,
     fmt: LogFormat = "text",
-    level: str = "INFO",
+    level: str | int = "INFO",
     stream: TextIO | None = None,
+    service: bool = True,
+    environ: Mapping[str, str] | None = None,
 ) -> logging.Handler:
-    """Route the root logger to ``stream`` (stderr) in ``fmt``; returns the handler."""
+    """Route the root logger to ``stream`` (stderr) in ``fmt``, masking the secrets of
+    ``settings`` and the environment; returns the handler.
+
+    Libraries stay at WARNING unless ``$GPU_TRACKER_LOG_LEVELS`` names them. A
+    ``service`` also keeps the runner's per-item lines out below DEBUG.
+    """
+    env = os.environ if environ is None else environ
+    requested = logger_levels(env.get(LOG_LEVELS_ENV, ""))
     handler = logging.StreamHandler(stream or sys.stderr)
-    secrets = secrets_of(settings)
-    handler.setFormatter(JsonFormatter(secrets) if fmt == "json" else RedactingFormatter(secrets))
+    secrets = secrets_of(settings, environ)
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter(secrets))
+    elif service:
+        handler.setFormatter(RedactingFormatter(secrets))
+    else:
+        handler.setFormatter(RedactingFormatter(secrets, "%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
-    root.setLevel(level.upper())
-    # Per-request lines from these libraries would drown the one line per run.
-    for noisy in ("httpx", "httpcore", "apscheduler.executors.default"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    if root.level > logging.DEBUG:
-        # The runner logs each skipped item and its own success line at INFO; the
-        # service's one ``run`` line per run carries those counts.
-        logging.getLogger("tracker.collect").setLevel(logging.WARNING)
+    root.setLevel(level.upper() if isinstance(level, str) else level)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    # The runner logs each skipped item and its own success line at INFO; the
+    # service's one ``run`` line per run carries those counts.
+    runner_quiet = service and root.level > logging.DEBUG
+    logging.getLogger("tracker.collect").setLevel(logging.WARNING if runner_quiet else 0)
+    for name, number in requested.items():
+        logging.getLogger(name).setLevel(number)
+    quiet = [name for name in QUIET_LOGGERS if name not in requested]
+    log.debug("kept at WARNING (name one in %s to see it): %s", LOG_LEVELS_ENV, ", ".join(quiet))
     return handler
+
+
+def mask_secrets_of(settings: Settings) -> None:
+    """Add the secrets of ``settings`` to the formatters already installed, for a
+    command that configured logging before it loaded its settings."""
+    secrets = secrets_of(settings)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler.formatter, RedactingFormatter):
+            handler.formatter.add_secrets(secrets)

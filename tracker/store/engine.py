@@ -14,7 +14,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-__all__ = ["DatabaseError", "make_engine", "normalize_url"]
+__all__ = ["DatabaseError", "make_engine", "normalize_url", "redact_url", "url_password"]
 
 
 class DatabaseError(Exception):
@@ -34,6 +34,24 @@ def normalize_url(url: str) -> URL:
             "(use postgresql://... or sqlite:///path)"
         )
     return parsed
+
+
+def url_password(url: str) -> str | None:
+    """The password a database URL carries, so logs can mask it wherever it turns up
+    (None when there is none or the URL cannot be parsed: then nothing can be masked)."""
+    try:
+        password = make_url(url).password
+    except ArgumentError:
+        return None
+    return str(password) if password else None
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced, for logs and error messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable database URL>"
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
