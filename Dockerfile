@@ -28,9 +28,10 @@ ENV PATH=/opt/venv/bin:$PATH \
 USER tracker
 WORKDIR /home/tracker
 EXPOSE 8080
-# /healthz answers 503 when the database is unreachable or a collector is stale;
-# urlopen raises on it, so the probe fails. No curl in a slim image: Python does it.
+# /livez fails only when the process no longer schedules jobs: a cloud API or the
+# database being down must not get the container restarted (that is /readyz's and
+# /healthz's verdict, for monitoring). No curl in a slim image: Python does it.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=8)"]
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/livez', timeout=8)"]
 ENTRYPOINT ["gpu-tracker"]
 CMD ["serve", "--http", "0.0.0.0:8080", "--log-format", "json"]

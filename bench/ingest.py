@@ -34,7 +34,7 @@ from tracker.models import Interconnect, Offer, PricingModel
 from tracker.settings import Settings
 from tracker.store import migrate
 from tracker.store.engine import make_engine, normalize_url
-from tracker.store.ingest import INCOMING_COLUMNS
+from tracker.store.ingest import INCOMING_COLUMNS, store_row
 
 GPUS = [
     ("A100-40GB", 40),
@@ -98,26 +98,8 @@ def raw_copy(url: str, offers: list[Offer]) -> float:
     with engine.begin() as conn:
         conn.exec_driver_sql("DROP TABLE IF EXISTS raw_copy")
         conn.exec_driver_sql(f"CREATE TABLE raw_copy ({cols})")
-    rows = [
-        (
-            n,
-            *o.key(),
-            o.gpu_model,
-            o.gpu_raw_name,
-            o.gpu_known,
-            o.gpu_count,
-            o.gpu_memory_gib,
-            o.vcpus,
-            o.memory_gib,
-            o.interconnect.value,
-            None,
-            o.price_per_hour,
-            o.currency,
-            o.price_per_hour_usd,
-            datetime.now(UTC),
-        )
-        for n, o in enumerate(offers)
-    ]
+    now = datetime.now(UTC)
+    rows = [(n, *store_row(o), now) for n, o in enumerate(offers)]
     start = time.perf_counter()
     with engine.begin() as conn:
         raw = conn.connection.driver_connection

@@ -7,24 +7,33 @@ made, with the offending field named, instead of deep inside a bulk insert.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
 __all__ = [
+    "OFFER_COLUMNS",
     "OFFER_KEY_FIELDS",
     "AttributeValue",
+    "ColumnGroup",
+    "ColumnKind",
     "Interconnect",
     "InvalidOffer",
     "Offer",
+    "OfferColumn",
     "OfferKey",
     "PricingModel",
     "RunStatus",
+    "offer_dict",
+    "offer_from_values",
+    "offer_values",
     "to_decimal",
 ]
 
@@ -83,16 +92,81 @@ class InvalidOffer(ValueError):
 
 AttributeValue = str | int | bool | Decimal | None
 
-OFFER_KEY_FIELDS = (
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "payment_option",
-    "offering_class",
-    "os",
+
+class ColumnGroup(StrEnum):
+    """Where a column lives in the store, and what a change in it means."""
+
+    IDENTITY = "identity"
+    """Part of the offer's key: another value is another offer (another series)."""
+    HARDWARE = "hardware"
+    """What the series records about the machine, updated as the provider reports it."""
+    PRICE = "price"
+    """The value of one price interval: a change closes the interval and opens the next."""
+
+
+class ColumnKind(StrEnum):
+    """How a column's value is held, so each reader and writer converts it the same way."""
+
+    TEXT = "text"
+    CHOICE = "choice"
+    """A :class:`StrEnum` member, stored and shown as its value."""
+    FLAG = "flag"
+    NUMBER = "number"
+    """A :class:`Decimal` (money, counts, sizes): exact in storage and in JSON."""
+    MAPPING = "mapping"
+    """Provider extras, stored as JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class OfferColumn:
+    name: str
+    """The :class:`Offer` field, which is also the key in the CLI's JSON rows."""
+    group: ColumnGroup
+    kind: ColumnKind
+    stored_as: str = ""
+    """The store's column name when it differs (price points say ``price``, not
+    ``price_per_hour``: the interval is the hour's price by definition)."""
+    optional: bool = False
+
+    @property
+    def column(self) -> str:
+        return self.stored_as or self.name
+
+
+_I, _H, _P = ColumnGroup.IDENTITY, ColumnGroup.HARDWARE, ColumnGroup.PRICE
+_T, _C, _F, _N, _M = (
+    ColumnKind.TEXT,
+    ColumnKind.CHOICE,
+    ColumnKind.FLAG,
+    ColumnKind.NUMBER,
+    ColumnKind.MAPPING,
 )
+OFFER_COLUMNS: tuple[OfferColumn, ...] = (
+    OfferColumn("provider", _I, _T),
+    OfferColumn("instance_type", _I, _T),
+    OfferColumn("region", _I, _T),
+    OfferColumn("zone", _I, _T),
+    OfferColumn("pricing", _I, _C),
+    OfferColumn("payment_option", _I, _T),
+    OfferColumn("offering_class", _I, _T),
+    OfferColumn("os", _I, _T),
+    OfferColumn("gpu_model", _H, _T),
+    OfferColumn("gpu_known", _H, _F),
+    OfferColumn("gpu_raw_name", _H, _T),
+    OfferColumn("gpu_count", _H, _N),
+    OfferColumn("gpu_memory_gib", _H, _N, optional=True),
+    OfferColumn("vcpus", _H, _N, optional=True),
+    OfferColumn("memory_gib", _H, _N, optional=True),
+    OfferColumn("interconnect", _H, _C),
+    OfferColumn("price_per_hour", _P, _N, stored_as="price"),
+    OfferColumn("currency", _P, _T),
+    OfferColumn("price_per_hour_usd", _P, _N, stored_as="price_usd"),
+    OfferColumn("attributes", _H, _M, optional=True),
+)
+"""The one list of an offer's stored columns, in the order every tuple of them uses
+(ingest rows, the recommender's offer rows) and the CLI's JSON rows list them."""
+
+OFFER_KEY_FIELDS = tuple(c.name for c in OFFER_COLUMNS if c.group is ColumnGroup.IDENTITY)
 """The fields of an offer's identity, in :meth:`Offer.key` order."""
 OfferKey = tuple[str, str, str, str, str, str, str, str]
 
@@ -261,3 +335,51 @@ class Offer:
     @property
     def price_per_gpu_hour_usd(self) -> Decimal:
         return self.price_per_hour_usd / self.gpu_count
+
+
+_NAMES = tuple(c.name for c in OFFER_COLUMNS)
+_VALUES = attrgetter(*_NAMES)
+_CHOICE_POSITIONS = tuple(i for i, c in enumerate(OFFER_COLUMNS) if c.kind is ColumnKind.CHOICE)
+_ATTRIBUTES_POSITION = next(i for i, c in enumerate(OFFER_COLUMNS) if c.kind is ColumnKind.MAPPING)
+
+
+def offer_values(offer: Offer) -> list[Any]:
+    """The offer's :data:`OFFER_COLUMNS` values, in order, as plain data (enums as their
+    values, attributes as a dict), ready for a row, a tuple or a JSON object."""
+    values = list(_VALUES(offer))
+    for i in _CHOICE_POSITIONS:
+        values[i] = values[i].value
+    values[_ATTRIBUTES_POSITION] = dict(values[_ATTRIBUTES_POSITION])
+    return values
+
+
+def offer_dict(offer: Offer) -> dict[str, Any]:
+    """:func:`offer_values` by column name, in :data:`OFFER_COLUMNS` order."""
+    return dict(zip(_NAMES, offer_values(offer), strict=True))
+
+
+def offer_from_values(values: Mapping[str, Any]) -> Offer:
+    """The validated record for :data:`OFFER_COLUMNS` values keyed by name, as any store
+    driver returns them: numbers as Decimal or decimal text, attributes as a dict or
+    JSON text (or None), flags as bool or 0/1, choices as text (the record validates them)."""
+    fields: dict[str, Any] = {}
+    for c in OFFER_COLUMNS:
+        value = values[c.name]
+        if c.kind is ColumnKind.NUMBER:
+            value = None if value is None else to_decimal(value, c.name)
+        elif c.kind is ColumnKind.FLAG:
+            value = bool(value)
+        elif c.kind is ColumnKind.MAPPING:
+            value = _mapping(value, c.name)
+        fields[c.name] = value
+    return Offer(**fields)
+
+
+def _mapping(value: Any, name: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, Mapping):
+        raise InvalidOffer(name, f"expected a JSON object, got {type(value).__name__}")
+    return value

@@ -293,7 +293,8 @@ class SchedulerSettings(_Section):
     """
 
     collectors: CsvList = Field(default_factory=list)
-    """Run only these collectors (empty: every registered, configured collector)."""
+    """Run only these collectors (empty: every registered, enabled collector; one whose
+    credentials are missing stays scheduled and records skipped runs until they are back)."""
     default_minutes: float = Field(default=360, gt=0)
     spot_minutes: float = Field(default=15, gt=0)
     cadences: dict[str, float] = Field(default_factory=dict)
@@ -306,7 +307,7 @@ class SchedulerSettings(_Section):
     db_retry_seconds: float = Field(default=60.0, gt=0)
     """After a database failure, retry the job this soon instead of a whole cadence later."""
     http: str = "127.0.0.1:8080"
-    """Where /healthz and /metrics listen (``host:port``; ``""`` disables the server)."""
+    """Where /livez, /readyz, /healthz and /metrics listen (``host:port``; ``""``: no server)."""
     shutdown_timeout_seconds: float = Field(default=30.0, gt=0)
     """On SIGTERM, how long a running collection may take to commit or roll back."""
     health_db_timeout_seconds: float = Field(default=3.0, gt=0)

@@ -219,9 +219,9 @@ def test_manual_collect_waits_for_no_one_while_serve_holds_the_job(
     pg_url: str, tmp_path: Path, sheet: Path
 ) -> None:
     """On Postgres, `collect` takes the same advisory locks as `serve` and skips if held."""
-    from tracker.service.locks import locks_for
     from tracker.store import migrate
     from tracker.store.engine import make_engine
+    from tracker.store.locks import locks_for
 
     engine = make_engine(pg_url)
     migrate.upgrade(engine)

@@ -85,7 +85,19 @@ def test_cnn_training_takes_images_and_epochs_together() -> None:
 
 def test_gpu_allow_list_is_resolved_to_canonical_catalog_names() -> None:
     p = make_profile("x", {**VALID, "gpus": ["H100", "nvidia-tesla-a100", "H100-SXM"]})
-    assert p.gpus == ("H100-SXM", "A100-40GB")
+    # Issue 10 item 9: a family spelling allows every variant (the H100 family and the
+    # H100-<variant> rows; GCP's "nvidia-tesla-a100" is a spelling of the A100 family),
+    # in the order given (catalog order within a family), each name once (H100-SXM is
+    # already in the H100 family).
+    assert p.gpus == (
+        "H100-SXM",
+        "H100-PCIE",
+        "H100-NVL",
+        "A100-40GB",
+        "A100-80GB",
+        "A100-40GB-PCIE",
+        "A100-80GB-PCIE",
+    )
 
 
 def test_compute_precision_follows_storage_precision_unless_overridden() -> None:

@@ -13,6 +13,7 @@ from sqlalchemy import create_engine, text
 from tests.conftest import PG_ADMIN_URL
 from tests.service import fake_provider
 from tests.service.fake_server import FakeProviders
+from tracker.service import Service
 from tracker.settings import HttpSettings, SchedulerSettings, Settings
 from tracker.store import migrate
 from tracker.store.engine import make_engine, normalize_url
@@ -31,8 +32,19 @@ COLLECTORS: dict[str, Any] = {
         fake_provider.Slow,
         fake_provider.Crashing,
         fake_provider.Spot,
+        fake_provider.Keyed,
     )
 }
+
+
+@pytest.fixture
+def services() -> Iterator[list[Service]]:
+    """Services a test created (append them): stopped and disposed of afterwards."""
+    created: list[Service] = []
+    yield created
+    for service in created:
+        service.stop(timeout=10)
+        service.engine.dispose()
 
 
 @pytest.fixture

@@ -16,12 +16,13 @@ import os
 from collections.abc import Iterator
 from typing import Any, ClassVar, Self
 
-from collectors.base import NotConfigured, RunContext
+from collectors.base import MissingCredentials, NotConfigured, RunContext
 from collectors.http import HttpClient
 from tracker.models import Offer, PricingModel, to_decimal
 from tracker.settings import HttpSettings, Settings
 
 URL_ENV = "FAKE_PROVIDER_URL"
+KEY_ENV = "FAKE_PROVIDER_KEY"
 
 
 class _Fake:
@@ -90,3 +91,15 @@ class Spot(_Fake):
 
     name = "fakespot"
     pricing_models = frozenset({PricingModel.SPOT, PricingModel.ON_DEMAND})
+
+
+class Keyed(_Fake):
+    """Needs a credential (``FAKE_PROVIDER_KEY``) that may come and go, like a role's."""
+
+    name = "fakekeyed"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        if not os.environ.get(KEY_ENV):
+            raise MissingCredentials(f"{cls.name}: no credentials ({KEY_ENV} is not set)")
+        return super().from_settings(settings)

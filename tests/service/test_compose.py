@@ -51,7 +51,13 @@ def test_healthchecks(compose: dict[str, Any]) -> None:
     pg = services["postgres"]["healthcheck"]
     assert "pg_isready" in " ".join(pg["test"])
     tracker = services["tracker"]["healthcheck"]
-    assert "/healthz" in " ".join(tracker["test"])
+    # Liveness, not readiness: a provider or database outage must not restart the
+    # container (issue 10 item 4); /readyz and /healthz are for monitoring.
+    assert "/livez" in " ".join(tracker["test"])
+    image_check = re.search(
+        r"^HEALTHCHECK .*?CMD (.*)$", (REPO / "Dockerfile").read_text(), re.M | re.S
+    )
+    assert image_check is not None and "/livez" in image_check.group(1)
     command = services["tracker"]["command"]
     # The probe reaches the server inside the container: it must not listen on loopback only.
     assert command[command.index("--http") + 1] == "0.0.0.0:8080"

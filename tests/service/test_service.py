@@ -8,7 +8,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,6 +18,8 @@ from sqlalchemy import Engine, func, select, text
 from tests.service.conftest import COLLECTORS, create_database, make_settings
 from tests.service.fake_server import FakeProviders
 from tracker.collect import RunSummary
+from tracker.hooks import Hooks, JobHealthChange, Origin, load_hooks
+from tracker.models import RunStatus
 from tracker.service import Service
 from tracker.settings import Settings
 from tracker.store.schema import CollectionRun, PricePoint, Series
@@ -33,21 +35,15 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "c
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-@pytest.fixture
-def services() -> Iterator[list[Service]]:
-    created: list[Service] = []
-    yield created
-    for service in created:
-        service.stop(timeout=5)
-        service.engine.dispose()
-
-
 def new_service(
-    services: list[Service], settings: Settings, names: list[str] | None = None
+    services: list[Service],
+    settings: Settings,
+    names: list[str] | None = None,
+    hooks: Hooks | None = None,
 ) -> Service:
+    """A service without hooks unless given (rankings have their own end-to-end test)."""
     collectors = {n: COLLECTORS[n] for n in (names or settings.scheduler.collectors)}
-    service = Service(settings, collectors=collectors)
-    service.post_run_hooks.clear()  # rankings are the recommender's tests' business
+    service = Service(settings, collectors=collectors, hooks=hooks or Hooks())
     services.append(service)
     return service
 
@@ -294,9 +290,15 @@ def test_stale_collector_is_reported_and_raises_an_event(
         default_minutes=0.1 / 60,
         stale_after_cadences=2,
     )
-    service = new_service(services, settings)
     seen: list[tuple[str, datetime | None]] = []
-    service.stale_hooks.append(lambda job, last: seen.append((job.id, last)))
+
+    class Notifier:
+        @staticmethod
+        def job_health_changed(change: JobHealthChange) -> None:
+            if change.stale:
+                seen.append((change.job_id, change.last_success))
+
+    service = new_service(services, settings, hooks=Hooks.of({"notifier": Notifier}))
     service.run_job(spec(service, "fakebad:standard"))
     service.run_job(spec(service, "fakegood:standard"))
 
@@ -329,16 +331,21 @@ def test_post_run_hooks_run_after_success_only_and_failures_are_contained(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     fake.modes["fakebad"] = "fail"
-    service = new_service(services, make_settings(sqlite_service_url, ["fakebad", "fakegood"]))
     called: list[str] = []
 
-    def broken(engine: Engine, settings: Settings, summary: RunSummary) -> None:
-        raise ValueError("rankings exploded")
+    class Broken:
+        @staticmethod
+        def after_collection(engine: Engine, settings: Settings, runs: list[RunSummary]) -> None:
+            raise ValueError("rankings exploded")
 
-    def record(engine: Engine, settings: Settings, summary: RunSummary) -> None:
-        called.append(summary.provider)
+    class Record:
+        @staticmethod
+        def after_collection(runs: list[RunSummary]) -> None:
+            called.extend(summary.provider for summary in runs)
 
-    service.post_run_hooks[:] = [broken, record]
+    hooks = Hooks.of({"broken": Broken, "record": Record})
+    settings = make_settings(sqlite_service_url, ["fakebad", "fakegood"])
+    service = new_service(services, settings, hooks=hooks)
     with caplog.at_level(logging.ERROR):
         service.run_job(spec(service, "fakebad:standard"))
         outcome = service.run_job(spec(service, "fakegood:standard"))
@@ -349,27 +356,26 @@ def test_post_run_hooks_run_after_success_only_and_failures_are_contained(
     assert "broken" in failure.getMessage() and "fakegood:standard" in failure.getMessage()
 
 
-def test_rankings_hook_calls_the_recommender_when_present(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def test_rankings_recompute_is_the_builtin_plugin_of_the_hooks_group(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import sys
-    import types
-
-    from tracker.service.hooks import rankings_hook
-
     calls: list[Any] = []
-    module = types.ModuleType("tracker.recommend")
-    module.recompute_rankings = lambda engine, settings: calls.append((engine, settings))  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "tracker.recommend", module)
-    hook = rankings_hook()
-    assert hook is not None
-    hook("engine", "settings", "summary")  # type: ignore[arg-type]
+    monkeypatch.setattr(
+        "tracker.recommend.recompute_rankings",
+        lambda engine, settings: calls.append((engine, settings)),
+    )
+    hooks = load_hooks()
+    assert hooks.names[0] == "rankings"  # built-in, registered like any plugin, runs first
+    summary = RunSummary("fakegood", RunStatus.SUCCEEDED)
+    failed = hooks.after_collection(
+        "engine",  # type: ignore[arg-type]
+        "settings",  # type: ignore[arg-type]
+        [summary],
+        Origin.SERVE,
+        context="a test",
+    )
+    assert failed == []
     assert calls == [("engine", "settings")]
-
-    monkeypatch.setitem(sys.modules, "tracker.recommend", types.ModuleType("tracker.recommend"))
-    with caplog.at_level(logging.WARNING):
-        assert rankings_hook() is None
-    assert "recompute_rankings" in caplog.text
 
 
 def test_health_and_metrics_endpoints(

@@ -14,6 +14,7 @@ from tracker.catalog.resolve import (
     get_spec,
     resolve_gpu,
 )
+from tracker.catalog.select import GpuSelection, gpu_models_for, select_gpus
 from tracker.catalog.spec import GpuMatch, GpuSpec
 
 __all__ = [
@@ -23,12 +24,15 @@ __all__ = [
     "CatalogError",
     "Family",
     "GpuMatch",
+    "GpuSelection",
     "GpuSpec",
     "NormalizedName",
     "all_specs",
     "default_catalog",
     "get_spec",
+    "gpu_models_for",
     "load_catalog",
     "normalize_gpu_name",
     "resolve_gpu",
+    "select_gpus",
 ]

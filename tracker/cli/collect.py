@@ -18,13 +18,44 @@ from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import FormatOption, OutputFormat, emit, err
 from tracker.collect import OfferCallback, RunSummary, run_collector
+from tracker.hooks import Origin, load_hooks
 from tracker.models import PricingModel, RunStatus
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
-from tracker.service.locks import locks_for
+from tracker.settings import Settings
 from tracker.store import queries
-from tracker.store.engine import DatabaseError
+from tracker.store.engine import DatabaseError, Engine
+from tracker.store.locks import JobLocks, locks_for
 
 JOB_SCOPES = (SPOT_SCOPE, STANDARD_SCOPE)
+
+NoHooksOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-hooks",
+        help="Do not run the after-collection hooks (rankings recompute, plugins).",
+    ),
+]
+
+
+def _hold_jobs(held: ExitStack, locks: JobLocks, name: str) -> bool:
+    """Take every job lock of collector ``name`` (the ones `serve` takes); False if one is held.
+
+    So a manual run never overlaps a scheduled run of the same collector (on
+    Postgres, across machines), and a scheduled run that finds this one committed
+    within its cadence skips instead of repeating it.
+    """
+    return all(held.enter_context(locks.hold(f"{name}:{job}")) for job in JOB_SCOPES)
+
+
+def _run_hooks(
+    engine: Engine, settings: Settings, summaries: list[RunSummary], origin: Origin
+) -> None:
+    """The same after-collection hooks a scheduled run triggers, over the committed runs."""
+    committed = [s for s in summaries if s.status is RunStatus.SUCCEEDED]
+    if committed:
+        load_hooks().after_collection(
+            engine, settings, committed, origin, context=f"gpu-tracker {origin}"
+        )
 
 
 @contextmanager
@@ -87,6 +118,7 @@ def collect(
         list[PricingModel] | None,
         typer.Option("--pricing", help="Only these pricing models (repeatable)."),
     ] = None,
+    no_hooks: NoHooksOption = False,
 ) -> None:
     """Run collectors now and store what changed. Exits 1 if any requested collector failed."""
     settings = settings_of(ctx)
@@ -109,9 +141,11 @@ def collect(
             summaries.append(RunSummary(provider=name, status=status, error=str(exc)))
             continue
         with ExitStack() as held, _progress(f"collecting {name}") as progress:
-            # The same per-job locks `serve` takes, so a manual run never overlaps a
-            # scheduled run of the same collector (on Postgres, across machines).
-            if not all(held.enter_context(locks.hold(f"{name}:{job}")) for job in JOB_SCOPES):
+            try:
+                free = _hold_jobs(held, locks, name)
+            except DatabaseError as exc:
+                raise CliError(str(exc)) from None
+            if not free:
                 err(f"{name}: skipped: a scheduled run of it is in progress")
                 summaries.append(
                     RunSummary(provider=name, status=RunStatus.SKIPPED, error="locked")
@@ -126,6 +160,8 @@ def collect(
             except DatabaseError as exc:
                 raise CliError(str(exc)) from None
     _report(summaries)
+    if not no_hooks:
+        _run_hooks(engine, settings, summaries, Origin.COLLECT)
     failed = [s.provider for s in summaries if s.status == "failed"]
     if failed:
         raise CliError(f"collection failed for: {', '.join(failed)}")
@@ -140,6 +176,7 @@ def import_sheet(
             "--full", help="The sheet is complete: delist sheet offers it no longer lists."
         ),
     ] = False,
+    no_hooks: NoHooksOption = False,
 ) -> None:
     """Load a price sheet (negotiated prices, history back-fill). Exits 1 if a row was rejected."""
     if not path.is_file():
@@ -147,12 +184,16 @@ def import_sheet(
     settings = settings_of(ctx)
     engine = open_store(ctx)
     collector = PriceSheetCollector(path, settings)
-    with _progress(f"importing {path.name}") as progress:
+    with ExitStack() as held, _progress(f"importing {path.name}") as progress:
         try:
+            if not _hold_jobs(held, locks_for(engine), collector.name):
+                raise CliError(f"{path}: not imported: a run of {collector.name} is in progress")
             summary = run_collector(engine, collector, settings, delist=full, on_offer=progress)
         except DatabaseError as exc:
             raise CliError(str(exc)) from None
     _report([summary])
+    if not no_hooks:
+        _run_hooks(engine, settings, [summary], Origin.IMPORT)
     if summary.status == "failed":
         raise CliError(f"import failed: {summary.error}")
     if summary.skipped:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -9,13 +10,14 @@ from typing import Annotated, Any
 
 import typer
 
-from tracker.catalog import all_specs
+from tracker.catalog import all_specs, select_gpus
 from tracker.cli.context import CliError, open_store
-from tracker.cli.output import FormatOption, OutputFormat, emit, err
-from tracker.models import PricingModel
+from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
+from tracker.models import PricingModel, offer_dict
 from tracker.store import queries
+from tracker.store.engine import DatabaseError
 
-OFFER_COLUMNS = (
+CSV_COLUMNS = (
     "provider",
     "instance_type",
     "region",
@@ -35,21 +37,32 @@ OFFER_COLUMNS = (
     "first_seen",
     "last_seen",
 )
-TABLE_COLUMNS = (
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "payment_option",
-    "gpu_model",
-    "gpu_count",
-    "gpu_memory_gib",
-    "price_per_hour",
-    "currency",
-    "price_per_hour_usd",
-    "price_per_gpu_hour_usd",
+"""The CSV columns (documented in the README; JSON rows carry every key of offer_row)."""
+
+
+def gpus_cell(row: Mapping[str, Any]) -> str:
+    """``8× H100-SXM``: how many of which GPU, in one short cell."""
+    return f"{cell(row['gpu_count'])}× {row['gpu_model']}"
+
+
+OFFER_HEAD = (
+    Column("provider", "provider"),
+    Column("instance_type", "instance"),
+    Column("region", "region"),
+    Column("zone", "zone"),
+    Column("pricing", "pricing"),
+    Column("payment_option", "payment"),
+    Column("", "GPUs", gpus_cell),
 )
+"""Which offer a table row is: the leading columns of every offer table."""
+OFFER_TABLE = (
+    *OFFER_HEAD,
+    Column("gpu_memory_gib", "VRAM", justify="right"),
+    Column("price_per_hour_usd", "$/h", money, justify="right"),
+    Column("price_per_gpu_hour_usd", "$/GPU·h", money, justify="right"),
+)
+"""The table display: short headers, dollars rounded for reading, VRAM in GiB per GPU.
+The provider's own currency and exact figures are in the JSON and CSV."""
 
 
 class SortKey(StrEnum):
@@ -58,40 +71,28 @@ class SortKey(StrEnum):
 
 
 def offer_row(stored: queries.StoredOffer) -> dict[str, Any]:
-    """The documented JSON shape of one offer (keys are a public interface)."""
+    """The documented JSON shape of one offer (keys are a public interface): every
+    offer column, then the per-GPU price and the times, then ``attributes``."""
     o = stored.offer
-    return {
-        "provider": o.provider,
-        "instance_type": o.instance_type,
-        "region": o.region,
-        "zone": o.zone,
-        "pricing": o.pricing.value,
-        "payment_option": o.payment_option,
-        "offering_class": o.offering_class,
-        "os": o.os,
-        "gpu_model": o.gpu_model,
-        "gpu_known": o.gpu_known,
-        "gpu_raw_name": o.gpu_raw_name,
-        "gpu_count": o.gpu_count,
-        "gpu_memory_gib": o.gpu_memory_gib,
-        "vcpus": o.vcpus,
-        "memory_gib": o.memory_gib,
-        "interconnect": o.interconnect.value,
-        "price_per_hour": o.price_per_hour,
-        "currency": o.currency,
-        "price_per_hour_usd": o.price_per_hour_usd,
-        "price_per_gpu_hour_usd": (o.price_per_hour_usd / o.gpu_count).quantize(Decimal("1e-6")),
-        "first_seen": stored.first_seen,
-        "price_since": stored.price_since,
-        "last_seen": stored.last_seen,
-        "attributes": dict(o.attributes),
-    }
+    row = offer_dict(o)
+    attributes = row.pop("attributes")
+    row["price_per_gpu_hour_usd"] = (o.price_per_hour_usd / o.gpu_count).quantize(Decimal("1e-6"))
+    row["first_seen"] = stored.first_seen
+    row["price_since"] = stored.price_since
+    row["last_seen"] = stored.last_seen
+    row["attributes"] = attributes
+    return row
 
 
 def offers(
     ctx: typer.Context,
     gpu: Annotated[
-        list[str] | None, typer.Option("--gpu", "-g", help="GPU model (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--gpu",
+            "-g",
+            help="GPU model or family, e.g. H100 (every H100 variant) or h100-sxm (repeatable).",
+        ),
     ] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r")] = None,
@@ -111,15 +112,18 @@ def offers(
 ) -> None:
     """Current offers (listed, latest price), cheapest first."""
     engine = open_store(ctx)
-    found = queries.current_offers(
-        engine,
-        gpu=gpu,
-        provider=provider,
-        region=region,
-        pricing=pricing,
-        min_vram=Decimal(str(min_vram)) if min_vram is not None else None,
-        min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
-    )
+    try:
+        found = queries.current_offers(
+            engine,
+            gpu=select_gpus(gpu) if gpu else None,
+            provider=provider,
+            region=region,
+            pricing=pricing,
+            min_vram=Decimal(str(min_vram)) if min_vram is not None else None,
+            min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
+        )
+    except DatabaseError as exc:
+        raise CliError(str(exc)) from None
     rows = [offer_row(s) for s in found]
     key = "price_per_hour_usd" if sort is SortKey.price else "price_per_gpu_hour_usd"
     rows.sort(key=lambda r: (r[key], r["provider"], r["instance_type"], r["region"], r["zone"]))
@@ -132,7 +136,7 @@ def offers(
             if filtered
             else "no offers stored yet; run 'gpu-tracker collect' first"
         )
-    emit(rows, fmt, columns=OFFER_COLUMNS if fmt is not OutputFormat.table else TABLE_COLUMNS)
+    emit(rows, fmt, columns=CSV_COLUMNS, table=OFFER_TABLE)
 
 
 def history(

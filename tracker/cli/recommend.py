@@ -9,7 +9,9 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.output import FormatOption, OutputFormat, emit, err
+from tracker.cli.offers import OFFER_HEAD
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
+from tracker.models import Offer, offer_dict
 from tracker.recommend import (
     Assumptions,
     Profile,
@@ -26,6 +28,7 @@ from tracker.recommend import (
 from tracker.recommend.profiles import Task, user_profiles_path
 from tracker.recommend.throughput import workload
 from tracker.recommend.vram import GIB
+from tracker.store.engine import DatabaseError
 
 __all__ = ["register"]
 
@@ -60,32 +63,32 @@ CANDIDATE_COLUMNS = (
     "compute_precision",
     "precision_fallback",
 )
-TABLE_COLUMNS = (
-    "rank",
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "gpu_model",
-    "gpu_count",
-    "vram_needed_gib",
-    "vram_available_gib",
-    "price_per_hour_usd",
-    "price_per_gpu_hour_usd",
-    "job_hours",
-    "job_cost_usd",
+
+
+def _vram_cell(row: dict[str, Any]) -> str:
+    """``23.3/640``: GiB the job needs across the GPUs it uses, of the GiB they have."""
+    need, have = row["vram_needed_gib"], row["vram_available_gib"]
+    return f"{need:.1f}/{have.normalize():f}"
+
+
+def _hours(value: Decimal | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+CANDIDATE_TABLE = (
+    Column("rank", "#", justify="right"),
+    *OFFER_HEAD,
+    Column("", "VRAM", _vram_cell, justify="right"),
+    Column("effective_price_per_hour_usd", "$/h", money, justify="right"),
+    Column("job_hours", "hours", _hours, justify="right"),
+    Column("job_cost_usd", "job $", money, justify="right"),
 )
-EXCLUDED_COLUMNS = (
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "gpu_model",
-    "gpu_count",
-    "excluded_reason",
-    "excluded_detail",
+"""The ranking as a table: $/h is what an hour costs the job (amortised for reservations);
+the per-GPU price and the exact figures are in the JSON and CSV."""
+EXCLUDED_TABLE = (
+    *OFFER_HEAD,
+    Column("excluded_reason", "reason"),
+    Column("excluded_detail", "why"),
 )
 
 
@@ -114,19 +117,24 @@ def _profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
         raise CliError(str(exc), USAGE) from None
 
 
-def _base_row(o: Any) -> dict[str, Any]:
-    return {
-        "provider": o.provider,
-        "instance_type": o.instance_type,
-        "region": o.region,
-        "zone": o.zone,
-        "pricing": o.pricing.value,
-        "payment_option": o.payment_option,
-        "offering_class": o.offering_class,
-        "gpu_model": o.gpu_model,
-        "gpu_count": o.gpu_count,
-        "interconnect": o.interconnect.value,
-    }
+_RANKED_OFFER_FIELDS = (
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+    "offering_class",
+    "gpu_model",
+    "gpu_count",
+    "interconnect",
+)
+"""The offer columns a ranking row repeats (documented in the README)."""
+
+
+def _base_row(o: Offer) -> dict[str, Any]:
+    values = offer_dict(o)
+    return {name: values[name] for name in _RANKED_OFFER_FIELDS}
 
 
 def ranking_rows(ranking: Ranking, explain: bool) -> list[dict[str, Any]]:
@@ -284,18 +292,21 @@ def recommend(
         )
     except (ProfileError, WorkloadError) as exc:
         raise CliError(str(exc), USAGE) from None
+    except DatabaseError as exc:
+        raise CliError(str(exc)) from None
     rows = ranking_rows(ranking, explain)
     if fmt is OutputFormat.table:
         emit(
             rows[: len(ranking.candidates)],
             fmt,
-            columns=TABLE_COLUMNS,
+            table=CANDIDATE_TABLE,
             title=ranking_title(ranking),
         )
         if explain and ranking.notes:
-            emit([{"note": note} for note in ranking.notes], fmt, title="how costs were worked out")
+            notes = [{"note": note} for note in ranking.notes]
+            emit(notes, fmt, table=(Column("note", "note"),), title="how costs were worked out")
         if explain and ranking.exclusions:
-            emit(rows[len(ranking.candidates) :], fmt, columns=EXCLUDED_COLUMNS, title="excluded")
+            emit(rows[len(ranking.candidates) :], fmt, table=EXCLUDED_TABLE, title="excluded")
     else:
         columns = (*CANDIDATE_COLUMNS, "excluded_reason", "excluded_detail") if explain else None
         emit(rows, fmt, columns=columns or CANDIDATE_COLUMNS)

@@ -30,8 +30,8 @@ def serve(
         typer.Option(
             "--http",
             metavar="HOST:PORT",
-            help="Where /healthz and /metrics listen [default: scheduler.http, 127.0.0.1:8080]; "
-            "'' disables them.",
+            help="Where /livez, /readyz, /healthz and /metrics listen "
+            "[default: scheduler.http, 127.0.0.1:8080]; '' disables them.",
         ),
     ] = None,
     log_format: Annotated[
@@ -46,7 +46,7 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Run every configured collector on its cadence, with /healthz and /metrics."""
+    """Run every configured collector on its cadence, with health endpoints and /metrics."""
     from tracker.service.logs import configure_logging
     from tracker.service.scheduler import Service
     from tracker.settings import ConfigError

@@ -3,32 +3,39 @@
 ``rank`` is pure (profile + offers in, ranking out); :func:`recompute_rankings` is
 what the scheduler calls after each successful collection: it ranks every profile
 over the stored offers, stores a snapshot per profile and returns what changed.
+
+The names that need the database (:mod:`tracker.recommend.stored`,
+:mod:`tracker.recommend.history`) are imported on first use, so importing the pure
+parts (``tracker.recommend.rank``, which imports this package first) never loads the
+store or SQLAlchemy.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from datetime import UTC, datetime
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine
-
-from tracker.models import Offer
 from tracker.recommend.assumptions import Assumptions
-from tracker.recommend.history import RankedEntry, RankingChange, fingerprint, record_rankings
 from tracker.recommend.profiles import (
     Profile,
     ProfileError,
     ProfileSet,
     load_profiles,
     make_profile,
-    user_profiles_path,
 )
 from tracker.recommend.rank import Candidate, Exclusion, Ranking, Reason, rank, rank_table
 from tracker.recommend.table import OfferTable
 from tracker.recommend.throughput import WorkloadError
 from tracker.recommend.vram import VramEstimate, estimate_vram
-from tracker.settings import Settings
+
+if TYPE_CHECKING:
+    from tracker.recommend.history import RankedEntry, RankingChange
+    from tracker.recommend.stored import (
+        load_offer_table,
+        load_offers,
+        profiles_for,
+        recompute_rankings,
+    )
 
 __all__ = [
     "Assumptions",
@@ -49,89 +56,26 @@ __all__ = [
     "load_offers",
     "load_profiles",
     "make_profile",
+    "profiles_for",
     "rank",
     "rank_table",
     "recompute_rankings",
 ]
 
-log = logging.getLogger(__name__)
+_LAZY = {
+    "RankedEntry": "tracker.recommend.history",
+    "RankingChange": "tracker.recommend.history",
+    "load_offer_table": "tracker.recommend.stored",
+    "load_offers": "tracker.recommend.stored",
+    "profiles_for": "tracker.recommend.stored",
+    "recompute_rankings": "tracker.recommend.stored",
+}
 
 
-def load_offers(engine: Engine) -> list[Offer]:
-    """Every listed offer at its current price, as validated records."""
-    from tracker.store.queries import current_offers
-
-    return [stored.offer for stored in current_offers(engine)]
-
-
-def load_offer_table(engine: Engine) -> OfferTable:
-    """The current offers as ranking columns, read without building every record."""
-    from tracker.store.rankings import current_offer_rows
-
-    return OfferTable.from_rows(current_offer_rows(engine))
-
-
-def profiles_for(settings: Settings) -> ProfileSet:
-    """Built-in profiles plus the user's file (``settings.profiles_path`` or the default)."""
-    return load_profiles(user_profiles_path(settings.profiles_path))
-
-
-def recompute_rankings(
-    engine: Engine,
-    settings: Settings,
-    *,
-    now: datetime | None = None,
-    profiles: ProfileSet | None = None,
-    timings: dict[str, float] | None = None,
-) -> list[RankingChange]:
-    """Rank every profile over the stored offers, snapshot each top N, return the changes.
-
-    One transaction for all snapshots. A profile whose work cannot be priced (e.g. its
-    reference GPU lacks a figure) is logged and skipped; an unreadable profiles file
-    raises :class:`ProfileError` (one line) because every ranking would be wrong.
-    ``timings`` (optional) receives seconds spent in ``db_load``, ``rank``, ``db_write``.
-    """
-    clock = time.perf_counter
-    profile_set = profiles or profiles_for(settings)
-    a = profile_set.assumptions
-    started = clock()
-    from tracker.store.rankings import current_offer_rows
-
-    rows = current_offer_rows(engine)
-    loaded = clock()
-    table = OfferTable.from_rows(rows)
-    rankings: list[tuple[Ranking, str]] = []
-    for name, profile in sorted(profile_set.profiles.items()):
-        if not profile.has_work_size:
-            log.info("ranking of %s not snapshotted: it gives no work size to cost", name)
-            continue
-        try:
-            ranking = rank_table(
-                profile,
-                table,
-                a,
-                top=profile_set.history_top,
-                measurements=profile_set.measurements,
-            )
-        except WorkloadError as exc:
-            log.error("ranking skipped: %s", exc)
-            continue
-        rankings.append((ranking, fingerprint(profile, a)))
-        log.debug("profile %s: %d of %d offers feasible", name, ranking.feasible, len(rows))
-    ranked = clock()
-    computed_at = (now or datetime.now(UTC)).astimezone(UTC)
-    with engine.begin() as conn:
-        changes = record_rankings(conn, rankings, computed_at)
-    written = clock()
-    if timings is not None:
-        timings.update(db_load=loaded - started, rank=ranked - loaded, db_write=written - ranked)
-    log.info(
-        "rankings recomputed for %d profiles over %d offers (%d changed)",
-        len(changes),
-        len(rows),
-        sum(1 for c in changes if c.changed),
-    )
-    return changes
-
-
-__all__ += ["RankedEntry", "profiles_for"]
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -16,13 +16,12 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import Connection
-
 from tracker.models import OFFER_KEY_FIELDS
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.profiles import Profile
 from tracker.recommend.rank import Ranking
 from tracker.store import rankings as store
+from tracker.store.engine import Engine
 from tracker.store.types import quantize_money
 
 __all__ = [
@@ -31,7 +30,6 @@ __all__ = [
     "diff",
     "entries_of",
     "fingerprint",
-    "latest_snapshots",
     "record_rankings",
 ]
 
@@ -184,18 +182,10 @@ class _Snapshot:
     computed_at: datetime
     entries: tuple[RankedEntry, ...]
 
-
-def latest_snapshots(conn: Connection, profiles: Sequence[str]) -> dict[str, _Snapshot]:
-    """Each profile's most recent snapshot with its entries (two queries in all)."""
-    return {
-        snap.profile: _Snapshot(
-            snap.id,
-            snap.fingerprint,
-            snap.computed_at,
-            tuple(RankedEntry(*row) for row in entries),
-        )
-        for snap, entries in store.latest_snapshots(conn, profiles, _ENTRY_FIELDS)
-    }
+    @classmethod
+    def of(cls, stored: store.StoredSnapshot) -> _Snapshot:
+        entries = tuple(RankedEntry(*row) for row in stored.entries)
+        return cls(stored.id, stored.fingerprint, stored.computed_at, entries)
 
 
 def diff(
@@ -220,20 +210,18 @@ def diff(
 
 
 def record_rankings(
-    conn: Connection,
+    engine: Engine,
     rankings: Sequence[tuple[Ranking, str]],
     computed_at: datetime,
 ) -> list[RankingChange]:
     """Store one snapshot per (ranking, fingerprint) and diff each against its previous.
 
-    Runs on the caller's connection and transaction, so a failure stores nothing.
+    One transaction (in the store), so a failure stores nothing and raises
+    :class:`~tracker.store.engine.DatabaseError`.
     """
-    previous = latest_snapshots(conn, [r.profile.name for r, _ in rankings])
-    changes: list[RankingChange] = []
-    entry_rows: list[dict[str, object]] = []
-    for ranking, fp in rankings:
-        snapshot_id = store.insert_snapshot(
-            conn,
+    entries = [entries_of(ranking) for ranking, _ in rankings]
+    snapshots = [
+        store.NewSnapshot(
             {
                 "profile": ranking.profile.name,
                 "fingerprint": fp,
@@ -242,21 +230,21 @@ def record_rankings(
                 "feasible": ranking.feasible,
                 "excluded": ranking.excluded_counts,
             },
+            [{n: getattr(e, n) for n in _ENTRY_FIELDS} for e in ranked],
         )
-        entries = entries_of(ranking)
-        entry_rows.extend(
-            {"snapshot_id": snapshot_id, **{n: getattr(e, n) for n in _ENTRY_FIELDS}}
-            for e in entries
+        for (ranking, fp), ranked in zip(rankings, entries, strict=True)
+    ]
+    previous, ids = store.save_snapshots(engine, snapshots, _ENTRY_FIELDS)
+    return [
+        diff(
+            ranking.profile.name,
+            snapshot_id,
+            computed_at,
+            ranked,
+            _Snapshot.of(previous[ranking.profile.name])
+            if ranking.profile.name in previous
+            else None,
+            fp,
         )
-        changes.append(
-            diff(
-                ranking.profile.name,
-                snapshot_id,
-                computed_at,
-                entries,
-                previous.get(ranking.profile.name),
-                fp,
-            )
-        )
-    store.insert_entries(conn, entry_rows)
-    return changes
+        for (ranking, fp), ranked, snapshot_id in zip(rankings, entries, ids, strict=True)
+    ]

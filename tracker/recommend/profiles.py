@@ -190,15 +190,18 @@ class Profile(BaseModel):
             value = value.split(",")
         if not isinstance(value, list | tuple):
             return value
-        resolved = []
+        from tracker.catalog import gpu_models_for
+
+        resolved: list[str] = []
         for raw in value:
             text = str(raw).strip()
             if not text:
                 continue
-            name = _RESOLVER(text)
-            if name is None:
+            # The rule every GPU filter shares: a family name allows all its variants.
+            names = gpu_models_for(text)
+            if not names:
                 raise ValueError(f"{text!r} is not a known GPU (see the GPU catalog)")
-            resolved.append(name)
+            resolved.extend(names)
         return tuple(dict.fromkeys(resolved))
 
     @field_validator("reference_gpu", mode="before")

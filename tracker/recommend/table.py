@@ -19,17 +19,24 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from operator import itemgetter
 from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from tracker.catalog import GpuSpec
-from tracker.models import Interconnect, Offer, PricingModel, to_decimal
+from tracker.models import (
+    OFFER_COLUMNS,
+    OFFER_KEY_FIELDS,
+    Offer,
+    PricingModel,
+    offer_from_values,
+    offer_values,
+)
 from tracker.recommend.fabric import INTERCONNECTS, Links, resolved_interconnect
 from tracker.recommend.profiles import COMPUTE_PRECISIONS, Precision
 from tracker.recommend.throughput import spec_tflops
-from tracker.store.rankings import OFFER_ROW_COLUMNS
 
 __all__ = [
     "PRICING_CODES",
@@ -66,36 +73,22 @@ def catalog_lookup(name: str) -> GpuSpec | None:
 
 
 OfferRow = tuple[Any, ...]
-"""One offer as a tuple laid out like ``tracker.store.rankings.OFFER_ROW_COLUMNS``."""
+"""One offer as a tuple laid out like :data:`tracker.models.OFFER_COLUMNS` (what
+``tracker.store.rankings.current_offer_rows`` returns)."""
 
-_I = {name: i for i, name in enumerate(OFFER_ROW_COLUMNS)}
-_PRICING = {p.value: p for p in PricingModel}
+_NAMES = tuple(c.name for c in OFFER_COLUMNS)
+_AT = {name: i for i, name in enumerate(_NAMES)}
+# The positions the columnar build reads, named once from the one column list.
+PROVIDER, REGION, PRICING = _AT["provider"], _AT["region"], _AT["pricing"]
+GPU_MODEL, GPU_KNOWN, GPU_COUNT = _AT["gpu_model"], _AT["gpu_known"], _AT["gpu_count"]
+GPU_MEMORY, INTERCONNECT = _AT["gpu_memory_gib"], _AT["interconnect"]
+PRICE_USD, ATTRIBUTES = _AT["price_per_hour_usd"], _AT["attributes"]
+_KEY = itemgetter(*(_AT[name] for name in OFFER_KEY_FIELDS))
 _TERM = {p.value: p.term_hours for p in PricingModel}
 
 
 def offer_to_row(o: Offer) -> OfferRow:
-    return (
-        o.provider,
-        o.instance_type,
-        o.region,
-        o.zone,
-        o.pricing.value,
-        o.payment_option,
-        o.offering_class,
-        o.os,
-        o.gpu_model,
-        o.gpu_raw_name,
-        o.gpu_known,
-        o.gpu_count,
-        o.gpu_memory_gib,
-        o.vcpus,
-        o.memory_gib,
-        o.interconnect.value,
-        o.attributes,
-        o.price_per_hour,
-        o.currency,
-        o.price_per_hour_usd,
-    )
+    return tuple(offer_values(o))
 
 
 def _attrs(value: Any) -> Mapping[str, Any]:
@@ -107,34 +100,9 @@ def _attrs(value: Any) -> Mapping[str, Any]:
     return value  # type: ignore[no-any-return]
 
 
-def _dec(value: Any, name: str) -> Any:
-    return None if value is None else to_decimal(value, name)
-
-
 def row_to_offer(r: OfferRow) -> Offer:
     """The full, validated record for one stored row (done only for shown rows)."""
-    return Offer(
-        provider=r[0],
-        instance_type=r[1],
-        region=r[2],
-        zone=r[3],
-        pricing=_PRICING[r[4]],
-        payment_option=r[5],
-        offering_class=r[6],
-        os=r[7],
-        gpu_model=r[8],
-        gpu_raw_name=r[9],
-        gpu_known=bool(r[10]),
-        gpu_count=to_decimal(r[11], "gpu_count"),
-        gpu_memory_gib=_dec(r[12], "gpu_memory_gib"),
-        vcpus=_dec(r[13], "vcpus"),
-        memory_gib=_dec(r[14], "memory_gib"),
-        interconnect=Interconnect(r[15]),
-        attributes=_attrs(r[16]),
-        price_per_hour=to_decimal(r[17], "price_per_hour"),
-        currency=r[18],
-        price_per_hour_usd=to_decimal(r[19], "price_per_hour_usd"),
-    )
+    return offer_from_values(dict(zip(_NAMES, r, strict=True)))
 
 
 class LazyOffers(Sequence[Offer]):
@@ -167,10 +135,10 @@ class LazyOffers(Sequence[Offer]):
 
 def _effective_hourly(row: OfferRow, price: float) -> float:
     """Float twin of pricing.effective_hourly_usd, from the row's attributes."""
-    term = _TERM[row[4]]
+    term = _TERM[row[PRICING]]
     if term is None:
         return price
-    attrs = _attrs(row[16])
+    attrs = _attrs(row[ATTRIBUTES])
     upfront = _attr_float(attrs.get("upfront_usd"))
     recurring = _attr_float(attrs.get("recurring_hourly_usd"))
     if math.isnan(upfront) or math.isnan(recurring) or upfront < 0 or recurring < 0:
@@ -252,6 +220,10 @@ class OfferTable:
         ic_ix = {name: i for i, name in enumerate(INTERCONNECTS)}
         pricing_ix = {p.value: code for p, code in PRICING_CODES.items()}
         spot = PricingModel.SPOT.value
+        # Positions as locals: the loop below runs once per stored offer.
+        at_provider, at_region, at_pricing = PROVIDER, REGION, PRICING
+        at_model, at_known, at_count, at_memory = GPU_MODEL, GPU_KNOWN, GPU_COUNT, GPU_MEMORY
+        at_interconnect, at_price, at_attributes = INTERCONNECT, PRICE_USD, ATTRIBUTES
 
         provider_code = np.empty(n, np.int64)
         region_code = np.empty(n, np.int64)
@@ -266,24 +238,25 @@ class OfferTable:
         interrupt = np.full(n, math.nan)
 
         for i, r in enumerate(rows):
-            provider_code[i] = provider_ix.setdefault(r[0], len(provider_ix))
-            region_code[i] = region_ix.setdefault(r[2], len(region_ix))
-            model = r[8]
+            provider_code[i] = provider_ix.setdefault(r[at_provider], len(provider_ix))
+            region_code[i] = region_ix.setdefault(r[at_region], len(region_ix))
+            model = r[at_model]
             gpu_code[i] = gpu_ix.setdefault(model, len(gpu_ix))
-            pricing_code[i] = pricing_ix[r[4]]
-            ic_code[i] = ic_ix[r[15]]
-            if r[10]:
+            pricing = r[at_pricing]
+            pricing_code[i] = pricing_ix[pricing]
+            ic_code[i] = ic_ix[r[at_interconnect]]
+            if r[at_known]:
                 if model not in spec_by_model:
                     spec_by_model[model] = lookup(model)
                 known[i] = spec_by_model[model] is not None
-            count[i] = float(r[11])
-            if r[12] is not None:
-                mem[i] = float(r[12])
-            p = float(r[19])
+            count[i] = float(r[at_count])
+            if r[at_memory] is not None:
+                mem[i] = float(r[at_memory])
+            p = float(r[at_price])
             price[i] = p
-            hourly[i] = p if _TERM[r[4]] is None else _effective_hourly(r, p)
-            if r[4] == spot:
-                interrupt[i] = _attr_float(_attrs(r[16]).get("interruption_max_pct"))
+            hourly[i] = p if _TERM[pricing] is None else _effective_hourly(r, p)
+            if pricing == spot:
+                interrupt[i] = _attr_float(_attrs(r[at_attributes]).get("interruption_max_pct"))
 
         model_specs = [spec_by_model.get(m) for m in gpu_ix]
         # GPUs without a reported VRAM fall back to the datasheet figure
@@ -319,7 +292,7 @@ class OfferTable:
 
         whole = np.maximum(np.floor(count), 1).astype(np.int64)
         vram_total = mem * count
-        order = sorted(range(n), key=lambda i: rows[i][:8])
+        order = sorted(range(n), key=lambda i: _KEY(rows[i]))
         tie_order = np.empty(n, np.int64)
         tie_order[order] = np.arange(n)
         return cls(

@@ -1,4 +1,4 @@
-"""What /healthz reports: database reachability and, per job, last outcomes and staleness.
+"""What /healthz and /readyz report: database reachability and, per job, last outcomes and staleness.
 
 State lives in memory, seeded at start from ``collection_runs`` so a restarted
 service still knows when each job last succeeded (and a restart cannot hide a
@@ -63,7 +63,7 @@ class HealthState:
     stale_after_cadences: float
     jobs: dict[str, JobHealth] = field(default_factory=dict)
     disabled: dict[str, str] = field(default_factory=dict)
-    """Collectors not scheduled, with the reason (missing credentials, not configured)."""
+    """Collectors not scheduled, with the reason (switched off, nothing to collect)."""
     database_ok: bool | None = None
     database_error: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -109,6 +109,8 @@ class HealthState:
             elif status == "failed":
                 job.last_failure = when
                 job.consecutive_failures += 1
+                job.last_error = error
+            elif status == "skipped":  # why nothing was collected (credentials missing)
                 job.last_error = error
 
     def seed(

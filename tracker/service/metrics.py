@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from tracker.service.outcome import FailureReason, JobStatus
+
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -27,13 +29,14 @@ class Metrics:
         )
         self.failures = Counter(
             "gpu_tracker_run_failures",
-            "Failed runs by cause: provider (recorded by the runner), database, error.",
+            "Failed runs by cause: collector (the provider or the collector), database.",
             [*_JOB, "reason"],
             registry=r,
         )
         self.skips = Counter(
             "gpu_tracker_runs_skipped",
-            "Runs not attempted: locked (another replica holds the job), not_configured.",
+            "Cadences not collected: locked (another runner holds the job), not_due (another "
+            "runner already ran it), not_configured (credentials missing: a skipped run).",
             [*_JOB, "reason"],
             registry=r,
         )
@@ -71,9 +74,9 @@ class Metrics:
 
     def declare(self, collector: str, scope: str) -> None:
         """Create a job's series at 0 so dashboards see it before its first run."""
-        for status in ("succeeded", "failed", "skipped"):
+        for status in (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.SKIPPED):
             self.runs.labels(collector, scope, status)
-        for reason in ("provider", "database", "error"):
+        for reason in FailureReason:  # exactly what the runner can report
             self.failures.labels(collector, scope, reason)
         self.offers_seen.labels(collector, scope)
         self.price_changes.labels(collector, scope)

@@ -1,18 +1,25 @@
 """``gpu-tracker serve``: every collector on its cadence, surviving what months bring.
 
+This module wires the parts together and owns time: APScheduler triggers, the
+database retry, the start-up seeding, signals and shutdown. Running one job is
+``runner``'s business, telling its outcome ``report``'s.
+
 Fault model, and where each fault is handled:
 
 * provider errors (5xx, 429, timeouts) are retried by ``collectors.http``; a run
   that still fails is recorded failed by the runner and the next cadence tries
   again;
+* missing credentials (at start or later) never unschedule a collector: each
+  cadence records a ``skipped`` run with the reason until they are back, and the
+  job turns stale like any job without a success;
 * the database going away (at start or mid-run) never leaves a partial run (the
   runner's single transaction) and never stops the service: the job is recorded
-  failed in memory, /healthz turns 503, and the job is retried after
-  ``db_retry_seconds`` instead of a whole cadence later; ``pool_pre_ping``
-  replaces dead connections;
+  failed in memory, /readyz and /healthz turn 503, and the job is retried after
+  ``db_retry_seconds`` instead of a whole cadence later;
 * a collector raising anything is one failed run; jobs are isolated;
-* several replicas on one Postgres: an advisory lock per job (``locks``), the
-  loser skips with a log line and writes no run row (a skip is not a collection);
+* several replicas on one Postgres: an advisory lock per job keeps runs from
+  overlapping, and the lock holder skips a job another runner already ran within
+  its cadence, so each cadence is collected once (neither writes a run row);
 * SIGTERM/SIGINT: no new runs start; a running one gets ``shutdown_timeout_seconds``
   to commit or roll back; exit status 0.
 """
@@ -22,10 +29,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import Any
@@ -34,61 +38,28 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
-from sqlalchemy import Engine, func, select, text
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import NullPool
 
-from collectors.base import Collector, NotConfigured
+from collectors.base import Collector, MissingCredentials, NotConfigured
 from tracker import registry
-from tracker.collect import RunSummary, run_collector, scope_label
 from tracker.errors import one_line
-from tracker.models import RunStatus
+from tracker.hooks import Hooks, load_hooks
 from tracker.service.health import HealthState
-from tracker.service.hooks import PostRunHook, StaleHook, rankings_hook
 from tracker.service.jobs import JobSpec, plan_jobs
-from tracker.service.locks import JobLocks, locks_for
 from tracker.service.metrics import CONTENT_TYPE, Metrics
-from tracker.service.web import HealthServer, parse_address
+from tracker.service.outcome import FailureReason, JobOutcome, JobStatus
+from tracker.service.report import Reporter, utcnow
+from tracker.service.runner import JobRunner, is_due
+from tracker.service.web import HealthServer, Response, json_response, parse_address
 from tracker.settings import Settings
-from tracker.store.engine import DatabaseError, make_engine
-from tracker.store.schema import CollectionRun
+from tracker.store import job_runs
+from tracker.store.engine import DatabaseError, Engine, make_engine
+from tracker.store.locks import locks_for
 
 __all__ = ["JobOutcome", "Service"]
 
 log = logging.getLogger(__name__)
 
 STALENESS_CHECK_MAX_SECONDS = 60.0
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def _as_utc(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):  # SQLite aggregates bypass the column type
-        value = datetime.fromisoformat(value)
-    if not isinstance(value, datetime):
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-@dataclass(frozen=True)
-class JobOutcome:
-    """What one attempt of a job came to.
-
-    ``status`` is ``succeeded``/``failed``/``skipped`` (a run) or ``locked`` (another
-    runner had the job; nothing was attempted). ``reason`` says why a run failed:
-    ``collector`` (provider or collector error, recorded by the runner) or
-    ``database`` (the store was unreachable; retried soon).
-    """
-
-    spec: JobSpec
-    status: str
-    summary: RunSummary | None = None
-    reason: str | None = None
-    error: str | None = None
 
 
 class Service:
@@ -101,12 +72,13 @@ class Service:
         engine: Engine | None = None,
         collectors: Mapping[str, type[Collector]] | None = None,
         http: str | None = None,
+        hooks: Hooks | None = None,
     ) -> None:
+        """``hooks`` defaults to the installed ``gpu_tracker.hooks`` plugins."""
         self.settings = settings
         self.config = settings.scheduler
         self.engine = engine if engine is not None else make_engine(settings.database_url)
-        self._ping_engine = self._make_ping_engine()
-        self.locks: JobLocks = locks_for(self.engine)
+        self._probe = job_runs.probe_engine(self.engine, self.config.health_db_timeout_seconds)
         self.collectors = dict(
             collectors if collectors is not None else registry.available(settings)
         )
@@ -117,37 +89,25 @@ class Service:
         self.health = HealthState(
             started_at=utcnow(), stale_after_cadences=self.config.stale_after_cadences
         )
+        self.hooks = hooks if hooks is not None else load_hooks()
         self.jobs = self._plan()
-        self.post_run_hooks: list[PostRunHook] = []
-        """Called in order after every successful run (rankings, then alerts)."""
-        self.stale_hooks: list[StaleHook] = []
-        """Called when a job turns stale (the alerts subsystem's entry point)."""
-        hook = rankings_hook()
-        if hook is not None:
-            self.post_run_hooks.append(hook)
-        self._hooks_lock = threading.Lock()
+        self.reporter = Reporter(settings, self.engine, self.health, self.metrics, self.hooks)
+        self.runner = JobRunner(
+            settings,
+            self.engine,
+            self.collectors,
+            locks_for(self.engine),
+            self.reporter,
+            before_run=self._ensure_seeded,
+        )
         self._seeded = False
-        self._stopping = threading.Event()
         self._stop_requested = threading.Event()
-        self._running: dict[str, datetime] = {}
-        self._running_cond = threading.Condition()
         self._scheduler: BackgroundScheduler | None = None
         self._server: HealthServer | None = None
         self.abandoned: list[str] = []
         """Jobs still running when shutdown timed out (their transactions roll back)."""
 
     # -- setup -------------------------------------------------------------------
-
-    def _make_ping_engine(self) -> Engine:
-        """A pool-less engine with a short connect timeout, so /healthz answers fast."""
-        if self.engine.dialect.name != "postgresql":
-            return self.engine
-        timeout = max(1, round(self.config.health_db_timeout_seconds))
-        return make_engine(
-            self.settings.database_url,
-            poolclass=NullPool,
-            connect_args={"connect_timeout": timeout, "application_name": "gpu-tracker-health"},
-        )
 
     def _plan(self) -> list[JobSpec]:
         specs = plan_jobs(self.collectors, self.config, self.config.collectors)
@@ -170,11 +130,27 @@ class Service:
         return usable
 
     def _unusable(self, name: str) -> str | None:
+        """Why ``name`` is not scheduled at all: it is switched off or has nothing to do.
+
+        Missing credentials are not such a reason: they may be a hiccup (a metadata
+        endpoint timing out at boot), so the job stays scheduled and each cadence
+        records a ``skipped`` run until they are back.
+        """
         if not registry.enabled(self.settings, name):
             return f"disabled ({name}.enabled = false)"
         try:
             self.collectors[name].from_settings(self.settings)
-        except NotConfigured as exc:  # MissingCredentials too
+        except MissingCredentials as exc:
+            log.warning(
+                "%s: credentials unavailable now (%s); scheduled anyway, each run is "
+                "recorded skipped until they are back (set %s.enabled = false if unused)",
+                name,
+                exc,
+                name,
+                extra={"event": "credentials_unavailable", "collector": name},
+            )
+            return None
+        except NotConfigured as exc:
             return str(exc)
         except Exception:  # reported by every run instead: it may be transient
             return None
@@ -183,263 +159,76 @@ class Service:
     # -- database contact ----------------------------------------------------------
 
     def ping_database(self) -> bool:
-        try:
-            with self._ping_engine.connect() as conn:
-                conn.execute(text("SELECT 1"))
-        except (SQLAlchemyError, DatabaseError, OSError) as exc:
-            self._database_state(False, one_line(exc))
-            return False
-        self._database_state(True)
-        return True
-
-    def _database_state(self, ok: bool, error: str | None = None) -> None:
-        if self.health.set_database(ok, error):
-            if ok:
-                log.info("database reachable", extra={"event": "database_up"})
-            else:
-                log.error(
-                    "database unreachable: %s",
-                    error,
-                    extra={"event": "database_down", "error": error},
-                )
-        self.metrics.database_up.set(1 if ok else 0)
+        return self.reporter.ping(self._probe)
 
     def _ensure_seeded(self) -> None:
         """Load each job's last success/failure from ``collection_runs`` (once)."""
         if self._seeded:
             return
-        stmt = (
-            select(
-                CollectionRun.provider,
-                CollectionRun.scope,
-                CollectionRun.status,
-                func.max(CollectionRun.started_at),
-                func.max(CollectionRun.finished_at),
-            )
-            .where(CollectionRun.status.in_(("succeeded", "failed")))
-            .group_by(CollectionRun.provider, CollectionRun.scope, CollectionRun.status)
-        )
-        with self.engine.connect() as conn:
-            rows = conn.execute(stmt).all()
-        latest: dict[tuple[str, str, str], tuple[datetime | None, datetime | None]] = {
-            (r[0], r[1], r[2]): (_as_utc(r[3]), _as_utc(r[4])) for r in rows
-        }
-        for spec in self.jobs:
-            # A manual full run (scope "all") also refreshed this job's prices.
-            labels = (scope_label(spec.pricing_scope), "all")
-            ok = [latest.get((spec.collector, lb, "succeeded"), (None, None)) for lb in labels]
-            bad = [latest.get((spec.collector, lb, "failed"), (None, None)) for lb in labels]
-            self.health.seed(
-                spec.id,
-                last_success=max((f for _, f in ok if f), default=None),
-                last_success_started=max((s for s, _ in ok if s), default=None),
-                last_failure=max((f for _, f in bad if f), default=None),
-            )
-            success = self.health.jobs[spec.id].last_success
-            if success is not None:
-                self.metrics.last_success.labels(spec.collector, spec.scope).set(
-                    success.timestamp()
-                )
+        self.reporter.seed(self.jobs, job_runs.latest_runs(self.engine))
         self._seeded = True
 
     # -- one job ---------------------------------------------------------------------
 
-    @contextmanager
-    def _in_flight(self, spec: JobSpec) -> Iterator[None]:
-        with self._running_cond:
-            self._running[spec.id] = utcnow()
-        try:
-            yield
-        finally:
-            with self._running_cond:
-                self._running.pop(spec.id, None)
-                self._running_cond.notify_all()
-
     def run_job(self, spec: JobSpec) -> JobOutcome:
-        """One attempt of ``spec``: lock, run, record, hooks. Never raises."""
-        if self._stopping.is_set():
-            return JobOutcome(spec, "skipped", reason="stopping")
-        began = time.monotonic()
-        with self._in_flight(spec):
-            try:
-                outcome = self._locked_run(spec)
-            except (SQLAlchemyError, DatabaseError) as exc:
-                self._database_state(False, one_line(exc))
-                outcome = JobOutcome(spec, "failed", reason="database", error=one_line(exc))
-            except Exception as exc:  # a bug in the service or the runner: keep serving
-                log.exception("%s: job crashed", spec.id)
-                outcome = JobOutcome(spec, "failed", reason="collector", error=one_line(exc))
-            self._record(outcome, time.monotonic() - began)
-        if outcome.status == "succeeded" and outcome.summary is not None:
-            self._run_hooks(spec, outcome.summary)
-        return outcome
-
-    def _locked_run(self, spec: JobSpec) -> JobOutcome:
-        with self.locks.hold(spec.id) as held:
-            if not held:
-                log.info(
-                    "%s: skipped: another runner holds this job",
-                    spec.id,
-                    extra={"event": "run_locked", "collector": spec.collector, "scope": spec.scope},
-                )
-                self.metrics.skips.labels(spec.collector, spec.scope, "locked").inc()
-                return JobOutcome(spec, "locked")
-            self._ensure_seeded()
-            self._database_state(True)
-            self.health.started(spec.id, utcnow())
-            try:
-                collector = self.collectors[spec.collector].from_settings(self.settings)
-            except NotConfigured as exc:  # MissingCredentials too
-                self.metrics.skips.labels(spec.collector, spec.scope, "not_configured").inc()
-                summary = RunSummary(
-                    spec.collector, RunStatus.SKIPPED, scope=spec.scope, error=str(exc)
-                )
-                return JobOutcome(spec, "skipped", summary, error=str(exc))
-            except Exception as exc:
-                log.exception("%s: collector could not be created", spec.id)
-                summary = RunSummary(
-                    spec.collector, RunStatus.FAILED, scope=spec.scope, error=one_line(exc)
-                )
-                return JobOutcome(spec, "failed", summary, reason="collector", error=summary.error)
-            summary = run_collector(
-                self.engine, collector, self.settings, pricing_scope=spec.pricing_scope
-            )
-        if summary.status == "succeeded":
-            self._database_state(True)
-        if summary.status == "failed":
-            # Mid-run database loss comes back as a failed summary; tell it apart
-            # from a provider failure by asking the database directly.
-            reason = "collector" if self.ping_database() else "database"
-            return JobOutcome(spec, "failed", summary, reason=reason, error=summary.error)
-        return JobOutcome(spec, summary.status, summary)
-
-    def _record(self, outcome: JobOutcome, seconds: float) -> None:
-        spec, summary = outcome.spec, outcome.summary
-        if outcome.status == "locked" or outcome.reason == "stopping":
-            return
-        now = utcnow()
-        started = summary.started_at if summary and summary.started_at else now
-        labels = (spec.collector, spec.scope)
-        self.health.finished(spec.id, outcome.status, now, outcome.error, started=started)
-        self.metrics.runs.labels(*labels, outcome.status).inc()
-        self.metrics.duration.labels(*labels).observe(seconds)
-        if outcome.status == "failed":
-            self.metrics.failures.labels(*labels, outcome.reason or "collector").inc()
-        if outcome.status == "succeeded" and summary is not None:
-            self.metrics.offers_seen.labels(*labels).inc(summary.stats.offers_seen)
-            self.metrics.price_changes.labels(*labels).inc(summary.stats.price_changes)
-            self.metrics.last_success.labels(*labels).set(now.timestamp())
-            if self.health.jobs[spec.id].stale:
-                self._set_stale(spec, False)
-        fields: dict[str, Any] = {
-            "event": "run",
-            "collector": spec.collector,
-            "scope": spec.scope,
-            "status": outcome.status,
-            "duration_seconds": round(seconds, 3),
-        }
-        if summary is not None:
-            fields.update(
-                run_id=summary.run_id,
-                **summary.stats.run_counts(),
-                skipped=summary.skipped,
-                skip_reasons=summary.skip_reasons,
-            )
-        if outcome.reason:
-            fields["reason"] = outcome.reason
-        if outcome.error:
-            fields["error"] = outcome.error
-        counts = (
-            f"{fields.get('offers_seen', 0)} offers, {fields.get('new_series', 0)} new, "
-            f"{fields.get('price_changes', 0)} price changes, "
-            f"{fields.get('delisted', 0)} delisted, "
-            f"{fields.get('skipped', 0)} skipped"
-        )
-        level = logging.INFO if outcome.status != "failed" else logging.ERROR
-        detail = f" ({outcome.reason}: {outcome.error})" if outcome.status == "failed" else ""
-        log.log(
-            level,
-            "run %s %s in %.1fs: %s%s",
-            spec.id,
-            outcome.status,
-            seconds,
-            counts,
-            detail,
-            extra=fields,
-        )
-
-    def _run_hooks(self, spec: JobSpec, summary: RunSummary) -> None:
-        with self._hooks_lock:  # one rankings recompute at a time per process
-            for hook in list(self.post_run_hooks):
-                name = getattr(hook, "__name__", repr(hook))
-                try:
-                    hook(self.engine, self.settings, summary)
-                except Exception:
-                    log.exception(
-                        "post-run hook %s failed after the %s run",
-                        name,
-                        spec.id,
-                        extra={"event": "hook_failed", "hook": name, "collector": spec.collector},
-                    )
-
-    # -- staleness -------------------------------------------------------------------
+        """One attempt of ``spec`` (see :mod:`tracker.service.runner`). Never raises."""
+        return self.runner.run(spec)
 
     def check_staleness(self) -> list[str]:
-        """Raise ``stale`` events for jobs that just turned stale; returns stale job ids."""
-        now = utcnow()
+        """Tell jobs that just turned stale or fresh; returns the stale job ids."""
         try:
             self._ensure_seeded()
-        except (SQLAlchemyError, DatabaseError) as exc:
-            self._database_state(False, one_line(exc))
-        stale = []
-        for spec in self.jobs:
-            job = self.health.jobs[spec.id]
-            is_stale = self.health.is_stale(job, now)
-            if is_stale:
-                stale.append(spec.id)
-            if is_stale != job.stale:
-                self._set_stale(spec, is_stale)
-        return stale
+        except DatabaseError as exc:
+            self.reporter.database(False, one_line(exc))
+        return self.reporter.check_staleness(self.jobs, utcnow())
 
-    def _set_stale(self, spec: JobSpec, stale: bool) -> None:
-        job = self.health.jobs[spec.id]
-        job.stale = stale
-        self.metrics.stale.labels(spec.collector, spec.scope).set(1 if stale else 0)
-        fields = {"collector": spec.collector, "scope": spec.scope}
-        if not stale:
-            log.info("%s is fresh again", spec.id, extra={"event": "fresh", **fields})
-            return
-        since = job.last_success.isoformat() if job.last_success else "never (since start)"
-        log.warning(
-            "%s is stale: no successful run for %.0f cadences (last success: %s)",
-            spec.id,
-            self.config.stale_after_cadences,
-            since,
-            extra={"event": "stale", "last_success": job.last_success, **fields},
-        )
-        for hook in list(self.stale_hooks):
-            try:
-                hook(spec, job.last_success)
-            except Exception:
-                log.exception("stale hook failed for %s", spec.id)
-
-    # -- health endpoint -------------------------------------------------------------
+    # -- health endpoints ------------------------------------------------------------
 
     def health_report(self) -> tuple[bool, dict[str, Any]]:
+        """/healthz: the database is reachable and no job is stale, with every detail."""
         self.ping_database()
         return self.health.report(utcnow())
+
+    def liveness(self) -> tuple[bool, dict[str, Any]]:
+        """/livez: the process schedules jobs (no database or provider is asked)."""
+        scheduler = self._scheduler
+        alive = scheduler is not None and scheduler.running
+        body = {
+            "status": "ok" if alive else "down",
+            "started_at": self.health.started_at.isoformat(),
+            "jobs": len(self.jobs),
+        }
+        return alive, body
+
+    def readiness(self) -> tuple[bool, dict[str, Any]]:
+        """/readyz: /healthz's verdict without the per-job detail."""
+        healthy, report = self.health_report()
+        body = {k: report[k] for k in ("status", "time", "database", "stale")}
+        return healthy, body
+
+    def _routes(self) -> dict[str, Any]:
+        def metrics() -> Response:
+            return 200, CONTENT_TYPE, self.metrics.render()
+
+        return {
+            "/livez": json_response(self.liveness),
+            "/readyz": json_response(self.readiness),
+            "/healthz": json_response(self.health_report),
+            "/health": json_response(self.health_report),
+            "/metrics": metrics,
+        }
 
     # -- scheduling ------------------------------------------------------------------
 
     def _scheduled(self, spec: JobSpec) -> None:
         outcome = self.run_job(spec)
         retry = self.config.db_retry_seconds
-        if outcome.reason == "database" and retry < spec.interval_seconds:
+        if outcome.reason is FailureReason.DATABASE and retry < spec.interval_seconds:
             self._schedule_retry(spec, retry)
 
     def _schedule_retry(self, spec: JobSpec, seconds: float) -> None:
         scheduler = self._scheduler
-        if scheduler is None or self._stopping.is_set():
+        if scheduler is None or self.runner.stopping.is_set():
             return
         when = utcnow() + timedelta(seconds=seconds)
         log.info("%s: database failure, retrying at %s", spec.id, when.isoformat())
@@ -463,9 +252,9 @@ class Service:
         """Start the scheduler and the health server (returns at once)."""
         try:
             self._ensure_seeded()
-            self._database_state(True)
-        except (SQLAlchemyError, DatabaseError) as exc:
-            self._database_state(False, one_line(exc))
+            self.reporter.database(True)
+        except DatabaseError as exc:
+            self.reporter.database(False, one_line(exc))
         # SQLite has one writer, and a WAL reader that tries to write after another
         # commit fails at once ("database is locked"): run its jobs one at a time.
         workers = self.config.max_workers if self.engine.dialect.name == "postgresql" else 1
@@ -501,9 +290,7 @@ class Service:
             log.warning("no collector to schedule (see the 'disabled' list in /healthz)")
         self._scheduler = scheduler
         if self.http_address:  # bind first: a taken port fails before any job runs
-            self._server = HealthServer(
-                self.http_address, self.health_report, self.metrics.render, CONTENT_TYPE
-            )
+            self._server = HealthServer(self.http_address, self._routes())
             self._server.start()
         scheduler.start()
         log.info(
@@ -519,14 +306,10 @@ class Service:
     def stop(self, timeout: float | None = None) -> bool:
         """Stop taking jobs and wait up to ``timeout`` for running ones; True if all ended."""
         timeout = self.config.shutdown_timeout_seconds if timeout is None else timeout
-        self._stopping.set()
+        self.runner.stopping.set()
         if self._scheduler is not None and self._scheduler.running:
             self._scheduler.shutdown(wait=False)
-        deadline = time.monotonic() + timeout
-        with self._running_cond:
-            while self._running and (remaining := deadline - time.monotonic()) > 0:
-                self._running_cond.wait(remaining)
-            self.abandoned = sorted(self._running)
+        self.abandoned = self.runner.wait_idle(timeout)
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -557,31 +340,27 @@ class Service:
         self.stop()
         return 0
 
-    def due_jobs(self, now: datetime | None = None) -> list[JobSpec]:
-        """Jobs whose last successful run started at least one cadence ago (or never).
+    # -- cron ------------------------------------------------------------------------
 
-        A tolerance of min(10% of the cadence, 60 s) lets a cron line with the same
-        period as the cadence pick the job up every time despite clock slop.
-        """
+    def due_jobs(self, now: datetime | None = None) -> list[JobSpec]:
+        """Jobs whose last successful run started at least one cadence ago (or never)."""
         now = now or utcnow()
         self._ensure_seeded()
-        due = []
-        for spec in self.jobs:
-            last = self.health.jobs[spec.id].last_success_started
-            slack = min(spec.interval_seconds * 0.1, 60.0)
-            if last is None or (now - last).total_seconds() >= spec.interval_seconds - slack:
-                due.append(spec)
-        return due
+        return [
+            spec
+            for spec in self.jobs
+            if is_due(spec, self.health.jobs[spec.id].last_success_started, now)
+        ]
 
     def run_once(self) -> int:
         """Run every due job once (for cron); 0 if none failed, 1 otherwise."""
         try:
             due = self.due_jobs()
-        except (SQLAlchemyError, DatabaseError) as exc:
+        except DatabaseError as exc:
             log.error("database unreachable: %s", one_line(exc), extra={"event": "database_down"})
             return 1
         if not due:
             log.info("no job is due", extra={"event": "nothing_due"})
         outcomes = [self.run_job(spec) for spec in due]
         self.engine.dispose()
-        return 1 if any(o.status == "failed" for o in outcomes) else 0
+        return 1 if any(o.status is JobStatus.FAILED for o in outcomes) else 0

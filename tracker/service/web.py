@@ -1,24 +1,48 @@
-"""The small HTTP server for /healthz and /metrics.
+"""The small HTTP server for /livez, /readyz, /healthz and /metrics.
 
-stdlib ``ThreadingHTTPServer`` in a daemon thread: two GET routes need no
-framework, and a slow database ping on /healthz must not block /metrics.
+stdlib ``ThreadingHTTPServer`` in a daemon thread: a few GET routes need no
+framework, and a slow database ping on /readyz must not block /livez or /metrics.
+Every connection has a socket timeout, so a client that connects and sends
+nothing (or trickles a request) is dropped instead of holding a thread forever.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["HealthServer", "parse_address"]
+__all__ = [
+    "REQUEST_TIMEOUT_SECONDS",
+    "HealthServer",
+    "Response",
+    "Route",
+    "json_response",
+    "parse_address",
+]
 
 log = logging.getLogger(__name__)
 
-HealthFn = Callable[[], tuple[bool, dict[str, Any]]]
-MetricsFn = Callable[[], bytes]
+REQUEST_TIMEOUT_SECONDS = 10.0
+"""How long a connection may take to send its request (and to read the answer)."""
+
+Response = tuple[int, str, bytes]
+"""(HTTP status, content type, body)."""
+Route = Callable[[], Response]
+
+
+def json_response(check: Callable[[], tuple[bool, dict[str, Any]]]) -> Route:
+    """A route answering ``check``'s body as JSON: 200 when it passes, 503 otherwise."""
+
+    def route() -> Response:
+        ok, body = check()
+        return 200 if ok else 503, "application/json", json.dumps(body, indent=2).encode()
+
+    return route
 
 
 def parse_address(value: str) -> tuple[str, int]:
@@ -33,15 +57,12 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_GET(self) -> None:
-        path = self.path.split("?", 1)[0]
-        if path in ("/healthz", "/health"):
-            healthy, body = self.server.health()
-            payload = json.dumps(body, indent=2).encode()
-            self._send(200 if healthy else 503, "application/json", payload)
-        elif path == "/metrics":
-            self._send(200, self.server.metrics_content_type, self.server.metrics())
-        else:
-            self._send(404, "text/plain; charset=utf-8", b"not found: try /healthz or /metrics\n")
+        route = self.server.routes.get(self.path.split("?", 1)[0])
+        if route is None:
+            known = ", ".join(sorted(self.server.routes))
+            self._send(404, "text/plain; charset=utf-8", f"not found: try {known}\n".encode())
+            return
+        self._send(*route())
 
     def _send(self, status: int, content_type: str, payload: bytes) -> None:
         self.send_response(status)
@@ -59,23 +80,29 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(
-        self, address: tuple[str, int], health: HealthFn, metrics: MetricsFn, content_type: str
+        self, address: tuple[str, int], routes: Mapping[str, Route], request_timeout: float
     ) -> None:
         if ":" in address[0]:
-            import socket
-
             self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
-        self.health = health
-        self.metrics = metrics
-        self.metrics_content_type = content_type
+        self.routes = dict(routes)
+        self.request_timeout = request_timeout
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, address = super().get_request()
+        conn.settimeout(self.request_timeout)  # a silent client times out in the handler
+        return conn, address
 
 
 class HealthServer:
     def __init__(
-        self, address: str, health: HealthFn, metrics: MetricsFn, metrics_content_type: str
+        self,
+        address: str,
+        routes: Mapping[str, Route],
+        *,
+        request_timeout: float = REQUEST_TIMEOUT_SECONDS,
     ) -> None:
-        self._server = _Server(parse_address(address), health, metrics, metrics_content_type)
+        self._server = _Server(parse_address(address), routes, request_timeout)
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="health-http", daemon=True
         )
@@ -90,7 +117,11 @@ class HealthServer:
 
     def start(self) -> None:
         self._thread.start()
-        log.info("health and metrics on %s/healthz and %s/metrics", self.url, self.url)
+        log.info(
+            "health and metrics on %s: %s",
+            self.url,
+            ", ".join(sorted(self._server.routes)),
+        )
 
     def stop(self) -> None:
         self._server.shutdown()

@@ -14,7 +14,17 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-__all__ = ["DatabaseError", "make_engine", "normalize_url", "redact_url", "url_password"]
+__all__ = [
+    "DatabaseError",
+    "Engine",
+    "make_engine",
+    "normalize_url",
+    "redact_url",
+    "url_password",
+]
+
+# ``Engine`` is re-exported so code outside the store can name the store handle
+# in its signatures without importing SQLAlchemy.
 
 
 class DatabaseError(Exception):
@@ -84,3 +94,6 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     connect_args.setdefault("connect_timeout", 10)
     connect_args.setdefault("application_name", "gpu-tracker")
     return create_engine(parsed, connect_args=connect_args, **kwargs)
+
+
+__all__ += ["Engine"]  # the type callers outside the store annotate a database handle with

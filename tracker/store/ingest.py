@@ -16,26 +16,25 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import Connection, text
 
-from tracker.models import Offer, PricingModel
+from tracker.models import OFFER_COLUMNS, ColumnKind, Offer, PricingModel
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.types import quantize_money
 
-__all__ = ["DelistScope", "Ingest", "IngestStats"]
+__all__ = ["INCOMING_COLUMNS", "DelistScope", "Ingest", "IngestStats", "store_row"]
 
 log = logging.getLogger(__name__)
 
-PRICE_COLUMNS = ("price", "currency", "price_usd", "observed_at")
-INCOMING_COLUMNS = ("seq", *IDENTITY_COLUMNS, *HARDWARE_COLUMNS, *PRICE_COLUMNS)
-_DECIMAL_COLUMNS = frozenset(
-    {"gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "price", "price_usd"}
-)
+INCOMING_COLUMNS = ("seq", *(c.column for c in OFFER_COLUMNS), "observed_at")
+"""The run's staging table: a sequence number, every offer column, and when it was seen."""
 
 _SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # SQLAlchemy's own SQLite DateTime format
 FLUSH_ROWS = 10_000
@@ -83,10 +82,45 @@ def _money_text(value: Decimal | None) -> str | None:
     return None if value is None else format(quantize_money(value), "f")
 
 
-def _attributes_json(offer: Offer) -> str | None:
-    if not offer.attributes:
+def _attributes_json(attributes: Mapping[str, Any]) -> str | None:
+    if not attributes:
         return None
-    return json.dumps(dict(offer.attributes), sort_keys=True, default=str, separators=(",", ":"))
+    return json.dumps(dict(attributes), sort_keys=True, default=str, separators=(",", ":"))
+
+
+_choice_value = attrgetter("value")
+
+
+def _converters(sqlite: bool) -> tuple[tuple[int, Callable[[Any], Any]], ...]:
+    """Per offer column needing one, (position, conversion to the staging table's form)."""
+    convert: dict[ColumnKind, Callable[[Any], Any]] = {
+        ColumnKind.CHOICE: _choice_value,
+        ColumnKind.MAPPING: _attributes_json,
+    }
+    if sqlite:
+        convert[ColumnKind.NUMBER] = _money_text
+    return tuple((i, convert[c.kind]) for i, c in enumerate(OFFER_COLUMNS) if c.kind in convert)
+
+
+_VALUES = attrgetter(*(c.name for c in OFFER_COLUMNS))
+_CONVERTERS = {sqlite: _converters(sqlite) for sqlite in (False, True)}
+
+
+def store_row(offer: Offer, *, sqlite: bool = False) -> list[Any]:
+    """The offer's OFFER_COLUMNS values as the staging table takes them (one call per
+    offer of every run: one C-level attribute fetch, then only the columns that convert)."""
+    values = list(_VALUES(offer))
+    for i, convert in _CONVERTERS[sqlite]:
+        values[i] = convert(values[i])
+    return values
+
+
+_STAGING_TYPE = {
+    ColumnKind.TEXT: "TEXT",
+    ColumnKind.CHOICE: "TEXT",
+    ColumnKind.FLAG: "BOOLEAN",
+    ColumnKind.MAPPING: "TEXT",
+}
 
 
 class Ingest:
@@ -110,26 +144,11 @@ class Ingest:
     # -- loading -----------------------------------------------------------------
 
     def _create_temp_tables(self) -> None:
-        money = "TEXT" if self.sqlite else "NUMERIC(20,10)"
+        types = {**_STAGING_TYPE, ColumnKind.NUMBER: "TEXT" if self.sqlite else "NUMERIC(20,10)"}
         ts = "TEXT" if self.sqlite else "TIMESTAMPTZ"
         on_commit = "" if self.sqlite else " ON COMMIT DROP"
-        cols = ["seq BIGINT"]
-        cols += [f"{c} TEXT" for c in IDENTITY_COLUMNS]
-        cols += [
-            "gpu_model TEXT",
-            "gpu_raw_name TEXT",
-            "gpu_known BOOLEAN",
-            f"gpu_count {money}",
-            f"gpu_memory_gib {money}",
-            f"vcpus {money}",
-            f"memory_gib {money}",
-            "interconnect TEXT",
-            "attributes TEXT",
-            f"price {money}",
-            "currency TEXT",
-            f"price_usd {money}",
-            f"observed_at {ts}",
-        ]
+        cols = ["seq BIGINT", *(f"{c.column} {types[c.kind]}" for c in OFFER_COLUMNS)]
+        cols.append(f"observed_at {ts}")
         for table in ("gt_seen", "gt_obs", "gt_latest", "gt_incoming"):
             self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
         self.conn.exec_driver_sql(
@@ -140,7 +159,7 @@ class Ingest:
         return value.astimezone(UTC).strftime(_SQLITE_TIME) if self.sqlite else value
 
     def add(self, offer: Offer) -> None:
-        # The hot loop of every run (one call per offer): kept flat on purpose.
+        # The hot loop of every run (one call per offer).
         self._seq += 1
         key = offer.key()
         if not self._repeats:
@@ -150,46 +169,9 @@ class Ingest:
             else:
                 self._keys.add(key)
         observed = offer.observed_at or self.run_time
-        attributes = _attributes_json(offer) if offer.attributes else None
-        if self.sqlite:
-            m = _money_text
-            row: tuple[Any, ...] = (
-                self._seq,
-                *key,
-                offer.gpu_model,
-                offer.gpu_raw_name,
-                offer.gpu_known,
-                m(offer.gpu_count),
-                m(offer.gpu_memory_gib),
-                m(offer.vcpus),
-                m(offer.memory_gib),
-                offer.interconnect.value,
-                attributes,
-                m(offer.price_per_hour),
-                offer.currency,
-                m(offer.price_per_hour_usd),
-                observed.astimezone(UTC).strftime(_SQLITE_TIME),
-            )
-        else:
-            # NUMERIC(20,10) and timestamptz columns take Decimal and datetime as they are.
-            row = (
-                self._seq,
-                *key,
-                offer.gpu_model,
-                offer.gpu_raw_name,
-                offer.gpu_known,
-                offer.gpu_count,
-                offer.gpu_memory_gib,
-                offer.vcpus,
-                offer.memory_gib,
-                offer.interconnect.value,
-                attributes,
-                offer.price_per_hour,
-                offer.currency,
-                offer.price_per_hour_usd,
-                observed,
-            )
-        self._buffer.append(row)
+        # NUMERIC(20,10) and timestamptz columns take Decimal and datetime as they are.
+        when = observed.astimezone(UTC).strftime(_SQLITE_TIME) if self.sqlite else observed
+        self._buffer.append((self._seq, *store_row(offer, sqlite=self.sqlite), when))
         if len(self._buffer) >= FLUSH_ROWS:
             self._flush()
 

@@ -8,17 +8,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, func, or_, select
+from sqlalchemy import Connection, Engine, and_, false, func, or_, select
 from sqlalchemy.orm import Session
 
-from tracker.models import Interconnect, Offer, PricingModel
-from tracker.store.schema import (
-    HARDWARE_COLUMNS,
-    IDENTITY_COLUMNS,
-    CollectionRun,
-    PricePoint,
-    Series,
-)
+from tracker.catalog import GpuSelection
+from tracker.models import OFFER_COLUMNS, ColumnGroup, Offer, PricingModel, offer_from_values
+from tracker.store.errors import database_errors
+from tracker.store.schema import CollectionRun, PricePoint, Series
 
 __all__ = [
     "HistoryPoint",
@@ -69,41 +65,31 @@ def _rows(bind: Bind, stmt: Any) -> Sequence[Any]:
         return session.execute(stmt).all()
 
 
-_SERIES_COLUMNS = ("id", *IDENTITY_COLUMNS, *HARDWARE_COLUMNS, "first_seen")
-_POINT_COLUMNS = ("price", "currency", "price_usd", "first_seen", "last_seen")
-
-
 def _stored(row: Any) -> StoredOffer:
     m = row._mapping
-    offer = Offer(
-        provider=m["provider"],
-        instance_type=m["instance_type"],
-        region=m["region"],
-        zone=m["zone"],
-        pricing=PricingModel(m["pricing"]),
-        payment_option=m["payment_option"],
-        offering_class=m["offering_class"],
-        os=m["os"],
-        price_per_hour=m["price"],
-        currency=m["currency"],
-        price_per_hour_usd=m["price_usd"],
-        gpu_model=m["gpu_model"],
-        gpu_raw_name=m["gpu_raw_name"],
-        gpu_known=bool(m["gpu_known"]),
-        gpu_count=m["gpu_count"],
-        gpu_memory_gib=m["gpu_memory_gib"],
-        vcpus=m["vcpus"],
-        memory_gib=m["memory_gib"],
-        interconnect=Interconnect(m["interconnect"]),
-        attributes=m["attributes"] or {},
-    )
-    return StoredOffer(offer, m["id"], m["first_seen"], m["price_since"], m["last_seen"])
+    offer = offer_from_values(m)
+    return StoredOffer(offer, m["series_id"], m["first_seen"], m["price_since"], m["last_seen"])
+
+
+def _offer_columns() -> list[Any]:
+    """Every offer column labelled with its Offer field name, then the times."""
+    s, p = Series.__table__.c, PricePoint.__table__.c
+    columns: list[Any] = [
+        (p if c.group is ColumnGroup.PRICE else s)[c.column].label(c.name) for c in OFFER_COLUMNS
+    ]
+    columns += [
+        s.id.label("series_id"),
+        s.first_seen,
+        p.first_seen.label("price_since"),
+        p.last_seen,
+    ]
+    return columns
 
 
 def current_offers(
     bind: Bind,
     *,
-    gpu: str | Sequence[str] | None = None,
+    gpu: GpuSelection | None = None,
     provider: str | Sequence[str] | None = None,
     region: str | Sequence[str] | None = None,
     pricing: PricingModel | Sequence[PricingModel] | None = None,
@@ -112,23 +98,27 @@ def current_offers(
 ) -> list[StoredOffer]:
     """Listed offers with their current (open) price, filtered in SQL.
 
-    ``gpu`` matches the canonical model or the raw name, case-insensitively.
+    ``gpu`` is what typed GPU names select (:func:`tracker.catalog.select_gpus`):
+    canonical models exactly, names the catalog does not know against the stored model
+    or raw name, case-insensitively.
     ``min_vram`` is usable VRAM per GPU in GiB (a fractional GPU has its share of the card).
+    Raises :class:`~tracker.store.engine.DatabaseError`.
     """
     # Plain columns, not ORM entities: listing 100k offers must not build 200k
     # mapped objects on the way to the Offer records.
-    s, p = Series.__table__.c, PricePoint.__table__.c
-    columns = [s[c] for c in _SERIES_COLUMNS] + [p[c] for c in _POINT_COLUMNS if c != "first_seen"]
-    columns.append(p.first_seen.label("price_since"))
-    stmt = select(*columns).join_from(
+    stmt = select(*_offer_columns()).join_from(
         Series, PricePoint, and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None))
     )
     stmt = stmt.where(Series.delisted_at.is_(None))
-    if gpu:
-        names = [g.lower() for g in _many(gpu)]
-        stmt = stmt.where(
-            or_(func.lower(Series.gpu_model).in_(names), func.lower(Series.gpu_raw_name).in_(names))
-        )
+    if gpu is not None:
+        matches: list[Any] = []
+        if gpu.models:
+            matches.append(Series.gpu_model.in_(gpu.models))
+        if gpu.names:
+            names = list(gpu.names)
+            matches.append(func.lower(Series.gpu_model).in_(names))
+            matches.append(func.lower(Series.gpu_raw_name).in_(names))
+        stmt = stmt.where(or_(*matches) if matches else false())
     if provider:
         stmt = stmt.where(Series.provider.in_(_many(provider)))
     if region:
@@ -136,11 +126,12 @@ def current_offers(
     if pricing:
         stmt = stmt.where(Series.pricing.in_([PricingModel(p).value for p in _many(pricing)]))
     stmt = stmt.order_by(Series.id)
-    if isinstance(bind, Engine):
-        with bind.connect() as conn:
-            rows = conn.execute(stmt).all()
-    else:
-        rows = bind.execute(stmt).all()
+    with database_errors("cannot read the current offers"):
+        if isinstance(bind, Engine):
+            with bind.connect() as conn:
+                rows = conn.execute(stmt).all()
+        else:
+            rows = bind.execute(stmt).all()
     result = []
     for row in rows:
         # Decimal columns are text on SQLite, so numeric filters are applied here.

@@ -15,6 +15,7 @@ them costs ten times the ranking itself. The ranker builds real
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -36,24 +37,21 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tracker.store.schema import (
-    HARDWARE_COLUMNS,
-    IDENTITY_COLUMNS,
-    Base,
-    BigId,
-    PricePoint,
-    Series,
-)
+from tracker.models import OFFER_COLUMNS, ColumnGroup, ColumnKind
+from tracker.store.errors import database_errors
+from tracker.store.schema import Base, BigId, PricePoint, Series
 from tracker.store.types import Money, UTCDateTime
 
 __all__ = [
-    "OFFER_ROW_COLUMNS",
+    "NewSnapshot",
     "RankingEntry",
     "RankingSnapshot",
+    "StoredSnapshot",
     "current_offer_rows",
     "insert_entries",
     "insert_snapshot",
     "latest_snapshots",
+    "save_snapshots",
 ]
 
 
@@ -97,30 +95,30 @@ class RankingEntry(Base):
     __table_args__ = (UniqueConstraint("snapshot_id", "rank", name="uq_ranking_entries_rank"),)
 
 
-OFFER_ROW_COLUMNS = (*IDENTITY_COLUMNS, *HARDWARE_COLUMNS, "price", "currency", "price_usd")
-"""Positions of :func:`current_offer_rows` tuples. Numbers come back as the driver
-returns them (decimal strings on SQLite, Decimal on Postgres) and ``attributes`` as
-JSON text or an already-decoded dict, so callers convert only what they use."""
+_UNPROCESSED = frozenset({ColumnKind.NUMBER, ColumnKind.MAPPING})
 
-_RAW = frozenset({"gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "attributes"})
-_RAW_PRICE = frozenset({"price", "price_usd"})
+
+def _offer_row_columns() -> list[Any]:
+    columns = []
+    for c in OFFER_COLUMNS:
+        table = PricePoint if c.group is ColumnGroup.PRICE else Series
+        column: Any = table.__table__.c[c.column]
+        if c.kind in _UNPROCESSED:
+            column = type_coerce(column, String)
+        columns.append(column.label(c.name))
+    return columns
 
 
 def current_offer_rows(bind: Engine | Connection) -> list[tuple[Any, ...]]:
-    """Listed offers at their open price, as tuples laid out like OFFER_ROW_COLUMNS."""
-    columns = []
-    for name in OFFER_ROW_COLUMNS:
-        if name in ("price", "currency", "price_usd"):
-            column: Any = PricePoint.__table__.c[name]
-            if name in _RAW_PRICE:
-                column = type_coerce(column, String)
-        else:
-            column = Series.__table__.c[name]
-            if name in _RAW:
-                column = type_coerce(column, String)
-        columns.append(column.label(name))
+    """Listed offers at their open price, one tuple per offer laid out like
+    :data:`tracker.models.OFFER_COLUMNS`.
+
+    Numbers come back as the driver returns them (decimal strings on SQLite, Decimal on
+    Postgres) and ``attributes`` as JSON text or an already-decoded dict, so callers
+    convert only what they use. Raises :class:`~tracker.store.engine.DatabaseError`.
+    """
     stmt = (
-        select(*columns)
+        select(*_offer_row_columns())
         .join_from(
             Series,
             PricePoint,
@@ -129,10 +127,59 @@ def current_offer_rows(bind: Engine | Connection) -> list[tuple[Any, ...]]:
         .where(Series.delisted_at.is_(None))
         .order_by(Series.id)
     )
-    if isinstance(bind, Engine):
-        with bind.connect() as conn:
-            return [tuple(row) for row in conn.execute(stmt)]
-    return [tuple(row) for row in bind.execute(stmt)]
+    with database_errors("cannot read the current offers"):
+        if isinstance(bind, Engine):
+            with bind.connect() as conn:
+                return [tuple(row) for row in conn.execute(stmt)]
+        return [tuple(row) for row in bind.execute(stmt)]
+
+
+@dataclass(frozen=True, slots=True)
+class NewSnapshot:
+    """One profile's ranking to store: snapshot columns and its entries' columns."""
+
+    values: Mapping[str, Any]
+    entries: Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSnapshot:
+    """A profile's latest stored snapshot, entries as tuples of the asked-for columns."""
+
+    id: int
+    profile: str
+    fingerprint: str
+    computed_at: datetime
+    entries: list[tuple[Any, ...]]
+
+
+def save_snapshots(
+    engine: Engine, snapshots: Sequence[NewSnapshot], entry_columns: Sequence[str]
+) -> tuple[dict[str, StoredSnapshot], list[int]]:
+    """Store ``snapshots`` in one transaction, after reading each profile's latest one.
+
+    Returns the previous snapshots by profile (what the new ones are compared with)
+    and the new snapshots' ids, in order. A failure stores nothing and raises
+    :class:`~tracker.store.engine.DatabaseError`.
+    """
+    profiles = [str(s.values["profile"]) for s in snapshots]
+    with database_errors("cannot store ranking snapshots"), engine.begin() as conn:
+        previous = {
+            snap.profile: StoredSnapshot(
+                snap.id, snap.profile, snap.fingerprint, snap.computed_at, entries
+            )
+            for snap, entries in latest_snapshots(conn, profiles, entry_columns)
+        }
+        ids = [insert_snapshot(conn, s.values) for s in snapshots]
+        insert_entries(
+            conn,
+            [
+                {"snapshot_id": snapshot_id, **entry}
+                for snapshot_id, s in zip(ids, snapshots, strict=True)
+                for entry in s.entries
+            ],
+        )
+    return previous, ids
 
 
 def latest_snapshots(

@@ -28,7 +28,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from tracker.models import OFFER_KEY_FIELDS
+from tracker.models import OFFER_COLUMNS, OFFER_KEY_FIELDS, ColumnGroup
 from tracker.store.types import Money, UTCDateTime
 
 __all__ = ["HARDWARE_COLUMNS", "IDENTITY_COLUMNS", "Base", "CollectionRun", "PricePoint", "Series"]
@@ -45,17 +45,8 @@ NAMING = {
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 IDENTITY_COLUMNS = OFFER_KEY_FIELDS
-HARDWARE_COLUMNS = (  # what a series records about the machine, updated as reported
-    "gpu_model",
-    "gpu_raw_name",
-    "gpu_known",
-    "gpu_count",
-    "gpu_memory_gib",
-    "vcpus",
-    "memory_gib",
-    "interconnect",
-    "attributes",
-)
+HARDWARE_COLUMNS = tuple(c.column for c in OFFER_COLUMNS if c.group is ColumnGroup.HARDWARE)
+"""What a series records about the machine, updated as reported (see tracker.models)."""
 
 
 class Base(DeclarativeBase):

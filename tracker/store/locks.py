@@ -9,6 +9,10 @@ realistic failure (same server), so nothing half-written can be committed twice.
 SQLite has no cross-process lock that survives this pattern, so a SQLite
 deployment is one process; within it a plain ``threading.Lock`` per job keeps a
 scheduled run and a database-retry run of the same job apart.
+
+The lock keeps runs from overlapping, not from repeating: a replica that gets the
+lock after another replica's run still asks ``job_runs.last_success`` whether the
+job is due (see ``tracker.service.runner``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 from sqlalchemy import Engine, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import SQLAlchemyError
+
+from tracker.errors import one_line
+from tracker.store.engine import DatabaseError
 
 __all__ = ["JobLocks", "LocalLocks", "PostgresLocks", "lock_key", "locks_for"]
 
@@ -41,7 +48,10 @@ def lock_key(job_id: str) -> int:
 
 class JobLocks(Protocol):
     def hold(self, job_id: str) -> AbstractContextManager[bool]:
-        """Context manager yielding True if this process now holds ``job_id``."""
+        """Context manager yielding True if this process now holds ``job_id``.
+
+        Raises :class:`DatabaseError` when the lock cannot even be asked for.
+        """
         ...
 
 
@@ -81,10 +91,15 @@ class PostgresLocks:
             if not local:
                 yield False
                 return
-            with self.engine.connect() as conn:
-                query = text("SELECT pg_try_advisory_lock(:k)")
-                got = bool(conn.execute(query, {"k": key}).scalar())
+            try:
+                conn = self.engine.connect()
+                got = bool(
+                    conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar()
+                )
                 conn.commit()
+            except SQLAlchemyError as exc:
+                raise DatabaseError(f"cannot lock job {job_id}: {one_line(exc)}") from exc
+            try:
                 if not got:
                     yield False
                     return
@@ -94,12 +109,16 @@ class PostgresLocks:
                     try:
                         conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
                         conn.commit()
-                    except DBAPIError as exc:
+                    except SQLAlchemyError as exc:
                         # The session is gone, and its lock with it.
                         log.warning(
-                            "lock for %s released with its lost connection: %s", job_id, exc
+                            "lock for %s released with its lost connection: %s",
+                            job_id,
+                            one_line(exc),
                         )
                         conn.invalidate()
+            finally:
+                conn.close()
 
 
 def locks_for(engine: Engine) -> LocalLocks | PostgresLocks:

@@ -1,0 +1,174 @@
+"""Issue 10 items 9 and 10 through the installed CLI: GPU family filters, and tables that
+fit 100 columns while JSON and CSV keep their documented keys and exact figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Run, cli_runner
+
+ROOT = Path(__file__).resolve().parents[2]
+WIDTH = {"COLUMNS": "100"}
+
+# README, CLI section: the documented keys of `offers --format json`
+OFFER_JSON_KEYS = {
+    "provider", "instance_type", "region", "zone", "pricing", "payment_option", "gpu_model",
+    "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "interconnect", "price_per_hour",
+    "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "first_seen", "last_seen",
+    "offering_class", "os", "gpu_known", "gpu_raw_name", "price_since", "attributes",
+}  # fmt: skip
+OFFER_CSV_HEADER = (
+    "provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
+    "gpu_memory_gib,vcpus,memory_gib,interconnect,price_per_hour,currency,price_per_hour_usd,"
+    "price_per_gpu_hour_usd,first_seen,last_seen"
+)
+# the keys of `recommend --format json` rows before this change (README, Recommendations)
+RANKING_JSON_KEYS = {
+    "rank", "provider", "instance_type", "region", "zone", "pricing", "payment_option",
+    "offering_class", "gpu_model", "gpu_count", "interconnect", "vram_needed_gib",
+    "vram_available_gib", "vram_needed_per_gpu_gib", "sharded", "price_per_hour_usd",
+    "effective_price_per_hour_usd", "price_per_gpu_hour_usd", "compute_hours", "job_hours",
+    "job_cost_usd", "interruption_pct", "excluded_reason", "excluded_detail",
+}  # fmt: skip
+EXCLUDED_JSON_KEYS = {
+    "rank", "provider", "instance_type", "region", "zone", "pricing", "payment_option",
+    "offering_class", "gpu_model", "gpu_count", "interconnect", "excluded_reason",
+    "excluded_detail",
+}  # fmt: skip
+RANKING_CSV_HEADER = (
+    "rank,provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
+    "interconnect,vram_needed_gib,vram_available_gib,price_per_hour_usd,"
+    "effective_price_per_hour_usd,price_per_gpu_hour_usd,job_hours,job_cost_usd"
+)
+
+
+@pytest.fixture
+def quickstart(tmp_path: Path) -> Run:
+    """The README's quick start: the sample price sheet collected into SQLite."""
+    run = cli_runner(f"sqlite:///{tmp_path / 'quick.db'}", tmp_path)
+    proc = run(
+        "-c",
+        str(ROOT / "examples" / "quickstart.toml"),
+        "collect",
+        extra_env={"GPU_TRACKER_PRICESHEET__PATH": str(ROOT / "examples" / "prices.csv")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return run
+
+
+def table(run: Run, *args: str) -> list[str]:
+    proc = run(*args, extra_env=WIDTH)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    too_wide = [line for line in lines if len(line) > 100]
+    assert too_wide == [], "\n".join(too_wide)
+    return lines
+
+
+def line_of(lines: list[str], instance: str) -> str:
+    [line] = [line for line in lines if instance in line]
+    return line
+
+
+def test_quickstart_offers_table_fits_100_columns(quickstart: Run) -> None:
+    lines = table(quickstart, "offers", "--limit", "10")
+    header = lines[0].split()
+    assert header == ["provider", "instance", "region", "pricing", "GPUs", "VRAM", "$/h", "$/GPU·h"]
+    # every zone and payment option of the sample sheet is empty: those columns are dropped
+    assert "zone" not in header and "payment" not in header
+    # the longest names stay whole on one line
+    azure = line_of(lines, "Standard_NC24ads_A100_v4")
+    assert "1× A100-80GB-PCIE" in azure
+    # money rounded for reading (half-even): 0.70683228 → 0.707; 0.75 EUR × 1.05 = 0.7875 → 0.788
+    assert line_of(lines, "g2-standard-4").split()[-2:] == ["0.707", "0.707"]
+    assert line_of(lines, "L4-1-24G").split()[-2:] == ["0.788", "0.788"]
+    assert line_of(lines, "a2-highgpu-1g").split()[-3:] == ["40", "3.67", "3.67"]
+
+    everything = table(quickstart, "offers")
+    # 32.7726 / 8 GPUs = 4.096575 $/GPU·h → 4.10
+    assert line_of(everything, "p4d.24xlarge").split()[-3:] == ["40", "32.77", "4.10"]
+
+
+def test_offers_json_and_csv_keep_their_keys_and_exact_figures(quickstart: Run) -> None:
+    proc = quickstart("offers", "--format", "json", extra_env=WIDTH)
+    rows = json.loads(proc.stdout)
+    assert rows and all(set(r) == OFFER_JSON_KEYS for r in rows)
+    by_type = {r["instance_type"]: r for r in rows}
+    assert by_type["g2-standard-4"]["price_per_hour_usd"] == "0.70683228"
+    assert by_type["L4-1-24G"]["price_per_hour"] == "0.75"
+    assert by_type["L4-1-24G"]["price_per_hour_usd"] == "0.7875"
+    csv_lines = quickstart("offers", "--format", "csv", extra_env=WIDTH).stdout.splitlines()
+    assert csv_lines[0] == OFFER_CSV_HEADER
+    assert any(",0.70683228," in line for line in csv_lines)
+
+
+def test_quickstart_recommend_table_fits_100_columns(quickstart: Run) -> None:
+    lines = table(quickstart, "recommend", "--profile", "llm-7b-lora", "--top", "5")
+    assert lines[0].startswith("llm-7b-lora: ")
+    header = lines[1].split()
+    assert header[:3] == ["#", "provider", "instance"]
+    assert {"GPUs", "VRAM", "$/h", "hours", "$"} <= set(header) and "zone" not in header
+    ranked = [line for line in lines[3:] if line.strip()]
+    assert len(ranked) == 5  # one line per offer: nothing folded
+    assert "gpu_8x_h100_sxm5" in line_of(ranked, "8× H100-SXM")
+
+    explained = table(quickstart, "recommend", "-P", "llm-7b-lora", "--top", "5", "--explain")
+    assert any("no_throughput" in line for line in explained)
+
+    proc = quickstart("recommend", "-P", "llm-7b-lora", "--explain", "-f", "json")
+    rows = json.loads(proc.stdout)
+    ranked_rows = [r for r in rows if r["rank"] is not None]
+    excluded_rows = [r for r in rows if r["rank"] is None]
+    assert ranked_rows and all(set(r) == RANKING_JSON_KEYS for r in ranked_rows)
+    assert excluded_rows and all(set(r) == EXCLUDED_JSON_KEYS for r in excluded_rows)
+    csv_out = quickstart("recommend", "-P", "llm-7b-lora", "-f", "csv").stdout
+    assert csv_out.splitlines()[0] == RANKING_CSV_HEADER
+
+
+def test_a_gpu_family_name_finds_every_variant(quickstart: Run) -> None:
+    def found(*gpus: str) -> set[str]:
+        args = [arg for gpu in gpus for arg in ("--gpu", gpu)]
+        proc = quickstart("offers", "--format", "json", *args)
+        assert proc.returncode == 0, proc.stderr
+        return {r["instance_type"] for r in json.loads(proc.stdout)}
+
+    # examples/prices.csv: H100 (p5) and "H100 SXM" (lambda) are H100-SXM, "H100 PCIe" is
+    # H100-PCIE; the family name H100 means all of them
+    assert found("H100") == {"p5.48xlarge", "gpu_1x_h100_sxm5", "gpu_8x_h100_sxm5", "H100-1-80G"}
+    assert found("h100-sxm") == {"p5.48xlarge", "gpu_1x_h100_sxm5", "gpu_8x_h100_sxm5"}
+    # A100 (p4d) and nvidia-tesla-a100 are the 40 GB SXM part, Azure's is the 80 GB PCIe one
+    assert found("A100") == {"p4d.24xlarge", "a2-highgpu-1g", "Standard_NC24ads_A100_v4"}
+    assert found("a100 80gb pcie") == {"Standard_NC24ads_A100_v4"}
+    assert found("L4", "T4") == {"g6.xlarge", "g2-standard-4", "L4-1-24G", "g4dn.xlarge"}
+
+    proc = quickstart("recommend", "-P", "llm-7b-lora", "--gpu", "H100", "-f", "json")
+    ranked = {r["instance_type"]: r["gpu_model"] for r in json.loads(proc.stdout)}
+    assert ranked == {
+        "gpu_1x_h100_sxm5": "H100-SXM",
+        "gpu_8x_h100_sxm5": "H100-SXM",
+        "p5.48xlarge": "H100-SXM",
+        "H100-1-80G": "H100-PCIE",
+    }
+
+
+def test_a_name_the_catalog_does_not_know_matches_stored_names(db_url: str, tmp_path: Path) -> None:
+    run = cli_runner(db_url, tmp_path)
+    assert run("db", "upgrade").returncode == 0
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(
+        "provider,instance_type,region,pricing,gpu_model,gpu_count,price_per_hour,currency\n"
+        "acme,weird.1,eu-1,on_demand,Quantum Flux 9000,2,4.50,USD\n"
+        "lambda,gpu_1x_h100_sxm5,us-east-1,on_demand,H100 SXM,1,3.29,USD\n"
+    )
+    assert run("import", str(sheet)).returncode == 0
+
+    def found(gpu: str) -> list[str]:
+        proc = run("offers", "--format", "json", "--gpu", gpu)
+        return [r["instance_type"] for r in json.loads(proc.stdout or "[]")]
+
+    assert found("quantum flux 9000") == ["weird.1"]
+    assert found("H100") == ["gpu_1x_h100_sxm5"]
+    assert found("H200") == []

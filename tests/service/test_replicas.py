@@ -1,0 +1,112 @@
+"""Replicas on one Postgres collect each cadence once between them, not once each."""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, insert, select
+
+from tests.service import fake_provider
+from tests.service.fake_server import FakeProviders
+from tests.service.test_serve_process import (
+    Serve,
+    fake_server,
+    procs,
+    serve_env,
+    wait_for,
+)
+from tracker.collect import scope_label
+from tracker.store.engine import make_engine
+from tracker.store.schema import CollectionRun
+
+__all__ = ["fake_server", "procs"]  # fixtures shared with the single-process tests
+
+pytestmark = pytest.mark.postgres
+
+CADENCE = 4.0
+CADENCES = 4
+STARTUP = 8.0
+"""Seconds a ``serve`` process may take to start on a loaded machine."""
+
+
+def record_success(engine: Engine, at: float) -> None:
+    when = datetime.fromtimestamp(at, UTC)
+    scope = scope_label(fake_provider.Good.pricing_models)
+    with engine.begin() as conn:
+        conn.execute(
+            insert(CollectionRun).values(
+                provider="fakegood",
+                scope=scope,
+                status="succeeded",
+                started_at=when,
+                finished_at=when,
+            )
+        )
+
+
+def test_two_replicas_make_one_run_per_cadence(
+    pg_service_url: str, fake_server: FakeProviders, procs: list[Serve], tmp_path: Path
+) -> None:
+    env = serve_env(
+        tmp_path,
+        pg_service_url,
+        fake_server,
+        GPU_TRACKER_SCHEDULER__COLLECTORS="fakegood",
+        GPU_TRACKER_SCHEDULER__CADENCES=json.dumps({"fakegood": CADENCE / 60}),
+        GPU_TRACKER_SCHEDULER__STALE_AFTER_CADENCES="100",
+    )
+    engine = make_engine(pg_service_url)
+
+    def succeeded() -> list[float]:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(CollectionRun.started_at).where(CollectionRun.status == "succeeded")
+            ).scalars()
+            return sorted(t.timestamp() for t in rows)
+
+    first = Serve(tmp_path, "first", env)
+    procs.append(first)
+    wait_for(lambda: succeeded(), what="the first replica's first run")
+    phase = succeeded()[0]  # the first replica fires at phase + k x CADENCE
+
+    # A replica measures its first run from the last success it finds, so a success
+    # recorded at the right time sets the second replica's timer half a cadence
+    # after the first's: far enough apart that the lock alone (runs last < 1 s)
+    # would let both collect every cadence. Its first run: `out_of_step`, a few
+    # seconds ahead so the process is up by then.
+    cadences_ahead = math.ceil((time.time() + STARTUP - phase - CADENCE / 2) / CADENCE)
+    out_of_step = phase + CADENCE / 2 + cadences_ahead * CADENCE
+    record_success(engine, at=out_of_step - CADENCE)
+    second = Serve(tmp_path, "second", env)
+    procs.append(second)
+
+    # Window boundaries a quarter cadence from both replicas' firing times: CADENCES
+    # cadences hold CADENCES runs if the replicas share the work (4), twice that if
+    # each runs every cadence (8).
+    window = out_of_step + CADENCE / 4
+    end = window + CADENCES * CADENCE
+    time.sleep(max(0.0, end + CADENCE / 2 - time.time()))
+    ready = [p.get("/readyz")[0] for p in (first, second)]
+    for replica in (first, second):  # both at once: one must not run on alone
+        replica.proc.send_signal(signal.SIGTERM)
+    assert [p.proc.wait(timeout=30) for p in (first, second)] == [0, 0]
+    assert [p.stop() for p in (first, second)] == [0, 0]
+    runs = [t for t in succeeded() if window <= t < end]
+    engine.dispose()
+
+    assert len(runs) == CADENCES, runs
+    # The replica that did not run a cadence found it done by the other.
+    timeline = sorted(
+        (e["ts"][11:23], name, e["event"], e.get("status"))
+        for name, p in (("first", first), ("second", second))
+        for e in p.events()
+        if e.get("event")
+    )
+    assert "run_not_due" in {event for _, _, event, _ in timeline}, timeline
+    assert ready == [200, 200]  # the one that skipped learnt of the other's successes

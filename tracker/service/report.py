@@ -1,0 +1,239 @@
+"""Where a job's outcome goes: health state, metrics, the log, and the hooks.
+
+The runner decides what happened; this module is the one place that tells it,
+so /healthz, /metrics and the ``event: run`` log line can never disagree about a
+run, and staleness transitions reach the log, the gauge and the
+``job_health_changed`` hooks together.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from tracker.collect import RunSummary, scope_label
+from tracker.errors import one_line
+from tracker.hooks import Hooks, JobHealthChange, Origin
+from tracker.service.health import HealthState
+from tracker.service.jobs import JobSpec
+from tracker.service.metrics import Metrics
+from tracker.service.outcome import JobOutcome, JobStatus, SkipReason
+from tracker.settings import Settings
+from tracker.store import job_runs
+from tracker.store.engine import DatabaseError, Engine
+from tracker.store.job_runs import LatestRuns, SuccessfulRun
+
+__all__ = ["Reporter", "utcnow"]
+
+log = logging.getLogger(__name__)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Reporter:
+    def __init__(
+        self,
+        settings: Settings,
+        engine: Engine,
+        health: HealthState,
+        metrics: Metrics,
+        hooks: Hooks,
+    ) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.health = health
+        self.metrics = metrics
+        self.hooks = hooks
+
+    # -- the database ------------------------------------------------------------------
+
+    def database(self, ok: bool, error: str | None = None) -> None:
+        if self.health.set_database(ok, error):
+            if ok:
+                log.info("database reachable", extra={"event": "database_up"})
+            else:
+                log.error(
+                    "database unreachable: %s",
+                    error,
+                    extra={"event": "database_down", "error": error},
+                )
+        self.metrics.database_up.set(1 if ok else 0)
+
+    def ping(self, engine: Engine) -> bool:
+        """Whether ``engine``'s database answers now (and tell it if that changed)."""
+        try:
+            job_runs.ping(engine)
+        except DatabaseError as exc:
+            self.database(False, one_line(exc))
+            return False
+        self.database(True)
+        return True
+
+    def seed(self, jobs: Sequence[JobSpec], latest: LatestRuns) -> None:
+        """Each job's last success/failure as the run log knows it."""
+        for spec in jobs:
+            # A manual full run (scope "all") also refreshed this job's prices.
+            labels = (scope_label(spec.pricing_scope), "all")
+            ok = [latest.get((spec.collector, lb, "succeeded"), (None, None)) for lb in labels]
+            bad = [latest.get((spec.collector, lb, "failed"), (None, None)) for lb in labels]
+            self.health.seed(
+                spec.id,
+                last_success=max((f for _, f in ok if f), default=None),
+                last_success_started=max((s for s, _ in ok if s), default=None),
+                last_failure=max((f for _, f in bad if f), default=None),
+            )
+            self._last_success_gauge(spec)
+
+    def ran_elsewhere(self, spec: JobSpec, run: SuccessfulRun) -> None:
+        """Another runner served this cadence: its success is this replica's too."""
+        self.health.seed(
+            spec.id,
+            last_success=run.finished_at or run.started_at,
+            last_success_started=run.started_at,
+            last_failure=None,
+        )
+        self._last_success_gauge(spec)
+        self.skipped(spec, SkipReason.NOT_DUE, f"run {run.id} started {run.started_at.isoformat()}")
+        if self.health.jobs[spec.id].stale:
+            self._set_stale(spec, False)
+
+    def _last_success_gauge(self, spec: JobSpec) -> None:
+        success = self.health.jobs[spec.id].last_success
+        if success is not None:
+            self.metrics.last_success.labels(spec.collector, spec.scope).set(success.timestamp())
+
+    # -- one outcome ---------------------------------------------------------------------
+
+    def started(self, spec: JobSpec) -> None:
+        self.health.started(spec.id, utcnow())
+
+    def skipped(self, spec: JobSpec, reason: SkipReason, detail: str) -> None:
+        """A cadence this runner did not collect, for a reason that is not a run."""
+        messages = {
+            SkipReason.LOCKED: "another runner holds this job",
+            SkipReason.NOT_DUE: "another runner ran it within its cadence",
+        }
+        log.info(
+            "%s: skipped: %s (%s)",
+            spec.id,
+            messages.get(reason, reason.value),
+            detail,
+            extra={
+                "event": f"run_{reason.value}",
+                "collector": spec.collector,
+                "scope": spec.scope,
+            },
+        )
+        self.metrics.skips.labels(spec.collector, spec.scope, reason).inc()
+
+    def record(self, outcome: JobOutcome, seconds: float) -> None:
+        """Health, metrics and the ``event: run`` log line of a run."""
+        if not outcome.is_run:
+            return
+        spec, summary = outcome.spec, outcome.summary
+        now = utcnow()
+        started = summary.started_at if summary and summary.started_at else now
+        labels = (spec.collector, spec.scope)
+        self.health.finished(spec.id, outcome.status, now, outcome.error, started=started)
+        self.metrics.runs.labels(*labels, outcome.status).inc()
+        self.metrics.duration.labels(*labels).observe(seconds)
+        if outcome.status is JobStatus.FAILED and outcome.reason is not None:
+            self.metrics.failures.labels(*labels, outcome.reason).inc()
+        if outcome.status is JobStatus.SKIPPED and outcome.reason is not None:
+            self.metrics.skips.labels(*labels, outcome.reason).inc()
+        if outcome.status is JobStatus.SUCCEEDED and summary is not None:
+            self.metrics.offers_seen.labels(*labels).inc(summary.stats.offers_seen)
+            self.metrics.price_changes.labels(*labels).inc(summary.stats.price_changes)
+            self.metrics.last_success.labels(*labels).set(now.timestamp())
+            if self.health.jobs[spec.id].stale:
+                self._set_stale(spec, False)
+        self._log_run(outcome, seconds)
+
+    def _log_run(self, outcome: JobOutcome, seconds: float) -> None:
+        spec, summary = outcome.spec, outcome.summary
+        fields: dict[str, Any] = {
+            "event": "run",
+            "collector": spec.collector,
+            "scope": spec.scope,
+            "status": outcome.status.value,
+            "duration_seconds": round(seconds, 3),
+        }
+        if summary is not None:
+            fields.update(
+                run_id=summary.run_id,
+                **summary.stats.run_counts(),
+                skipped=summary.skipped,
+                skip_reasons=summary.skip_reasons,
+            )
+        if outcome.reason:
+            fields["reason"] = outcome.reason.value
+        if outcome.error:
+            fields["error"] = outcome.error
+        counts = (
+            f"{fields.get('offers_seen', 0)} offers, {fields.get('new_series', 0)} new, "
+            f"{fields.get('price_changes', 0)} price changes, "
+            f"{fields.get('delisted', 0)} delisted, "
+            f"{fields.get('skipped', 0)} skipped"
+        )
+        levels = {JobStatus.FAILED: logging.ERROR, JobStatus.SKIPPED: logging.WARNING}
+        level = levels.get(outcome.status, logging.INFO)
+        detail = f" ({outcome.reason}: {outcome.error})" if outcome.reason and outcome.error else ""
+        log.log(
+            level,
+            "run %s %s in %.1fs: %s%s",
+            spec.id,
+            outcome.status.value,
+            seconds,
+            counts,
+            detail,
+            extra=fields,
+        )
+
+    def after_collection(self, spec: JobSpec, summary: RunSummary) -> None:
+        self.hooks.after_collection(
+            self.engine, self.settings, [summary], Origin.SERVE, context=f"the {spec.id} run"
+        )
+
+    # -- staleness -----------------------------------------------------------------------
+
+    def check_staleness(self, jobs: Sequence[JobSpec], now: datetime) -> list[str]:
+        """Tell the jobs that just turned stale or fresh; returns the stale job ids."""
+        stale = []
+        for spec in jobs:
+            job = self.health.jobs[spec.id]
+            is_stale = self.health.is_stale(job, now)
+            if is_stale:
+                stale.append(spec.id)
+            if is_stale != job.stale:
+                self._set_stale(spec, is_stale)
+        return stale
+
+    def _set_stale(self, spec: JobSpec, stale: bool) -> None:
+        job = self.health.jobs[spec.id]
+        job.stale = stale
+        self.metrics.stale.labels(spec.collector, spec.scope).set(1 if stale else 0)
+        fields = {"collector": spec.collector, "scope": spec.scope}
+        if not stale:
+            log.info("%s is fresh again", spec.id, extra={"event": "fresh", **fields})
+        else:
+            since = job.last_success.isoformat() if job.last_success else "never (since start)"
+            log.warning(
+                "%s is stale: no successful run for %.0f cadences (last success: %s)",
+                spec.id,
+                self.health.stale_after_cadences,
+                since,
+                extra={"event": "stale", "last_success": job.last_success, **fields},
+            )
+        change = JobHealthChange(
+            job_id=spec.id,
+            collector=spec.collector,
+            scope=spec.scope,
+            stale=stale,
+            last_success=job.last_success,
+            at=utcnow(),
+        )
+        self.hooks.job_health_changed(self.engine, self.settings, change)

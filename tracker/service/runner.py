@@ -1,0 +1,189 @@
+"""One attempt of one job: lock it, check it is still due, run it, classify the outcome.
+
+What each fault becomes (the reporter then tells health, metrics and the log):
+
+* another runner holds the job → ``locked``, nothing attempted;
+* another runner (a replica, a manual ``collect``) already ran it within its
+  cadence → ``not_due``: the advisory lock stops runs overlapping, this check
+  stops them repeating, so N replicas make one run per cadence, not N;
+* the collector's credentials are missing right now → a ``skipped`` run, recorded
+  in the run log with the reason, tried again next cadence (a credentials hiccup
+  at start-up never disables a provider for the life of the process);
+* the provider or the collector fails → ``failed`` (``collector``), recorded by
+  the runner; the next cadence tries again;
+* the database is unreachable → ``failed`` (``database``), retried soon by the
+  scheduler.
+
+Never raises: a bug in a collector or here is one failed run, the service carries on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+from collectors.base import Collector, NotConfigured
+from tracker.collect import RunSummary, run_collector, scope_label
+from tracker.errors import one_line
+from tracker.models import RunStatus
+from tracker.service.jobs import JobSpec
+from tracker.service.outcome import FailureReason, JobOutcome, JobStatus, SkipReason
+from tracker.service.report import Reporter, utcnow
+from tracker.settings import Settings
+from tracker.store import job_runs
+from tracker.store.engine import DatabaseError, Engine
+from tracker.store.locks import JobLocks
+
+__all__ = ["JobRunner", "due_slack", "is_due"]
+
+log = logging.getLogger(__name__)
+
+
+def due_slack(spec: JobSpec) -> timedelta:
+    """Clock slop tolerated when asking whether a job is due: min(10 % of the cadence, 60 s).
+
+    So a cron line with the same period as the cadence picks the job up every time.
+    """
+    return timedelta(seconds=min(spec.interval_seconds * 0.1, 60.0))
+
+
+def is_due(spec: JobSpec, last_started: datetime | None, now: datetime) -> bool:
+    """Whether a run that started at ``last_started`` leaves ``spec`` due again at ``now``."""
+    if last_started is None:
+        return True
+    return now - last_started >= timedelta(seconds=spec.interval_seconds) - due_slack(spec)
+
+
+class JobRunner:
+    def __init__(
+        self,
+        settings: Settings,
+        engine: Engine,
+        collectors: Mapping[str, type[Collector]],
+        locks: JobLocks,
+        reporter: Reporter,
+        before_run: Callable[[], None],
+    ) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.collectors = collectors
+        self.locks = locks
+        self.reporter = reporter
+        self._before_run = before_run
+        """Called holding the lock, before anything else (seeds health from the run log)."""
+        self.stopping = threading.Event()
+        self._own_runs: set[int] = set()
+        """Run ids this process recorded: its own last run never makes a job not due."""
+        self._running: dict[str, datetime] = {}
+        self._running_cond = threading.Condition()
+
+    @contextmanager
+    def _in_flight(self, spec: JobSpec) -> Iterator[None]:
+        with self._running_cond:
+            self._running[spec.id] = utcnow()
+        try:
+            yield
+        finally:
+            with self._running_cond:
+                self._running.pop(spec.id, None)
+                self._running_cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> list[str]:
+        """Wait up to ``timeout`` s for running jobs; returns the ids still running."""
+        deadline = time.monotonic() + timeout
+        with self._running_cond:
+            while self._running and (remaining := deadline - time.monotonic()) > 0:
+                self._running_cond.wait(remaining)
+            return sorted(self._running)
+
+    def run(self, spec: JobSpec) -> JobOutcome:
+        """One attempt of ``spec``: lock, check, run, report, hooks. Never raises."""
+        if self.stopping.is_set():
+            return JobOutcome(spec, JobStatus.SKIPPED, reason=SkipReason.STOPPING)
+        began = time.monotonic()
+        with self._in_flight(spec):
+            try:
+                outcome = self._locked_run(spec)
+            except DatabaseError as exc:
+                self.reporter.database(False, one_line(exc))
+                outcome = JobOutcome(
+                    spec, JobStatus.FAILED, reason=FailureReason.DATABASE, error=one_line(exc)
+                )
+            except Exception as exc:  # a bug in the service or the runner: keep serving
+                log.exception("%s: job crashed", spec.id)
+                outcome = JobOutcome(
+                    spec, JobStatus.FAILED, reason=FailureReason.COLLECTOR, error=one_line(exc)
+                )
+            self.reporter.record(outcome, time.monotonic() - began)
+        if outcome.status is JobStatus.SUCCEEDED and outcome.summary is not None:
+            self.reporter.after_collection(spec, outcome.summary)
+        return outcome
+
+    def _locked_run(self, spec: JobSpec) -> JobOutcome:
+        with self.locks.hold(spec.id) as held:
+            if not held:
+                self.reporter.skipped(spec, SkipReason.LOCKED, "nothing attempted")
+                return JobOutcome(spec, JobStatus.LOCKED, reason=SkipReason.LOCKED)
+            self._before_run()
+            self.reporter.database(True)
+            elsewhere = self._ran_elsewhere(spec)
+            if elsewhere is not None:
+                self.reporter.ran_elsewhere(spec, elsewhere)
+                return JobOutcome(spec, JobStatus.NOT_DUE, reason=SkipReason.NOT_DUE)
+            self.reporter.started(spec)
+            try:
+                collector = self.collectors[spec.collector].from_settings(self.settings)
+            except NotConfigured as exc:  # MissingCredentials: maybe back next cadence
+                return self._skipped(spec, exc)
+            except Exception as exc:
+                log.exception("%s: collector could not be created", spec.id)
+                summary = RunSummary(
+                    spec.collector, RunStatus.FAILED, scope=spec.scope, error=one_line(exc)
+                )
+                return JobOutcome(
+                    spec, JobStatus.FAILED, summary, FailureReason.COLLECTOR, summary.error
+                )
+            summary = run_collector(
+                self.engine, collector, self.settings, pricing_scope=spec.pricing_scope
+            )
+            if summary.run_id is not None:
+                self._own_runs.add(summary.run_id)
+        if summary.status is RunStatus.SUCCEEDED:
+            self.reporter.database(True)
+            return JobOutcome(spec, JobStatus.SUCCEEDED, summary)
+        # Mid-run database loss comes back as a failed summary; tell it apart from a
+        # provider failure by asking the database directly.
+        reachable = self.reporter.ping(self.engine)
+        reason = FailureReason.COLLECTOR if reachable else FailureReason.DATABASE
+        return JobOutcome(spec, JobStatus.FAILED, summary, reason, summary.error)
+
+    def _ran_elsewhere(self, spec: JobSpec) -> job_runs.SuccessfulRun | None:
+        """The other runner's success that makes this cadence done already, if any."""
+        last = job_runs.last_success(
+            self.engine, spec.collector, (scope_label(spec.pricing_scope), "all")
+        )
+        if last is None or last.id in self._own_runs:
+            return None
+        return None if is_due(spec, last.started_at, utcnow()) else last
+
+    def _skipped(self, spec: JobSpec, exc: NotConfigured) -> JobOutcome:
+        """A cadence whose collector cannot be built now: one ``skipped`` run row."""
+        reason = str(exc)
+        now = utcnow()
+        run_id = job_runs.record_skipped_run(
+            self.engine, spec.collector, scope_label(spec.pricing_scope), reason, now
+        )
+        summary = RunSummary(
+            spec.collector,
+            RunStatus.SKIPPED,
+            run_id=run_id,
+            scope=spec.scope,
+            error=reason,
+            started_at=now,
+            finished_at=now,
+        )
+        return JobOutcome(spec, JobStatus.SKIPPED, summary, SkipReason.NOT_CONFIGURED, reason)

@@ -1,0 +1,143 @@
+"""What the service asks ``collection_runs`` about its jobs, and the runs it records itself.
+
+A *job* is a collector with a pricing scope (``tracker.service.jobs``); its runs
+are the rows of that provider whose ``scope`` is the job's label, or ``all`` (a
+manual ``gpu-tracker collect`` refreshes every scope). The runner records the
+runs it performs (``tracker.collect``); the service records only the runs it
+could not start (credentials missing), so the run log shows every cadence.
+
+Every function raises :class:`DatabaseError` (one line, no password), never a
+SQLAlchemy exception, so callers outside the store need not know the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine, func, insert, select, text, type_coerce
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import NullPool
+
+from tracker.errors import one_line
+from tracker.models import RunStatus
+from tracker.store.engine import DatabaseError, make_engine
+from tracker.store.schema import CollectionRun
+from tracker.store.types import UTCDateTime
+
+__all__ = [
+    "LatestRuns",
+    "RunTimes",
+    "SuccessfulRun",
+    "last_success",
+    "latest_runs",
+    "ping",
+    "probe_engine",
+    "record_skipped_run",
+]
+
+RunTimes = tuple[datetime | None, datetime | None]
+"""(started, finished) of the latest run of a kind."""
+LatestRuns = dict[tuple[str, str, str], RunTimes]
+"""(provider, scope, status) → the latest such run's (started, finished)."""
+
+
+@dataclass(frozen=True)
+class SuccessfulRun:
+    id: int
+    started_at: datetime
+    finished_at: datetime | None
+
+
+def _fail(what: str, exc: SQLAlchemyError) -> DatabaseError:
+    return DatabaseError(f"{what}: {one_line(exc)}")
+
+
+def latest_runs(engine: Engine) -> LatestRuns:
+    """The latest succeeded and failed run of every (provider, scope), in one query."""
+    # type_coerce keeps the column type on the aggregate: SQLite returns text for it.
+    started = type_coerce(func.max(CollectionRun.started_at), UTCDateTime)
+    finished = type_coerce(func.max(CollectionRun.finished_at), UTCDateTime)
+    stmt = (
+        select(CollectionRun.provider, CollectionRun.scope, CollectionRun.status, started, finished)
+        .where(CollectionRun.status.in_((RunStatus.SUCCEEDED, RunStatus.FAILED)))
+        .group_by(CollectionRun.provider, CollectionRun.scope, CollectionRun.status)
+    )
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+    except SQLAlchemyError as exc:
+        raise _fail("cannot read the run log", exc) from exc
+    return {(r[0], r[1], r[2]): (r[3], r[4]) for r in rows}
+
+
+def last_success(engine: Engine, provider: str, scopes: Iterable[str]) -> SuccessfulRun | None:
+    """The latest succeeded run of ``provider`` in any of ``scopes`` (by start time)."""
+    stmt = (
+        select(CollectionRun.id, CollectionRun.started_at, CollectionRun.finished_at)
+        .where(
+            CollectionRun.provider == provider,
+            CollectionRun.scope.in_(list(scopes)),
+            CollectionRun.status == RunStatus.SUCCEEDED,
+        )
+        .order_by(CollectionRun.started_at.desc(), CollectionRun.id.desc())
+        .limit(1)
+    )
+    try:
+        with engine.connect() as conn:
+            row = conn.execute(stmt).first()
+    except SQLAlchemyError as exc:
+        raise _fail(f"cannot read the last run of {provider}", exc) from exc
+    return None if row is None else SuccessfulRun(int(row[0]), row[1], row[2])
+
+
+def record_skipped_run(engine: Engine, provider: str, scope: str, reason: str, at: datetime) -> int:
+    """A ``skipped`` run row saying why this cadence collected nothing; returns its id."""
+    values: dict[str, Any] = {
+        "provider": provider,
+        "scope": scope,
+        "status": RunStatus.SKIPPED,
+        "started_at": at,
+        "finished_at": at,
+        "error": reason[:2000],
+    }
+    try:
+        with engine.begin() as conn:
+            run_id = conn.execute(
+                insert(CollectionRun).values(**values).returning(CollectionRun.id)
+            ).scalar_one()
+    except SQLAlchemyError as exc:
+        raise _fail(f"cannot record a skipped run of {provider}", exc) from exc
+    return int(run_id)
+
+
+def probe_engine(engine: Engine, timeout_seconds: float) -> Engine:
+    """An engine on ``engine``'s database for health checks: no pool, a short connect timeout.
+
+    So /readyz answers in bounded time while a database server is unreachable,
+    instead of waiting out the pool's connect timeout. SQLite opens a local file:
+    ``engine`` itself is returned.
+    """
+    if engine.dialect.name != "postgresql":
+        return engine
+    return make_engine(
+        engine.url.render_as_string(hide_password=False),
+        poolclass=NullPool,
+        connect_args={
+            "connect_timeout": max(1, round(timeout_seconds)),
+            "application_name": "gpu-tracker-health",
+        },
+    )
+
+
+def ping(engine: Engine) -> None:
+    """Raises :class:`DatabaseError` unless a ``SELECT 1`` succeeds."""
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except SQLAlchemyError as exc:
+        raise _fail("database unreachable", exc) from exc
+    except OSError as exc:
+        raise DatabaseError(f"database unreachable: {one_line(exc)}") from exc
