@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Run, cli_runner
+from tests.conftest import Run
 from tests.recommend.test_cli import json_rows, one_line_error
+from tests.recommend.test_cli_ranking import sheet_cli
 
 SHEET = """\
 provider,instance_type,region,zone,pricing,gpu_model,gpu_count,gpu_memory_gib,vcpus,memory_gib,price_per_hour,currency,interconnect,payment_option
@@ -25,12 +26,7 @@ tokens = 36e6
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Run:
-    run = cli_runner(f"sqlite:///{tmp_path / 'cli.db'}", tmp_path)
-    sheet = tmp_path / "prices.csv"
-    sheet.write_text(SHEET)
-    proc = run("import", str(sheet))
-    assert proc.returncode == 0, proc.stderr
-    return run
+    return sheet_cli(tmp_path, SHEET)
 
 
 def test_an_a10g_ranks_from_your_measurement_and_says_so(cli: Run, tmp_path: Path) -> None:

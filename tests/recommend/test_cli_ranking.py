@@ -23,14 +23,19 @@ aws,g6.xlarge,us-east-1,,reserved_1y,L4,1,24,4,16,0.507,USD,no_upfront
 """
 
 
-@pytest.fixture
-def cli(tmp_path: Path) -> Run:
+def sheet_cli(tmp_path: Path, sheet_text: str) -> Run:
+    """The installed CLI on a fresh SQLite database holding ``sheet_text`` (imported)."""
     run = cli_runner(f"sqlite:///{tmp_path / 'cli.db'}", tmp_path)
     sheet = tmp_path / "prices.csv"
-    sheet.write_text(SHEET)
+    sheet.write_text(sheet_text)
     proc = run("import", str(sheet))
     assert proc.returncode == 0, proc.stderr
     return run
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Run:
+    return sheet_cli(tmp_path, SHEET)
 
 
 def rows_of(proc: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
