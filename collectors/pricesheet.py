@@ -8,6 +8,7 @@ runner applies rows in time order as if each had been collected at that time.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 import logging
@@ -73,13 +74,30 @@ def read_sheet(path: Path) -> Iterator[SheetRow]:
     Raises :class:`CollectorError` for a file that cannot be read at all.
     """
     try:
-        raw = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except OSError as exc:
         raise CollectorError(f"cannot read price sheet {path}: {exc.strerror}") from None
+    raw = _utf8_text(path, data)
     if path.suffix.lower() == ".json":
         yield from _json_rows(path, raw)
     else:
         yield from _csv_rows(path, raw)
+
+
+def _utf8_text(path: Path, data: bytes) -> str:
+    """The sheet as text; anything but UTF-8 text (UTF-16 from a spreadsheet's "Unicode
+    text" export, a binary file) is refused in one line, before any row is read."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise CollectorError(f"{path}: UTF-16 text, not UTF-8: save the sheet as UTF-8")
+    nul = data.find(b"\0")  # never in text; UTF-16 without a byte-order mark is full of them
+    if nul >= 0:
+        raise CollectorError(f"{path}: not a text file (NUL byte at offset {nul})")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CollectorError(
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
 
 
 def _csv_rows(path: Path, raw: str) -> Iterator[SheetRow]:

@@ -105,18 +105,20 @@ def test_every_reader_returns_what_the_ingest_wrote(engine: Engine) -> None:
     assert table.price[0] == 2.625  # the USD figure, not the EUR one
 
     json_row = offer_row(stored)
-    # every offer column under its own name, then the per-GPU price and the times,
-    # attributes last: the documented JSON shape
+    # every offer column under its own name, then the per-GPU price, the times and the
+    # source that reported it, attributes last: the documented JSON shape
     assert list(json_row) == [
         *NAMES[:-1],
         "price_per_gpu_hour_usd",
         "first_seen",
         "price_since",
         "last_seen",
+        "source",
         "attributes",
     ]
     assert json_row["price_per_gpu_hour_usd"] == Decimal("5.25")  # 2.625 / 0.5
     assert json_row["gpu_raw_name"] == "QF-9000 (beta)" and json_row["gpu_known"] is False
+    assert json_row["source"] == "acme"  # who ingested it (Ingest(source="acme") above)
 
 
 def test_importing_the_ranking_loads_no_database_code() -> None:

@@ -13,19 +13,19 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 
-from sqlalchemy import Engine, func, insert, select, update
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-
-from collectors.base import ALL_PRICING, Collector, LastObserved, RunContext
+from collectors.base import ALL_PRICING, Collector, RunContext
 from tracker.errors import one_line
 from tracker.models import Offer, PricingModel, RunStatus
+from tracker.redact import redact, secrets_of
 from tracker.settings import Settings
-from tracker.store.engine import DatabaseError
-from tracker.store.ingest import DelistScope, Ingest, IngestStats
-from tracker.store.schema import CollectionRun, PricePoint, Series
+from tracker.store import runs
+from tracker.store.engine import DatabaseError, Engine
+from tracker.store.ingest import DelistScope, IngestStats
+from tracker.store.schema import MAX_SOURCE_CHARS
 
-__all__ = ["RunSummary", "run_collector", "scope_label"]
+__all__ = ["IMPORT_PREFIX", "RunSummary", "import_source", "run_collector", "scope_label"]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,29 @@ OfferCallback = Callable[[int], None]
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+IMPORT_PREFIX = "import:"
+
+
+def import_source(name: str) -> str:
+    """The source an ad-hoc import writes for: ``import:<name>``.
+
+    The name (a file's name, or one the user gives) is the import's identity: importing
+    under the same name again updates, and with ``--full`` delists, that import's offers
+    and nothing else. The prefix keeps every import apart from every collector, so no
+    import can delist a provider's or the configured sheet's offers. Raises ValueError.
+    """
+    cleaned = name.strip()
+    if not cleaned or not cleaned.isprintable():
+        raise ValueError(f"source name {name!r}: give printable text")
+    limit = MAX_SOURCE_CHARS - len(IMPORT_PREFIX)
+    if len(cleaned) > limit:
+        raise ValueError(
+            f"source name {cleaned!r} is {len(cleaned)} characters, at most {limit} fit"
+            " (name the import with --source)"
+        )
+    return IMPORT_PREFIX + cleaned
 
 
 def scope_label(scope: frozenset[PricingModel]) -> str:
@@ -45,6 +68,7 @@ def scope_label(scope: frozenset[PricingModel]) -> str:
 @dataclass
 class RunSummary:
     provider: str
+    """The collector that ran."""
     status: RunStatus
     run_id: int | None = None
     scope: str = "all"
@@ -54,61 +78,21 @@ class RunSummary:
     skip_reasons: dict[str, int] = field(default_factory=dict)
     partial_regions: dict[str, str] = field(default_factory=dict)
     skip_details: list[str] = field(default_factory=list)
-    """The first :data:`MAX_SKIP_DETAILS` skip messages, for the CLI to show."""
+    """The first :data:`collectors.base.MAX_SKIP_DETAILS` skip messages, for the CLI to show."""
     error: str | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    source: str = ""
+    """The source the run wrote for; a collector writes under its own name (the
+    default), an ad-hoc import under ``import:<name>``."""
+
+    def __post_init__(self) -> None:
+        if not self.source:
+            self.source = self.provider
 
     @property
     def ok(self) -> bool:
         return self.status is not RunStatus.FAILED
-
-
-def _last_observed_reader(engine: Engine, source: str) -> LastObserved:
-    def last_observed(pricing: PricingModel, region: str) -> datetime | None:
-        stmt = (
-            select(func.max(PricePoint.last_seen))
-            .join(Series, Series.id == PricePoint.series_id)
-            .where(
-                Series.source == source,
-                Series.pricing == pricing.value,
-                Series.region == region,
-            )
-        )
-        with engine.connect() as conn:
-            value = conn.execute(stmt).scalar()
-        if isinstance(value, str):  # SQLite aggregate results bypass the column type
-            value = datetime.fromisoformat(value)
-        if isinstance(value, datetime) and value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        return value
-
-    return last_observed
-
-
-def _start_run(engine: Engine, provider: str, scope: str, started: datetime) -> int:
-    try:
-        with engine.begin() as conn:
-            # A run left "running" by a process that died can never finish.
-            conn.execute(
-                update(CollectionRun)
-                .where(
-                    CollectionRun.provider == provider,
-                    CollectionRun.scope == scope,
-                    CollectionRun.status == RunStatus.RUNNING,
-                )
-                .values(status=RunStatus.ABANDONED, finished_at=started)
-            )
-            run_id = conn.execute(
-                insert(CollectionRun)
-                .values(
-                    provider=provider, scope=scope, status=RunStatus.RUNNING, started_at=started
-                )
-                .returning(CollectionRun.id)
-            ).scalar_one()
-    except (DBAPIError, SQLAlchemyError) as exc:
-        raise DatabaseError(f"cannot record a run for {provider}: {one_line(exc)}") from exc
-    return int(run_id)
 
 
 def run_collector(
@@ -119,73 +103,78 @@ def run_collector(
     pricing_scope: frozenset[PricingModel] = ALL_PRICING,
     now: datetime | None = None,
     delist: bool = True,
+    source: str | None = None,
     on_offer: OfferCallback | None = None,
 ) -> RunSummary:
     """One run of one collector; provider failures come back as a failed summary.
 
-    Raises :class:`DatabaseError` only if the run cannot even be recorded.
-    ``delist=False`` makes the run additive (an ad-hoc import), otherwise every
-    listed series of this collector in scope that was not seen is delisted.
+    Raises :class:`DatabaseError` only if the run cannot even be recorded. The run
+    writes for ``source`` (default: the collector's name): its series carry it, and
+    ``delist`` (a complete run) delists only that source's listed series in scope
+    that were not seen. ``delist=False`` makes the run additive.
     """
     name = collector.name
+    source = source or name
     started = (now or utcnow()).astimezone(UTC)
     scope = scope_label(pricing_scope)
-    summary = RunSummary(provider=name, status=RunStatus.RUNNING, scope=scope, started_at=started)
-    summary.run_id = _start_run(engine, name, scope, started)
+    summary = RunSummary(
+        provider=name, source=source, status=RunStatus.RUNNING, scope=scope, started_at=started
+    )
+    summary.run_id = runs.start_run(
+        engine, provider=name, source=source, scope=scope, started=started
+    )
     ctx = RunContext(
         settings=settings,
         pricing_scope=pricing_scope,
-        source=name,
-        last_observed_reader=_last_observed_reader(engine, name),
+        source=source,
+        last_observed_reader=partial(runs.last_observed, engine, source),
     )
     out_of_scope = 0
     try:
-        with engine.begin() as conn:
-            ingest = Ingest(conn, source=name, run_time=started)
+        with runs.run_transaction(
+            engine, summary.run_id, source=source, run_time=started
+        ) as writer:
+            add = writer.add
             for offer in _checked(collector.collect(ctx)):
                 if offer.pricing not in pricing_scope:
                     out_of_scope += 1
                     continue
-                ingest.add(offer)
+                add(offer)
                 if on_offer is not None:
-                    on_offer(ingest.count)
+                    on_offer(writer.count)
             delist_scope = (
-                DelistScope(name, pricing_scope, frozenset(ctx.partial)) if delist else None
+                DelistScope(source, pricing_scope, frozenset(ctx.partial)) if delist else None
             )
-            stats = ingest.finish(delist_scope)
-            finished = utcnow()
+            stats = writer.finish(delist_scope)
             summary.status = RunStatus.SUCCEEDED
             summary.stats = stats
             summary.skip_reasons = _reasons(ctx, out_of_scope, stats.refused_delist)
             summary.skipped = ctx.skipped
             summary.partial_regions = dict(ctx.partial)
             summary.skip_details = list(ctx.details)
-            summary.finished_at = finished
-            conn.execute(
-                update(CollectionRun)
-                .where(CollectionRun.id == summary.run_id)
-                .values(
-                    status=RunStatus.SUCCEEDED,
-                    finished_at=finished,
-                    **stats.run_counts(),
-                    skipped=summary.skipped,
-                    skip_reasons=summary.skip_reasons or None,
-                )
+            summary.finished_at = utcnow()
+            writer.succeeded(
+                stats,
+                finished=summary.finished_at,
+                skipped=summary.skipped,
+                skip_reasons=summary.skip_reasons,
             )
     except Exception as exc:
         summary.status = RunStatus.FAILED
-        summary.error = one_line(exc)
+        # A provider may quote a credential back in its error (GCP echoes the API
+        # key): the summary is printed and stored, so it never holds one.
+        summary.error = redact(one_line(exc), secrets_of(settings))
         summary.skip_reasons = dict(ctx.skips)
         summary.skipped = ctx.skipped
         summary.skip_details = list(ctx.details)
         summary.finished_at = utcnow()
         summary.stats = IngestStats()
-        log.error("%s: run failed: %s", name, summary.error, exc_info=_unexpected(exc))
+        log.error("%s: run failed: %s", source, summary.error, exc_info=_unexpected(exc))
         _record_failure(engine, summary)
         return summary
     log.info(
         "%s: run succeeded: %d offers, %d new series, %d price changes, %d delisted, %d skipped",
-        name,
+        source,
         summary.stats.offers_seen,
         summary.stats.new_series,
         summary.stats.price_changes,
@@ -212,26 +201,23 @@ def _unexpected(exc: BaseException) -> bool:
     from collectors.base import CollectorError
     from collectors.http import HttpError
 
-    return not isinstance(exc, CollectorError | HttpError | DBAPIError | DatabaseError)
+    return not isinstance(exc, CollectorError | HttpError | DatabaseError)
 
 
 def _record_failure(engine: Engine, summary: RunSummary) -> None:
+    assert summary.run_id is not None and summary.finished_at is not None
     try:
-        with engine.begin() as conn:
-            conn.execute(
-                update(CollectionRun)
-                .where(CollectionRun.id == summary.run_id)
-                .values(
-                    status=RunStatus.FAILED,
-                    finished_at=summary.finished_at,
-                    skipped=summary.skipped,
-                    skip_reasons=summary.skip_reasons or None,
-                    error=(summary.error or "")[:2000],
-                )
-            )
-    except (DBAPIError, SQLAlchemyError) as exc:
-        # The next run of this provider marks the row abandoned.
-        log.error("%s: could not record the failure: %s", summary.provider, one_line(exc))
+        runs.record_failure(
+            engine,
+            summary.run_id,
+            finished=summary.finished_at,
+            error=summary.error or "",
+            skipped=summary.skipped,
+            skip_reasons=summary.skip_reasons,
+        )
+    except DatabaseError as exc:
+        # The next run of this source marks the row abandoned.
+        log.error("%s: could not record the failure: %s", summary.source, exc)
 
 
 def _checked(offers: Iterable[Offer]) -> Iterable[Offer]:

@@ -378,7 +378,6 @@ class Settings(BaseSettings):
     distribution (entry points are the normal way to register one)."""
     profiles_path: Path | None = None
     """Extra workload profiles (TOML) on top of the built-in ones."""
-    alerts_path: Path | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -7,9 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import SCRIPT, Run, cli_runner
+from tests.conftest import SCRIPT, Run
 
 HEADER = (
     "provider,instance_type,region,zone,pricing,gpu_model,gpu_count,gpu_memory_gib,"
@@ -31,20 +29,6 @@ OFFER_KEYS = {
     "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "interconnect", "price_per_hour",
     "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "first_seen", "last_seen",
 }  # fmt: skip
-
-
-@pytest.fixture
-def cli(db_url: str, tmp_path: Path) -> Run:
-    run = cli_runner(db_url, tmp_path)
-    assert run("db", "upgrade").returncode == 0
-    return run
-
-
-@pytest.fixture
-def sheet(tmp_path: Path) -> Path:
-    path = tmp_path / "prices.csv"
-    path.write_text(SHEET + "\n")
-    return path
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], code: int) -> str:
@@ -213,6 +197,14 @@ def test_bad_config_file_names_the_setting(cli: Run, tmp_path: Path) -> None:
     config.write_text('[aws]\nspot_lookback_days = "many"\n')
     msg = one_line_error(cli("--config", str(config), "offers"), 2)
     assert str(config) in msg and "aws.spot_lookback_days" in msg
+
+
+def test_a_setting_that_does_nothing_is_refused(cli: Run, tmp_path: Path) -> None:
+    """``alerts_path`` was accepted and read by nothing: a config naming it fails loudly."""
+    config = tmp_path / "tracker.toml"
+    config.write_text('alerts_path = "alerts.toml"\n')
+    msg = one_line_error(cli("--config", str(config), "offers"), 2)
+    assert f"invalid configuration in {config}: alerts_path: Extra inputs are not permitted" in msg
 
 
 def test_manual_collect_waits_for_no_one_while_serve_holds_the_job(

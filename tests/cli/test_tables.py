@@ -18,7 +18,7 @@ OFFER_JSON_KEYS = {
     "provider", "instance_type", "region", "zone", "pricing", "payment_option", "gpu_model",
     "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "interconnect", "price_per_hour",
     "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "first_seen", "last_seen",
-    "offering_class", "os", "gpu_known", "gpu_raw_name", "price_since", "attributes",
+    "offering_class", "os", "gpu_known", "gpu_raw_name", "price_since", "source", "attributes",
 }  # fmt: skip
 OFFER_CSV_HEADER = (
     "provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"

@@ -42,6 +42,7 @@ def record_success(engine: Engine, at: float) -> None:
         conn.execute(
             insert(CollectionRun).values(
                 provider="fakegood",
+                source="fakegood",
                 scope=scope,
                 status="succeeded",
                 started_at=when,

@@ -17,7 +17,7 @@ from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import FormatOption, OutputFormat, emit, err
-from tracker.collect import OfferCallback, RunSummary, run_collector
+from tracker.collect import OfferCallback, RunSummary, import_source, run_collector
 from tracker.hooks import Origin, load_hooks
 from tracker.models import PricingModel, RunStatus
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
@@ -81,6 +81,7 @@ def _report(summaries: list[RunSummary]) -> None:
         rows.append(
             {
                 "provider": s.provider,
+                "source": s.source,
                 "status": s.status,
                 "scope": s.scope,
                 "offers": s.stats.offers_seen,
@@ -99,7 +100,10 @@ def _report(summaries: list[RunSummary]) -> None:
             err(f"{s.provider}: ... and {s.skipped - len(s.skip_details)} more skipped")
         for region, why in sorted(s.partial_regions.items()):
             err(f"{s.provider}: region {region} incomplete: {why}")
-    emit(rows, OutputFormat.table, title="collection runs")
+    # The source says something only when a run wrote for another one (an import).
+    with_source = any(s.source != s.provider for s in summaries)
+    columns = [c for c in rows[0] if with_source or c != "source"] if rows else None
+    emit(rows, OutputFormat.table, columns=columns, title="collection runs")
 
 
 def _pricing_scope(values: list[PricingModel] | None) -> frozenset[PricingModel]:
@@ -173,14 +177,27 @@ def import_sheet(
     full: Annotated[
         bool,
         typer.Option(
-            "--full", help="The sheet is complete: delist sheet offers it no longer lists."
+            "--full",
+            help="The sheet is complete: delist this import's offers it no longer lists.",
         ),
     ] = False,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="Name of this import (default: the file's name); stored as import:NAME. "
+            "Importing under the same name again updates the same offers.",
+        ),
+    ] = None,
     no_hooks: NoHooksOption = False,
 ) -> None:
     """Load a price sheet (negotiated prices, history back-fill). Exits 1 if a row was rejected."""
     if not path.is_file():
         raise CliError(f"price sheet not found: {path}", USAGE)
+    try:
+        source_name = import_source(path.name if source is None else source)
+    except ValueError as exc:
+        raise CliError(f"--source: {exc}", USAGE) from None
     settings = settings_of(ctx)
     engine = open_store(ctx)
     collector = PriceSheetCollector(path, settings)
@@ -188,7 +205,14 @@ def import_sheet(
         try:
             if not _hold_jobs(held, locks_for(engine), collector.name):
                 raise CliError(f"{path}: not imported: a run of {collector.name} is in progress")
-            summary = run_collector(engine, collector, settings, delist=full, on_offer=progress)
+            summary = run_collector(
+                engine,
+                collector,
+                settings,
+                delist=full,
+                source=source_name,
+                on_offer=progress,
+            )
         except DatabaseError as exc:
             raise CliError(str(exc)) from None
     _report([summary])
@@ -219,6 +243,10 @@ def providers(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) -> Non
 def runs(
     ctx: typer.Context,
     provider: Annotated[str | None, typer.Option("--provider", "-p")] = None,
+    source: Annotated[
+        str | None,
+        typer.Option("--source", help="Only runs for this source, e.g. import:deals.csv."),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
@@ -228,6 +256,7 @@ def runs(
         {
             "id": r.id,
             "provider": r.provider,
+            "source": r.source,
             "scope": r.scope,
             "status": r.status,
             "started_at": r.started_at,
@@ -239,7 +268,7 @@ def runs(
             "skipped": r.skipped,
             "error": r.error,
         }
-        for r in queries.recent_runs(engine, provider, limit)
+        for r in queries.recent_runs(engine, provider, limit, source=source)
     ]
     emit(rows, fmt, title="collection runs")
 

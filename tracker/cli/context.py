@@ -12,15 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from sqlalchemy import Engine, text
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from tracker.service.logs import mask_secrets_of
 from tracker.settings import ConfigError, Settings, load_settings
 from tracker.store import migrate
-from tracker.store.engine import DatabaseError, make_engine, redact_url
+from tracker.store.engine import DatabaseError, Engine, make_engine, ping, redact_url
 
-__all__ = ["USAGE", "CliError", "State", "open_store", "settings_of", "state_of"]
+__all__ = [
+    "USAGE",
+    "CliError",
+    "State",
+    "engine_for",
+    "open_store",
+    "settings_of",
+    "state_of",
+]
 
 USAGE = 2
 FAILURE = 1
@@ -64,10 +70,12 @@ def settings_of(ctx: typer.Context) -> Settings:
     return state_of(ctx).settings()
 
 
-def _first_line(exc: BaseException) -> str:
-    orig = getattr(exc, "orig", None) or exc
-    lines = [line.strip() for line in str(orig).splitlines() if line.strip()]
-    return lines[0] if lines else type(orig).__name__
+def engine_for(url: str) -> Engine:
+    """An engine for ``url``; a malformed or unsupported URL is a usage error."""
+    try:
+        return make_engine(url)
+    except DatabaseError as exc:
+        raise CliError(str(exc), USAGE) from None
 
 
 def open_store(ctx: typer.Context, *, migrate_sqlite: bool = True) -> Engine:
@@ -82,10 +90,9 @@ def open_store(ctx: typer.Context, *, migrate_sqlite: bool = True) -> Engine:
     if url in state._engines:
         return state._engines[url]
     shown = redact_url(url)
+    engine = engine_for(url)
     try:
-        engine = make_engine(url)
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
+        ping(engine)
         if not migrate.is_up_to_date(engine):
             if engine.dialect.name == "sqlite" and migrate_sqlite:
                 logging.getLogger(__name__).info("migrating %s to the current schema", shown)
@@ -97,8 +104,6 @@ def open_store(ctx: typer.Context, *, migrate_sqlite: bool = True) -> Engine:
                     "run 'gpu-tracker db upgrade'"
                 )
     except DatabaseError as exc:
-        raise CliError(str(exc), USAGE) from None
-    except (DBAPIError, SQLAlchemyError) as exc:
-        raise CliError(f"cannot use database {shown}: {_first_line(exc)}") from None
+        raise CliError(f"cannot use database {shown}: {exc.reason}") from None
     state._engines[url] = engine
     return engine

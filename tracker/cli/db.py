@@ -6,12 +6,10 @@ from collections.abc import Callable
 from typing import Annotated, TypeVar
 
 import typer
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from tracker.cli.context import USAGE, CliError, settings_of
+from tracker.cli.context import USAGE, CliError, engine_for, settings_of
 from tracker.store import migrate
-from tracker.store.engine import DatabaseError, make_engine, redact_url
+from tracker.store.engine import DatabaseError, Engine, redact_url
 
 db = typer.Typer(help="Database schema.", no_args_is_help=True)
 T = TypeVar("T")
@@ -19,13 +17,13 @@ T = TypeVar("T")
 
 def _with_engine(ctx: typer.Context, action: Callable[[Engine], T]) -> T:
     url = settings_of(ctx).database_url
+    engine = engine_for(url)
     try:
-        return action(make_engine(url))
-    except DatabaseError as exc:
+        return action(engine)
+    except migrate.RevisionError as exc:
         raise CliError(str(exc), USAGE) from None
-    except (DBAPIError, SQLAlchemyError) as exc:
-        lines = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-        raise CliError(f"database {redact_url(url)}: {lines[0] if lines else exc}") from None
+    except DatabaseError as exc:
+        raise CliError(f"database {redact_url(url)}: {exc.reason}") from None
 
 
 @db.command("upgrade")

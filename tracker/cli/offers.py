@@ -80,6 +80,7 @@ def offer_row(stored: queries.StoredOffer) -> dict[str, Any]:
     row["first_seen"] = stored.first_seen
     row["price_since"] = stored.price_since
     row["last_seen"] = stored.last_seen
+    row["source"] = stored.source
     row["attributes"] = attributes
     return row
 

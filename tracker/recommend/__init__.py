@@ -7,7 +7,7 @@ over the stored offers, stores a snapshot per profile and returns what changed.
 The names that need the database (:mod:`tracker.recommend.stored`,
 :mod:`tracker.recommend.history`) are imported on first use, so importing the pure
 parts (``tracker.recommend.rank``, which imports this package first) never loads the
-store or SQLAlchemy.
+store or the database library.
 """
 
 from __future__ import annotations

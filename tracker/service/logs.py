@@ -18,14 +18,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Literal, TextIO
 
-from tracker.settings import Settings, environment_secrets, secret_values
+from tracker.redact import MASK, redact, secrets_of
+from tracker.settings import Settings
 
 __all__ = [
     "LOG_LEVELS_ENV",
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-MASK = "***"
 LogFormat = Literal["text", "json"]
 LOG_LEVELS_ENV = "GPU_TRACKER_LOG_LEVELS"
 """``name=LEVEL[,name=LEVEL...]``: a library logger the user asks for by name."""
@@ -65,22 +64,6 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
     "asctime",
     "taskName",
 }
-# Credentials that can come from somewhere no setting describes (an AWS profile,
-# instance metadata, a token refresh), so they are masked by where they stand.
-_CREDENTIAL_FIELD = re.compile(
-    r"(?i)((?:x-amz-security-token|x-goog-api-key|authorization['\"]?[ \t]*[:=][ \t]*"
-    r"(?:b?['\"])?bearer)['\"]?[ \t]*[:= \t][ \t]*(?:b?['\"])?)([A-Za-z0-9+/=%_.~-]{4,})"
-)
-
-
-def secrets_of(settings: Settings | None, environ: Mapping[str, str] | None = None) -> list[str]:
-    """The values to mask, longest first so an overlap masks fully: every secret of
-    ``settings`` (see :func:`tracker.settings.secret_values`) and of the environment."""
-    found = environment_secrets(environ)
-    if settings is not None:
-        found |= secret_values(settings)
-    # A one- or two-character "secret" would mask every occurrence of that text.
-    return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
 
 
 class RedactingFormatter(logging.Formatter):
@@ -94,9 +77,7 @@ class RedactingFormatter(logging.Formatter):
         self.secrets = sorted(set(self.secrets) | set(secrets), key=len, reverse=True)
 
     def redact(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, MASK)
-        return _CREDENTIAL_FIELD.sub(rf"\1{MASK}", text)
+        return redact(text, self.secrets)
 
     def format(self, record: logging.LogRecord) -> str:
         return self.redact(super().format(record))

@@ -21,8 +21,8 @@ from tracker.service.jobs import JobSpec
 from tracker.service.metrics import Metrics
 from tracker.service.outcome import JobOutcome, JobStatus, SkipReason
 from tracker.settings import Settings
-from tracker.store import job_runs
 from tracker.store.engine import DatabaseError, Engine
+from tracker.store.engine import ping as ping_database
 from tracker.store.job_runs import LatestRuns, SuccessfulRun
 
 __all__ = ["Reporter", "utcnow"]
@@ -66,7 +66,7 @@ class Reporter:
     def ping(self, engine: Engine) -> bool:
         """Whether ``engine``'s database answers now (and tell it if that changed)."""
         try:
-            job_runs.ping(engine)
+            ping_database(engine)
         except DatabaseError as exc:
             self.database(False, one_line(exc))
             return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -19,16 +19,25 @@ __all__ = [
     "Engine",
     "make_engine",
     "normalize_url",
+    "ping",
     "redact_url",
     "url_password",
 ]
 
 # ``Engine`` is re-exported so code outside the store can name the store handle
-# in its signatures without importing SQLAlchemy.
+# in its signatures without importing SQLAlchemy (tests/test_layering.py checks it).
 
 
 class DatabaseError(Exception):
-    """The database cannot be used; the message is one line and carries no password."""
+    """The database cannot be used; the message is one line and carries no password.
+
+    ``reason`` is the database's own first line (e.g. ``connection failed``) without
+    the context the message adds, for callers that say the context their own way.
+    """
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
 
 
 def normalize_url(url: str) -> URL:
@@ -96,4 +105,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return create_engine(parsed, connect_args=connect_args, **kwargs)
 
 
-__all__ += ["Engine"]  # the type callers outside the store annotate a database handle with
+def ping(engine: Engine) -> None:
+    """Raise :class:`DatabaseError` unless the database answers (a CLI command's first
+    contact, the service's health check)."""
+    from tracker.store.errors import database_errors  # errors imports this module
+
+    with database_errors("database unreachable"), engine.connect() as conn:
+        conn.execute(text("SELECT 1"))

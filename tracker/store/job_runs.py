@@ -1,7 +1,8 @@
 """What the service asks ``collection_runs`` about its jobs, and the runs it records itself.
 
 A *job* is a collector with a pricing scope (``tracker.service.jobs``); its runs
-are the rows of that provider whose ``scope`` is the job's label, or ``all`` (a
+are the rows its collector wrote under its own source (an ``import`` of a sheet is
+``import:NAME``) whose ``scope`` is the job's label, or ``all`` (a
 manual ``gpu-tracker collect`` refreshes every scope). The runner records the
 runs it performs (``tracker.collect``); the service records only the runs it
 could not start (credentials missing), so the run log shows every cadence.
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, insert, select, text, type_coerce
+from sqlalchemy import Engine, func, insert, select, type_coerce
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
@@ -33,7 +34,6 @@ __all__ = [
     "SuccessfulRun",
     "last_success",
     "latest_runs",
-    "ping",
     "probe_engine",
     "record_skipped_run",
 ]
@@ -61,9 +61,10 @@ def latest_runs(engine: Engine) -> LatestRuns:
     started = type_coerce(func.max(CollectionRun.started_at), UTCDateTime)
     finished = type_coerce(func.max(CollectionRun.finished_at), UTCDateTime)
     stmt = (
-        select(CollectionRun.provider, CollectionRun.scope, CollectionRun.status, started, finished)
+        # By source: a collector's own runs (an import of the sheet is ``import:NAME``).
+        select(CollectionRun.source, CollectionRun.scope, CollectionRun.status, started, finished)
         .where(CollectionRun.status.in_((RunStatus.SUCCEEDED, RunStatus.FAILED)))
-        .group_by(CollectionRun.provider, CollectionRun.scope, CollectionRun.status)
+        .group_by(CollectionRun.source, CollectionRun.scope, CollectionRun.status)
     )
     try:
         with engine.connect() as conn:
@@ -78,7 +79,7 @@ def last_success(engine: Engine, provider: str, scopes: Iterable[str]) -> Succes
     stmt = (
         select(CollectionRun.id, CollectionRun.started_at, CollectionRun.finished_at)
         .where(
-            CollectionRun.provider == provider,
+            CollectionRun.source == provider,  # not an import of this collector
             CollectionRun.scope.in_(list(scopes)),
             CollectionRun.status == RunStatus.SUCCEEDED,
         )
@@ -97,6 +98,7 @@ def record_skipped_run(engine: Engine, provider: str, scope: str, reason: str, a
     """A ``skipped`` run row saying why this cadence collected nothing; returns its id."""
     values: dict[str, Any] = {
         "provider": provider,
+        "source": provider,
         "scope": scope,
         "status": RunStatus.SKIPPED,
         "started_at": at,
@@ -130,14 +132,3 @@ def probe_engine(engine: Engine, timeout_seconds: float) -> Engine:
             "application_name": "gpu-tracker-health",
         },
     )
-
-
-def ping(engine: Engine) -> None:
-    """Raises :class:`DatabaseError` unless a ``SELECT 1`` succeeds."""
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except SQLAlchemyError as exc:
-        raise _fail("database unreachable", exc) from exc
-    except OSError as exc:
-        raise DatabaseError(f"database unreachable: {one_line(exc)}") from exc

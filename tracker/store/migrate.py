@@ -9,9 +9,24 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import Engine
 
-__all__ = ["current_revision", "downgrade", "head_revision", "is_up_to_date", "upgrade"]
+from tracker.store.engine import DatabaseError
+from tracker.store.errors import database_errors
+
+__all__ = [
+    "RevisionError",
+    "current_revision",
+    "downgrade",
+    "head_revision",
+    "is_up_to_date",
+    "upgrade",
+]
+
+
+class RevisionError(DatabaseError):
+    """The revision asked for is unknown or not reachable that way (a usage error)."""
 
 
 def _config() -> Config:
@@ -22,18 +37,22 @@ def _config() -> Config:
     return cfg
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
+def _migrate(engine: Engine, step: str, revision: str) -> None:
     cfg = _config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
+    try:
+        with database_errors(f"cannot {step} the schema"), engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            getattr(command, step)(cfg, revision)
+    except CommandError as exc:
+        raise RevisionError(f"cannot {step} to {revision!r}: {exc}", reason=str(exc)) from None
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    _migrate(engine, "upgrade", revision)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
-    cfg = _config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, revision)
+    _migrate(engine, "downgrade", revision)
 
 
 def head_revision() -> str | None:
@@ -41,7 +60,7 @@ def head_revision() -> str | None:
 
 
 def current_revision(engine: Engine) -> str | None:
-    with engine.connect() as conn:
+    with database_errors("cannot read the schema revision"), engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
 

@@ -39,6 +39,9 @@ class StoredOffer:
     price_since: datetime
     """When its current price was first seen."""
     last_seen: datetime
+    source: str
+    """Who last reported it: a collector's name, or ``import:<name>`` for an ad-hoc
+    import (what a complete run of that source may delist)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +71,13 @@ def _rows(bind: Bind, stmt: Any) -> Sequence[Any]:
 def _stored(row: Any) -> StoredOffer:
     m = row._mapping
     offer = offer_from_values(m)
-    return StoredOffer(offer, m["series_id"], m["first_seen"], m["price_since"], m["last_seen"])
+    return StoredOffer(
+        offer, m["series_id"], m["first_seen"], m["price_since"], m["last_seen"], m["source"]
+    )
 
 
 def _offer_columns() -> list[Any]:
-    """Every offer column labelled with its Offer field name, then the times."""
+    """Every offer column labelled with its Offer field name, then the times and source."""
     s, p = Series.__table__.c, PricePoint.__table__.c
     columns: list[Any] = [
         (p if c.group is ColumnGroup.PRICE else s)[c.column].label(c.name) for c in OFFER_COLUMNS
@@ -82,6 +87,7 @@ def _offer_columns() -> list[Any]:
         s.first_seen,
         p.first_seen.label("price_since"),
         p.last_seen,
+        s.source,
     ]
     return columns
 
@@ -206,8 +212,12 @@ def unknown_gpus(bind: Bind) -> list[UnknownGpu]:
     return [UnknownGpu(r[0], r[1], int(r[2]), r[3]) for r in _rows(bind, stmt)]
 
 
-def recent_runs(bind: Bind, provider: str | None = None, limit: int = 20) -> list[CollectionRun]:
+def recent_runs(
+    bind: Bind, provider: str | None = None, limit: int = 20, *, source: str | None = None
+) -> list[CollectionRun]:
     stmt = select(CollectionRun).order_by(CollectionRun.id.desc()).limit(limit)
     if provider:
         stmt = stmt.where(CollectionRun.provider == provider)
+    if source:
+        stmt = stmt.where(CollectionRun.source == source)
     return [row[0] for row in _rows(bind, stmt)]

@@ -31,7 +31,15 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from tracker.models import OFFER_COLUMNS, OFFER_KEY_FIELDS, ColumnGroup
 from tracker.store.types import Money, UTCDateTime
 
-__all__ = ["HARDWARE_COLUMNS", "IDENTITY_COLUMNS", "Base", "CollectionRun", "PricePoint", "Series"]
+__all__ = [
+    "HARDWARE_COLUMNS",
+    "IDENTITY_COLUMNS",
+    "MAX_SOURCE_CHARS",
+    "Base",
+    "CollectionRun",
+    "PricePoint",
+    "Series",
+]
 
 # Deterministic constraint names, so Alembic batch mode on SQLite can find them.
 NAMING = {
@@ -43,6 +51,8 @@ NAMING = {
 }
 
 BigId = BigInteger().with_variant(Integer(), "sqlite")
+MAX_SOURCE_CHARS = 64
+"""The longest source name ``series.source`` and ``collection_runs.source`` hold."""
 
 IDENTITY_COLUMNS = OFFER_KEY_FIELDS
 HARDWARE_COLUMNS = tuple(c.column for c in OFFER_COLUMNS if c.group is ColumnGroup.HARDWARE)
@@ -74,8 +84,9 @@ class Series(Base):
     memory_gib: Mapped[Decimal | None] = mapped_column(Money)
     interconnect: Mapped[str] = mapped_column(String(16))
     attributes: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    source: Mapped[str] = mapped_column(String(64))
-    """The collector that last reported this series; delisting is scoped to it."""
+    source: Mapped[str] = mapped_column(String(MAX_SOURCE_CHARS))
+    """Who last reported this series: a collector's name, or ``import:<name>`` for an
+    ad-hoc import. A complete run delists only its own source's series."""
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
     delisted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
@@ -117,6 +128,10 @@ class CollectionRun(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     provider: Mapped[str] = mapped_column(String(64))
+    """The collector that ran."""
+    source: Mapped[str] = mapped_column(String(MAX_SOURCE_CHARS))
+    """The source it wrote for (``series.source``): the collector's name, or
+    ``import:<name>`` for an ad-hoc import."""
     scope: Mapped[str] = mapped_column(String(128), server_default="all")
     status: Mapped[str] = mapped_column(String(16))
     started_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -131,4 +146,7 @@ class CollectionRun(Base):
     skip_reasons: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     error: Mapped[str | None] = mapped_column(Text)
 
-    __table_args__ = (Index("ix_collection_runs_provider_started", "provider", "started_at"),)
+    __table_args__ = (
+        Index("ix_collection_runs_provider_started", "provider", "started_at"),
+        Index("ix_collection_runs_source_started", "source", "started_at"),
+    )

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import DateTime, Dialect, Numeric, String
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-__all__ = ["MONEY_SCALE", "Money", "UTCDateTime", "quantize_money"]
+__all__ = ["MONEY_SCALE", "Money", "UTCDateTime", "aggregate_datetime", "quantize_money"]
 
 MONEY_SCALE = 10
 _QUANTUM = Decimal(1).scaleb(-MONEY_SCALE)
@@ -51,6 +51,23 @@ class Money(TypeDecorator[Decimal]):
         return Decimal(value) if not isinstance(value, Decimal) else value
 
 
+def aggregate_datetime(value: object) -> datetime | None:
+    """A time read back without its column type, as an aware UTC datetime (or None).
+
+    Raw SQL (``text()``, a driver cursor) and aggregates over it bypass
+    :class:`UTCDateTime`: SQLite then returns the stored naive-UTC text, Postgres an
+    aware datetime. Typed expressions (``func.max(Model.column)``) keep the column type
+    and need none of this. Anything but text, a datetime or None is a bug: it raises.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if not isinstance(value, datetime):
+        raise TypeError(f"expected a time, got {type(value).__name__}: {value!r}")
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """``timestamptz`` on Postgres; naive-UTC ISO text on SQLite; always aware UTC in Python."""
 
@@ -66,9 +83,4 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        parsed: datetime = datetime.fromisoformat(value) if isinstance(value, str) else value
-        if parsed.tzinfo is None:
-            return parsed.replace(tzinfo=UTC)
-        return parsed.astimezone(UTC)
+        return aggregate_datetime(value)

@@ -1,0 +1,160 @@
+"""Run bookkeeping: the ``collection_runs`` log and the one transaction a run writes in.
+
+A run is logged ``running`` before it fetches anything, so a crash still leaves a
+trace; its offers, its delisting and its ``succeeded`` row commit together in
+:func:`run_transaction`, so a failed run leaves no partial snapshot. The runner
+(``tracker.collect``) writes its runs only through here; what the service asks
+the run log is in :mod:`tracker.store.job_runs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+from sqlalchemy import Connection, Engine, func, insert, select, update
+
+from tracker.models import Offer, PricingModel, RunStatus
+from tracker.store.errors import database_errors
+from tracker.store.ingest import DelistScope, Ingest, IngestStats
+from tracker.store.schema import CollectionRun, PricePoint, Series
+
+__all__ = [
+    "RunWriter",
+    "last_observed",
+    "record_failure",
+    "run_transaction",
+    "start_run",
+]
+
+MAX_ERROR_CHARS = 2000
+
+
+def start_run(engine: Engine, *, provider: str, source: str, scope: str, started: datetime) -> int:
+    """Log a ``running`` row and return its id.
+
+    A row of the same source and scope still ``running`` belongs to a process that
+    died mid-run (two runs of one job never overlap: the job lock sees to that), so it
+    is marked ``abandoned`` now instead of staying ``running`` forever.
+    """
+    with database_errors(f"cannot record a run for {source}"), engine.begin() as conn:
+        conn.execute(
+            update(CollectionRun)
+            .where(
+                CollectionRun.source == source,
+                CollectionRun.scope == scope,
+                CollectionRun.status == RunStatus.RUNNING,
+            )
+            .values(status=RunStatus.ABANDONED, finished_at=started)
+        )
+        run_id = conn.execute(
+            insert(CollectionRun)
+            .values(
+                provider=provider,
+                source=source,
+                scope=scope,
+                status=RunStatus.RUNNING,
+                started_at=started,
+            )
+            .returning(CollectionRun.id)
+        ).scalar_one()
+    return int(run_id)
+
+
+class RunWriter:
+    """One run's offers on their way into the store, inside the run's transaction."""
+
+    def __init__(self, conn: Connection, run_id: int, *, source: str, run_time: datetime) -> None:
+        self._conn = conn
+        self._ingest = Ingest(conn, source=source, run_time=run_time)
+        self.run_id = run_id
+        # Bound once: the runner calls it for every offer of the run.
+        self.add: Callable[[Offer], None] = self._ingest.add
+
+    @property
+    def count(self) -> int:
+        """Offers added so far."""
+        return self._ingest.count
+
+    def finish(self, delist: DelistScope | None) -> IngestStats:
+        """Apply the offers (and delist what ``delist`` covers and was not seen)."""
+        return self._ingest.finish(delist)
+
+    def succeeded(
+        self,
+        stats: IngestStats,
+        *,
+        finished: datetime,
+        skipped: int,
+        skip_reasons: dict[str, int],
+    ) -> None:
+        """Mark the run succeeded; commits with the offers when the transaction ends."""
+        self._conn.execute(
+            update(CollectionRun)
+            .where(CollectionRun.id == self.run_id)
+            .values(
+                status=RunStatus.SUCCEEDED,
+                finished_at=finished,
+                **stats.run_counts(),
+                skipped=skipped,
+                skip_reasons=skip_reasons or None,
+            )
+        )
+
+
+@contextmanager
+def run_transaction(
+    engine: Engine, run_id: int, *, source: str, run_time: datetime
+) -> Iterator[RunWriter]:
+    """The run's one transaction: commits if the block completes, else rolls back.
+
+    A database failure inside (including the commit) comes out as ``DatabaseError``;
+    anything else, such as the collector's own failure, passes through unchanged.
+    """
+    with database_errors(f"run {run_id} of {source}"), engine.begin() as conn:
+        yield RunWriter(conn, run_id, source=source, run_time=run_time)
+
+
+def record_failure(
+    engine: Engine,
+    run_id: int,
+    *,
+    finished: datetime,
+    error: str,
+    skipped: int,
+    skip_reasons: dict[str, int],
+) -> None:
+    """Mark the run failed with its (one-line) error; raises ``DatabaseError`` if even
+    that cannot be written (the next run of the source then marks it abandoned)."""
+    with database_errors(f"cannot record the failure of run {run_id}"), engine.begin() as conn:
+        conn.execute(
+            update(CollectionRun)
+            .where(CollectionRun.id == run_id)
+            .values(
+                status=RunStatus.FAILED,
+                finished_at=finished,
+                skipped=skipped,
+                skip_reasons=skip_reasons or None,
+                error=error[:MAX_ERROR_CHARS],
+            )
+        )
+
+
+def last_observed(
+    engine: Engine, source: str, pricing: PricingModel, region: str
+) -> datetime | None:
+    """The latest stored observation of ``source``'s offers of ``pricing`` in ``region``
+    (where an incremental fetch resumes), or None if none is stored."""
+    stmt = (
+        select(func.max(PricePoint.last_seen))  # typed: comes back as an aware UTC time
+        .join(Series, Series.id == PricePoint.series_id)
+        .where(
+            Series.source == source,
+            Series.pricing == pricing.value,
+            Series.region == region,
+        )
+    )
+    with database_errors(f"cannot read what {source} last observed"), engine.connect() as conn:
+        value: datetime | None = conn.execute(stmt).scalar()
+    return value
