@@ -75,7 +75,7 @@ def test_recommend_profile_json_rows_carry_the_documented_keys(stocked: Run) -> 
     assert costs == sorted(costs)
     # interruptible profile, checkpoints every 30 min: the cheap spot L4 leads
     assert (rows[0]["instance_type"], rows[0]["pricing"]) == ("g6.xlarge", "spot")
-    # a 7B LoRA does not fit the T4's 16 GiB and the T4 has no bf16 rate anyway
+    # a 7B LoRA does not fit the T4's 16 GiB
     assert "g4dn.xlarge" not in {r["instance_type"] for r in rows}
     assert all(
         float(str(r["vram_needed_gib"])) <= float(str(r["vram_available_gib"])) for r in rows
@@ -86,7 +86,8 @@ def test_recommend_explain_lists_every_excluded_offer_with_its_reason(stocked: R
     rows = json_rows(stocked("recommend", "-P", "llm-7b-lora", "--explain", "-f", "json"))
     excluded = {r["instance_type"]: r for r in rows if r["rank"] is None}
     assert excluded["weird.1"]["excluded_reason"] == "gpu_unknown"
-    assert excluded["g4dn.xlarge"]["excluded_reason"] == "no_throughput"
+    # the T4 runs the bf16 job in fp16 (issue 16), but 7B does not fit its 16 GiB
+    assert excluded["g4dn.xlarge"]["excluded_reason"] == "vram"
     assert excluded["g6.xlarge"]["excluded_reason"] == "reserved_term"
     assert "12-month commitment" in str(excluded["g6.xlarge"]["excluded_detail"])
     assert len(rows) == 7

@@ -11,11 +11,22 @@ import pytest
 from tests.conftest import make_offer
 from tracker.catalog import get_spec
 from tracker.models import Offer
-from tracker.recommend import Reason, make_profile, rank
+from tracker.recommend import Ranking, Reason, make_profile
+from tracker.recommend import rank as calibrated_rank
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.profiles import Profile
 
 _ids = itertools.count()
+
+
+def rank(*args: Any, **kw: Any) -> Ranking:
+    """The ranker on the datasheet efficiency model alone (the ``modelled`` basis).
+
+    These tests pin the mechanics (fit, price vs speed, spot, reservations, interconnect)
+    and the model's hand-worked arithmetic; with no measurements every GPU is modelled.
+    Estimates calibrated against the shipped measurements: tests/recommend/test_calibration.py.
+    """
+    return calibrated_rank(*args, measurements=(), **kw)
 
 
 def offer(gpu: str, count: int | str, price: str, **kw: Any) -> Offer:
@@ -267,12 +278,15 @@ def test_unknown_gpus_and_missing_precision_figures_are_excluded_never_guessed()
         gpu_memory_gib=Decimal(96),
         price_per_hour=Decimal("0.10"),
     )
-    t4 = offer("T4", 1, "0.30")  # the T4 has no bf16 rate in its datasheet
-    ranking = rank(job(**LORA_7B), [mystery, t4], explain=True)
+    # P100 has no matrix-unit rate at all (bf16 or fp16), so it has no fallback either.
+    # (The T4, fp16-only, now runs a bf16 job in fp16: test_calibration.py.)
+    p100 = offer("P100", 1, "0.30")
+    t4 = offer("T4", 1, "0.30")
+    ranking = rank(job(**LORA_7B), [mystery, p100], explain=True)
     assert not ranking.candidates
     reasons = {e.offer.gpu_model: (e.reason, e.detail) for e in ranking.exclusions}
     assert reasons["Quantum Flux 9000"][0] is Reason.GPU_UNKNOWN
-    assert reasons["T4"] == (Reason.NO_THROUGHPUT, "catalog has no dense bf16 figure for T4")
+    assert reasons["P100"] == (Reason.NO_THROUGHPUT, "catalog has no dense bf16 figure for P100")
     fp16 = rank(job(**{**LORA_7B, "precision": "fp16", "params": 1e9}), [t4])
     assert len(fp16.candidates) == 1
 

@@ -16,6 +16,7 @@ import typer
 from typer.exceptions import TyperException
 
 from tracker import __version__
+from tracker.cli import calibrate as calibrate_commands
 from tracker.cli import collect as collect_commands
 from tracker.cli import db as db_commands
 from tracker.cli import offers as offer_commands
@@ -85,6 +86,7 @@ db_commands.register(app)
 collect_commands.register(app)
 offer_commands.register(app)
 recommend_commands.register(app)
+calibrate_commands.register(app)
 serve_commands.register(app)
 
 

@@ -58,6 +58,10 @@ CANDIDATE_COLUMNS = (
     "price_per_gpu_hour_usd",
     "job_hours",
     "job_cost_usd",
+    "basis",
+    "basis_source",
+    "compute_precision",
+    "precision_fallback",
 )
 
 
@@ -152,6 +156,10 @@ def ranking_rows(ranking: Ranking, explain: bool) -> list[dict[str, Any]]:
                 "job_hours": _d_or_none(c.job_hours),
                 "job_cost_usd": c.job_cost_usd,
                 "interruption_pct": c.interruption_pct,
+                "basis": c.rate.label,
+                "basis_source": c.rate.source,
+                "compute_precision": c.rate.precision.value,
+                "precision_fallback": c.rate.fallback or None,
                 "excluded_reason": None,
                 "excluded_detail": None,
             }
@@ -275,7 +283,12 @@ def recommend(
             chosen = make_profile("ad-hoc", overrides)
         engine = open_store(ctx)
         ranking = rank_table(
-            chosen, load_offer_table(engine), profile_set.assumptions, top=top, explain=explain
+            chosen,
+            load_offer_table(engine),
+            profile_set.assumptions,
+            top=top,
+            explain=explain,
+            measurements=profile_set.measurements,
         )
     except (ProfileError, WorkloadError) as exc:
         raise CliError(str(exc), USAGE) from None

@@ -24,15 +24,28 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.field_errors import FieldError as _FieldError
+from tracker.recommend.field_errors import describe as _describe
+from tracker.recommend.kinds import (
+    ALLOWED_PRECISIONS,
+    COMPUTE_PRECISIONS,
+    InterconnectNeed,
+    Precision,
+    Task,
+    WorkloadClass,
+    catalog_gpu_name,
+)
 
 __all__ = [
+    "ALLOWED_PRECISIONS",
     "BUILTIN_FILE",
+    "COMPUTE_PRECISIONS",
     "DEFAULT_HISTORY_TOP",
     "InterconnectNeed",
     "Precision",
@@ -40,73 +53,22 @@ __all__ = [
     "ProfileError",
     "ProfileSet",
     "Task",
+    "WorkloadClass",
+    "catalog_gpu_name",
     "load_profile_file",
     "load_profiles",
     "make_profile",
     "user_profiles_path",
 ]
 
+if TYPE_CHECKING:
+    from tracker.recommend.measured import Measurement
+
 log = logging.getLogger(__name__)
 
 BUILTIN_FILE = Path(__file__).with_name("profiles.toml")
 DEFAULT_HISTORY_TOP = 10
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-
-
-class Task(StrEnum):
-    INFERENCE = "inference"
-    LORA = "lora"
-    QLORA = "qlora"
-    FULL_FINETUNE = "full_finetune"
-    PRETRAIN = "pretrain"
-    CNN_TRAINING = "cnn_training"
-
-    @property
-    def is_training(self) -> bool:
-        return self is not Task.INFERENCE
-
-    @property
-    def is_transformer(self) -> bool:
-        return self is not Task.CNN_TRAINING
-
-
-class Precision(StrEnum):
-    FP32 = "fp32"
-    BF16 = "bf16"
-    FP16 = "fp16"
-    FP8 = "fp8"
-    INT8 = "int8"
-    INT4 = "int4"
-
-
-class InterconnectNeed(StrEnum):
-    """How a multi-GPU offer's interconnect is treated (single GPUs are unaffected).
-
-    ``required``: multi-GPU offers without NVLink are excluded.
-    ``preferred``: they are kept, with the PCIe efficiency loss, but training state is
-    not sharded over PCIe (each GPU holds a full replica, plain data parallelism).
-    ``any``: as preferred, and ZeRO-3/FSDP sharding over PCIe is allowed (slower still).
-    """
-
-    REQUIRED = "required"
-    PREFERRED = "preferred"
-    ANY = "any"
-
-
-# Which stored-weight precisions make sense for each task. Full training keeps fp32
-# master weights whatever the compute precision; quantised (int8/int4) bases are
-# only trained through adapters.
-ALLOWED_PRECISIONS: Mapping[Task, tuple[Precision, ...]] = {
-    Task.INFERENCE: tuple(Precision),
-    Task.LORA: (Precision.FP32, Precision.BF16, Precision.FP16, Precision.INT8),
-    Task.QLORA: (Precision.INT4,),
-    Task.FULL_FINETUNE: (Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8),
-    Task.PRETRAIN: (Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8),
-    Task.CNN_TRAINING: (Precision.FP32, Precision.BF16, Precision.FP16),
-}
-# int4 has no tensor-core rate in any datasheet; weight-only quantised kernels
-# dequantise to fp16 (inference) and QLoRA computes in bf16 (QLoRA paper §3).
-COMPUTE_PRECISIONS = (Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8, Precision.INT8)
 
 
 def _one_of(value: Any, enum: type[StrEnum]) -> Any:
@@ -122,17 +84,6 @@ GpuResolver = Callable[[str], str | None]
 """Maps a GPU spelling to its canonical catalog name, or None when unknown."""
 
 
-def _catalog_resolver(raw: str) -> str | None:
-    from tracker.catalog import get_spec, resolve_gpu
-
-    try:
-        return get_spec(raw).name
-    except KeyError:
-        pass
-    match = resolve_gpu(raw)
-    return match.name if match.known else None
-
-
 class Profile(BaseModel):
     """One workload. Numbers are floats: they feed estimates, not invoices."""
 
@@ -144,6 +95,9 @@ class Profile(BaseModel):
     task: Task
     precision: Precision
     compute_precision: Precision | None = None
+    workload_class: WorkloadClass | None = None
+    """Which measurements calibrate the job (default: from task and size; see
+    :func:`tracker.recommend.calibration.workload_class`)."""
     # work size: tokens, or images × epochs, or reference GPU-hours on a named GPU
     tokens: float | None = Field(default=None, gt=0)
     images: float | None = Field(default=None, gt=0)
@@ -153,6 +107,13 @@ class Profile(BaseModel):
     # shape of the work
     sequence_length: int | None = Field(default=None, ge=1)
     batch_size: int | None = Field(default=None, ge=1)
+    # inference: one request's prompt and answer, and how many run at once ("max": as
+    # many as fit beside the weights, i.e. offline throughput); ``tokens`` = output tokens
+    input_tokens: int | None = Field(default=None, ge=1)
+    output_tokens: int | None = Field(default=None, ge=1)
+    concurrency: int | Literal["max"] | None = None
+    kv_heads: int | None = Field(default=None, ge=1)
+    """Key/value heads (grouped-query attention: 8 in Llama 2 70B and Llama 3); unset: one per head."""
     flops_per_image: float | None = Field(default=None, gt=0)
     activation_bytes_per_image: float | None = Field(default=None, gt=0)
     # constraints
@@ -187,6 +148,20 @@ class Profile(BaseModel):
     @classmethod
     def _precision(cls, value: Any) -> Any:
         return None if value is None else _one_of(value, Precision)
+
+    @field_validator("workload_class", mode="before")
+    @classmethod
+    def _workload_class(cls, value: Any) -> Any:
+        return None if value is None else _one_of(value, WorkloadClass)
+
+    @field_validator("concurrency", mode="before")
+    @classmethod
+    def _concurrency(cls, value: Any) -> Any:
+        if value is None or value == "max":
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f'must be a whole number >= 1 or "max", got {value!r}')
+        return value
 
     @field_validator("interconnect", mode="before")
     @classmethod
@@ -285,6 +260,7 @@ class Profile(BaseModel):
                 raise _FieldError(missing, "images and epochs go together")
         if sizes == ["tokens"] and self.task is Task.CNN_TRAINING:
             raise _FieldError("tokens", "cnn_training work is images x epochs (or GPU-hours)")
+        self._check_serving()
         if (self.reference_gpu_hours is None) != (self.reference_gpu is None):
             raise _FieldError("reference_gpu", "reference_gpu_hours and reference_gpu go together")
         if self.min_gpus and self.max_gpus and self.min_gpus > self.max_gpus:
@@ -296,6 +272,23 @@ class Profile(BaseModel):
                 "checkpoint_interval_hours", "only meaningful with interruptible = true"
             )
         return self
+
+    def _check_serving(self) -> None:
+        given = self.input_tokens is not None, self.output_tokens is not None
+        if any(given) and self.task is not Task.INFERENCE:
+            raise _FieldError(
+                "input_tokens", f"input/output tokens are for inference, not {self.task}"
+            )
+        if any(given) and not all(given):
+            missing = "output_tokens" if given[0] else "input_tokens"
+            raise _FieldError(missing, "input_tokens and output_tokens go together")
+        if self.concurrency is not None and not all(given):
+            raise _FieldError("concurrency", "needs input_tokens and output_tokens")
+
+    @property
+    def serving(self) -> bool:
+        """Requests of input → output tokens (prefill + decode model), not a token count."""
+        return self.input_tokens is not None and self.output_tokens is not None
 
     # ---- derived ----------------------------------------------------------------------
     @property
@@ -321,63 +314,32 @@ class Profile(BaseModel):
 
     @property
     def seq_len(self) -> int:
+        if self.input_tokens is not None and self.output_tokens is not None:
+            return self.input_tokens + self.output_tokens
         return self.sequence_length or 2048
 
     @property
     def batch(self) -> int:
         if self.batch_size is not None:
             return self.batch_size
+        if isinstance(self.concurrency, int):
+            return self.concurrency
         return 32 if self.task is Task.CNN_TRAINING else 1
 
     def fingerprint(self) -> str:
         """Stable hash of what affects the ranking (the description does not)."""
-        data = self.model_dump_json(exclude={"description"})
+        # fields added later are left out while unset, so profiles keep the hash they had
+        later = ("workload_class", "input_tokens", "output_tokens", "concurrency", "kv_heads")
+        skip = {"description"} | {name for name in later if getattr(self, name) is None}
+        data = self.model_dump_json(exclude=skip)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
-
-
-class _FieldError(ValueError):
-    """A cross-field problem attributed to one field, so the message can name it."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(message)
-        self.field_name = field_name
-        self.message = message
 
 
 class ProfileError(ValueError):
     """A profile or profiles file that cannot be used; the message is one line."""
 
 
-_RESOLVER: GpuResolver = _catalog_resolver
-
-
-def _describe(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    error = first.get("ctx", {}).get("error")
-    if isinstance(error, _FieldError):
-        return f"{error.field_name}: {error.message}"
-    loc = ".".join(str(part) for part in first["loc"] if not isinstance(part, int)) or "profile"
-    message = str(first["msg"]).removeprefix("Value error, ")
-    ctx = first.get("ctx", {})
-    if first["type"] == "extra_forbidden":
-        message = "unknown field"
-    elif first["type"] == "missing":
-        message = "required"
-    elif first["type"] in _BOUND_TYPES:
-        kind = _BOUND_TYPES[first["type"]]
-        bound = ctx.get(kind)
-        shown = f"{bound:g}" if isinstance(bound, float) else bound  # 1.0 reads as 1
-        message = f"must be {_BOUNDS[kind]} {shown}, got {first['input']!r}"
-    return f"{loc}: {message}"
-
-
-_BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
-_BOUND_TYPES = {
-    "greater_than": "gt",
-    "greater_than_equal": "ge",
-    "less_than": "lt",
-    "less_than_equal": "le",
-}
+_RESOLVER: GpuResolver = catalog_gpu_name
 
 
 def make_profile(name: str, data: Mapping[str, Any], where: str = "") -> Profile:
@@ -398,6 +360,15 @@ class ProfileSet:
     history_top: int = DEFAULT_HISTORY_TOP
     sources: Mapping[str, str] = field(default_factory=dict)
     """Where each profile came from ("built-in" or the file path)."""
+    measured: tuple[Measurement, ...] = ()
+    """The user's own ``[[measured]]`` throughput: wins over the shipped table."""
+
+    @property
+    def measurements(self) -> tuple[Measurement, ...]:
+        """What estimates calibrate against: the shipped table and the user's rows."""
+        from tracker.recommend.measured import shipped_measurements
+
+        return (*shipped_measurements(), *self.measured)
 
     def get(self, name: str) -> Profile:
         try:
@@ -412,6 +383,7 @@ class _FileContent:
     profiles: dict[str, Profile]
     assumptions: dict[str, Any] | None
     history_top: int | None
+    measured: list[Any]
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -428,12 +400,15 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def load_profile_file(path: Path) -> _FileContent:
     data = _read_toml(path)
-    unknown = sorted(set(data) - {"profiles", "assumptions", "history"})
+    unknown = sorted(set(data) - {"profiles", "assumptions", "history", "measured"})
     if unknown:
         raise ProfileError(
             f"{path}: unknown table [{unknown[0]}] (expected [profiles.NAME], "
-            "[assumptions], [history])"
+            "[assumptions], [history], [[measured]])"
         )
+    measured = data.get("measured", [])
+    if not isinstance(measured, list):
+        raise ProfileError(f"{path}: 'measured' must be [[measured]] tables")
     raw_profiles = data.get("profiles", {})
     if not isinstance(raw_profiles, dict):
         raise ProfileError(f"{path}: 'profiles' must be tables like [profiles.NAME]")
@@ -451,7 +426,7 @@ def load_profile_file(path: Path) -> _FileContent:
         raise ProfileError(f"{path}: [history] takes only 'top'")
     if top is not None and (not isinstance(top, int) or isinstance(top, bool) or top < 1):
         raise ProfileError(f"{path}: history.top: must be a whole number >= 1, got {top!r}")
-    return _FileContent(profiles, assumptions, top)
+    return _FileContent(profiles, assumptions, top, measured)
 
 
 def user_profiles_path(configured: Path | None) -> Path | None:
@@ -472,6 +447,7 @@ def load_profiles(user_file: Path | None = None, *, builtins: bool = True) -> Pr
         sources.update(dict.fromkeys(content.profiles, "built-in"))
     assumptions = Assumptions()
     top = DEFAULT_HISTORY_TOP
+    measured: list[Measurement] = []
     if user_file is not None:
         content = load_profile_file(user_file)
         for name in content.profiles:
@@ -491,4 +467,7 @@ def load_profiles(user_file: Path | None = None, *, builtins: bool = True) -> Pr
                 raise ProfileError(f"{user_file}: assumptions.{loc}: {msg}") from None
         if content.history_top is not None:
             top = content.history_top
-    return ProfileSet(profiles, assumptions, top, sources)
+        from tracker.recommend.measured import user_measurements  # it imports this module
+
+        measured = user_measurements(content.measured, profiles, assumptions, str(user_file))
+    return ProfileSet(profiles, assumptions, top, sources, tuple(measured))

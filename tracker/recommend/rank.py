@@ -18,19 +18,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from enum import IntEnum
 
 import numpy as np
 import numpy.typing as npt
 
 from tracker.models import Interconnect, Offer, PricingModel
 from tracker.recommend import pricing
-from tracker.recommend.assumptions import HOURS_PER_MONTH, Assumptions
+from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.calibration import Rate, basis_notes, calibrated_work, gpu_rates
 from tracker.recommend.fabric import INTERCONNECTS
+from tracker.recommend.measured import Measurement
+from tracker.recommend.per_gpu import serving_seconds, vram_by_stored_precision
 from tracker.recommend.profiles import InterconnectNeed, Profile, Task
+from tracker.recommend.reasons import Reason, exclusion_detail
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
-from tracker.recommend.throughput import Workload, workload
+from tracker.recommend.throughput import Workload, spec_tflops, workload
 from tracker.recommend.vram import GIB
 
 __all__ = ["Candidate", "Exclusion", "Ranking", "Reason", "rank", "rank_table"]
@@ -43,29 +46,6 @@ RESERVED = tuple(m for m in PricingModel if m.term_hours is not None)
 _RESERVED_BY_CODE = np.array([m in RESERVED for m in PRICING_CODES], np.bool_)
 
 
-class Reason(IntEnum):
-    """Why an offer is not a candidate, in the order the checks apply."""
-
-    PROVIDER = 1
-    REGION = 2
-    SPOT_NOT_ALLOWED = 3
-    RESERVED_TERM = 4
-    GPU_NOT_ALLOWED = 5
-    GPU_UNKNOWN = 6
-    GPU_COUNT = 7
-    INTERCONNECT = 8
-    NO_THROUGHPUT = 9
-    NO_BANDWIDTH = 10
-    VRAM_UNKNOWN = 11
-    VRAM = 12
-    MAX_PRICE = 13
-    BUDGET = 14
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
-
-
 @dataclass(frozen=True, slots=True)
 class Candidate:
     rank: int
@@ -75,7 +55,8 @@ class Candidate:
     vram_available_gib: float
     vram_needed_per_gpu_gib: float
     sharded: bool
-    efficiency: float
+    efficiency: float | None
+    """Achieved share of the datasheet dense rate (None where the catalog has none)."""
     effective_hourly_usd: Decimal
     """What one hour costs: the listed price, or the amortised rate for reservations."""
     compute_hours: float | None
@@ -88,6 +69,8 @@ class Candidate:
     interconnect: Interconnect
     """The link the estimate assumed: the offer's, or the catalog's when it gave none."""
     interconnect_from_catalog: bool
+    rate: Rate
+    """How fast this GPU runs the job and where that figure comes from (``basis``)."""
 
     @property
     def price_per_hour_usd(self) -> Decimal:
@@ -129,10 +112,6 @@ class Ranking:
         return self.candidates[0] if self.candidates else None
 
 
-def _money(value: Decimal) -> str:
-    return f"${value.quantize(CENT)}"
-
-
 def rank(
     profile: Profile,
     offers: Sequence[Offer],
@@ -141,10 +120,21 @@ def rank(
     top: int | None = None,
     explain: bool = False,
     lookup: SpecLookup = _catalog_lookup,
+    measurements: Sequence[Measurement] | None = None,
 ) -> Ranking:
-    """Rank ``offers`` for ``profile``; ``top=None`` returns every feasible offer."""
+    """Rank ``offers`` for ``profile``; ``top=None`` returns every feasible offer.
+
+    ``measurements``: what estimates calibrate against (default: the shipped table; an
+    empty sequence leaves only the datasheet efficiency model)."""
     table = OfferTable.build(offers, lookup)
-    return rank_table(profile, table, assumptions or Assumptions(), top=top, explain=explain)
+    return rank_table(
+        profile,
+        table,
+        assumptions or Assumptions(),
+        top=top,
+        explain=explain,
+        measurements=measurements,
+    )
 
 
 def rank_table(
@@ -155,9 +145,11 @@ def rank_table(
     top: int | None = None,
     explain: bool = False,
     work: Workload | None = None,
+    measurements: Sequence[Measurement] | None = None,
 ) -> Ranking:
     p = profile
-    w = work or workload(p, a)
+    rates = gpu_rates(p, table.specs, a, measurements)
+    w = calibrated_work(work or workload(p, a), a, measurements)
     n = len(table)
     reason = np.zeros(n, np.int8)
 
@@ -191,9 +183,10 @@ def rank_table(
     ic, fast = links.code, links.fast
     if p.interconnect is InterconnectNeed.REQUIRED:
         exclude(Reason.INTERCONNECT, multi & ~fast)
-    tflops = table.tflops[p.compute]
-    exclude(Reason.NO_THROUGHPUT, np.isnan(tflops))
-    if w.decode_steps:
+    per_model = np.array([r.flops if r else np.nan for r in rates] or [np.nan])
+    achieved = np.where(table.known, per_model[table.gpu_code], np.nan) if n else np.empty(0)
+    exclude(Reason.NO_THROUGHPUT, np.isnan(achieved))
+    if w.decode_steps or p.serving:
         exclude(Reason.NO_BANDWIDTH, np.isnan(table.bandwidth))
     exclude(Reason.VRAM_UNKNOWN, np.isnan(table.vram_per_gpu))
 
@@ -202,16 +195,20 @@ def rank_table(
         sharded = multi
     else:
         sharded = multi & fast
-    vram = w.vram
-    need_per_gpu = np.where(sharded, vram.shardable / whole + vram.per_gpu_fixed, vram.total) / GIB
+    need_per_gpu = np.full(n, np.nan)
+    for vram, models in vram_by_stored_precision(p, w.vram, a, rates):
+        mask = np.isin(table.gpu_code, models) if models is not None else np.ones(n, np.bool_)
+        need = np.where(sharded, vram.shardable / whole + vram.per_gpu_fixed, vram.total) / GIB
+        need_per_gpu = np.where(mask, need, need_per_gpu)
     with np.errstate(invalid="ignore"):
         exclude(Reason.VRAM, need_per_gpu > table.vram_per_gpu)
 
     # --- time and cost ----------------------------------------------------------------
     per_doubling = np.array([a.multi_gpu_scaling[name] for name in INTERCONNECTS])
-    eff = w.efficiency * per_doubling[ic] ** np.log2(np.maximum(count, 1.0))
+    scaling = per_doubling[ic] ** np.log2(np.maximum(count, 1.0))
     if p.task.is_training:
-        eff = np.where(sharded & ~fast, eff * a.sharded_pcie_factor, eff)
+        scaling = np.where(sharded & ~fast, scaling * a.sharded_pcie_factor, scaling)
+    rate = achieved * scaling  # model FLOP/s per GPU on this offer
     # what an hour of the job costs: reservations charge idle hours too (÷ utilization)
     per_job_hour = table.hourly
     if p.utilization is not None:
@@ -224,7 +221,10 @@ def rank_table(
         cost = per_job_hour  # the ranking key: no hours to multiply by
         pct = interrupt
     else:
-        compute_hours, wall, pct = _hours(w, a, p, table, count, tflops, eff, spot)
+        kept = per_doubling[ic]
+        seconds = _job_seconds(w, a, p, table, rate, achieved, kept, rates)
+        exclude(Reason.VRAM, np.isnan(seconds))  # serving: not one request fits
+        compute_hours, wall, pct = _hours(a, p, table, seconds, spot)
         cost = per_job_hour * wall
     if p.max_price_per_hour is not None:
         exclude(Reason.MAX_PRICE, table.hourly > float(p.max_price_per_hour))
@@ -242,12 +242,13 @@ def rank_table(
             p,
             need_per_gpu,
             bool(sharded[ix]),
-            float(eff[ix]),
+            float(rate[ix]),
             None if w.flops is None else float(compute_hours[ix]),
             None if w.flops is None else float(wall[ix]),
             float(pct[ix]) if bool(spot[ix]) and p.interruptible else None,
             Interconnect(INTERCONNECTS[int(ic[ix])]),
             bool(links.from_catalog[ix]),
+            rates[int(table.gpu_code[ix])],
         )
         for i, ix in enumerate(chosen)
     )
@@ -259,7 +260,9 @@ def rank_table(
             Exclusion(
                 table.offers[ix],
                 Reason(int(reason[ix])),
-                _detail(Reason(int(reason[ix])), ix, p, table, need_per_gpu, cost, sharded, ic),
+                exclusion_detail(
+                    Reason(int(reason[ix])), ix, p, table, need_per_gpu, cost, sharded, ic
+                ),
             )
             for ix in np.flatnonzero(reason).tolist()
         )
@@ -271,24 +274,28 @@ def rank_table(
         feasible=len(feasible_ix),
         excluded_counts=excluded_counts,
         exclusions=exclusions,
-        notes=_notes(p, w.flops is not None, pc, reason, links.from_catalog),
+        notes=_notes(p, w.flops is not None, pc, reason, links.from_catalog)
+        + basis_notes((c.offer.gpu_model, c.rate) for c in candidates),
     )
 
 
-def _hours(
+def _job_seconds(
     w: Workload,
     a: Assumptions,
     p: Profile,
     table: OfferTable,
-    count: FloatArray,
-    tflops: FloatArray,
-    eff: FloatArray,
-    spot: BoolArray,
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Compute hours, expected wall hours (spot re-work added) and interruption %."""
+    rate: FloatArray,
+    achieved: FloatArray,
+    kept: FloatArray,
+    rates: Sequence[Rate | None],
+) -> FloatArray:
+    """Seconds of uninterrupted work: FLOPs at the rate, or serving's prefill + decode."""
     assert w.flops is not None
+    count = table.count
     with np.errstate(invalid="ignore", divide="ignore"):
-        seconds = w.flops / (count * tflops * 1e12 * eff)
+        if p.serving:
+            return serving_seconds(p, a, table, achieved, kept, rates)
+        seconds = w.flops / (count * rate)
         if w.decode_steps:
             memory = (
                 w.decode_steps
@@ -296,6 +303,17 @@ def _hours(
                 / (count * table.bandwidth * 1e9 * a.memory_bandwidth_efficiency)
             )
             seconds = np.fmax(seconds, memory)
+    return seconds
+
+
+def _hours(
+    a: Assumptions,
+    p: Profile,
+    table: OfferTable,
+    seconds: FloatArray,
+    spot: BoolArray,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Compute hours, expected wall hours (spot re-work added) and interruption %."""
     compute_hours = seconds / 3600.0
     interrupt = table.interruption_pct
     if not (p.interruptible and spot.any()):
@@ -367,12 +385,13 @@ def _candidate(
     p: Profile,
     need_per_gpu: FloatArray,
     sharded: bool,
-    eff: float,
+    rate: float,
     compute_hours: float | None,
     wall: float | None,
     pct: float | None,
     interconnect: Interconnect,
     interconnect_from_catalog: bool,
+    gpu_rate: Rate | None,
 ) -> Candidate:
     offer = table.offers[ix]
     hourly = pricing.effective_hourly_usd(offer)
@@ -388,7 +407,7 @@ def _candidate(
         vram_available_gib=float(table.vram_total[ix]),
         vram_needed_per_gpu_gib=per_gpu,
         sharded=sharded,
-        efficiency=eff,
+        efficiency=_efficiency(rate, offer.gpu_model, gpu_rate),
         effective_hourly_usd=hourly,
         compute_hours=compute_hours,
         job_hours=wall,
@@ -396,72 +415,16 @@ def _candidate(
         interruption_pct=pct,
         interconnect=interconnect,
         interconnect_from_catalog=interconnect_from_catalog,
+        rate=_known(gpu_rate),
     )
 
 
-def _fmt(value: float) -> str:
-    return f"{value:g}"
+def _known(rate: Rate | None) -> Rate:
+    assert rate is not None, "a candidate's GPU always has a rate (NO_THROUGHPUT excludes)"
+    return rate
 
 
-def _detail(
-    reason: Reason,
-    ix: int,
-    p: Profile,
-    table: OfferTable,
-    need_per_gpu: FloatArray,
-    cost: FloatArray,
-    sharded: BoolArray,
-    ic: IntArray,
-) -> str:
-    o = table.offers[ix]
-    if reason is Reason.PROVIDER:
-        return f"provider {o.provider} not in {', '.join(p.providers)}"
-    if reason is Reason.REGION:
-        return f"region {o.region} not in {', '.join(p.regions)}"
-    if reason is Reason.SPOT_NOT_ALLOWED:
-        return "spot capacity and the profile is not interruptible"
-    if reason is Reason.RESERVED_TERM:
-        months = (o.pricing.term_hours or 0) / HOURS_PER_MONTH
-        used = "no utilization set" if p.utilization is None else f"utilization {p.utilization:g}"
-        return (
-            f"{o.pricing.value} needs a {months:.0f}-month commitment and an expected "
-            f"utilization; horizon is {_fmt(p.horizon_months)} months, {used}"
-        )
-    if reason is Reason.GPU_NOT_ALLOWED:
-        return f"GPU {o.gpu_model} not in {', '.join(p.gpus)}"
-    if reason is Reason.GPU_UNKNOWN:
-        return f"GPU {o.gpu_raw_name!r} is not in the catalog (no throughput figures)"
-    if reason is Reason.GPU_COUNT:
-        have = f"{o.gpu_count.normalize():f} GPUs"
-        if p.min_gpus is not None and table.count[ix] < p.min_gpus:
-            return f"{have}, profile needs at least {_fmt(p.min_gpus)}"
-        return f"{have}, profile allows at most {_fmt(p.max_gpus or 0)}"
-    if reason is Reason.INTERCONNECT:
-        return (
-            f"{table.whole_gpus[ix]} GPUs over {INTERCONNECTS[ic[ix]]}; "
-            "profile requires NVLink or a GPU fabric"
-        )
-    if reason is Reason.NO_THROUGHPUT:
-        return f"catalog has no dense {p.compute.value} figure for {o.gpu_model}"
-    if reason is Reason.NO_BANDWIDTH:
-        return f"catalog has no memory bandwidth for {o.gpu_model}"
-    if reason is Reason.VRAM_UNKNOWN:
-        return "VRAM per GPU unknown"
-    if reason is Reason.VRAM:
-        need, have, gpus = need_per_gpu[ix], table.vram_per_gpu[ix], table.whole_gpus[ix]
-        if gpus <= 1:
-            return f"needs {need:.1f} GiB per GPU, has {have:.1f} GiB per GPU"
-        if sharded[ix]:
-            return (
-                f"needs {need:.1f} GiB per GPU sharded over {gpus} GPUs, has {have:.1f} GiB per GPU"
-            )
-        return (
-            f"needs {need:.1f} GiB on one GPU; cannot shard: interconnect "
-            f"{INTERCONNECTS[ic[ix]]}; has {have:.1f} GiB per GPU"
-        )
-    if reason is Reason.MAX_PRICE:
-        return (
-            f"{_money(pricing.effective_hourly_usd(o))}/h over max "
-            f"{_money(p.max_price_per_hour or Decimal(0))}/h"
-        )
-    return f"est. job cost ${cost[ix]:,.2f} over budget {_money(p.budget_usd or Decimal(0))}"
+def _efficiency(rate: float, gpu_model: str, gpu_rate: Rate | None) -> float | None:
+    spec = _catalog_lookup(gpu_model)
+    peak = None if spec is None or gpu_rate is None else spec_tflops(spec, gpu_rate.precision)
+    return None if peak is None else rate / (peak * 1e12)

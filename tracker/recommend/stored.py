@@ -73,7 +73,13 @@ def recompute_rankings(
             log.info("ranking of %s not snapshotted: it gives no work size to cost", name)
             continue
         try:
-            ranking = rank_table(profile, table, a, top=profile_set.history_top)
+            ranking = rank_table(
+                profile,
+                table,
+                a,
+                top=profile_set.history_top,
+                measurements=profile_set.measurements,
+            )
         except WorkloadError as exc:
             log.error("ranking skipped: %s", exc)
             continue

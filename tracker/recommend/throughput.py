@@ -109,7 +109,12 @@ def workload(p: Profile, a: Assumptions) -> Workload:
         flops = a.cnn_training_passes * per_image * p.images * p.epochs
     else:
         assert p.tokens is not None
-        if p.task is Task.INFERENCE:
+        if p.task is Task.INFERENCE and p.serving:
+            # prefill + decode FLOPs of tokens / output_tokens requests (the hours come
+            # from the serving model, tracker.recommend.inference)
+            assert p.input_tokens is not None and p.output_tokens is not None
+            per_token = a.inference_flops_per_param_token * (1 + p.input_tokens / p.output_tokens)
+        elif p.task is Task.INFERENCE:
             per_token = a.inference_flops_per_param_token
             steps = p.tokens / p.batch
         elif p.task in (Task.LORA, Task.QLORA):

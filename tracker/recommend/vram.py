@@ -56,6 +56,17 @@ def model_shape(params: float, a: Assumptions) -> ModelShape:
     return ModelShape(d_model=d, layers=layers, heads=d / a.head_dim)
 
 
+def kv_bytes_per_token(
+    params: float, precision: Precision, kv_heads: int | None, a: Assumptions
+) -> float:
+    """K and V of every layer for one token; grouped-query attention keeps ``kv_heads``
+    of the model's heads (Ainslie et al., "GQA", arXiv:2305.13245)."""
+    shape = model_shape(params, a)
+    width = shape.d_model if kv_heads is None else min(shape.heads, kv_heads) * a.head_dim
+    kv_bytes = {Precision.FP32: 4.0, Precision.FP8: 1.0}.get(precision, 2.0)
+    return 2.0 * shape.layers * width * kv_bytes
+
+
 @dataclass(frozen=True, slots=True)
 class VramEstimate:
     """Bytes needed, by component. ``shardable`` components divide across GPUs."""
@@ -123,10 +134,8 @@ def estimate_vram(p: Profile, a: Assumptions) -> VramEstimate:
     n = p.params
     zero = 0.0
     if p.task is Task.INFERENCE:
-        shape = model_shape(n, a)
         weights = n * weight_bytes(p.precision, a)
-        kv_bytes = {Precision.FP32: 4.0, Precision.FP8: 1.0}.get(p.precision, 2.0)
-        kv = 2.0 * shape.layers * shape.d_model * kv_bytes * p.seq_len * p.batch
+        kv = kv_bytes_per_token(n, p.precision, p.kv_heads, a) * p.seq_len * p.batch
         return VramEstimate(
             p.task,
             p.precision,

@@ -1,0 +1,119 @@
+"""Why an offer is not a candidate: the reasons, in the order the ranker checks them, and
+the one-line detail ``--explain`` prints for each (kept apart from the arithmetic in
+:mod:`tracker.recommend.rank`)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import IntEnum
+
+import numpy as np
+import numpy.typing as npt
+
+from tracker.recommend import pricing
+from tracker.recommend.assumptions import HOURS_PER_MONTH
+from tracker.recommend.fabric import INTERCONNECTS
+from tracker.recommend.profiles import Profile
+from tracker.recommend.table import OfferTable
+
+__all__ = ["Reason", "exclusion_detail"]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+CENT = Decimal("0.01")
+
+
+class Reason(IntEnum):
+    """Why an offer is not a candidate, in the order the checks apply."""
+
+    PROVIDER = 1
+    REGION = 2
+    SPOT_NOT_ALLOWED = 3
+    RESERVED_TERM = 4
+    GPU_NOT_ALLOWED = 5
+    GPU_UNKNOWN = 6
+    GPU_COUNT = 7
+    INTERCONNECT = 8
+    NO_THROUGHPUT = 9
+    NO_BANDWIDTH = 10
+    VRAM_UNKNOWN = 11
+    VRAM = 12
+    MAX_PRICE = 13
+    BUDGET = 14
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+def _money(value: Decimal) -> str:
+    return f"${value.quantize(CENT)}"
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def exclusion_detail(
+    reason: Reason,
+    ix: int,
+    p: Profile,
+    table: OfferTable,
+    need_per_gpu: FloatArray,
+    cost: FloatArray,
+    sharded: BoolArray,
+    ic: IntArray,
+) -> str:
+    o = table.offers[ix]
+    if reason is Reason.PROVIDER:
+        return f"provider {o.provider} not in {', '.join(p.providers)}"
+    if reason is Reason.REGION:
+        return f"region {o.region} not in {', '.join(p.regions)}"
+    if reason is Reason.SPOT_NOT_ALLOWED:
+        return "spot capacity and the profile is not interruptible"
+    if reason is Reason.RESERVED_TERM:
+        months = (o.pricing.term_hours or 0) / HOURS_PER_MONTH
+        used = "no utilization set" if p.utilization is None else f"utilization {p.utilization:g}"
+        return (
+            f"{o.pricing.value} needs a {months:.0f}-month commitment and an expected "
+            f"utilization; horizon is {_fmt(p.horizon_months)} months, {used}"
+        )
+    if reason is Reason.GPU_NOT_ALLOWED:
+        return f"GPU {o.gpu_model} not in {', '.join(p.gpus)}"
+    if reason is Reason.GPU_UNKNOWN:
+        return f"GPU {o.gpu_raw_name!r} is not in the catalog (no throughput figures)"
+    if reason is Reason.GPU_COUNT:
+        have = f"{o.gpu_count.normalize():f} GPUs"
+        if p.min_gpus is not None and table.count[ix] < p.min_gpus:
+            return f"{have}, profile needs at least {_fmt(p.min_gpus)}"
+        return f"{have}, profile allows at most {_fmt(p.max_gpus or 0)}"
+    if reason is Reason.INTERCONNECT:
+        return (
+            f"{table.whole_gpus[ix]} GPUs over {INTERCONNECTS[ic[ix]]}; "
+            "profile requires NVLink or a GPU fabric"
+        )
+    if reason is Reason.NO_THROUGHPUT:
+        return f"catalog has no dense {p.compute.value} figure for {o.gpu_model}"
+    if reason is Reason.NO_BANDWIDTH:
+        return f"catalog has no memory bandwidth for {o.gpu_model}"
+    if reason is Reason.VRAM_UNKNOWN:
+        return "VRAM per GPU unknown"
+    if reason is Reason.VRAM:
+        need, have, gpus = need_per_gpu[ix], table.vram_per_gpu[ix], table.whole_gpus[ix]
+        if gpus <= 1:
+            return f"needs {need:.1f} GiB per GPU, has {have:.1f} GiB per GPU"
+        if sharded[ix]:
+            return (
+                f"needs {need:.1f} GiB per GPU sharded over {gpus} GPUs, has {have:.1f} GiB per GPU"
+            )
+        return (
+            f"needs {need:.1f} GiB on one GPU; cannot shard: interconnect "
+            f"{INTERCONNECTS[ic[ix]]}; has {have:.1f} GiB per GPU"
+        )
+    if reason is Reason.MAX_PRICE:
+        return (
+            f"{_money(pricing.effective_hourly_usd(o))}/h over max "
+            f"{_money(p.max_price_per_hour or Decimal(0))}/h"
+        )
+    return f"est. job cost ${cost[ix]:,.2f} over budget {_money(p.budget_usd or Decimal(0))}"
