@@ -95,15 +95,20 @@ _Parsed = TypeVar("_Parsed")
 
 
 def parse_each(
-    items: Iterable[_Item], parse: Callable[[_Item], _Parsed | None], skip: SkipSink
+    items: Iterable[_Item],
+    parse: Callable[[_Item], _Parsed | None],
+    skip: SkipSink,
+    where: Callable[[_Item], str] | None = None,
 ) -> Iterator[_Parsed]:
     """``parse(item)`` for every item: a :class:`SkipItem` is reported to ``skip``
-    and the loop goes on; ``None`` (not this tracker's market) is left out silently."""
+    (its detail prefixed with ``where(item)`` when given, naming the item) and the
+    loop goes on; ``None`` (not this tracker's market) is left out silently."""
     for item in items:
         try:
             parsed = parse(item)
         except SkipItem as exc:
-            skip(exc.reason, exc.detail)
+            label = where(item) if where is not None else ""
+            skip(exc.reason, f"{label}: {exc.detail}" if label else exc.detail)
             continue
         if parsed is not None:
             yield parsed

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.base import CollectorError, RunContext, SkipItem
+from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import GpuCloudCollector, number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Interconnect, InvalidOffer, Offer, PricingModel
@@ -143,13 +143,10 @@ def parse_instance_types(payload: Any, skip: Callable[[str, str], None]) -> list
     data = payload.get("data") if isinstance(payload, Mapping) else None
     if not isinstance(data, Mapping):
         raise CollectorError("lambda: response has no 'data' object of instance types")
-    offers: list[Offer] = []
-    for name, entry in data.items():
-        try:
-            offers.extend(parse_item(str(name), entry))
-        except SkipItem as exc:
-            skip(exc.reason, f"{name}: {exc.detail}")
-    return offers
+    listed = parse_each(
+        data.items(), lambda kv: parse_item(str(kv[0]), kv[1]), skip, where=lambda kv: str(kv[0])
+    )
+    return [offer for offers in listed for offer in offers]
 
 
 class LambdaCollector(GpuCloudCollector):

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.base import CollectorError, RunContext, SkipItem
+from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import GpuCloudCollector, number
 from collectors.oci_shapes import PREEMPTIBLE_DISCOUNT, PREEMPTIBLE_RULE, SHAPES, OciShape
 from tracker.catalog import resolve_gpu
@@ -173,13 +173,12 @@ def parse_offers(
 ) -> list[Offer]:
     """Every shape's offers from one price-list response."""
     parts = parse_price_list(payload, {s.part_number for s in shapes.values()}, skip)
-    offers: list[Offer] = []
-    for shape in shapes.values():
-        try:
-            offers.extend(shape_offers(shape, parts.get(shape.part_number), scope, preemptible))
-        except SkipItem as exc:
-            skip(exc.reason, exc.detail)
-    return offers
+    listed = parse_each(
+        shapes.values(),
+        lambda shape: shape_offers(shape, parts.get(shape.part_number), scope, preemptible),
+        skip,
+    )
+    return [offer for offers in listed for offer in offers]
 
 
 class OciCollector(GpuCloudCollector):

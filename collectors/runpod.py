@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.base import CollectorError, RunContext, SkipItem
+from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import GpuCloudCollector, number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
@@ -135,14 +135,13 @@ def parse_gpu_types(
     types = data.get("gpuTypes") if isinstance(data, Mapping) else None
     if not isinstance(types, list):
         raise CollectorError("runpod: response has no data.gpuTypes list")
-    offers: list[Offer] = []
-    for item in types:
-        try:
-            offers.extend(parse_gpu_type(item, scope))
-        except SkipItem as exc:
-            where = item.get("id") if isinstance(item, Mapping) else None
-            skip(exc.reason, f"{where}: {exc.detail}" if where else exc.detail)
-    return offers
+    listed = parse_each(
+        types,
+        lambda item: parse_gpu_type(item, scope),
+        skip,
+        where=lambda item: str(item.get("id") or "") if isinstance(item, Mapping) else "",
+    )
+    return [offer for offers in listed for offer in offers]
 
 
 class RunPodCollector(GpuCloudCollector):
