@@ -1,0 +1,197 @@
+"""Configuration: ``tracker.toml`` overlaid by ``GPU_TRACKER_*`` environment variables.
+
+Precedence is environment over file over defaults, so a deployment can keep one
+TOML in its image and change a single value per environment. Secrets are
+``SecretStr`` (they never print) and may come from a ``*_FILE`` path, the
+convention Docker and Kubernetes secrets use.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar
+
+import platformdirs
+from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from tracker.settings.alerts import AlertsSettings
+from tracker.settings.alibaba import AlibabaSettings
+from tracker.settings.base import (
+    CONFIG_ENV,
+    ENV_PREFIX,
+    ConfigError,
+    CsvList,
+    KeyedCloudSettings,
+    Section,
+    _Section,
+    default_database_url,
+    read_secret,
+)
+from tracker.settings.fx import FxSettings
+from tracker.settings.gpu_clouds import LambdaSettings, OciSettings, RunPodSettings, VastAiSettings
+from tracker.settings.huawei import HuaweiSettings
+from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
+from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
+from tracker.settings.tencent import TencentSettings
+from tracker.settings.web import WebSettings
+
+__all__ = [
+    "CONFIG_ENV",
+    "ENV_PREFIX",
+    "AlertsSettings",
+    "AlibabaSettings",
+    "AwsSettings",
+    "AzureSettings",
+    "ConfigError",
+    "CsvList",
+    "FxSettings",
+    "GcpSettings",
+    "HttpSettings",
+    "HuaweiSettings",
+    "KeyedCloudSettings",
+    "LambdaSettings",
+    "OciSettings",
+    "PriceSheetSettings",
+    "RunPodSettings",
+    "SchedulerSettings",
+    "Section",
+    "Settings",
+    "TencentSettings",
+    "VastAiSettings",
+    "WebSettings",
+    "_Section",
+    "default_database_url",
+    "load_settings",
+    "read_secret",
+]
+
+
+_LAMBDA_ENV_ALIAS = f"{ENV_PREFIX}lambda".lower()
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        nested_model_default_partial_update=True,
+        populate_by_name=True,
+    )
+
+    _toml_file: ClassVar[Path | None] = None
+
+    database_url: str = Field(default_factory=default_database_url)
+    fx_rates: dict[str, Decimal] = Field(default_factory=dict)
+    """USD per one unit of a currency, e.g. ``{EUR = "1.08"}``; prices in a currency
+    without a rate are skipped (counted), never converted with a guess."""
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    pricesheet: PriceSheetSettings = Field(default_factory=PriceSheetSettings)
+    aws: AwsSettings = Field(default_factory=AwsSettings)
+    azure: AzureSettings = Field(default_factory=AzureSettings)
+    gcp: GcpSettings = Field(default_factory=GcpSettings)
+    lambda_: LambdaSettings = Field(
+        default_factory=LambdaSettings, validation_alias=_LAMBDA_ENV_ALIAS
+    )
+    """``[lambda]`` in TOML, ``GPU_TRACKER_LAMBDA__…`` in the environment (``lambda`` is a
+    Python keyword, hence the field name)."""
+    runpod: RunPodSettings = Field(default_factory=RunPodSettings)
+    vastai: VastAiSettings = Field(default_factory=VastAiSettings)
+    oci: OciSettings = Field(default_factory=OciSettings)
+    alibaba: AlibabaSettings = Field(default_factory=AlibabaSettings)
+    tencent: TencentSettings = Field(default_factory=TencentSettings)
+    huawei: HuaweiSettings = Field(default_factory=HuaweiSettings)
+    fx: FxSettings = Field(default_factory=FxSettings)
+    alerts: AlertsSettings = Field(default_factory=AlertsSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    plugins: dict[str, str] = Field(default_factory=dict)
+    """Extra collectors by name as ``"module:Class"``, for code that is not an installed
+    distribution (entry points are the normal way to register one)."""
+    profiles_path: Path | None = None
+    """Extra workload profiles (TOML) on top of the built-in ones."""
+
+    def section(self, name: str) -> BaseModel | None:
+        """The settings section of collector ``name`` (``lambda`` is the field
+        ``lambda_``), or None for a collector that has none (a plugin)."""
+        value = getattr(self, f"{name}_" if name == "lambda" else name, None)
+        return value if isinstance(value, BaseModel) else None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lambda_section(cls, data: Any) -> Any:
+        """``lambda`` (TOML, keyword arguments) names the section the env alias fills.
+
+        The alias is the prefixed name so the environment source reads only
+        ``GPU_TRACKER_LAMBDA__*``, never a bare ``LAMBDA__*``.
+        """
+        if isinstance(data, dict):
+            for key in ("lambda", "lambda_"):
+                if key in data:
+                    data = dict(data)
+                    data[_LAMBDA_ENV_ALIAS] = data.pop(key)
+        return data
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if cls._toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls._toml_file))
+        return tuple(sources)
+
+    def usd_rate(self, currency: str) -> Decimal | None:
+        if currency == "USD":
+            return Decimal(1)
+        return self.fx_rates.get(currency)
+
+
+def _format_validation_error(exc: ValidationError, where: str) -> str:
+    first = exc.errors()[0]
+    loc = ".".join(str(part) for part in first["loc"]) or "settings"
+    extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"invalid configuration in {where}: {loc}: {first['msg']}{extra}"
+
+
+def _find_config(explicit: Path | None, environ: Mapping[str, str]) -> Path | None:
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"config file not found: {explicit}")
+        return explicit
+    from_env = environ.get(CONFIG_ENV)
+    if from_env:
+        path = Path(from_env)
+        if not path.is_file():
+            raise ConfigError(f"config file not found: {path} (from {CONFIG_ENV})")
+        return path
+    user = Path(platformdirs.user_config_dir("gpu-tracker")) / "tracker.toml"
+    return user if user.is_file() else None
+
+
+def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
+    """Settings from ``config`` (or $GPU_TRACKER_CONFIG, or the user config dir) + env."""
+    path = _find_config(config, os.environ)
+    where = str(path) if path else "environment"
+    Settings._toml_file = path
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc, where)) from None
+    except ValueError as exc:  # TOML syntax errors surface as ValueError subclasses
+        raise ConfigError(f"invalid configuration in {where}: {exc}") from None
+    finally:
+        Settings._toml_file = None

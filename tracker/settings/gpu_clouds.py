@@ -1,0 +1,52 @@
+"""Sections of the GPU-cloud collectors: Lambda, RunPod, Vast.ai and Oracle Cloud."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import ClassVar
+
+from pydantic import Field, field_validator
+
+from tracker.settings.base import KeyedCloudSettings, Section, endpoint_origin
+
+
+class LambdaSettings(KeyedCloudSettings):
+    """Lambda Cloud instance types (collectors/lambda_cloud.py)."""
+
+    _fallback_env: ClassVar[str] = "LAMBDA_API_KEY"
+    _section: ClassVar[str] = "lambda"
+
+
+class RunPodSettings(KeyedCloudSettings):
+    """RunPod GraphQL ``gpuTypes`` (collectors/runpod.py)."""
+
+    _fallback_env: ClassVar[str] = "RUNPOD_API_KEY"
+    _section: ClassVar[str] = "runpod"
+
+
+class VastAiSettings(Section):
+    """Vast.ai public offer search (collectors/vastai.py); no key needed."""
+
+    enabled: bool = True
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of ``https://console.vast.ai``; the path is kept."""
+    allocated_storage: Decimal = Field(Decimal(100), gt=0)
+    """GB of disk the search prices in: ``dph_total`` includes its hourly cost."""
+    page_size: int = Field(1000, ge=2, le=10000)
+    """Offers asked for per request; a full page is followed by the next price band."""
+    include_bids: bool = True
+    """Also search interruptible (``type: bid``) offers and store them as spot."""
+
+    _origin = field_validator("endpoint_url")(endpoint_origin)
+
+
+class OciSettings(Section):
+    """Oracle Cloud public price list (collectors/oci.py); no credentials."""
+
+    enabled: bool = True
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of ``https://apexapps.oracle.com``; the path is kept."""
+    include_preemptible: bool = True
+    """Store preemptible capacity (50 % of on-demand) as spot for the shapes that support it."""
+
+    _origin = field_validator("endpoint_url")(endpoint_origin)

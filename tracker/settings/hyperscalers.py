@@ -1,0 +1,101 @@
+"""Sections of the hyperscaler collectors: AWS, Azure and GCP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr, field_validator
+
+from tracker.settings.base import CsvList, Section, read_secret, split_csv
+
+
+class AwsSettings(Section):
+    enabled: bool = True
+    regions: CsvList = Field(default_factory=list)
+    """Empty means every region the Price List reports GPU offers in."""
+    pricing_region: str = "us-east-1"
+    spot: bool = True
+    spot_lookback_days: int = Field(7, ge=1, le=90)
+    spot_advisor_url: str = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
+    include_accelerators: bool = True
+    """Keep Inferentia/Trainium instances (as non-GPU accelerators)."""
+    endpoint_url: str | None = None
+    """Overrides both pricing and EC2 endpoints; AWS_ENDPOINT_URL_* still work when unset."""
+    pricing_endpoint_url: str | None = None
+    """Price List API endpoint only (a VPC endpoint or proxy); wins over ``endpoint_url``."""
+    ec2_endpoint_url: str | None = None
+    """EC2 endpoint only; wins over ``endpoint_url``. Applies to every region queried."""
+    max_attempts: int = Field(8, ge=1, le=30)
+    """botocore adaptive-retry attempts per call (throttling is retried with backoff)."""
+
+    _split = field_validator("regions", mode="before")(split_csv)
+
+
+class AzureSettings(Section):
+    enabled: bool = True
+    endpoint_url: str = "https://prices.azure.com/api/retail/prices"
+    """Retail Prices API base; NextPageLinks are re-rooted on it (proxies, mirrors)."""
+    regions: CsvList = Field(default_factory=list)
+    """armRegionName values; empty means one all-regions query."""
+    currency_code: str = "USD"
+    """Currency the API prices in; non-USD needs ``fx_rates.<code>`` or items are skipped."""
+    include_low_priority: bool = False
+    """Store Low Priority meters (as spot with offering_class "low_priority"), never as Spot."""
+    discover_unknown_sizes: bool = False
+    """Fetch every VM meter instead of only the sizes in collectors/azure_sizes.py, so GPU
+    sizes missing from that table are reported (many more requests)."""
+
+    _split = field_validator("regions", mode="before")(split_csv)
+
+    @field_validator("currency_code")
+    @classmethod
+    def _currency(cls, value: str) -> str:
+        code = value.strip().upper()
+        if len(code) != 3 or not code.isalpha():
+            raise ValueError(f"must be a 3-letter ISO 4217 code, got {value!r}")
+        return code
+
+
+class GcpSettings(Section):
+    """Cloud Billing Catalog access for the GCP collector (collectors/gcp.py)."""
+
+    enabled: bool = True
+    api_key: SecretStr | None = None
+    """Sent as ``x-goog-api-key``; without one, Application Default Credentials are used."""
+    api_key_file: Path | None = None
+    endpoint_url: str | None = None
+    """``host[:port]`` or ``http(s)://host[:port]`` (a gateway, mirror or test server);
+    default ``cloudbilling.googleapis.com``."""
+    regions: CsvList = Field(default_factory=list)
+    """Empty means every region a GPU SKU is sold in."""
+    currency_code: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "USD"
+    """Currency the catalog is asked to price in; non-USD needs ``fx_rates``."""
+    page_size: Annotated[int, Field(ge=1, le=5000)] = 5000
+    timeout_seconds: Annotated[float, Field(gt=0)] = 60.0
+    """Per request."""
+    retry_initial_seconds: Annotated[float, Field(ge=0)] = 1.0
+    retry_max_seconds: Annotated[float, Field(ge=0)] = 30.0
+    retry_deadline_seconds: Annotated[float, Field(gt=0)] = 300.0
+    """Total time one page may spend retrying 429/5xx before the run fails."""
+
+    _split = field_validator("regions", mode="before")(split_csv)
+
+    @field_validator("endpoint_url")
+    @classmethod
+    def _check_endpoint(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        import re  # local: this section is the only user
+
+        value = value.strip().rstrip("/")
+        host = r"(?:[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])"
+        match = re.fullmatch(rf"(?:https?://)?{host}(?::\d{{1,5}})?", value)
+        if match is None:
+            raise ValueError(
+                f"expected host[:port] or http(s)://host[:port] without a path, got {value!r}"
+            )
+        return value
+
+    def resolved_api_key(self) -> SecretStr | None:
+        return read_secret(self.api_key, self.api_key_file, "gcp.api_key")
