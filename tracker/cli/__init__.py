@@ -22,6 +22,7 @@ from tracker.cli import db as db_commands
 from tracker.cli import offers as offer_commands
 from tracker.cli import recommend as recommend_commands
 from tracker.cli import serve as serve_commands
+from tracker.cli import web as web_commands
 from tracker.cli.context import USAGE, CliError, State
 from tracker.cli.output import err
 
@@ -88,6 +89,7 @@ offer_commands.register(app)
 recommend_commands.register(app)
 calibrate_commands.register(app)
 serve_commands.register(app)
+web_commands.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -15,7 +15,7 @@ from tracker.cli.context import CliError, open_store
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
 from tracker.models import PricingModel, offer_dict
 from tracker.store import queries
-from tracker.store.engine import DatabaseError
+from tracker.store.engine import DatabaseError, Engine
 
 CSV_COLUMNS = (
     "provider",
@@ -85,6 +85,35 @@ def offer_row(stored: queries.StoredOffer) -> dict[str, Any]:
     return row
 
 
+def offer_rows(
+    engine: Engine,
+    *,
+    gpu: Sequence[str] | None = None,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+    min_vram: float | None = None,
+    min_gpus: float | None = None,
+    sort: SortKey = SortKey.price,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """The ``offers`` listing as JSON rows: what the command prints and ``/api/v1/offers``
+    answers, so both give the same rows for the same filters (raises DatabaseError)."""
+    found = queries.current_offers(
+        engine,
+        gpu=select_gpus(list(gpu)) if gpu else None,
+        provider=provider,
+        region=region,
+        pricing=pricing,
+        min_vram=Decimal(str(min_vram)) if min_vram is not None else None,
+        min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
+    )
+    rows = [offer_row(s) for s in found]
+    key = "price_per_hour_usd" if sort is SortKey.price else "price_per_gpu_hour_usd"
+    rows.sort(key=lambda r: (r[key], r["provider"], r["instance_type"], r["region"], r["zone"]))
+    return rows[:limit] if limit else rows
+
+
 def offers(
     ctx: typer.Context,
     gpu: Annotated[
@@ -114,22 +143,19 @@ def offers(
     """Current offers (listed, latest price), cheapest first."""
     engine = open_store(ctx)
     try:
-        found = queries.current_offers(
+        rows = offer_rows(
             engine,
-            gpu=select_gpus(gpu) if gpu else None,
+            gpu=gpu,
             provider=provider,
             region=region,
             pricing=pricing,
-            min_vram=Decimal(str(min_vram)) if min_vram is not None else None,
-            min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
+            min_vram=min_vram,
+            min_gpus=min_gpus,
+            sort=sort,
+            limit=limit,
         )
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
-    rows = [offer_row(s) for s in found]
-    key = "price_per_hour_usd" if sort is SortKey.price else "price_per_gpu_hour_usd"
-    rows.sort(key=lambda r: (r[key], r["provider"], r["instance_type"], r["region"], r["zone"]))
-    if limit:
-        rows = rows[:limit]
     if not rows:
         filtered = any((gpu, provider, region, pricing, min_vram is not None, min_gpus is not None))
         err(

@@ -49,7 +49,7 @@ from tracker.service.metrics import CONTENT_TYPE, Metrics
 from tracker.service.outcome import FailureReason, JobOutcome, JobStatus
 from tracker.service.report import Reporter, utcnow
 from tracker.service.runner import JobRunner, is_due
-from tracker.service.web import HealthServer, Response, json_response, parse_address
+from tracker.service.web import Response, WebServer, json_response, parse_address, probe_app
 from tracker.settings import Settings
 from tracker.store import job_runs
 from tracker.store.engine import DatabaseError, Engine, make_engine
@@ -103,7 +103,7 @@ class Service:
         self._seeded = False
         self._stop_requested = threading.Event()
         self._scheduler: BackgroundScheduler | None = None
-        self._server: HealthServer | None = None
+        self._server: WebServer | None = None
         self.abandoned: list[str] = []
         """Jobs still running when shutdown timed out (their transactions roll back)."""
 
@@ -218,6 +218,15 @@ class Service:
             "/metrics": metrics,
         }
 
+    def http_app(self) -> Any:
+        """The dashboard with the probes and /metrics ([web] enabled), or the probes alone."""
+        if not self.settings.web.enabled:
+            return probe_app(self._routes())
+        from tracker.web import WebContext, create_app  # FastAPI loads only when serving
+
+        context = WebContext(self.settings, self.engine, self._routes(), self.health_report)
+        return create_app(context)
+
     # -- scheduling ------------------------------------------------------------------
 
     def _scheduled(self, spec: JobSpec) -> None:
@@ -290,7 +299,7 @@ class Service:
             log.warning("no collector to schedule (see the 'disabled' list in /healthz)")
         self._scheduler = scheduler
         if self.http_address:  # bind first: a taken port fails before any job runs
-            self._server = HealthServer(self.http_address, self._routes())
+            self._server = WebServer(self.http_address, self.http_app())
             self._server.start()
         scheduler.start()
         log.info(

@@ -1,9 +1,14 @@
-"""The small HTTP server for /livez, /readyz, /healthz and /metrics.
+"""The one HTTP server of ``serve`` and ``web``: an ASGI app under uvicorn, in a thread.
 
-stdlib ``ThreadingHTTPServer`` in a daemon thread: a few GET routes need no
-framework, and a slow database ping on /readyz must not block /livez or /metrics.
-Every connection has a socket timeout, so a client that connects and sends
-nothing (or trickles a request) is dropped instead of holding a thread forever.
+The dashboard, /api/v1, /livez, /readyz, /healthz and /metrics are one app
+(:func:`tracker.web.create_app`), so there is a single listener to secure and test.
+uvicorn runs its own event loop in a daemon thread; synchronous routes (database
+reads, the /readyz ping) run in its thread pool, so a slow database never blocks
+/livez or /metrics. The socket is bound before the thread starts: a taken port
+fails at once, before any job runs. A connection that sends nothing is dropped
+after ``request_timeout`` seconds (uvicorn's keep-alive timer, which it starts only
+after a first response, is started on connect too), so a silent client cannot hold
+a connection open.
 """
 
 from __future__ import annotations
@@ -13,22 +18,26 @@ import logging
 import socket
 import threading
 from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = [
     "REQUEST_TIMEOUT_SECONDS",
     "HealthServer",
     "Response",
     "Route",
+    "WebServer",
     "json_response",
     "parse_address",
+    "probe_app",
 ]
 
 log = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT_SECONDS = 10.0
-"""How long a connection may take to send its request (and to read the answer)."""
+"""How long a connection may stay silent before its request (and between requests)."""
 
 Response = tuple[int, str, bytes]
 """(HTTP status, content type, body)."""
@@ -48,53 +57,82 @@ def json_response(check: Callable[[], tuple[bool, dict[str, Any]]]) -> Route:
 def parse_address(value: str) -> tuple[str, int]:
     """``host:port`` (``[::1]:8080`` for IPv6) as a tuple; a clear error otherwise."""
     host, sep, port = value.strip().rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise ValueError(f"expected host:port for the health server, got {value!r}")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"expected host:port for the HTTP server, got {value!r}")
     return host.strip("[]"), int(port)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+def probe_app(routes: Mapping[str, Route]) -> Any:
+    """A bare ASGI app serving ``routes`` (the probes without the dashboard)."""
+    from tracker.web.app import probes_only_app  # the web package imports this module
 
-    def do_GET(self) -> None:
-        route = self.server.routes.get(self.path.split("?", 1)[0])
-        if route is None:
-            known = ", ".join(sorted(self.server.routes))
-            self._send(404, "text/plain; charset=utf-8", f"not found: try {known}\n".encode())
-            return
-        self._send(*route())
-
-    def _send(self, status: int, content_type: str, payload: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s " + format, self.address_string(), *args)
+    return probes_only_app(routes)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _SilentClientTimeout(H11Protocol):
+    """h11 that also times out a connection that never sends its first request."""
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self.timeout_keep_alive_task = self.loop.call_later(
+            self.timeout_keep_alive, self.timeout_keep_alive_handler
+        )
+
+
+class WebServer:
+    """``app`` served by uvicorn on ``address`` until :meth:`stop`."""
 
     def __init__(
-        self, address: tuple[str, int], routes: Mapping[str, Route], request_timeout: float
+        self, address: str, app: Any, *, request_timeout: float = REQUEST_TIMEOUT_SECONDS
     ) -> None:
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
-        self.routes = dict(routes)
-        self.request_timeout = request_timeout
+        host, port = parse_address(address)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._socket.bind((host, port))
+        except OSError:
+            self._socket.close()
+            raise
+        self._socket.listen(128)
+        config = uvicorn.Config(
+            app,
+            log_config=None,  # the service's own logging (JSON or text, secrets masked)
+            access_log=False,  # tracker.web logs requests itself, never a header
+            http=_SilentClientTimeout,
+            timeout_keep_alive=max(1, round(request_timeout)),
+            lifespan="off",
+            server_header=False,
+            proxy_headers=False,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._socket]},
+            name="web-http",
+            daemon=True,
+        )
 
-    def get_request(self) -> tuple[socket.socket, Any]:
-        conn, address = super().get_request()
-        conn.settimeout(self.request_timeout)  # a silent client times out in the handler
-        return conn, address
+    @property
+    def url(self) -> str:
+        host, port = self._socket.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}"
+
+    def start(self) -> None:
+        self._thread.start()
+        log.info("HTTP on %s", self.url)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        self._socket.close()
 
 
-class HealthServer:
+class HealthServer(WebServer):
+    """Only the probes (``routes``), for a process without the dashboard."""
+
     def __init__(
         self,
         address: str,
@@ -102,27 +140,4 @@ class HealthServer:
         *,
         request_timeout: float = REQUEST_TIMEOUT_SECONDS,
     ) -> None:
-        self._server = _Server(parse_address(address), routes, request_timeout)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="health-http", daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        address = self._server.server_address
-        host = address[0] if isinstance(address[0], str) else address[0].decode()
-        port = address[1]
-        shown = f"[{host}]" if ":" in host else host
-        return f"http://{shown}:{port}"
-
-    def start(self) -> None:
-        self._thread.start()
-        log.info(
-            "health and metrics on %s: %s",
-            self.url,
-            ", ".join(sorted(self._server.routes)),
-        )
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(address, probe_app(routes), request_timeout=request_timeout)

@@ -52,6 +52,7 @@ __all__ = [
     "insert_snapshot",
     "latest_snapshots",
     "save_snapshots",
+    "snapshot_history",
 ]
 
 
@@ -226,3 +227,41 @@ def insert_snapshot(conn: Connection, values: Mapping[str, Any]) -> int:
 def insert_entries(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     if rows:
         conn.execute(insert(RankingEntry), list(rows))
+
+
+def snapshot_history(
+    bind: Engine | Connection, profile: str, entry_columns: Sequence[str], *, limit: int = 50
+) -> list[StoredSnapshot]:
+    """``profile``'s latest ``limit`` snapshots, oldest first, each with its entries
+    (``entry_columns``, by rank): what the dashboard's ranking history shows.
+    Two statements whatever the count. Raises :class:`~tracker.store.engine.DatabaseError`."""
+    snaps_stmt = (
+        select(
+            RankingSnapshot.id,
+            RankingSnapshot.fingerprint,
+            RankingSnapshot.computed_at,
+        )
+        .where(RankingSnapshot.profile == profile)
+        .order_by(RankingSnapshot.id.desc())
+        .limit(limit)
+    )
+    cols = [RankingEntry.__table__.c[name] for name in entry_columns]
+    with database_errors("cannot read the ranking history"):
+        conn_cm = bind.connect() if isinstance(bind, Engine) else None
+        conn = conn_cm if conn_cm is not None else bind
+        assert isinstance(conn, Connection)
+        try:
+            snaps = list(reversed(conn.execute(snaps_stmt).all()))
+            by_id: dict[int, list[tuple[Any, ...]]] = {s.id: [] for s in snaps}
+            if by_id:
+                rows = conn.execute(
+                    select(RankingEntry.snapshot_id, *cols)
+                    .where(RankingEntry.snapshot_id.in_(list(by_id)))
+                    .order_by(RankingEntry.snapshot_id, RankingEntry.rank)
+                ).all()
+                for row in rows:
+                    by_id[row[0]].append(tuple(row[1:]))
+        finally:
+            if conn_cm is not None:
+                conn_cm.close()
+    return [StoredSnapshot(s.id, profile, s.fingerprint, s.computed_at, by_id[s.id]) for s in snaps]

@@ -1,0 +1,53 @@
+"""The server-drawn charts: steps, gaps, axes that hold every value, sparklines."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from tracker.web.svg import Series, Step, sparkline, step_chart
+
+T = datetime(2026, 3, 1, tzinfo=UTC)
+H = timedelta(hours=1)
+
+
+def test_a_change_is_a_vertical_step_and_a_delisting_a_gap() -> None:
+    steps = [
+        Step(T, T + 2 * H, Decimal("4.00")),
+        Step(T + 2 * H, T + 3 * H, Decimal("3.00")),  # changed at +2 h: joined
+        Step(T + 5 * H, T + 6 * H, Decimal("3.50")),  # relisted after a gap: a new line
+    ]
+    svg = str(step_chart([Series("spot", steps)]))
+    path = re.search(r'<g class="series"[^>]*><path d="([^"]+)"', svg)
+    assert path is not None
+    commands = path.group(1).split()
+    assert [c[0] for c in commands] == ["M", "L", "L", "L", "M", "L"]
+    # x: 64 px left margin + 680 px plot over 6 hours: +2 h → 64 + 680 × 2/6 = 290.7
+    assert commands[1].startswith("L290.7,") and commands[2].startswith("L290.7,")
+    points = json.loads(re.search(r'data-points="([^"]+)"', svg).group(1).replace("&quot;", '"'))  # type: ignore[union-attr]
+    assert points[1] == ["2026-03-01T02:00:00Z", "2026-03-01T03:00:00Z", "3"]
+
+
+def test_the_value_axis_covers_every_price() -> None:
+    svg = str(
+        step_chart(
+            [Series("x", [Step(T, T + H, Decimal("12")), Step(T + H, T + 2 * H, Decimal("32"))])]
+        )
+    )
+    labels = [float(v) for v in re.findall(r'text-anchor="end"[^>]*>([0-9.]+)</text>', svg)]
+    # 12 × 0.95 = 11.4 and 32 × 1.05 = 33.6 with ticks 5 apart: 10 … 35.
+    assert labels == [10, 15, 20, 25, 30, 35]
+
+
+def test_no_history_is_said_not_drawn() -> None:
+    assert "No price history" in str(step_chart([Series("on_demand", [])]))
+
+
+def test_sparkline_keeps_gaps_and_needs_two_values() -> None:
+    assert str(sparkline([Decimal(1)])) == ""
+    svg = str(sparkline([Decimal("2"), None, Decimal("1"), Decimal("1.5")], width=90))
+    d = re.search(r'd="([^"]+)"', svg).group(1)  # type: ignore[union-attr]
+    assert [c[0] for c in d.split()] == ["M", "M", "L"]
+    assert 'data-values="[&quot;2&quot;, null, &quot;1&quot;, &quot;1.5&quot;]"' in svg

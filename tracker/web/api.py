@@ -1,0 +1,101 @@
+"""``/api/v1``: the CLI's ``--format json`` rows over HTTP, for the same query.
+
+Each route calls the function the CLI command calls and encodes with the CLI's
+:func:`~tracker.cli.output.jsonable`, so a script gets identical rows from either
+(decimals as exact strings, times ISO-8601 UTC with ``Z``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from tracker.cli.offers import SortKey, offer_rows
+from tracker.cli.output import jsonable
+from tracker.cli.recommend import ranking_rows
+from tracker.recommend import ProfileError, WorkloadError, load_offer_table, rank_table
+from tracker.recommend.stored import profiles_for
+from tracker.web.app import context_of
+from tracker.web.errors import BadRequest
+from tracker.web.params import (
+    GpuQuery,
+    MinQuery,
+    PricingQuery,
+    ProviderQuery,
+    RegionQuery,
+    SortQuery,
+    check_known,
+    check_limit,
+    clean,
+)
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api/v1", tags=["api"])
+
+OFFERS_PARAMS = ("gpu", "provider", "region", "pricing", "min_vram", "min_gpus", "sort", "limit")
+
+
+def rows_response(rows: list[dict[str, Any]]) -> JSONResponse:
+    return JSONResponse(jsonable(rows))
+
+
+@router.get("/offers", summary="Current offers (gpu-tracker offers --format json)")
+def api_offers(
+    request: Request,
+    gpu: GpuQuery = None,
+    provider: ProviderQuery = None,
+    region: RegionQuery = None,
+    pricing: PricingQuery = None,
+    min_vram: MinQuery = None,
+    min_gpus: MinQuery = None,
+    sort: SortQuery = SortKey.price,
+    limit: Annotated[int | None, Query(ge=1)] = None,
+) -> JSONResponse:
+    """Listed offers at their current price, cheapest first: the rows of
+    ``gpu-tracker offers --format json`` with the same filters."""
+    context = context_of(request)
+    check_known(request, OFFERS_PARAMS)
+    check_limit(limit, context.settings.web.max_limit)
+    rows = offer_rows(
+        context.engine,
+        gpu=clean(gpu),
+        provider=clean(provider),
+        region=clean(region),
+        pricing=pricing or None,
+        min_vram=min_vram,
+        min_gpus=min_gpus,
+        sort=sort,
+        limit=limit,
+    )
+    return rows_response(rows)
+
+
+@router.get("/recommend", summary="Ranking of a profile (gpu-tracker recommend --format json)")
+def api_recommend(
+    request: Request,
+    profile: Annotated[str, Query(min_length=1, max_length=200)],
+    top: Annotated[int, Query(ge=1, le=1000)] = 10,
+    explain: bool = False,
+) -> JSONResponse:
+    """Offers ranked by the estimated cost of the profile's whole job: the rows of
+    ``gpu-tracker recommend --profile P --top N [--explain] --format json``."""
+    context = context_of(request)
+    check_known(request, ("profile", "top", "explain"))
+    try:
+        profile_set = profiles_for(context.settings)
+        chosen = profile_set.get(profile)
+        ranking = rank_table(
+            chosen,
+            load_offer_table(context.engine),
+            profile_set.assumptions,
+            top=top,
+            explain=explain,
+            measurements=profile_set.measurements,
+        )
+    except (ProfileError, WorkloadError) as exc:
+        raise BadRequest(str(exc)) from None
+    return rows_response(ranking_rows(ranking, explain))

@@ -1,0 +1,102 @@
+"""The ASGI app: dashboard pages, /api/v1, the health probes and /metrics in one.
+
+Read-only by construction: every route is a GET (HEAD comes with it); any other
+method is a 405. What the app needs arrives in :class:`WebContext` (settings, the
+engine, the probes and the health view of whoever runs it), so ``serve`` and
+``web`` build the same app around different health sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from starlette.requests import Request
+from starlette.responses import Response as HttpResponse
+from starlette.routing import Route as StarletteRoute
+
+from tracker.service.web import Route
+from tracker.settings import Settings
+from tracker.store.engine import Engine
+from tracker.web.errors import install_error_handlers
+from tracker.web.params import DropEmptyFilters
+from tracker.web.security import SecurityMiddleware
+
+__all__ = ["PUBLIC_PATHS", "WebContext", "create_app", "probes_only_app"]
+
+HERE = Path(__file__).parent
+PUBLIC_PATHS = frozenset({"/livez", "/readyz", "/healthz", "/health"})
+"""Answered without the token: orchestrators probe them without credentials, and they
+carry no price data (errors in them are masked like every log line)."""
+
+HealthView = Callable[[], tuple[bool, dict[str, Any]]]
+
+
+@dataclass
+class WebContext:
+    settings: Settings
+    engine: Engine
+    probes: Mapping[str, Route] = field(default_factory=dict)
+    """Path → route for /livez, /readyz, /healthz, /metrics (whoever runs the app)."""
+    health: HealthView | None = None
+    """The /healthz report the Collectors page shows (None: read from the run log)."""
+
+
+def _probe_endpoint(route: Route) -> Callable[[Request], HttpResponse]:
+    def endpoint(_request: Request) -> HttpResponse:
+        status, content_type, body = route()
+        return HttpResponse(
+            body, status_code=status, media_type=content_type, headers={"Cache-Control": "no-store"}
+        )
+
+    return endpoint
+
+
+def _add_probes(app: FastAPI, probes: Mapping[str, Route]) -> None:
+    for path, route in probes.items():
+        app.router.routes.append(
+            StarletteRoute(path, _probe_endpoint(route), methods=["GET"], include_in_schema=False)
+        )
+
+
+def create_app(context: WebContext) -> FastAPI:
+    """The dashboard and API over ``context.engine`` (see the module docstring)."""
+    from tracker.web import api, pages  # routes import this module's types
+
+    app = FastAPI(
+        title="gpu-tracker",
+        summary="GPU cloud prices over time: the dashboard's JSON API (read-only).",
+        version="1",
+        docs_url=None,  # /api/docs is our own page: Swagger UI would need a CDN
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.context = context
+    token = context.settings.web.resolved_token()
+    app.add_middleware(DropEmptyFilters)
+    app.add_middleware(SecurityMiddleware, token=token, public=PUBLIC_PATHS)
+    install_error_handlers(app)
+    _add_probes(app, context.probes)
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    return app
+
+
+def probes_only_app(routes: Mapping[str, Route]) -> FastAPI:
+    """The probes alone ([web] enabled = false, or the bare health server)."""
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(SecurityMiddleware, token=None, public=frozenset(routes))
+    install_error_handlers(app, hint=", ".join(sorted(routes)))
+    _add_probes(app, routes)
+    return app
+
+
+def context_of(request: Request) -> WebContext:
+    context = request.app.state.context
+    assert isinstance(context, WebContext)
+    return context

@@ -1,0 +1,75 @@
+"""Health for ``gpu-tracker web``, which runs no scheduler: what the run log says.
+
+``serve`` hands the app its live :class:`~tracker.service.health.HealthState`; the
+dashboard alone rebuilds the same report from ``collection_runs`` on each request,
+with the same staleness rule (the configured cadences), so the Collectors page and
+/healthz read alike whichever process serves them. A job that never succeeded is
+measured from the web process's start, as the service measures it from its own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tracker import registry
+from tracker.errors import one_line
+from tracker.hooks import Hooks
+from tracker.service.health import HealthState
+from tracker.service.jobs import plan_jobs
+from tracker.service.metrics import Metrics
+from tracker.service.report import Reporter, utcnow
+from tracker.service.web import Response, Route, json_response
+from tracker.settings import Settings
+from tracker.store import job_runs
+from tracker.store.engine import DatabaseError, Engine
+
+__all__ = ["RunLogHealth"]
+
+
+class RunLogHealth:
+    def __init__(self, settings: Settings, engine: Engine) -> None:
+        collectors = registry.available(settings)
+        self.jobs = [
+            spec
+            for spec in plan_jobs(collectors, settings.scheduler, settings.scheduler.collectors)
+            if registry.enabled(settings, spec.collector)
+        ]
+        self.state = HealthState(
+            started_at=utcnow(), stale_after_cadences=settings.scheduler.stale_after_cadences
+        )
+        for spec in self.jobs:
+            self.state.add(spec)
+        self.state.disabled = {
+            name: f"disabled ({name}.enabled = false)"
+            for name in collectors
+            if not registry.enabled(settings, name)
+        }
+        self._probe = job_runs.probe_engine(engine, settings.scheduler.health_db_timeout_seconds)
+        self.reporter = Reporter(settings, engine, self.state, Metrics(), Hooks())
+        self.engine = engine
+
+    def report(self) -> tuple[bool, dict[str, Any]]:
+        """/healthz's (healthy, body), read from the run log now."""
+        if self.reporter.ping(self._probe):
+            try:
+                self.reporter.seed(self.jobs, job_runs.latest_runs(self.engine))
+            except DatabaseError as exc:
+                self.reporter.database(False, one_line(exc))
+        return self.state.report(utcnow())
+
+    def readiness(self) -> tuple[bool, dict[str, Any]]:
+        healthy, report = self.report()
+        return healthy, {k: report[k] for k in ("status", "time", "database", "stale")}
+
+    def routes(self) -> dict[str, Route]:
+        def livez() -> Response:
+            body = {"status": "ok", "started_at": self.state.started_at.isoformat(), "jobs": 0}
+            return 200, "application/json", json.dumps(body, indent=2).encode()
+
+        return {
+            "/livez": livez,
+            "/readyz": json_response(self.readiness),
+            "/healthz": json_response(self.report),
+            "/health": json_response(self.report),
+        }

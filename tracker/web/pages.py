@@ -1,0 +1,228 @@
+"""The dashboard's HTML pages, rendered on the server (tables work without JavaScript).
+
+Every page reads through the same functions as the CLI and /api/v1 (``offer_rows``,
+``rank_table``, ``queries``), validates its query like the API (400, one line of
+JSON) and turns a database failure into a 503.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Query
+from fastapi.templating import Jinja2Templates
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from tracker.cli.offers import SortKey, offer_rows
+from tracker.cli.output import jsonable, money
+from tracker.models import PricingModel
+from tracker.recommend import ProfileError
+from tracker.recommend.stored import profiles_for
+from tracker.store import queries
+from tracker.web.app import HERE, context_of
+from tracker.web.errors import BadRequest
+from tracker.web.overview import COLUMNS, overview
+from tracker.web.params import (
+    GpuQuery,
+    MinQuery,
+    PricingQuery,
+    ProviderQuery,
+    RegionQuery,
+    SortQuery,
+    check_known,
+    clean,
+)
+from tracker.web.profiles import profile_views
+from tracker.web.svg import Series, Step, step_chart
+
+__all__ = ["router", "templates"]
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=HERE / "templates")
+templates.env.filters["money"] = money
+templates.env.filters["iso"] = lambda v: "" if v is None else jsonable(v)
+templates.env.globals["urlencode"] = lambda params: urlencode(params, doseq=True)
+
+NAV = (
+    ("/", "Overview"),
+    ("/offers", "Offers"),
+    ("/profiles", "Profiles"),
+    ("/collectors", "Collectors"),
+    ("/api/docs", "API"),
+)
+
+
+def page(request: Request, template: str, title: str, **values: Any) -> HTMLResponse:
+    return templates.TemplateResponse(
+        request, template, {"title": title, "nav": NAV, "path": request.url.path, **values}
+    )
+
+
+def _filters(request: Request, names: tuple[str, ...]) -> dict[str, list[str]]:
+    """The page's filters as given, for the form's values and the pager's links."""
+    return {n: [v for v in request.query_params.getlist(n) if v.strip()] for n in names}
+
+
+@router.get("/", response_class=HTMLResponse)
+def overview_page(
+    request: Request,
+    gpu: GpuQuery = None,
+    provider: ProviderQuery = None,
+    region: RegionQuery = None,
+    pricing: PricingQuery = None,
+) -> HTMLResponse:
+    context = context_of(request)
+    check_known(request, ("gpu", "provider", "region", "pricing"))
+    rows = overview(
+        context.engine,
+        gpu=clean(gpu),
+        provider=clean(provider),
+        region=clean(region),
+        pricing=pricing or None,
+    )
+    return page(
+        request,
+        "overview.html",
+        "Overview",
+        rows=rows,
+        groups=COLUMNS,
+        filters=_filters(request, ("gpu", "provider", "region", "pricing")),
+        pricings=[p.value for p in PricingModel],
+    )
+
+
+OFFER_FILTERS = ("gpu", "provider", "region", "pricing", "min_vram", "min_gpus", "sort", "page")
+
+
+@router.get("/offers", response_class=HTMLResponse)
+def offers_page(
+    request: Request,
+    gpu: GpuQuery = None,
+    provider: ProviderQuery = None,
+    region: RegionQuery = None,
+    pricing: PricingQuery = None,
+    min_vram: MinQuery = None,
+    min_gpus: MinQuery = None,
+    sort: SortQuery = SortKey.price,
+    page_number: Annotated[int, Query(alias="page", ge=1, le=1_000_000)] = 1,
+) -> HTMLResponse:
+    context = context_of(request)
+    check_known(request, OFFER_FILTERS)
+    rows = offer_rows(
+        context.engine,
+        gpu=clean(gpu),
+        provider=clean(provider),
+        region=clean(region),
+        pricing=pricing or None,
+        min_vram=min_vram,
+        min_gpus=min_gpus,
+        sort=sort,
+    )
+    size = context.settings.web.page_size
+    pages = max(1, math.ceil(len(rows) / size))
+    if page_number > pages:
+        raise BadRequest(f"page: {page_number} is past the last page ({pages})")
+    shown = rows[(page_number - 1) * size : page_number * size]
+    filters = _filters(request, OFFER_FILTERS[:-1])
+    return page(
+        request,
+        "offers.html",
+        "Offers",
+        rows=shown,
+        total=len(rows),
+        page=page_number,
+        pages=pages,
+        filters=filters,
+        pricings=[p.value for p in PricingModel],
+    )
+
+
+def _series_name(s: Any) -> str:
+    parts = [s.pricing]
+    for extra in (s.zone, s.payment_option, s.offering_class):
+        if extra:
+            parts.append(extra)
+    return " ".join(parts)
+
+
+@router.get("/offer", response_class=HTMLResponse)
+def offer_page(
+    request: Request,
+    provider: Annotated[str, Query(min_length=1, max_length=64)],
+    instance_type: Annotated[str, Query(min_length=1, max_length=128)],
+    region: Annotated[str, Query(min_length=1, max_length=64)],
+) -> HTMLResponse:
+    """Every series of one instance type in one region: on-demand, spot (per zone) and
+    reserved on one chart, and each one's raw intervals."""
+    context = context_of(request)
+    check_known(request, ("provider", "instance_type", "region"))
+    found = queries.find_series(
+        context.engine, provider=provider, instance_type=instance_type, region=region
+    )
+    if not found:
+        raise BadRequest(f"no stored offer {provider} {instance_type} {region}")
+    now = datetime.now(UTC)
+    chart_series, tables = [], []
+    for s in found:
+        points = queries.price_history(context.engine, s.id)
+        name = _series_name(s)
+        steps = [
+            Step(p.first_seen, p.ended_at or min(p.last_seen, now), p.price_usd) for p in points
+        ]
+        chart_series.append(Series(name, steps))
+        tables.append((name, s, points))
+    first = found[0]
+    return page(
+        request,
+        "offer.html",
+        f"{provider} {instance_type} {region}",
+        chart=step_chart(chart_series, unit="USD/h", title=f"{instance_type} {region}"),
+        tables=tables,
+        offer=first,
+    )
+
+
+@router.get("/collectors", response_class=HTMLResponse)
+def collectors_page(request: Request) -> HTMLResponse:
+    context = context_of(request)
+    check_known(request, ())
+    healthy, report = context.health() if context.health else (True, {"collectors": {}})
+    last_runs: dict[str, Any] = {}
+    for run in queries.recent_runs(context.engine, limit=500):
+        last_runs.setdefault(run.provider, run)
+    return page(
+        request,
+        "collectors.html",
+        "Collectors",
+        healthy=healthy,
+        report=report,
+        jobs=sorted(report.get("collectors", {}).values(), key=lambda j: j["collector"]),
+        disabled=report.get("disabled", {}),
+        last_runs=[last_runs[p] for p in sorted(last_runs)],
+    )
+
+
+@router.get("/profiles", response_class=HTMLResponse)
+def profiles_page(
+    request: Request,
+    profile: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    top: Annotated[int, Query(ge=1, le=100)] = 5,
+) -> HTMLResponse:
+    context = context_of(request)
+    check_known(request, ("profile", "top"))
+    try:
+        views = profile_views(context.engine, profiles_for(context.settings), top=top, only=profile)
+    except ProfileError as exc:
+        raise BadRequest(str(exc)) from None
+    return page(request, "profiles.html", "Profiles", views=views, top=top)
+
+
+@router.get("/api/docs", response_class=HTMLResponse)
+def api_docs(request: Request) -> HTMLResponse:
+    """The OpenAPI document FastAPI generates, as a plain page (no CDN, no script)."""
+    schema = request.app.openapi()
+    return page(request, "api.html", "API", schema=schema)

@@ -1,0 +1,90 @@
+"""Query parameters shared by the pages and /api/v1, validated before any query runs.
+
+FastAPI checks types and ranges; this module adds what it does not: a parameter the
+route does not know is an error (a typo such as ``gpus=`` must not silently return
+every offer), and ``limit`` is bounded by ``web.max_limit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Annotated, Any
+from urllib.parse import parse_qsl, urlencode
+
+from fastapi import Query
+from starlette.requests import Request
+
+from tracker.cli.offers import SortKey
+from tracker.models import PricingModel
+from tracker.web.errors import BadRequest
+
+__all__ = [
+    "DropEmptyFilters",
+    "GpuQuery",
+    "MinQuery",
+    "PricingQuery",
+    "ProviderQuery",
+    "RegionQuery",
+    "SortQuery",
+    "check_known",
+    "check_limit",
+    "clean",
+]
+
+GpuQuery = Annotated[
+    list[str] | None,
+    Query(description="GPU model or family, e.g. H100 (every variant) or h100-sxm; repeatable."),
+]
+ProviderQuery = Annotated[list[str] | None, Query(description="Provider; repeatable.")]
+RegionQuery = Annotated[list[str] | None, Query(description="Region; repeatable.")]
+PricingQuery = Annotated[list[PricingModel] | None, Query(description="Pricing model; repeatable.")]
+MinQuery = Annotated[float | None, Query(ge=0, allow_inf_nan=False)]
+SortQuery = Annotated[SortKey, Query(description="price (per hour) or price_per_gpu.")]
+
+
+def check_known(request: Request, known: Iterable[str]) -> None:
+    """Reject a query parameter the route does not take."""
+    unknown = sorted(set(request.query_params) - set(known))
+    if unknown:
+        raise BadRequest(
+            f"unknown query parameter(s) {', '.join(unknown)} (this route takes "
+            f"{', '.join(sorted(known)) or 'none'})"
+        )
+
+
+def check_limit(limit: int | None, maximum: int) -> None:
+    if limit is not None and limit > maximum:
+        raise BadRequest(f"limit: at most {maximum} rows per request (web.max_limit)")
+
+
+def clean(values: list[str] | None) -> list[str] | None:
+    """Repeatable text filters without blanks (``?provider=`` means no filter)."""
+    if not values:
+        return None
+    kept = [v.strip() for v in values if v.strip()]
+    for v in kept:
+        if len(v) > 200 or not v.isprintable():
+            raise BadRequest(f"filter value {v[:40]!r}… is not a name")
+    return kept or None
+
+
+class DropEmptyFilters:
+    """An empty form field (``?pricing=&min_vram=``) means "no filter" on the pages.
+
+    A plain HTML form submits every field, filled or not; the pages must work without
+    JavaScript, so empty values are removed from the query string before validation.
+    /api/v1 is left alone: an empty parameter there is the caller's mistake (400).
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not scope["path"].startswith("/api/"):
+            pairs = parse_qsl(
+                scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True
+            )
+            kept = [(k, v) for k, v in pairs if v.strip()]
+            if len(kept) != len(pairs):
+                scope = dict(scope, query_string=urlencode(kept).encode("latin-1"))
+        await self.app(scope, receive, send)

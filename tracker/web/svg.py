@@ -1,0 +1,172 @@
+"""Charts drawn on the server as SVG: price steps over time, and sparklines.
+
+No JavaScript and no charting library to ship: an SVG of a few hundred path points
+is smaller than any library, works on an air-gapped network and under a CSP without
+inline script or style (colours are presentation attributes). Each series is a
+``<g class="series">`` carrying its name and its points as ``data-`` attributes, so a
+test (or a script) reads the chart's data instead of its pixels.
+
+Prices are step functions: an interval holds its price from ``start`` until its
+``end`` (the next price, a delisting, or the last observation for an open one); a gap
+between intervals (delisted, then relisted) is drawn as a gap.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from html import escape
+
+from markupsafe import Markup
+
+__all__ = ["PALETTE", "Series", "Step", "sparkline", "step_chart"]
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    start: datetime
+    end: datetime
+    value: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    name: str
+    steps: Sequence[Step]
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values (1, 2, 2.5 or 5 × 10^k apart) from at or below ``low`` to at or
+    above ``high``."""
+    if high <= low:
+        high = low + (abs(low) or 1.0)
+    raw = (high - low) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first, last = math.floor(low / step), math.ceil(high / step)
+    return [round(i * step, 10) for i in range(first, last + 1)]
+
+
+def _time_label(t: float, span_seconds: float) -> str:
+    moment = datetime.fromtimestamp(t, UTC)
+    return moment.strftime("%m-%d %H:%M" if span_seconds < 5 * 86400 else "%Y-%m-%d")
+
+
+def step_chart(
+    series: Sequence[Series],
+    *,
+    width: int = 760,
+    height: int = 300,
+    unit: str = "$/h",
+    title: str = "",
+) -> Markup:
+    """The series as step lines on shared axes, with a legend; empty input, a note."""
+    steps = [s for one in series for s in one.steps]
+    if not steps:
+        return Markup('<p class="empty">No price history stored for this offer.</p>')
+    left, right, top, bottom = 64, 16, 12, 48 + 18 * ((len(series) + 2) // 3)
+    plot_w, plot_h = width - left - right, height - top - 48
+    t0 = min(s.start for s in steps).timestamp()
+    t1 = max(s.end for s in steps).timestamp()
+    t1 = t1 if t1 > t0 else t0 + 3600
+    values = [float(s.value) for s in steps]
+    ticks = _nice_ticks(min(values) * 0.95 if min(values) > 0 else 0.0, max(values) * 1.05)
+    v0, v1 = ticks[0], ticks[-1]
+
+    def x(t: datetime) -> str:
+        return _fmt(left + (t.timestamp() - t0) / (t1 - t0) * plot_w)
+
+    def y(v: float) -> str:
+        return _fmt(top + plot_h - (v - v0) / (v1 - v0) * plot_h)
+
+    total_h = height - 48 + bottom
+    out = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{total_h}" viewBox="0 0 {width} {total_h}" role="img" '
+        f'aria-label="{escape(title or "price history")}" data-unit="{escape(unit)}">'
+    ]
+    for v in ticks:
+        out.append(
+            f'<line x1="{left}" x2="{width - right}" y1="{y(v)}" y2="{y(v)}" stroke="#e3e3e3"/>'
+            f'<text x="{left - 6}" y="{y(v)}" text-anchor="end" dominant-baseline="middle" '
+            f'font-size="11" fill="#555">{v:g}</text>'
+        )
+    for i in range(5):
+        t = t0 + (t1 - t0) * i / 4
+        label = _time_label(t, t1 - t0)
+        px = _fmt(left + plot_w * i / 4)
+        out.append(
+            f'<text x="{px}" y="{top + plot_h + 16}" text-anchor="middle" font-size="11" '
+            f'fill="#555">{label}</text>'
+        )
+    out.append(
+        f'<text x="12" y="{top + plot_h / 2:.0f}" font-size="11" fill="#555" '
+        f'transform="rotate(-90 12 {top + plot_h / 2:.0f})" text-anchor="middle">'
+        f"{escape(unit)}</text>"
+    )
+    for n, one in enumerate(series):
+        colour = PALETTE[n % len(PALETTE)]
+        ordered = sorted(one.steps, key=lambda s: s.start)
+        path: list[str] = []
+        previous: Step | None = None
+        for s in ordered:
+            if previous is not None and previous.end >= s.start:
+                path.append(f"L{x(s.start)},{y(float(s.value))}")  # the price changed here
+            else:
+                path.append(f"M{x(s.start)},{y(float(s.value))}")  # first, or after a gap
+            path.append(f"L{x(s.end)},{y(float(s.value))}")
+            previous = s
+        points = json.dumps(
+            [[_iso(s.start), _iso(s.end), format(s.value.normalize(), "f")] for s in ordered]
+        )
+        out.append(
+            f'<g class="series" data-name="{escape(one.name)}" data-points="{escape(points)}">'
+            f'<path d="{" ".join(path)}" fill="none" stroke="{colour}" stroke-width="2"/></g>'
+        )
+        lx, ly = left + (n % 3) * (plot_w / 3), top + plot_h + 36 + 18 * (n // 3)
+        out.append(
+            f'<rect x="{lx:.0f}" y="{ly - 9:.0f}" width="12" height="4" fill="{colour}"/>'
+            f'<text x="{lx + 16:.0f}" y="{ly - 4:.0f}" font-size="11" fill="#222">'
+            f"{escape(one.name)}</text>"
+        )
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def sparkline(values: Sequence[Decimal | None], *, width: int = 100, height: int = 22) -> Markup:
+    """A tiny line of ``values`` (None: a gap); fewer than two numbers, nothing."""
+    numbers = [float(v) for v in values if v is not None]
+    if len(numbers) < 2:
+        return Markup("")
+    low, high = min(numbers), max(numbers)
+    span = high - low or 1.0
+    step = width / (len(values) - 1)
+    parts: list[str] = []
+    pen_up = True
+    for i, v in enumerate(values):
+        if v is None:
+            pen_up = True
+            continue
+        py = height - 2 - (float(v) - low) / span * (height - 4)
+        parts.append(f"{'M' if pen_up else 'L'}{i * step:.1f},{py:.1f}")
+        pen_up = False
+    data = json.dumps([None if v is None else format(v.normalize(), "f") for v in values])
+    return Markup(
+        f'<svg class="spark" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" data-values="{escape(data)}"><path d="{" ".join(parts)}" '
+        f'fill="none" stroke="#1f77b4" stroke-width="1.5"/></svg>'
+    )
