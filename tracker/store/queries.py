@@ -21,6 +21,7 @@ __all__ = [
     "StoredOffer",
     "UnknownGpu",
     "current_offers",
+    "current_offers_select",
     "price_at",
     "price_history",
     "recent_runs",
@@ -92,6 +93,37 @@ def _offer_columns() -> list[Any]:
     return columns
 
 
+def current_offers_select(
+    *,
+    gpu: GpuSelection | None = None,
+    provider: str | Sequence[str] | None = None,
+    region: str | Sequence[str] | None = None,
+    pricing: PricingModel | Sequence[PricingModel] | None = None,
+) -> Any:
+    """The select of :func:`current_offers` (its columns and filters, unordered), for
+    readers that add their own order, limit or aggregate (the dashboard's pages)."""
+    stmt = select(*_offer_columns()).join_from(
+        Series, PricePoint, and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None))
+    )
+    stmt = stmt.where(Series.delisted_at.is_(None))
+    if gpu is not None:
+        matches: list[Any] = []
+        if gpu.models:
+            matches.append(Series.gpu_model.in_(gpu.models))
+        if gpu.names:
+            names = list(gpu.names)
+            matches.append(func.lower(Series.gpu_model).in_(names))
+            matches.append(func.lower(Series.gpu_raw_name).in_(names))
+        stmt = stmt.where(or_(*matches) if matches else false())
+    if provider:
+        stmt = stmt.where(Series.provider.in_(_many(provider)))
+    if region:
+        stmt = stmt.where(Series.region.in_(_many(region)))
+    if pricing:
+        stmt = stmt.where(Series.pricing.in_([PricingModel(p).value for p in _many(pricing)]))
+    return stmt
+
+
 def current_offers(
     bind: Bind,
     *,
@@ -112,25 +144,7 @@ def current_offers(
     """
     # Plain columns, not ORM entities: listing 100k offers must not build 200k
     # mapped objects on the way to the Offer records.
-    stmt = select(*_offer_columns()).join_from(
-        Series, PricePoint, and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None))
-    )
-    stmt = stmt.where(Series.delisted_at.is_(None))
-    if gpu is not None:
-        matches: list[Any] = []
-        if gpu.models:
-            matches.append(Series.gpu_model.in_(gpu.models))
-        if gpu.names:
-            names = list(gpu.names)
-            matches.append(func.lower(Series.gpu_model).in_(names))
-            matches.append(func.lower(Series.gpu_raw_name).in_(names))
-        stmt = stmt.where(or_(*matches) if matches else false())
-    if provider:
-        stmt = stmt.where(Series.provider.in_(_many(provider)))
-    if region:
-        stmt = stmt.where(Series.region.in_(_many(region)))
-    if pricing:
-        stmt = stmt.where(Series.pricing.in_([PricingModel(p).value for p in _many(pricing)]))
+    stmt = current_offers_select(gpu=gpu, provider=provider, region=region, pricing=pricing)
     stmt = stmt.order_by(Series.id)
     with database_errors("cannot read the current offers"):
         if isinstance(bind, Engine):

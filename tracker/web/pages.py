@@ -17,12 +17,13 @@ from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from tracker.cli.offers import SortKey, offer_rows
+from tracker.catalog import select_gpus
+from tracker.cli.offers import SortKey, offer_row
 from tracker.cli.output import jsonable, money
 from tracker.models import PricingModel
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
-from tracker.store import queries
+from tracker.store import dashboard, queries
 from tracker.web.app import HERE, context_of
 from tracker.web.errors import BadRequest
 from tracker.web.overview import COLUMNS, overview
@@ -112,28 +113,31 @@ def offers_page(
 ) -> HTMLResponse:
     context = context_of(request)
     check_known(request, OFFER_FILTERS)
-    rows = offer_rows(
+    size = context.settings.web.page_size
+    names = clean(gpu)
+    total, found = dashboard.offer_page(
         context.engine,
-        gpu=clean(gpu),
+        gpu=select_gpus(names) if names else None,
         provider=clean(provider),
         region=clean(region),
         pricing=pricing or None,
         min_vram=min_vram,
         min_gpus=min_gpus,
-        sort=sort,
+        per_gpu=sort is SortKey.price_per_gpu,
+        offset=(page_number - 1) * size,
+        limit=size,
     )
-    size = context.settings.web.page_size
-    pages = max(1, math.ceil(len(rows) / size))
+    pages = max(1, math.ceil(total / size))
     if page_number > pages:
         raise BadRequest(f"page: {page_number} is past the last page ({pages})")
-    shown = rows[(page_number - 1) * size : page_number * size]
+    shown = [offer_row(s) for s in found]
     filters = _filters(request, OFFER_FILTERS[:-1])
     return page(
         request,
         "offers.html",
         "Offers",
         rows=shown,
-        total=len(rows),
+        total=total,
         page=page_number,
         pages=pages,
         filters=filters,

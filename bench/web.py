@@ -1,0 +1,186 @@
+"""Dashboard server time over a store of 100,000 offers with a year of history (Postgres).
+
+Builds SERIES series (default 100,000: on-demand, spot and reserved across 7 providers,
+10 regions and 8 GPU models) × CHANGES price intervals over the last 400 days (default
+24: a change every ~17 days, so 2.4 M intervals, a delisted gap every 97th), generated
+in SQL like bench/history.py. Then, against a real uvicorn server on 127.0.0.1, times
+  overview_ms  GET /        (cheapest on-demand/spot/reserved $/GPU-h per GPU model)
+  offers_ms    GET /offers  (all current offers sorted, the first page rendered)
+as the best of REPEAT requests each, and in the same run a hand-written SQL query
+returning the overview's figures (asserted equal to what the page shows): the ratio
+says what the page costs on top of the database's own answer.
+
+    GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
+        python bench/web.py [--series 100000] [--changes 24] [--quick]
+
+Last line: ``web overview_ms=X offers_ms=Y`` (target: overview under 300 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import httpx
+from sqlalchemy import create_engine, text
+
+from tracker.service.web import WebServer
+from tracker.settings import Settings
+from tracker.store import migrate
+from tracker.store.engine import Engine, make_engine, normalize_url
+from tracker.web import WebContext, create_app
+from tracker.web.overview import overview
+
+GPUS = ["H100-SXM", "H100-PCIE", "H100-NVL", "A100-80GB", "A100-40GB", "L4", "A10G", "T4"]
+PRICINGS = ["on_demand", "on_demand", "spot", "spot", "reserved_1y", "reserved_3y"]
+END = datetime.now(UTC).replace(microsecond=0)
+SPAN = timedelta(days=400)
+
+
+def build(engine: Engine, series: int, changes: int) -> None:
+    """Series and their intervals, generated in SQL (the write path is bench/ingest.py's)."""
+    step = SPAN / changes
+    start = END - SPAN
+    gpus = "ARRAY[" + ",".join(f"'{g}'" for g in GPUS) + "]"
+    pricings = "ARRAY[" + ",".join(f"'{p}'" for p in PRICINGS) + "]"
+    with engine.begin() as conn:
+        conn.execute(text("SELECT setseed(0.42)"))
+        conn.execute(
+            text(
+                "INSERT INTO series (id, provider, instance_type, region, zone, pricing, "
+                "payment_option, offering_class, os, gpu_model, gpu_raw_name, gpu_known, "
+                "gpu_count, gpu_memory_gib, vcpus, memory_gib, interconnect, source, first_seen) "
+                "SELECT i, 'cloud' || (i % 7), 'gpu.' || i, 'region-' || (i % 10), '', "
+                f"({pricings})[1 + (i / 3) % {len(PRICINGS)}], '', '', 'linux', "
+                f"({gpus})[1 + i % {len(GPUS)}], ({gpus})[1 + i % {len(GPUS)}], true, "
+                "(ARRAY[1, 2, 4, 8])[1 + (i / 8) % 4], 80, 8, 64, 'nvlink', 'bench', :start "
+                "FROM generate_series(1, :n) AS i"
+            ),
+            {"start": start, "n": series},
+        )
+        conn.execute(
+            text("SELECT setval(pg_get_serial_sequence('series', 'id'), :n)"), {"n": series}
+        )
+        conn.execute(
+            text(
+                "INSERT INTO price_points (series_id, price, currency, price_usd, first_seen, "
+                "last_seen, ended_at) "
+                "SELECT s.id, x.p, 'USD', x.p, t.a, "
+                "CASE WHEN j = :m - 1 THEN :end ELSE t.a END, "
+                "CASE WHEN j = :m - 1 THEN NULL WHEN j % 97 = 50 THEN t.a + :step / 2 "
+                "ELSE t.a + :step END "
+                "FROM generate_series(0, :m - 1) AS j CROSS JOIN series AS s "
+                "CROSS JOIN LATERAL (SELECT :start + j * :step "
+                "+ make_interval(secs => (s.id * 37) % 3600) AS a) AS t "
+                "CROSS JOIN LATERAL (SELECT round(CAST(1 + random() * 9 AS numeric) "
+                "* s.gpu_count, 4) AS p) AS x "
+                "ORDER BY j, s.id"
+            ),
+            {"m": changes, "step": step, "start": start, "end": END},
+        )
+        conn.execute(text("ANALYZE series"))
+        conn.execute(text("ANALYZE price_points"))
+
+
+HAND_OVERVIEW = """
+SELECT s.gpu_model,
+       CASE WHEN s.pricing LIKE 'reserved%%' THEN 'reserved' ELSE s.pricing END AS grp,
+       min(p.price_usd / s.gpu_count)
+FROM series AS s JOIN price_points AS p ON p.series_id = s.id AND p.ended_at IS NULL
+WHERE s.delisted_at IS NULL
+GROUP BY 1, 2
+"""
+
+
+def hand(engine: Engine) -> dict[tuple[str, str], Decimal]:
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor() as cur:
+            cur.execute(HAND_OVERVIEW)
+            return {(m, g): Decimal(v).quantize(Decimal("1e-6")) for m, g, v in cur.fetchall()}
+
+
+def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    fn()  # warm caches and plans alike for both sides
+    times, answer = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        answer = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), answer
+
+
+def page(url: str) -> Callable[[], str]:
+    def get() -> str:
+        r = httpx.get(url, timeout=120)
+        r.raise_for_status()
+        return r.text
+
+    return get
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--series", type=int, default=100_000)
+    parser.add_argument("--changes", type=int, default=24)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="10,000 series × 12 changes")
+    args = parser.parse_args()
+    if args.quick:
+        args.series, args.changes = 10_000, 12
+    base = os.environ.get("GPU_TRACKER_DATABASE_URL", "")
+    server_url = normalize_url(base) if base else None
+    if server_url is None or server_url.get_backend_name() != "postgresql":
+        sys.exit("set GPU_TRACKER_DATABASE_URL to a postgresql:// URL (the bench makes its own DB)")
+    name = f"gpu_tracker_bench_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = server_url.set(database=name).render_as_string(hide_password=False)
+    engine = make_engine(url)
+    try:
+        migrate.upgrade(engine)
+        started = time.perf_counter()
+        build(engine, args.series, args.changes)
+        built = time.perf_counter() - started
+        print(f"built {args.series:,} series × {args.changes} intervals in {built:.0f} s")
+
+        settings = Settings(database_url=url)
+        app = create_app(WebContext(settings, engine))
+        server = WebServer("127.0.0.1:0", app)
+        server.start()
+        try:
+            sql_s, expected = best(lambda: hand(engine), args.repeat)
+            shown = {
+                (row.gpu_model, group): cheapest.price_per_gpu_hour_usd
+                for row in overview(engine)
+                for group, cheapest in row.cheapest.items()
+            }
+            assert shown == expected, "the overview's figures differ from the SQL answer"
+            overview_s, html = best(page(f"{server.url}/"), args.repeat)
+            assert all(g in html for g in GPUS)
+            offers_s, html = best(page(f"{server.url}/offers"), args.repeat)
+            assert f"{args.series:,}".replace(",", "") in html.replace(",", "")
+        finally:
+            server.stop()
+        print(f"hand-written SQL of the overview's figures: {sql_s * 1000:.0f} ms")
+        print(f"overview page: {overview_s * 1000:.0f} ms (ratio {overview_s / sql_s:.2f} of SQL)")
+        print(f"offers page (first of {args.series // 50:,} pages): {offers_s * 1000:.0f} ms")
+        print(f"web overview_ms={overview_s * 1000:.0f} offers_ms={offers_s * 1000:.0f}")
+    finally:
+        engine.dispose()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""The dashboard's reads: one page of current offers, and the cheapest offer per GPU.
+
+Both must answer in well under 300 ms over 100,000 offers, so the database sorts,
+counts, pages and picks the winners; Python sees one page or one row per GPU model
+and price group, never the whole listing. They share :func:`queries.current_offers_select`
+with ``offers`` (same joins, same filters), so the pages list what the CLI lists.
+Decimal columns are text on SQLite: ordering and numeric filters compare them as
+floats (a tie at the 10th decimal place orders by the offer's identity instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Float, and_, case, cast, func, select
+
+from tracker.catalog import GpuSelection
+from tracker.models import PricingModel
+from tracker.store.errors import database_errors
+from tracker.store.queries import StoredOffer, _stored, current_offers_select
+from tracker.store.schema import PricePoint, Series
+
+__all__ = ["CheapestRow", "cheapest_per_gpu", "offer_page"]
+
+Bind = Engine | Connection
+
+_GROUPS = {
+    PricingModel.ON_DEMAND.value: "on_demand",
+    PricingModel.SPOT.value: "spot",
+    PricingModel.RESERVED_1Y.value: "reserved",
+    PricingModel.RESERVED_3Y.value: "reserved",
+}
+
+
+def _execute(bind: Bind, stmt: Any, what: str) -> Sequence[Any]:
+    with database_errors(what):
+        if isinstance(bind, Engine):
+            with bind.connect() as conn:
+                return conn.execute(stmt).all()
+        return bind.execute(stmt).all()
+
+
+def _per_gpu() -> Any:
+    return cast(PricePoint.price_usd, Float) / cast(Series.gpu_count, Float)
+
+
+def offer_page(
+    bind: Bind,
+    *,
+    gpu: GpuSelection | None = None,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+    min_vram: float | None = None,
+    min_gpus: float | None = None,
+    per_gpu: bool = False,
+    offset: int = 0,
+    limit: int = 50,
+) -> tuple[int, list[StoredOffer]]:
+    """(how many offers match, the ``limit`` of them from ``offset``) in the CLI's order:
+    $/hour (or $/GPU-hour), then provider, instance type, region, zone."""
+    stmt = current_offers_select(gpu=gpu, provider=provider, region=region, pricing=pricing)
+    count = cast(Series.gpu_count, Float)
+    if min_vram is not None:
+        share = case((count < 1, count), else_=1.0)  # a GPU slice has its share of VRAM
+        stmt = stmt.where(cast(Series.gpu_memory_gib, Float) * share >= min_vram)
+    if min_gpus is not None:
+        stmt = stmt.where(count >= min_gpus)
+    total = _execute(
+        bind, select(func.count()).select_from(stmt.subquery()), "cannot count the offers"
+    )[0][0]
+    price = _per_gpu() if per_gpu else cast(PricePoint.price_usd, Float)
+    stmt = stmt.order_by(
+        price, Series.provider, Series.instance_type, Series.region, Series.zone, Series.id
+    )
+    rows = _execute(bind, stmt.offset(offset).limit(limit), "cannot read the current offers")
+    return int(total), [_stored(row) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class CheapestRow:
+    gpu_model: str
+    group: str
+    """on_demand, spot or reserved (1- and 3-year terms together)."""
+    offers: int
+    """Offers of this GPU model in every group (after the filters)."""
+    provider: str
+    instance_type: str
+    region: str
+    zone: str
+    pricing: str
+    price_per_hour_usd: Decimal
+    gpu_count: Decimal
+
+
+def cheapest_per_gpu(
+    bind: Bind,
+    *,
+    gpu: GpuSelection | None = None,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+) -> list[CheapestRow]:
+    """Per GPU model and price group, the offer with the lowest $/GPU-hour (ties: by
+    provider, instance type, region, zone), in one statement.
+
+    A hash aggregate finds each group's minimum and a join brings back the offers at
+    it: no sort of the whole listing (sorting 100,000 rows by text keys under a
+    locale collation costs more than everything else the page does).
+    """
+    group = case(
+        *((Series.pricing == value, label) for value, label in _GROUPS.items()), else_=""
+    )
+    offers = (
+        current_offers_select(gpu=gpu, provider=provider, region=region, pricing=pricing)
+        .with_only_columns(
+            Series.gpu_model,
+            group.label("grp"),
+            _per_gpu().label("per_gpu"),
+            Series.provider,
+            Series.instance_type,
+            Series.region,
+            Series.zone,
+            Series.pricing,
+            PricePoint.price_usd,
+            Series.gpu_count,
+            maintain_column_froms=False,
+        )
+        .where(Series.pricing.in_(list(_GROUPS)))
+        .cte("offers")
+    )
+    o = offers.c
+    best = (
+        select(o.gpu_model, o.grp, func.min(o.per_gpu).label("low"), func.count().label("n"))
+        .group_by(o.gpu_model, o.grp)
+        .subquery("best")
+    )
+    stmt = select(
+        o.gpu_model,
+        o.grp,
+        best.c.n,
+        o.provider,
+        o.instance_type,
+        o.region,
+        o.zone,
+        o.pricing,
+        o.price_usd,
+        o.gpu_count,
+    ).join(
+        best,
+        and_(best.c.gpu_model == o.gpu_model, best.c.grp == o.grp, best.c.low == o.per_gpu),
+    )
+    rows = _execute(bind, stmt, "cannot read the cheapest offers")
+    winners: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for row in sorted(rows, key=lambda r: tuple(r[3:7])):  # ties: provider, type, region, zone
+        winners.setdefault((row[0], row[1]), tuple(row))
+    per_model: dict[str, int] = {}
+    for model, _group, n, *_rest in winners.values():
+        per_model[model] = per_model.get(model, 0) + int(n)
+    return [
+        CheapestRow(w[0], w[1], per_model[w[0]], *w[3:]) for _, w in sorted(winners.items())
+    ]
