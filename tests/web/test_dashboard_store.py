@@ -51,32 +51,31 @@ def _keys(rows: list[dict[str, object]]) -> list[tuple[object, ...]]:
     return [(r["provider"], r["instance_type"], r["pricing"], r["zone"]) for r in rows]
 
 
-@pytest.mark.parametrize(
-    ("filters", "expected_total"),
-    [
-        ({}, 8),
-        ({"min_vram": 30.0}, 7),  # the L4 has 24 GiB
-        ({"min_gpus": 2.0}, 3),  # only alpha.8xh100: on-demand, spot, reserved
-        ({"pricing": ["spot"]}, 2),
-    ],
-)
-@pytest.mark.parametrize("sort", [SortKey.price, SortKey.price_per_gpu])
-def test_offer_pages_are_the_cli_listing_cut_in_pages(
-    filled: Engine, filters: dict[str, object], expected_total: int, sort: SortKey
-) -> None:
-    listing = offer_rows(filled, sort=sort, **filters)  # type: ignore[arg-type]
-    assert len(listing) == expected_total
-    pages = []
-    for offset in range(0, expected_total, 3):
-        total, found = offer_page(
-            filled,
-            per_gpu=sort is SortKey.price_per_gpu,
-            offset=offset,
-            limit=3,
-            **filters,  # type: ignore[arg-type]
-        )
-        assert total == expected_total
-        pages += [
-            (s.offer.provider, s.offer.instance_type, s.offer.pricing, s.offer.zone) for s in found
-        ]
-    assert pages == _keys(listing)
+FILTERS: list[tuple[dict[str, object], int]] = [
+    ({}, 8),
+    ({"min_vram": 30.0}, 7),  # the L4 has 24 GiB
+    ({"min_gpus": 2.0}, 3),  # only alpha.8xh100: on-demand, spot, reserved
+    ({"pricing": ["spot"]}, 2),
+]
+
+
+def test_offer_pages_are_the_cli_listing_cut_in_pages(filled: Engine) -> None:
+    for sort in SortKey:
+        for filters, expected_total in FILTERS:
+            listing = offer_rows(filled, sort=sort, **filters)  # type: ignore[arg-type]
+            assert len(listing) == expected_total
+            pages = []
+            for offset in range(0, expected_total, 3):
+                total, found = offer_page(
+                    filled,
+                    per_gpu=sort is SortKey.price_per_gpu,
+                    offset=offset,
+                    limit=3,
+                    **filters,  # type: ignore[arg-type]
+                )
+                assert total == expected_total
+                pages += [
+                    (s.offer.provider, s.offer.instance_type, s.offer.pricing, s.offer.zone)
+                    for s in found
+                ]
+            assert pages == _keys(listing), (sort, filters)
