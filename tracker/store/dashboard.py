@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Float, and_, case, cast, func, select
+from sqlalchemy import Connection, Engine, Float, Numeric, and_, case, cast, func, select
+from sqlalchemy.dialects.postgresql import array
 
 from tracker.catalog import GpuSelection
 from tracker.models import PricingModel
@@ -104,22 +105,45 @@ def cheapest_per_gpu(
     region: Sequence[str] | None = None,
     pricing: Sequence[PricingModel] | None = None,
 ) -> list[CheapestRow]:
-    """Per GPU model and price group, the offer with the lowest $/GPU-hour (ties: by
-    provider, instance type, region, zone), in one statement.
+    """Per GPU model and price group, the offer with the lowest $/GPU-hour (ties: the
+    series stored first), in one aggregate over the current offers plus one lookup of
+    the winners by id.
 
-    A hash aggregate finds each group's minimum and a join brings back the offers at
-    it: no sort of the whole listing (sorting 100,000 rows by text keys under a
-    locale collation costs more than everything else the page does).
+    The aggregate carries its winner along instead of sorting or joining back (sorting
+    100,000 rows by text keys under a locale collation, or scanning them twice, costs
+    more than the rest of the page): on Postgres ``min(ARRAY[per_gpu, id])`` (arrays
+    compare element by element, numerics exactly), on SQLite a bare ``id`` beside
+    ``min()``, which SQLite documents to come from the row holding the minimum.
     """
-    group = case(
-        *((Series.pricing == value, label) for value, label in _GROUPS.items()), else_=""
-    )
-    offers = (
+    group = case(*((Series.pricing == value, label) for value, label in _GROUPS.items()), else_="")
+    postgres = bind.dialect.name == "postgresql"
+    if postgres:
+        exact = PricePoint.price_usd / Series.gpu_count
+        winner: Any = func.min(array([exact, cast(Series.id, Numeric)]))
+        columns = [winner]
+    else:
+        columns = [func.min(_per_gpu()), Series.id]
+    stmt = (
         current_offers_select(gpu=gpu, provider=provider, region=region, pricing=pricing)
         .with_only_columns(
             Series.gpu_model,
             group.label("grp"),
-            _per_gpu().label("per_gpu"),
+            func.count(),
+            *columns,
+            maintain_column_froms=False,
+        )
+        .where(Series.pricing.in_(list(_GROUPS)))
+        .group_by(Series.gpu_model, group)
+    )
+    groups = _execute(bind, stmt, "cannot read the cheapest offers")
+    winners = {int(row[3][1]) if postgres else int(row[4]): (row[0], row[1]) for row in groups}
+    per_model: dict[str, int] = {}
+    for row in groups:
+        per_model[row[0]] = per_model.get(row[0], 0) + int(row[2])
+    details = _execute(
+        bind,
+        select(
+            Series.id,
             Series.provider,
             Series.instance_type,
             Series.region,
@@ -127,39 +151,17 @@ def cheapest_per_gpu(
             Series.pricing,
             PricePoint.price_usd,
             Series.gpu_count,
-            maintain_column_froms=False,
         )
-        .where(Series.pricing.in_(list(_GROUPS)))
-        .cte("offers")
+        .join_from(
+            Series,
+            PricePoint,
+            and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None)),
+        )
+        .where(Series.id.in_(list(winners))),
+        "cannot read the cheapest offers",
     )
-    o = offers.c
-    best = (
-        select(o.gpu_model, o.grp, func.min(o.per_gpu).label("low"), func.count().label("n"))
-        .group_by(o.gpu_model, o.grp)
-        .subquery("best")
-    )
-    stmt = select(
-        o.gpu_model,
-        o.grp,
-        best.c.n,
-        o.provider,
-        o.instance_type,
-        o.region,
-        o.zone,
-        o.pricing,
-        o.price_usd,
-        o.gpu_count,
-    ).join(
-        best,
-        and_(best.c.gpu_model == o.gpu_model, best.c.grp == o.grp, best.c.low == o.per_gpu),
-    )
-    rows = _execute(bind, stmt, "cannot read the cheapest offers")
-    winners: dict[tuple[str, str], tuple[Any, ...]] = {}
-    for row in sorted(rows, key=lambda r: tuple(r[3:7])):  # ties: provider, type, region, zone
-        winners.setdefault((row[0], row[1]), tuple(row))
-    per_model: dict[str, int] = {}
-    for model, _group, n, *_rest in winners.values():
-        per_model[model] = per_model.get(model, 0) + int(n)
-    return [
-        CheapestRow(w[0], w[1], per_model[w[0]], *w[3:]) for _, w in sorted(winners.items())
-    ]
+    result = []
+    for sid, *offer in details:
+        model, grp = winners[sid]
+        result.append(CheapestRow(model, grp, per_model[model], *offer))
+    return sorted(result, key=lambda r: (r.gpu_model, r.group))
