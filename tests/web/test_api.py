@@ -86,6 +86,7 @@ def test_recommend_is_the_cli_ranking(site: Site, tmp_path: Path) -> None:
         ("/offer", {"provider": "alpha"}, "instance_type"),
         ("/offer", {"provider": "x", "instance_type": "y", "region": "z"}, "no stored offer"),
         ("/profiles", {"profile": "nope"}, "nope"),
+        ("/gpu", {"name": "H100"}, "not a canonical GPU model"),
     ],
 )
 def test_bad_parameters_are_a_one_line_400(

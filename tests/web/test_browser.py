@@ -109,6 +109,21 @@ def test_overview_sorts_by_a_column_in_the_browser(site: Site, browser: WebDrive
     assert [r[0] for r in cells(browser, "#overview")] == ["H100-SXM", "A100-80GB", "L4"]
 
 
+def test_gpu_page_shows_its_cheapest_offers_and_datasheet(site: Site, browser: WebDriver) -> None:
+    browser.get(site.url + "/")
+    browser.find_element(By.LINK_TEXT, "H100-SXM").click()
+    wait_for_url(browser, "/gpu?name=H100-SXM")
+    shot(browser, "gpu")
+    cheapest = {r[0]: r for r in cells(browser, "#cheapest")}
+    # As on the overview: on-demand beta 3.60, spot alpha 12.00/8 = 1.50, reserved 24.00/8.
+    assert [cheapest[g][1] for g in ("on_demand", "spot", "reserved")] == ["3.60", "1.50", "3.00"]
+    sheet = {
+        row.find_element(By.TAG_NAME, "th").text: row.find_element(By.TAG_NAME, "td").text
+        for row in browser.find_elements(By.CSS_SELECTOR, "#datasheet tr")
+    }
+    assert sheet["vram_gib"] == "80" and sheet["architecture"] == "Hopper"
+
+
 def test_offers_page_filters_and_pages(site: Site, browser: WebDriver) -> None:
     browser.get(site.url + "/offers")
     shot(browser, "offers")

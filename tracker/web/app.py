@@ -65,7 +65,7 @@ def _add_probes(app: FastAPI, probes: Mapping[str, Route]) -> None:
 
 def create_app(context: WebContext) -> FastAPI:
     """The dashboard and API over ``context.engine`` (see the module docstring)."""
-    from tracker.web import api, pages  # routes import this module's types
+    from tracker.web import api, gpu_page, pages  # routes import this module's types
 
     app = FastAPI(
         title="gpu-tracker",
@@ -83,6 +83,7 @@ def create_app(context: WebContext) -> FastAPI:
     _add_probes(app, context.probes)
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(gpu_page.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     return app
 

@@ -17,7 +17,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from tracker.catalog import select_gpus
+from tracker.catalog import all_specs, select_gpus
 from tracker.cli.offers import SortKey, offer_row
 from tracker.cli.output import jsonable, money
 from tracker.models import PricingModel
@@ -47,6 +47,7 @@ templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["money"] = money
 templates.env.filters["iso"] = lambda v: "" if v is None else jsonable(v)
 templates.env.globals["urlencode"] = lambda params: urlencode(params, doseq=True)
+templates.env.globals["catalog_names"] = frozenset(spec.name for spec in all_specs())
 
 NAV = (
     ("/", "Overview"),
