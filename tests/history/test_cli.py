@@ -1,0 +1,131 @@
+"""``history``, ``compare`` and ``export`` through the installed console script."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import Run, cli_runner
+from tests.history.conftest import build_day_history
+from tracker.store import migrate
+from tracker.store.engine import make_engine
+
+WINDOW = ("--since", "2026-03-01T09:00:00Z", "--until", "2026-03-01T16:00:00Z")
+P5 = ("-p", "aws", "-i", "p5.48xlarge", "-r", "us-east-1")
+
+
+@pytest.fixture
+def cli(db_url: str, tmp_path: Path) -> Run:
+    engine = make_engine(db_url)
+    migrate.upgrade(engine)
+    build_day_history(engine)
+    engine.dispose()
+    return cli_runner(db_url, tmp_path)
+
+
+def as_json(proc: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def test_history_compare_export_end_to_end(cli: Run, tmp_path: Path) -> None:
+    steps = as_json(cli("history", *P5, *WINDOW, "--resample", "1h", "--format", "json"))
+    assert steps[0] == {
+        "time": "2026-03-01T09:00:00Z", "price_per_hour": "98.32", "currency": "USD",
+        "price_per_hour_usd": "98.32", "provider": "aws", "instance_type": "p5.48xlarge",
+        "region": "us-east-1", "zone": "", "pricing": "on_demand", "payment_option": "",
+    }  # fmt: skip
+    # see test_steps: old price until 10:30, delisted 13:00–15:00
+    assert [s["price_per_hour"] for s in steps] == [
+        "98.32", "98.32", "80", "80", None, None, "80", "80"
+    ]  # fmt: skip
+    gpu = as_json(cli("history", "--gpu", "H100", *WINDOW, "--resample", "1h", "--format", "json"))
+    assert [(g["provider"], g["price_per_gpu_hour_usd"]) for g in gpu] == [
+        ("lambda", "12"), ("lambda", "12"), ("aws", "10"), ("aws", "10"),
+        ("azure", "11.5"), ("azure", "11.5"), ("aws", "10"), ("aws", "10"),
+    ]  # fmt: skip
+    csv_out = cli("history", "--gpu", "h100-sxm", "--pricing", "spot", *WINDOW,
+                  "--resample", "4h", "--format", "csv")  # fmt: skip
+    assert csv_out.returncode == 0, csv_out.stderr
+    spot = pd.read_csv(io.StringIO(csv_out.stdout), dtype=str)
+    # 4-hour steps from the epoch: 12:00 and 16:00; 40.00 / 8 GPUs = 5
+    assert list(spot["time"]) == ["2026-03-01T12:00:00Z", "2026-03-01T16:00:00Z"]
+    assert list(spot["price_per_gpu_hour_usd"]) == ["5", "5"]
+    plot = tmp_path / "p5.svg"
+    table = cli(
+        "history", *P5, "--since", "2026-02-27", "--until", "2026-03-03", "--plot", str(plot)
+    )
+    assert table.returncode == 0, table.stderr
+    assert "p5.48xlarge" in table.stdout and plot.read_text().lstrip().startswith("<?xml")
+    # intervals (the view without --resample) still work, now limited to the window
+    intervals = as_json(cli("history", *P5, "--since", "2026-03-01T14:00:00Z", "--format", "json"))
+    assert [(i["price_per_hour"], i["first_seen"]) for i in intervals] == [
+        ("80", "2026-03-01T15:00:00Z")
+    ]
+
+    compare = as_json(cli("compare", "--gpu", "H100", "--format", "json"))
+    assert {(c["gpu_model"], c["provider"]) for c in compare} == {
+        ("H100-SXM", "aws"), ("H100-PCIE", "lambda"), ("H100-NVL", "azure")
+    }  # fmt: skip
+
+    target = tmp_path / "out.parquet"
+    done = cli(
+        "export", "--since", "2026-03-01", "--until", "2026-03-02", "--gpu", "H100", str(target)
+    )
+    assert done.returncode == 0, done.stderr
+    frame = pd.read_parquet(target)
+    # H100 intervals: aws on-demand ×3, aws spot, lambda, azure = 6
+    assert len(frame) == 6 and set(frame["gpu_model"]) == {"H100-SXM", "H100-PCIE", "H100-NVL"}
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_bad_input_is_one_line_and_exit_2(cli: Run, tmp_path: Path) -> None:
+    cases = {
+        "unknown GPU": (("history", "--gpu", "H1000"), "--gpu 'h1000': unknown GPU"),
+        "compare unknown GPU": (("compare", "--gpu", "nope"), "--gpu 'nope': unknown GPU"),
+        "since after until": (
+            ("history", "--gpu", "H100", "--since", "2026-03-02", "--until", "2026-03-01"),
+            "--since 2026-03-02T00:00:00Z is not before --until 2026-03-01T00:00:00Z",
+        ),
+        "bad date": (("history", *P5, "--since", "last week"), "--since 'last week': not a time"),
+        "bad export date": (
+            ("export", "--since", "soon", str(tmp_path / "x.csv")),
+            "--since 'soon': not a time",
+        ),
+        "bad resample": (("history", *P5, "--resample", "1 fortnight"), "--resample '1 fortnight'"),
+        "no such offer": (
+            ("history", "-p", "aws", "-i", "p9.huge", "-r", "us-east-1", "--resample", "1d"),
+            "no stored offer aws p9.huge us-east-1 on_demand",
+        ),
+        "unwritable plot": (
+            ("history", *P5, "--plot", str(tmp_path / "no" / "such" / "dir" / "p.png")),
+            "does not exist",
+        ),
+        "plot not png/svg": (("history", *P5, "--plot", str(tmp_path / "p.pdf")), ".png or .svg"),
+        "export format": (("export", "--since", "7d", str(tmp_path / "x.xlsx")), "--format csv"),
+        "no offer named": (("history", "-p", "aws"), "history needs --gpu G, or one --provider"),
+    }
+    for name, (args, expected) in cases.items():
+        proc = cli(*args)
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert proc.returncode == 2, (name, proc.stderr)
+        assert len(lines) == 1 and "Traceback" not in proc.stderr, (name, proc.stderr)
+        assert lines[0].startswith("gpu-tracker: error: ") and expected in lines[0], (name, lines)
+    (tmp_path / "dir.png").mkdir()
+    proc = cli("history", *P5, "--plot", str(tmp_path / "dir.png"))
+    assert proc.returncode == 2 and "dir.png: is a directory" in proc.stderr, proc.stderr
+    if os.geteuid() != 0:  # root may write into a read-only folder
+        read_only = tmp_path / "ro"
+        read_only.mkdir()
+        read_only.chmod(0o500)
+        try:
+            proc = cli("history", *P5, "--plot", str(read_only / "p.png"))
+            assert proc.returncode == 2 and "not writable" in proc.stderr, proc.stderr
+        finally:
+            read_only.chmod(0o700)
