@@ -34,6 +34,8 @@ from tracker.history.args import Window, make_grid
 from tracker.models import PricingModel
 from tracker.store import migrate
 from tracker.store.engine import Engine, make_engine, normalize_url
+from tracker.store.history import SeriesFilter
+from tracker.store.history import offer_steps as store_steps
 
 GPUS = ["H100-SXM", "H100-PCIE", "H100-NVL", "A100-80GB", "A100-40GB", "L4", "A10G", "T4"]
 END = datetime(2026, 1, 1, tzinfo=UTC)
@@ -172,6 +174,13 @@ def main() -> None:
         window = Window(END - timedelta(days=90), END)
         grid = make_grid(window, timedelta(hours=1))
         single_s, rows = best(lambda: views.offer_steps(engine, offer, grid), args.repeat)
+        where = SeriesFilter(
+            provider=[offer.provider],
+            instance_type=offer.instance_type,
+            region=[offer.region],
+            pricing=[offer.pricing],
+        )
+        query_s, _ = best(lambda: store_steps(engine, grid, where), args.repeat)
         params = {"since": window.since, "until": window.until, "sid": sid}
         hand_single_s, expected = best(lambda: hand(engine, HAND_SINGLE, params), args.repeat)
         got = [(r["time"], r["price_per_hour_usd"]) for r in rows]
@@ -202,7 +211,8 @@ def main() -> None:
     finally:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    print(f"single series, 90 days hourly ({grid.count} steps): project {single_s * 1000:.1f} ms, "
+    print(f"single series, 90 days hourly ({grid.count} steps): project {single_s * 1000:.1f} ms "
+          f"(of which the store's query and typed rows {query_s * 1000:.1f} ms), "
           f"hand-written SQL {hand_single_s * 1000:.1f} ms")  # fmt: skip
     print(f"H100 family daily over a year ({days.count} steps, "
           f"{args.series * 3 // len(GPUS)} series): project {aggregated_s * 1000:.0f} ms, "

@@ -121,20 +121,32 @@ def offer_steps(engine: Engine, offer: OfferKey, grid: Grid) -> list[dict[str, A
     steps = store.offer_steps(engine, grid, where)
     if not steps:
         raise HistoryArgumentError(f"no stored offer {offer.describe()}")
+    times = grid.times()
     return [
         {
-            "time": p.time,
-            "price_per_hour": p.price,
-            "currency": p.currency,
-            "price_per_hour_usd": p.price_usd,
-            "provider": p.provider,
-            "instance_type": p.instance_type,
-            "region": p.region,
-            "zone": p.zone,
-            "pricing": p.pricing,
-            "payment_option": p.payment_option,
+            "time": times[k],
+            "price_per_hour": price,
+            "currency": currency,
+            "price_per_hour_usd": usd,
+            "provider": provider,
+            "instance_type": instance_type,
+            "region": region,
+            "zone": zone,
+            "pricing": pricing,
+            "payment_option": payment_option,
         }
-        for p in steps
+        for (
+            k,
+            provider,
+            instance_type,
+            region,
+            zone,
+            pricing,
+            payment_option,
+            price,
+            currency,
+            usd,
+        ) in steps
     ]
 
 
