@@ -5,13 +5,14 @@ from __future__ import annotations
 import io
 import json
 import os
+import pty
 import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.conftest import Run, cli_runner
+from tests.conftest import SCRIPT, Run, cli_runner
 from tests.history.conftest import build_day_history
 from tracker.store import migrate
 from tracker.store.engine import make_engine
@@ -29,12 +30,42 @@ def cli(db_url: str, tmp_path: Path) -> Run:
     return cli_runner(db_url, tmp_path)
 
 
+def on_a_terminal(db_url: str, workdir: Path, *args: str) -> str:
+    """What ``gpu-tracker ARGS`` prints when its stdout is a terminal (a pseudo-terminal)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TRACKER_")}
+    env.update(GPU_TRACKER_DATABASE_URL=db_url, XDG_DATA_HOME=str(workdir / "data"),
+               XDG_CONFIG_HOME=str(workdir / "config"), COLUMNS="120")  # fmt: skip
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [SCRIPT, *args], env=env, stdout=follower, stderr=subprocess.PIPE, text=True,
+            timeout=120, cwd=workdir,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the other end is closed and everything was read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks).decode()
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+
+
 def as_json(proc: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
-def test_history_compare_export_end_to_end(cli: Run, tmp_path: Path) -> None:
+def test_history_compare_export_end_to_end(cli: Run, db_url: str, tmp_path: Path) -> None:
     steps = as_json(cli("history", *P5, *WINDOW, "--resample", "1h", "--format", "json"))
     assert steps[0] == {
         "time": "2026-03-01T09:00:00Z", "price_per_hour": "98.32", "currency": "USD",
@@ -63,6 +94,11 @@ def test_history_compare_export_end_to_end(cli: Run, tmp_path: Path) -> None:
     )
     assert table.returncode == 0, table.stderr
     assert "p5.48xlarge" in table.stdout and plot.read_text().lstrip().startswith("<?xml")
+    # on a terminal a sparkline follows the table: 12, 12, 10, 10, 11.5, 11.5, 10, 10
+    # (low 10, high 12: 12 → █, 10 → ▁, 11.5 → (1.5/2) × 7 = 5.25 → ▆)
+    assert "██▁▁▆▆▁▁" in on_a_terminal(
+        db_url, tmp_path, "history", "--gpu", "H100", *WINDOW, "--resample", "1h"
+    )
     # intervals (the view without --resample) still work, now limited to the window
     intervals = as_json(cli("history", *P5, "--since", "2026-03-01T14:00:00Z", "--format", "json"))
     assert [(i["price_per_hour"], i["first_seen"]) for i in intervals] == [
