@@ -7,7 +7,8 @@ then times
       .offer_steps: the lookup of the offer plus the resampled rows), and
   (b) the per-GPU daily aggregate over a year for the H100 family (views.gpu_steps),
 each against a hand-written LATERAL query giving the same answer (asserted equal).
-Ratios are project time / hand-written time (best of REPEAT runs each). Runs in a
+Ratios are project time / hand-written time (best of REPEAT runs each, the two sides
+alternating so both see the same load). Runs in a
 throwaway database created next to the one GPU_TRACKER_DATABASE_URL names.
 
     GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
@@ -123,14 +124,21 @@ def hand(engine: Engine, sql: str, params: dict[str, Any]) -> list[tuple[Any, ..
             return list(cur.fetchall())
 
 
-def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    fn()  # warm caches and prepared plans alike for both sides
-    times, answer = [], None
+def race(
+    ours: Callable[[], Any], theirs: Callable[[], Any], repeat: int
+) -> tuple[float, Any, float, Any]:
+    """Best time and answer of each side, runs alternating so both see the same load
+    (this machine is shared); one warm-up run each first."""
+    ours(), theirs()
+    best_ours = best_theirs = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
-        answer = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), answer
+        answer_ours = ours()
+        best_ours = min(best_ours, time.perf_counter() - start)
+        start = time.perf_counter()
+        answer_theirs = theirs()
+        best_theirs = min(best_theirs, time.perf_counter() - start)
+    return best_ours, answer_ours, best_theirs, answer_theirs
 
 
 def per_gpu(usd: Decimal, count: Decimal) -> Decimal:
@@ -141,7 +149,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--series", type=int, default=2000)
     parser.add_argument("--changes", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per side")
     parser.add_argument("--quick", action="store_true", help="200 series × 200 changes")
     args = parser.parse_args()
     if args.quick:
@@ -173,16 +181,19 @@ def main() -> None:
         offer = views.OfferKey(row.provider, row.instance_type, row.region)
         window = Window(END - timedelta(days=90), END)
         grid = make_grid(window, timedelta(hours=1))
-        single_s, rows = best(lambda: views.offer_steps(engine, offer, grid), args.repeat)
         where = SeriesFilter(
             provider=[offer.provider],
             instance_type=offer.instance_type,
             region=[offer.region],
             pricing=[offer.pricing],
         )
-        query_s, _ = best(lambda: store_steps(engine, grid, where), args.repeat)
         params = {"since": window.since, "until": window.until, "sid": sid}
-        hand_single_s, expected = best(lambda: hand(engine, HAND_SINGLE, params), args.repeat)
+        single_s, rows, hand_single_s, expected = race(
+            lambda: views.offer_steps(engine, offer, grid),
+            lambda: hand(engine, HAND_SINGLE, params),
+            args.repeat,
+        )
+        query_s = race(lambda: store_steps(engine, grid, where), lambda: None, args.repeat)[0]
         got = [(r["time"], r["price_per_hour_usd"]) for r in rows]
         assert got == [(t, p) for t, p in expected], "single-series answers differ"
         assert any(p is None for _, p in got), "the window should hold a delisted gap"
@@ -191,13 +202,11 @@ def main() -> None:
         selection = select_gpus(["H100"])
         year = Window(END - timedelta(days=365), END)
         days = make_grid(year, timedelta(days=1))
-        aggregated_s, agg = best(
-            lambda: views.gpu_steps(engine, selection, days, pricing=[PricingModel.ON_DEMAND]),
-            args.repeat,
-        )
         agg_params = {"since": year.since, "until": year.until, "models": list(selection.models)}
-        hand_agg_s, agg_expected = best(
-            lambda: hand(engine, HAND_AGGREGATE, agg_params), args.repeat
+        aggregated_s, agg, hand_agg_s, agg_expected = race(
+            lambda: views.gpu_steps(engine, selection, days, pricing=[PricingModel.ON_DEMAND]),
+            lambda: hand(engine, HAND_AGGREGATE, agg_params),
+            args.repeat,
         )
         got_agg = [
             (r["time"], r["price_per_gpu_hour_usd"], r["provider"], r["instance_type"])

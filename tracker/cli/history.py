@@ -138,8 +138,11 @@ def history(
             check_plot_path(plot)
         window = history_args.parse_window(since, until, now=now) if since or until else None
         if gpu:
-            if instance_type is not None or at is not None:
-                raise HistoryArgumentError("--gpu reads many offers: drop --instance-type / --at")
+            if instance_type or at or zone is not None or payment_option is not None:
+                raise HistoryArgumentError(
+                    "--gpu reads many offers: drop --instance-type, --zone, --payment-option "
+                    "and --at (they name one offer)"
+                )
             step = history_args.parse_step(resample or DEFAULT_STEP)
             window = window or history_args.parse_window(None, None, now=now)
             grid = history_args.make_grid(window, step, resample or DEFAULT_STEP)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
+    Connection,
     Integer,
     Interval,
     Select,
@@ -265,6 +267,17 @@ def _in_force(
     return _InForce(probe.c.k, probe.c.t, s2, found, source)
 
 
+@contextmanager
+def _reading(engine: Engine) -> Iterator[Connection]:
+    """A connection for a probe read. On Postgres, without JIT compilation: the planner's
+    row estimates for a generated grid make it compile the probe loop, which costs about
+    a second and saves nothing on a read made of short index probes."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.exec_driver_sql("SET LOCAL jit = off")
+        yield conn
+
+
 def offer_steps(engine: Engine, times: Times, where: SeriesFilter) -> list[OfferStep]:
     """Every selected series at every time, with the price in force then (None where
     none was), ordered by offer then time; no rows when no series matches.
@@ -280,7 +293,7 @@ def offer_steps(engine: Engine, times: Times, where: SeriesFilter) -> list[Offer
         p.c.currency,
         usd_price(p, f.t),
     ).select_from(f.source)
-    with database_errors("cannot read the price history"), engine.connect() as conn:
+    with database_errors("cannot read the price history"), _reading(engine) as conn:
         steps = [OfferStep._make(row) for row in conn.execute(stmt).all()]
     # Sorted here, not in SQL: cheaper than a sort node over the steps.
     steps.sort(key=lambda p: (*p[1:7], p.k))
@@ -331,7 +344,7 @@ def cheapest_at(
         .where(ranked.c.rank == 1)
         .order_by(ranked.c.k, *(ranked.c[c] for c in per))
     )
-    with database_errors("cannot read the price history"), engine.connect() as conn:
+    with database_errors("cannot read the price history"), _reading(engine) as conn:
         return [CheapestStep._make(row) for row in conn.execute(stmt).all()]
 
 
