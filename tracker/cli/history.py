@@ -143,38 +143,57 @@ def history(
                     "--gpu reads many offers: drop --instance-type, --zone, --payment-option "
                     "and --at (they name one offer)"
                 )
-            step = history_args.parse_step(resample or DEFAULT_STEP)
-            window = window or history_args.parse_window(None, None, now=now)
-            grid = history_args.make_grid(window, step, resample or DEFAULT_STEP)
-            engine = open_store(ctx)
-            selection = gpu_selection(engine, gpu)
-            rows = views.gpu_steps(
-                engine, selection, grid, provider=provider, region=region, pricing=[pricing]
-            )
-            title = f"cheapest {'/'.join(gpu)} {pricing.value}, USD per GPU-hour"
-            _show(rows, fmt, GPU_STEP_TABLE, views.GPU_STEP_KEYS, title)
-            _spark_or_plot(rows, "price_per_gpu_hour_usd", title, "USD per GPU-hour", plot, fmt)
+            grid = _grid(window, resample, now)
+            _gpu_view(ctx, gpu, grid, provider, region, pricing, plot, fmt)
             return
         offer = _offer_key(provider, instance_type, region, pricing, zone, payment_option)
+        # One offer: each view is one branch (a new view adds its option and a branch here).
         if at is not None:
             if resample or window or plot:
                 raise HistoryArgumentError(
                     "--at reads one time: drop --since/--until/--resample/--plot"
                 )
             at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
-            rows = views.offer_intervals(open_store(ctx), offer, at=at)
-            emit(rows, fmt, title=offer.describe())
-            return
-        if resample is None and plot is None:
+            emit(views.offer_intervals(open_store(ctx), offer, at=at), fmt, title=offer.describe())
+        elif resample is None and plot is None:
             rows = views.offer_intervals(open_store(ctx), offer, window=window)
             emit(rows, fmt, title=offer.describe())
-            return
-        step = history_args.parse_step(resample or DEFAULT_STEP)
-        window = window or history_args.parse_window(None, None, now=now)
-        grid = history_args.make_grid(window, step, resample or DEFAULT_STEP)
-        rows = views.offer_steps(open_store(ctx), offer, grid)
-        _show(rows, fmt, OFFER_STEP_TABLE, views.OFFER_STEP_KEYS, offer.describe())
-        _spark_or_plot(rows, "price_per_hour_usd", offer.describe(), "USD per hour", plot, fmt)
+        else:
+            rows = views.offer_steps(open_store(ctx), offer, _grid(window, resample, now))
+            _show(rows, fmt, OFFER_STEP_TABLE, views.OFFER_STEP_KEYS, offer.describe())
+            _spark_or_plot(rows, "price_per_hour_usd", offer.describe(), "USD per hour", plot, fmt)
+
+
+def _grid(
+    window: history_args.Window | None, resample: str | None, now: datetime
+) -> history_args.Grid:
+    """The steps of a resampled view: ``--resample`` (default 1d) over the window
+    (default: the 30 days before now)."""
+    rule = resample or DEFAULT_STEP
+    step = history_args.parse_step(rule)
+    return history_args.make_grid(
+        window or history_args.parse_window(None, None, now=now), step, rule
+    )
+
+
+def _gpu_view(
+    ctx: typer.Context,
+    gpu: list[str],
+    grid: history_args.Grid,
+    provider: list[str] | None,
+    region: list[str] | None,
+    pricing: PricingModel,
+    plot: Path | None,
+    fmt: OutputFormat,
+) -> None:
+    engine = open_store(ctx)
+    selection = gpu_selection(engine, gpu)
+    rows = views.gpu_steps(
+        engine, selection, grid, provider=provider, region=region, pricing=[pricing]
+    )
+    title = f"cheapest {'/'.join(gpu)} {pricing.value}, USD per GPU-hour"
+    _show(rows, fmt, GPU_STEP_TABLE, views.GPU_STEP_KEYS, title)
+    _spark_or_plot(rows, "price_per_gpu_hour_usd", title, "USD per GPU-hour", plot, fmt)
 
 
 def _offer_key(
