@@ -14,7 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Engine, and_, exists, func, select
+from sqlalchemy import Engine, and_, func, select
 from sqlalchemy.orm import aliased
 
 from tracker.store.errors import database_errors
@@ -153,34 +153,52 @@ def price_changes_since(engine: Engine, after_id: int) -> list[PriceChange]:
 
 
 def new_series_since(engine: Engine, after_id: int) -> list[NewSeries]:
-    """Series with id > ``after_id``, each flagged with what no earlier series had."""
-    before = aliased(Series)
+    """Series with id > ``after_id``, each flagged with what no earlier series had.
 
-    def first(*same: Any) -> Any:
-        return ~exists().where(before.id <= after_id, *same)
+    The earlier models, instance types and regions are read as three DISTINCT lists
+    (one pass each) rather than an EXISTS per new series: a new provider's first run
+    can bring 100,000 series, and ``gpu_model`` has no index.
+    """
 
-    stmt = (
-        select(
-            Series.id,
-            Series.provider,
-            Series.instance_type,
-            Series.region,
-            Series.pricing,
-            Series.gpu_model,
-            Series.gpu_raw_name,
-            Series.gpu_count,
-            first(before.gpu_model == Series.gpu_model),
-            first(before.provider == Series.provider, before.instance_type == Series.instance_type),
-            first(before.provider == Series.provider, before.region == Series.region),
-        )
-        .where(Series.id > after_id)
-        .order_by(Series.id)
-    )
+    def distinct(*columns: Any) -> Any:
+        return select(*columns).where(Series.id <= after_id).distinct()
+
     with database_errors("cannot read new series"), engine.connect() as conn:
-        return [
-            NewSeries(*row[:8], bool(row[8]), bool(row[9]), bool(row[10]))  # type: ignore[call-arg]
-            for row in conn.execute(stmt).all()
-        ]
+        rows = conn.execute(
+            select(
+                Series.id,
+                Series.provider,
+                Series.instance_type,
+                Series.region,
+                Series.pricing,
+                Series.gpu_model,
+                Series.gpu_raw_name,
+                Series.gpu_count,
+            )
+            .where(Series.id > after_id)
+            .order_by(Series.id)
+        ).all()
+        if not rows:
+            return []
+        models = set(conn.execute(distinct(Series.gpu_model)).scalars())
+        types = {tuple(r) for r in conn.execute(distinct(Series.provider, Series.instance_type))}
+        regions = {tuple(r) for r in conn.execute(distinct(Series.provider, Series.region))}
+    return [
+        NewSeries(
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            r[7],
+            new_gpu_model=r[5] not in models,
+            new_instance_type=(r[1], r[2]) not in types,
+            new_region=(r[1], r[3]) not in regions,
+        )
+        for r in rows
+    ]
 
 
 def snapshots_since(
