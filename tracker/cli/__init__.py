@@ -16,6 +16,7 @@ import typer
 from typer.exceptions import TyperException
 
 from tracker import __version__
+from tracker.cli import alerts as alert_commands
 from tracker.cli import calibrate as calibrate_commands
 from tracker.cli import collect as collect_commands
 from tracker.cli import compare as compare_commands
@@ -94,6 +95,7 @@ export_commands.register(app)
 recommend_commands.register(app)
 calibrate_commands.register(app)
 serve_commands.register(app)
+alert_commands.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:
