@@ -27,6 +27,7 @@ from tracker.collect import run_collector
 from tracker.models import Offer
 from tracker.recommend.stored import recompute_rankings
 from tracker.settings import Settings
+from tracker.store.alerts import NewAlert, due_deliveries, mark_failed, mark_sent, queue_alerts
 
 DAY0 = datetime(2026, 3, 1, tzinfo=UTC)
 DAYS = 3
@@ -123,8 +124,29 @@ def beta_offers() -> list[Offer]:
     ]
 
 
+def add_alerts(engine: Engine) -> None:
+    """Two alerts for slack and email: slack took both; email gave up on the newer one."""
+    at = DAY0 + timedelta(days=DAYS - 1, hours=1)
+    for n, title in enumerate(("alpha spot fell 12.5 %", "beta.h100 leads bert-base-finetune")):
+        alert = NewAlert(
+            f"key-{n}", f"rule-{n}", "price_change", f"s{n}", title, {}, ("email", "slack")
+        )
+        queue_alerts(engine, [alert], at + timedelta(minutes=n))
+    due = due_deliveries(engine, at + timedelta(hours=1))
+    mark_sent(engine, [d.delivery_id for d in due if d.channel == "slack"], at)
+    email = [d for d in due if d.channel == "email"]
+    mark_sent(
+        engine, [d.delivery_id for d in email if d.alert_id == min(e.alert_id for e in email)], at
+    )
+    newest = [
+        (d.delivery_id, d.attempts) for d in email if d.alert_id == max(e.alert_id for e in email)
+    ]
+    mark_failed(engine, newest, "SMTP 535 authentication failed", None)
+
+
 def fill(engine: Engine, settings: Settings) -> None:
-    """Three daily collections of both providers, rankings recomputed after each."""
+    """Three daily collections of both providers, rankings recomputed after each, and
+    two alerts (see :func:`add_alerts`)."""
     for day in range(DAYS):
         at = DAY0 + timedelta(days=day)
         for summary in (
@@ -133,3 +155,4 @@ def fill(engine: Engine, settings: Settings) -> None:
         ):
             assert summary.ok, summary
         recompute_rankings(engine, settings, now=at + timedelta(minutes=5))
+    add_alerts(engine)

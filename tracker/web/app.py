@@ -65,7 +65,13 @@ def _add_probes(app: FastAPI, probes: Mapping[str, Route]) -> None:
 
 def create_app(context: WebContext) -> FastAPI:
     """The dashboard and API over ``context.engine`` (see the module docstring)."""
-    from tracker.web import api, gpu_page, pages  # routes import this module's types
+    from tracker.web import (
+        alerts_page,
+        api,
+        gpu_page,
+        history_api,
+        pages,
+    )  # they import this module
 
     app = FastAPI(
         title="gpu-tracker",
@@ -82,8 +88,11 @@ def create_app(context: WebContext) -> FastAPI:
     install_error_handlers(app)
     _add_probes(app, context.probes)
     app.include_router(api.router)
+    app.include_router(history_api.router)
+    app.include_router(alerts_page.api_router)
     app.include_router(pages.router)
     app.include_router(gpu_page.router)
+    app.include_router(alerts_page.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     return app
 

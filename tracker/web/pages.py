@@ -53,6 +53,7 @@ NAV = (
     ("/", "Overview"),
     ("/offers", "Offers"),
     ("/profiles", "Profiles"),
+    ("/alerts", "Alerts"),
     ("/collectors", "Collectors"),
     ("/api/docs", "API"),
 )

@@ -1,0 +1,92 @@
+"""/api/v1/history, /compare and /alerts answer the CLI's JSON rows; the Alerts page
+marks the failing channel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.web.conftest import Site
+from tests.web.test_api import cli_json
+
+SPOT = {
+    "provider": "alpha",
+    "instance_type": "alpha.8xh100",
+    "region": "us-east-1",
+    "pricing": "spot",
+}
+SPOT_ARGS = ("-p", "alpha", "-i", "alpha.8xh100", "-r", "us-east-1", "--pricing", "spot")
+WINDOW = {"since": "2026-03-01", "until": "2026-03-03"}
+WINDOW_ARGS = ("--since", "2026-03-01", "--until", "2026-03-03")
+
+
+def test_offer_intervals_and_steps_are_the_cli_rows(site: Site, tmp_path: Path) -> None:
+    intervals = site.get("/api/v1/history", params=SPOT).json()
+    assert intervals == cli_json(site, tmp_path, "history", *SPOT_ARGS)
+    # 16.00 (day 0), 14.00 (day 1), 12.00 (day 2, open).
+    assert [r["price_per_hour"] for r in intervals] == ["16", "14", "12"]
+    steps = site.get("/api/v1/history", params={**SPOT, **WINDOW, "resample": "1d"}).json()
+    assert steps == cli_json(
+        site, tmp_path, "history", *SPOT_ARGS, *WINDOW_ARGS, "--resample", "1d"
+    )
+    assert [r["price_per_hour_usd"] for r in steps] == ["16", "14", "12"]
+
+
+def test_gpu_aggregate_and_compare_are_the_cli_rows(site: Site, tmp_path: Path) -> None:
+    query = {"gpu": "H100", "pricing": "spot", **WINDOW}
+    rows = site.get("/api/v1/history", params=query).json()
+    assert rows == cli_json(
+        site, tmp_path, "history", "--gpu", "H100", "--pricing", "spot", *WINDOW_ARGS
+    )
+    # Per GPU-hour, spot: alpha 16/8 = 2.00 ties beta 2.00 on day 0 (alpha first by
+    # provider), then alpha 14/8 = 1.75 and 12/8 = 1.50.
+    assert [(r["provider"], r["price_per_gpu_hour_usd"]) for r in rows] == [
+        ("alpha", "2"),
+        ("alpha", "1.75"),
+        ("alpha", "1.5"),
+    ]
+    compare = site.get("/api/v1/compare", params={"gpu": "H100"}).json()
+    assert compare == cli_json(site, tmp_path, "compare", "--gpu", "H100")
+    assert {(r["provider"], r["spot"]) for r in compare} == {("alpha", "1.5"), ("beta", "2")}
+
+
+def test_alerts_are_the_cli_rows(site: Site, tmp_path: Path) -> None:
+    rows = site.get("/api/v1/alerts").json()
+    assert rows == cli_json(site, tmp_path, "alerts", "list")
+    assert [(r["channel"], r["status"]) for r in rows] == [
+        ("email", "dead"),
+        ("slack", "sent"),
+        ("email", "sent"),
+        ("slack", "sent"),
+    ]
+    failed = site.get("/api/v1/alerts", params={"failed": "true"}).json()
+    assert [r["title"] for r in failed] == ["beta.h100 leads bert-base-finetune"]
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "names"),
+    [
+        ("/api/v1/history", {"provider": "alpha"}, "one provider, instance_type"),
+        ("/api/v1/history", {"gpu": "H100", "zone": "a"}, "drop instance_type"),
+        ("/api/v1/history", {**SPOT, "resample": "fortnight"}, "fortnight"),
+        ("/api/v1/history", {**SPOT, "since": "yesterday-ish"}, "yesterday-ish"),
+        ("/api/v1/history", {"gpu": "Z9000"}, "unknown GPU"),
+        ("/api/v1/compare", {"gpu": "Z9000"}, "unknown GPU"),
+        ("/api/v1/alerts", {"since": "a while"}, "a while"),
+        ("/api/v1/alerts", {"limit": "0"}, "limit"),
+    ],
+)
+def test_bad_history_and_alert_parameters_are_a_one_line_400(
+    site: Site, path: str, params: dict[str, str], names: str
+) -> None:
+    r = site.get(path, params=params)
+    assert r.status_code == 400, r.text
+    assert "\n" not in r.text and names in r.json()["error"]
+
+
+def test_alerts_page_marks_the_failing_channel(site: Site) -> None:
+    page = site.get("/alerts")
+    assert page.status_code == 200
+    assert 'id="failing">Failing channels: email ' in page.text  # its newest delivery is dead
+    assert page.text.count('<tr class="bad">') == 2  # both email rows

@@ -1,0 +1,130 @@
+"""``/api/v1/history`` and ``/api/v1/compare``: the rows of ``gpu-tracker history`` and
+``gpu-tracker compare`` with ``--format json``, from the same history functions.
+
+The history route takes the command's options as parameters and picks the view the
+same way: ``gpu`` → the cheapest offer per step; one ``provider``, ``instance_type``
+and ``region`` → that offer's intervals (``at``: the one in force then), or its price
+at each step with ``resample``. Argument errors are the history module's one line (400).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from tracker.cli.history import DEFAULT_STEP, gpu_selection
+from tracker.cli.output import jsonable
+from tracker.history import args as history_args
+from tracker.history import views
+from tracker.history.args import HistoryArgumentError
+from tracker.history.compare import compare_rows
+from tracker.models import PricingModel
+from tracker.web.app import context_of
+from tracker.web.errors import BadRequest
+from tracker.web.params import GpuQuery, ProviderQuery, RegionQuery, check_known, clean
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api/v1", tags=["api"])
+
+Text = Annotated[str | None, Query(min_length=1, max_length=128)]
+HISTORY_PARAMS = (
+    "gpu",
+    "provider",
+    "instance_type",
+    "region",
+    "pricing",
+    "zone",
+    "payment_option",
+    "since",
+    "until",
+    "resample",
+    "at",
+)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+@router.get("/history", summary="Price history (gpu-tracker history --format json)")
+def api_history(
+    request: Request,
+    gpu: GpuQuery = None,
+    provider: ProviderQuery = None,
+    instance_type: Text = None,
+    region: RegionQuery = None,
+    pricing: PricingModel = PricingModel.ON_DEMAND,
+    zone: Annotated[str | None, Query(max_length=64)] = None,
+    payment_option: Annotated[str | None, Query(max_length=32)] = None,
+    since: Text = None,
+    until: Text = None,
+    resample: Annotated[str | None, Query(min_length=1, max_length=16)] = None,
+    at: datetime | None = None,
+) -> JSONResponse:
+    """One offer's intervals or resampled steps, or a GPU's cheapest offer per step."""
+    context = context_of(request)
+    check_known(request, HISTORY_PARAMS)
+    engine, now = context.engine, _now()
+    try:
+        window = history_args.parse_window(since, until, now=now) if since or until else None
+        grid_window = window or history_args.parse_window(None, None, now=now)
+        rule = resample or DEFAULT_STEP
+        names = clean(gpu)
+        if names:
+            if instance_type or at or zone is not None or payment_option is not None:
+                raise HistoryArgumentError(
+                    "gpu reads many offers: drop instance_type, zone, payment_option and at"
+                )
+            grid = history_args.make_grid(grid_window, history_args.parse_step(rule), rule)
+            rows = views.gpu_steps(
+                engine,
+                gpu_selection(engine, names),
+                grid,
+                provider=clean(provider),
+                region=clean(region),
+                pricing=[pricing],
+            )
+            return JSONResponse(jsonable(rows))
+        providers, regions = clean(provider) or [], clean(region) or []
+        if not instance_type or len(providers) != 1 or len(regions) != 1:
+            raise HistoryArgumentError(
+                "history needs gpu, or one provider, instance_type and one region for one offer"
+            )
+        offer = views.OfferKey(
+            providers[0], instance_type, regions[0], pricing, zone, payment_option
+        )
+        if at is not None:
+            if resample or window:
+                raise HistoryArgumentError("at reads one time: drop since/until/resample")
+            moment = at.replace(tzinfo=UTC) if at.tzinfo is None else at
+            rows = views.offer_intervals(engine, offer, at=moment)
+        elif resample is None:
+            rows = views.offer_intervals(engine, offer, window=window)
+        else:
+            grid = history_args.make_grid(grid_window, history_args.parse_step(rule), rule)
+            rows = views.offer_steps(engine, offer, grid)
+    except HistoryArgumentError as exc:
+        raise BadRequest(str(exc)) from None
+    return JSONResponse(jsonable(rows))
+
+
+@router.get("/compare", summary="Cheapest per GPU × provider (gpu-tracker compare --format json)")
+def api_compare(
+    request: Request, gpu: GpuQuery = None, provider: ProviderQuery = None
+) -> JSONResponse:
+    """Per GPU model × provider the cheapest on-demand, spot, reserved $/GPU-hour now, the
+    spot discount and the 7- and 30-day change of on-demand."""
+    context = context_of(request)
+    check_known(request, ("gpu", "provider"))
+    names = clean(gpu)
+    try:
+        selection = gpu_selection(context.engine, names) if names else None
+    except HistoryArgumentError as exc:
+        raise BadRequest(str(exc)) from None
+    rows = compare_rows(context.engine, now=_now(), gpu=selection, provider=clean(provider))
+    return JSONResponse(jsonable(rows))
