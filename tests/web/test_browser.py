@@ -122,6 +122,22 @@ def test_gpu_page_shows_its_cheapest_offers_and_datasheet(site: Site, browser: W
         for row in browser.find_elements(By.CSS_SELECTOR, "#datasheet tr")
     }
     assert sheet["vram_gib"] == "80" and sheet["architecture"] == "Hopper"
+    # The aggregate chart: one line per pricing model, each day's cheapest per GPU-hour
+    # (the day-2 prices are still in force, so the last 90 days are flat at them).
+    series = browser.find_elements(By.CSS_SELECTOR, "svg.chart g.series")
+    last = {
+        s.get_attribute("data-name"): json.loads(s.get_attribute("data-points") or "")[-1][2]
+        for s in series
+    }
+    assert last == {"on_demand": "3.6", "spot": "1.5", "reserved_1y": "3"}
+
+
+def test_alerts_page_highlights_the_failing_channel(site: Site, browser: WebDriver) -> None:
+    browser.get(site.url + "/alerts")
+    shot(browser, "alerts")
+    assert browser.find_element(By.ID, "failing").text.startswith("Failing channels: email")
+    bad = browser.find_elements(By.CSS_SELECTOR, "#alerts tr.bad")
+    assert [row.find_elements(By.TAG_NAME, "td")[4].text for row in bad] == ["email", "email"]
 
 
 def test_offers_page_filters_and_pages(site: Site, browser: WebDriver) -> None:

@@ -7,19 +7,26 @@ winner query as the Overview, narrowed to this model.
 from __future__ import annotations
 
 from dataclasses import fields
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from tracker.catalog import GpuSelection, GpuSpec, get_spec
+from tracker.history.args import Window, make_grid
+from tracker.history.views import gpu_steps
+from tracker.models import PricingModel
 from tracker.store.dashboard import cheapest_per_gpu
+from tracker.store.engine import Engine
 from tracker.web.app import context_of
 from tracker.web.errors import BadRequest
 from tracker.web.overview import COLUMNS
 from tracker.web.pages import page
 from tracker.web.params import check_known
+from tracker.web.svg import Series, Step, step_chart
 
 __all__ = ["router"]
 
@@ -38,6 +45,7 @@ def gpu_page(
         spec = get_spec(name)
     except KeyError:
         raise BadRequest(f"name: {name!r} is not a canonical GPU model (see 'gpus')") from None
+    chart = _history_chart(context.engine, spec.name)
     winners = {
         w.group: w
         for w in cheapest_per_gpu(context.engine, gpu=GpuSelection(models=(spec.name,), names=()))
@@ -50,4 +58,28 @@ def gpu_page(
         datasheet=[(k, getattr(spec, k)) for k in DATASHEET],
         winners=winners,
         groups=COLUMNS,
+        chart=chart,
     )
+
+
+HISTORY_DAYS = 90
+
+
+def _history_chart(engine: Engine, model: str) -> Markup:
+    """The cheapest $/GPU-hour across providers at each day of the last 90, one step
+    line per pricing model (tracker.history's aggregate, what ``history --gpu`` prints)."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    window = Window(now - timedelta(days=HISTORY_DAYS), now)
+    grid = make_grid(window, timedelta(days=1), "1d")
+    selection = GpuSelection(models=(model,), names=())
+    series = []
+    for pricing in (PricingModel.ON_DEMAND, PricingModel.SPOT, PricingModel.RESERVED_1Y):
+        rows = gpu_steps(engine, selection, grid, pricing=[pricing])
+        steps = [
+            Step(a["time"], b["time"], a["price_per_gpu_hour_usd"])
+            for a, b in zip(rows, [*rows[1:], {"time": now}], strict=True)
+            if a["price_per_gpu_hour_usd"] is not None
+        ]
+        if steps:
+            series.append(Series(pricing.value, steps))
+    return step_chart(series, unit="USD/GPU·h", title=f"cheapest {model}")
