@@ -1,9 +1,9 @@
 """Dashboard server time over a store of 100,000 offers with a year of history (Postgres).
 
-Builds SERIES series (default 100,000: on-demand, spot and reserved across 7 providers,
-10 regions and 8 GPU models) × CHANGES price intervals over the last 400 days (default
-24: a change every ~17 days, so 2.4 M intervals, a delisted gap every 97th), generated
-in SQL like bench/history.py. Then, against a real uvicorn server on 127.0.0.1, times
+Builds SERIES series (default 100,000) × CHANGES price intervals over 400 days (default
+24: a change every ~17 days, 2.4 M intervals) with bench/history.py's own generator
+(the same data: 7 providers, 10 regions, 8 GPU models, on-demand and spot, a delisted
+gap every 97th interval). Then, against a real uvicorn server on 127.0.0.1, times
   overview_ms  GET /        (cheapest on-demand/spot/reserved $/GPU-h per GPU model)
   offers_ms    GET /offers  (all current offers sorted, the first page rendered)
 as the best of REPEAT requests each, and in the same run a hand-written SQL query
@@ -24,8 +24,8 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,56 +38,8 @@ from tracker.store.engine import Engine, make_engine, normalize_url
 from tracker.web import WebContext, create_app
 from tracker.web.overview import overview
 
-GPUS = ["H100-SXM", "H100-PCIE", "H100-NVL", "A100-80GB", "A100-40GB", "L4", "A10G", "T4"]
-PRICINGS = ["on_demand", "on_demand", "spot", "spot", "reserved_1y", "reserved_3y"]
-END = datetime.now(UTC).replace(microsecond=0)
-SPAN = timedelta(days=400)
-
-
-def build(engine: Engine, series: int, changes: int) -> None:
-    """Series and their intervals, generated in SQL (the write path is bench/ingest.py's)."""
-    step = SPAN / changes
-    start = END - SPAN
-    gpus = "ARRAY[" + ",".join(f"'{g}'" for g in GPUS) + "]"
-    pricings = "ARRAY[" + ",".join(f"'{p}'" for p in PRICINGS) + "]"
-    with engine.begin() as conn:
-        conn.execute(text("SELECT setseed(0.42)"))
-        conn.execute(
-            text(
-                "INSERT INTO series (id, provider, instance_type, region, zone, pricing, "
-                "payment_option, offering_class, os, gpu_model, gpu_raw_name, gpu_known, "
-                "gpu_count, gpu_memory_gib, vcpus, memory_gib, interconnect, source, first_seen) "
-                "SELECT i, 'cloud' || (i % 7), 'gpu.' || i, 'region-' || (i % 10), '', "
-                f"({pricings})[1 + (i / 3) % {len(PRICINGS)}], '', '', 'linux', "
-                f"({gpus})[1 + i % {len(GPUS)}], ({gpus})[1 + i % {len(GPUS)}], true, "
-                "(ARRAY[1, 2, 4, 8])[1 + (i / 8) % 4], 80, 8, 64, 'nvlink', 'bench', :start "
-                "FROM generate_series(1, :n) AS i"
-            ),
-            {"start": start, "n": series},
-        )
-        conn.execute(
-            text("SELECT setval(pg_get_serial_sequence('series', 'id'), :n)"), {"n": series}
-        )
-        conn.execute(
-            text(
-                "INSERT INTO price_points (series_id, price, currency, price_usd, first_seen, "
-                "last_seen, ended_at) "
-                "SELECT s.id, x.p, 'USD', x.p, t.a, "
-                "CASE WHEN j = :m - 1 THEN :end ELSE t.a END, "
-                "CASE WHEN j = :m - 1 THEN NULL WHEN j % 97 = 50 THEN t.a + :step / 2 "
-                "ELSE t.a + :step END "
-                "FROM generate_series(0, :m - 1) AS j CROSS JOIN series AS s "
-                "CROSS JOIN LATERAL (SELECT :start + j * :step "
-                "+ make_interval(secs => (s.id * 37) % 3600) AS a) AS t "
-                "CROSS JOIN LATERAL (SELECT round(CAST(1 + random() * 9 AS numeric) "
-                "* s.gpu_count, 4) AS p) AS x "
-                "ORDER BY j, s.id"
-            ),
-            {"m": changes, "step": step, "start": start, "end": END},
-        )
-        conn.execute(text("ANALYZE series"))
-        conn.execute(text("ANALYZE price_points"))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.history import GPUS, build  # the same data as bench/history.py
 
 HAND_OVERVIEW = """
 SELECT s.gpu_model,
