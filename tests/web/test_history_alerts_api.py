@@ -90,3 +90,13 @@ def test_alerts_page_marks_the_failing_channel(site: Site) -> None:
     assert page.status_code == 200
     assert 'id="failing">Failing channels: email ' in page.text  # its newest delivery is dead
     assert page.text.count('<tr class="bad">') == 2  # both email rows
+
+
+def test_compare_page_shows_the_compare_rows(site: Site) -> None:
+    page = site.get("/compare", params={"gpu": "H100"})
+    assert page.status_code == 200
+    # alpha: on-demand 32.00/8 = 4.00, spot 1.50, discount (4 - 1.5)/4 = 62.5 %;
+    # the prices have not changed for 7 or 30 days: 0.0 %.
+    row = page.text.split("<td>alpha</td>")[1].split("</tr>")[0]
+    assert ">4.00<" in row and ">1.50<" in row and ">62.5 %<" in row
+    assert row.count(">0.0 %<") == 2

@@ -93,6 +93,7 @@ def create_app(context: WebContext) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(gpu_page.router)
     app.include_router(alerts_page.router)
+    app.include_router(history_api.page_router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     return app
 

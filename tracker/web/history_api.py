@@ -14,7 +14,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse
 
 from tracker.cli.history import DEFAULT_STEP, gpu_selection
 from tracker.cli.output import jsonable
@@ -27,9 +27,10 @@ from tracker.web.app import context_of
 from tracker.web.errors import BadRequest
 from tracker.web.params import GpuQuery, ProviderQuery, RegionQuery, check_known, clean
 
-__all__ = ["router"]
+__all__ = ["page_router", "router"]
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
+page_router = APIRouter(include_in_schema=False)
 
 Text = Annotated[str | None, Query(min_length=1, max_length=128)]
 HISTORY_PARAMS = (
@@ -128,3 +129,23 @@ def api_compare(
         raise BadRequest(str(exc)) from None
     rows = compare_rows(context.engine, now=_now(), gpu=selection, provider=clean(provider))
     return JSONResponse(jsonable(rows))
+
+
+@page_router.get("/compare", response_class=HTMLResponse)
+def compare_page(
+    request: Request, gpu: GpuQuery = None, provider: ProviderQuery = None
+) -> HTMLResponse:
+    """``compare`` as a page: per GPU × provider the cheapest figures now and the 7- and
+    30-day change of on-demand (history reads at three times: slower than the Overview)."""
+    from tracker.web.pages import page
+
+    context = context_of(request)
+    check_known(request, ("gpu", "provider"))
+    names = clean(gpu)
+    try:
+        selection = gpu_selection(context.engine, names) if names else None
+    except HistoryArgumentError as exc:
+        raise BadRequest(str(exc)) from None
+    rows = compare_rows(context.engine, now=_now(), gpu=selection, provider=clean(provider))
+    filters = {"gpu": names or [], "provider": clean(provider) or []}
+    return page(request, "compare.html", "Compare", rows=rows, filters=filters)

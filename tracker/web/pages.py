@@ -52,6 +52,7 @@ templates.env.globals["catalog_names"] = frozenset(spec.name for spec in all_spe
 NAV = (
     ("/", "Overview"),
     ("/offers", "Offers"),
+    ("/compare", "Compare"),
     ("/profiles", "Profiles"),
     ("/alerts", "Alerts"),
     ("/collectors", "Collectors"),
