@@ -35,6 +35,7 @@ SECRET_ENV = (
     "AWS_SESSION_TOKEN",
     "AWS_SECURITY_TOKEN",  # the legacy name botocore still reads
     "PGPASSWORD",  # libpq's; docker-compose.yml passes the database password this way
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET",  # read by collectors/alibaba.py, Alibaba's own name
 )
 """Credentials libraries read from the environment themselves, outside :class:`Settings`."""
 
