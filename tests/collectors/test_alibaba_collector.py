@@ -23,12 +23,13 @@ from typing import Any
 from urllib.parse import parse_qsl, quote
 
 import pytest
+from pydantic import SecretStr
 
 from collectors.alibaba import ENV_KEY_ID, ENV_KEY_SECRET, AlibabaCollector
 from collectors.base import CollectorError, MissingCredentials, RunContext
 from tests.collectors.conftest import run_context
 from tracker.models import Offer, PricingModel
-from tracker.settings import Settings
+from tracker.settings import ConfigError, Settings, load_settings
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "alibaba"
 KEY_ID, SECRET = "LTAI-test-key-id", "test-secret-never-sent"
@@ -359,3 +360,20 @@ def test_connection_failure_is_one_line(unused_port: int = 9) -> None:
         list(built.collect(run_context(settings)))
     message = str(caught.value)
     assert "\n" not in message and "DescribeInstanceTypes in cn-hangzhou: Network" in message
+
+
+def test_regions_and_endpoint_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPU_TRACKER_ALIBABA__REGIONS", "cn-hangzhou, ap-southeast-1")
+    monkeypatch.setenv("GPU_TRACKER_ALIBABA__ENDPOINT_URL", "http://127.0.0.1:8080/")
+    section = load_settings().alibaba
+    assert section.regions == ["cn-hangzhou", "ap-southeast-1"]
+    assert section.endpoint_url == "http://127.0.0.1:8080"
+    built = AlibabaCollector(load_settings(), SecretStr(KEY_ID), SecretStr(SECRET))
+    client = built.client("cn-hangzhou")
+    assert (client._endpoint, client._protocol) == ("127.0.0.1:8080", "http")
+    default = AlibabaCollector(Settings(), SecretStr(KEY_ID), SecretStr(SECRET))
+    assert default.client("ap-southeast-1")._endpoint == "ecs.ap-southeast-1.aliyuncs.com"
+
+    monkeypatch.setenv("GPU_TRACKER_ALIBABA__ENDPOINT_URL", "http://127.0.0.1:8080/v1")
+    with pytest.raises(ConfigError, match=r"alibaba\.endpoint_url"):
+        load_settings()
