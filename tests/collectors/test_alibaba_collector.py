@@ -363,6 +363,8 @@ def test_connection_failure_is_one_line(unused_port: int = 9) -> None:
 
 
 def test_regions_and_endpoint_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    default = AlibabaCollector(Settings(), SecretStr(KEY_ID), SecretStr(SECRET))
+    assert default.client("ap-southeast-1")._endpoint == "ecs.ap-southeast-1.aliyuncs.com"
     monkeypatch.setenv("GPU_TRACKER_ALIBABA__REGIONS", "cn-hangzhou, ap-southeast-1")
     monkeypatch.setenv("GPU_TRACKER_ALIBABA__ENDPOINT_URL", "http://127.0.0.1:8080/")
     section = load_settings().alibaba
@@ -371,8 +373,6 @@ def test_regions_and_endpoint_come_from_the_environment(monkeypatch: pytest.Monk
     built = AlibabaCollector(load_settings(), SecretStr(KEY_ID), SecretStr(SECRET))
     client = built.client("cn-hangzhou")
     assert (client._endpoint, client._protocol) == ("127.0.0.1:8080", "http")
-    default = AlibabaCollector(Settings(), SecretStr(KEY_ID), SecretStr(SECRET))
-    assert default.client("ap-southeast-1")._endpoint == "ecs.ap-southeast-1.aliyuncs.com"
 
     monkeypatch.setenv("GPU_TRACKER_ALIBABA__ENDPOINT_URL", "http://127.0.0.1:8080/v1")
     with pytest.raises(ConfigError, match=r"alibaba\.endpoint_url"):
