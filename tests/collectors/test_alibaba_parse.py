@@ -18,6 +18,7 @@ from collectors.alibaba_parse import (
     usd_price,
 )
 from collectors.base import SkipItem
+from tracker.catalog import get_spec
 from tracker.models import PricingModel
 from tracker.settings import Settings
 
@@ -134,3 +135,31 @@ def test_spot_history_without_currency_drops_the_points_counted() -> None:
         body["SpotPrices"]["SpotPriceType"], hardware(), "", skips, Settings(), region="cn-hangzhou"
     )
     assert offers == [] and skips[0][0] == "malformed_spot_item"
+
+
+@pytest.mark.parametrize(
+    ("spec", "memory", "expected"),
+    [
+        # GPUSpec spellings with GPUMemorySize, as DescribeInstanceTypes reports them.
+        ("NVIDIA A800", 80, "A800-80GB"),
+        ("NVIDIA H800", 80, "H800"),
+        ("NVIDIA H20", 96, "H20"),
+        ("NVIDIA L20", 48, "L20"),
+        ("NVIDIA A30", 24, "A30"),
+        ("NVIDIA T4", 16, "T4"),
+        ("NVIDIA A10*1/3", 8, "A10"),  # a share: 8 GiB of a 24 GiB card
+    ],
+)
+def test_alibaba_gpu_spellings_resolve(spec: str, memory: int, expected: str) -> None:
+    item = {"InstanceTypeId": "ecs.x", "GPUAmount": 1, "GPUSpec": spec, "GPUMemorySize": memory}
+    fields, _ = parse_instance_types([item], Skips())["ecs.x"].offer_fields()
+    assert (fields["gpu_model"], fields["gpu_known"]) == (expected, True)
+
+
+@pytest.mark.parametrize("name", ["A800-80GB", "H800", "H20", "L20"])
+def test_china_market_rows_state_memory_and_leave_unpublished_figures_out(name: str) -> None:
+    spec = get_spec(name)
+    assert spec.vram_gib in (48, 80, 96) and spec.source.startswith("https://")
+    # No NVIDIA datasheet to cite: throughput is absent, never borrowed from the A100/H100.
+    assert (spec.bf16_tflops, spec.fp32_tflops, spec.memory_bandwidth_gbs) == (None, None, None)
+    assert spec.note
