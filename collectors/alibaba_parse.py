@@ -49,6 +49,8 @@ PROVIDER = "alibaba"
 _MONEY = Decimal(1).scaleb(-10)
 """The store's price scale (10 places): a stored figure equals the emitted one."""
 _FRACTION = re.compile(r"^(?P<name>.+?)\s*\*\s*(?P<num>\d+)\s*/\s*(?P<den>\d+)\s*$")
+_BUCKET = re.compile(r"^\s*\d+\s*-\s*(?P<high>\d+)\s*%\s*$")
+"""``InterruptRateDesc`` ranges: ``0-3%``, ``3-5%``, ``5-10%``, ``10-100%``."""
 _TERM_YEARS = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
 
 
@@ -285,9 +287,14 @@ class SpotAdvice:
     average_spot_pct_of_on_demand: Decimal | None
 
     def attributes(self) -> dict[str, AttributeValue]:
+        """Named as AWS's Spot Advisor figures are, so the recommender reads both alike:
+        ``interruption_max_pct`` is the bucket's upper bound ("3-5%" -> 5)."""
         attrs: dict[str, AttributeValue] = {}
         if self.interruption_bucket:
             attrs["interruption_bucket"] = self.interruption_bucket
+            bound = _BUCKET.match(self.interruption_bucket)
+            if bound is not None:
+                attrs["interruption_max_pct"] = int(bound["high"])
         if self.interruption_rate_pct is not None:
             attrs["interruption_rate_pct"] = self.interruption_rate_pct
         if self.average_spot_pct_of_on_demand is not None:

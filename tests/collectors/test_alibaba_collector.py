@@ -15,7 +15,7 @@ import json
 import re
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -24,12 +24,15 @@ from urllib.parse import parse_qsl, quote
 
 import pytest
 from pydantic import SecretStr
+from sqlalchemy import Engine, select
 
 from collectors.alibaba import ENV_KEY_ID, ENV_KEY_SECRET, AlibabaCollector
 from collectors.base import CollectorError, MissingCredentials, RunContext
 from tests.collectors.conftest import run_context
+from tracker.collect import run_collector
 from tracker.models import Offer, PricingModel
 from tracker.settings import ConfigError, Settings, load_settings
+from tracker.store.schema import PricePoint, Series
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "alibaba"
 KEY_ID, SECRET = "LTAI-test-key-id", "test-secret-never-sent"
@@ -377,3 +380,33 @@ def test_regions_and_endpoint_come_from_the_environment(monkeypatch: pytest.Monk
     monkeypatch.setenv("GPU_TRACKER_ALIBABA__ENDPOINT_URL", "http://127.0.0.1:8080/v1")
     with pytest.raises(ConfigError, match=r"alibaba\.endpoint_url"):
         load_settings()
+
+
+def test_stored_run_keeps_cny_and_the_next_spot_read_starts_at_the_last_point(
+    ecs_server: tuple[FakeEcs, str], sqlite_engine: Engine
+) -> None:
+    fake, endpoint = ecs_server
+    built, settings = collector(endpoint)
+    summary = run_collector(sqlite_engine, built, settings, now=NOW)
+    assert summary.status == "succeeded", summary.error
+    with sqlite_engine.connect() as conn:
+        rows = conn.execute(
+            select(Series.instance_type, Series.zone, Series.pricing, PricePoint.price)
+            .join(PricePoint, PricePoint.series_id == Series.id)
+            .where(Series.instance_type == "ecs.gn7i-c8g1.2xlarge")
+            .order_by(Series.zone, Series.pricing, PricePoint.first_seen)
+        ).all()
+    stored = {(zone, pricing): [] for _, zone, pricing, _ in rows}
+    for _, zone, pricing, price in rows:
+        stored[(zone, pricing)].append(Decimal(price))
+    assert stored[("", "on_demand")] == [Decimal("11.55")]  # CNY, as the API gave it
+    assert stored[("", "reserved_1y")] == [Decimal("0.4238356164")]
+    assert stored[("cn-hangzhou-g", "spot")] == [Decimal("1.155"), Decimal("1.386")]
+
+    fake.requests.clear()
+    spot_only = frozenset({PricingModel.SPOT})
+    later = NOW + timedelta(hours=1)
+    summary = run_collector(sqlite_engine, built, settings, pricing_scope=spot_only, now=later)
+    assert summary.status == "succeeded", summary.error
+    starts = {q["StartTime"] for a, q in fake.requests if a == "DescribeSpotPriceHistory"}
+    assert starts == {"2026-11-28T07:00:00Z"}  # the newest stored point, not NOW − 3 days

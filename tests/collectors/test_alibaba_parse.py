@@ -125,6 +125,8 @@ def test_spot_advice_numbers_arrive_as_strings() -> None:
     found = advice[("cn-hangzhou-g", "ecs.gn7i-c8g1.2xlarge")]
     assert (found.interruption_rate_pct, found.interruption_bucket) == (4, "3-5%")
     assert found.average_spot_pct_of_on_demand == 12
+    # The bucket's upper bound, the figure the recommender prices spot risk with.
+    assert found.attributes()["interruption_max_pct"] == 5
     assert len(advice) == 1  # cn-hangzhou-i lists no resources
 
 
