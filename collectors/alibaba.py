@@ -43,7 +43,6 @@ from collectors.alibaba_parse import (
     spot_items,
 )
 from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext, SkipItem
-from tracker.errors import one_line
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
 
@@ -87,8 +86,13 @@ class AlibabaApiError(Exception):
         return self.code.startswith(_AUTH_CODES)
 
     @property
-    def is_throttling(self) -> bool:
-        return self.code.startswith("Throttling")
+    def is_retryable(self) -> bool:
+        """Throttling, a server-side fault or a dropped connection: worth another try."""
+        return (
+            self.code.startswith("Throttling")
+            or self.code in ("ServiceUnavailable", "InternalError", "Network")
+            or (isinstance(self.status, int) and self.status >= 500)
+        )
 
     def __str__(self) -> str:
         status = f" (HTTP {self.status})" if self.status else ""
@@ -175,22 +179,21 @@ class AlibabaCollector:
     def call(
         self, region: str, action: str, send: Callable[[Any, RuntimeOptions], Any], request: Any
     ) -> dict[str, Any]:
-        """One SDK call's response body as the API's JSON mapping; ``Throttling`` is
-        retried with exponential backoff up to ``alibaba.max_attempts`` attempts."""
+        """One SDK call's response body as the API's JSON mapping. ``Throttling`` (and a
+        5xx or dropped connection) is retried with exponential backoff, up to
+        ``alibaba.max_attempts`` attempts; the SDK's own retries are off."""
         attempts = self.cfg.max_attempts
         for attempt in range(1, attempts + 1):
             try:
                 response = send(request, self._runtime())
             except TeaException as exc:
                 error = _api_error(exc, action, region)
-                if error.is_throttling and attempt < attempts:
+                if error.is_retryable and attempt < attempts:
                     delay = min(BACKOFF_SECONDS * 2 ** (attempt - 1), BACKOFF_CAP_SECONDS)
-                    log.info("alibaba: %s throttled; retry %d in %.1fs", action, attempt, delay)
+                    log.info("alibaba: %s; retry %d in %.1fs", error, attempt, delay)
                     self._sleep(delay)
                     continue
                 raise error from None
-            except OSError as exc:  # connection refused, DNS failure, timeout
-                raise AlibabaApiError(action, region, "Network", one_line(exc), None) from None
             body = response.body.to_map() if response.body is not None else {}
             return body if isinstance(body, dict) else {}
         raise AssertionError("unreachable: the last attempt returns or raises")

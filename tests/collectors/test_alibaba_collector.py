@@ -357,12 +357,16 @@ def test_missing_credentials_skip_the_provider_naming_the_variables() -> None:
     assert str(caught.value) == (f"alibaba: no credentials (set {ENV_KEY_ID} and {ENV_KEY_SECRET})")
 
 
-def test_connection_failure_is_one_line(unused_port: int = 9) -> None:
-    built, settings = collector("http://127.0.0.1:9", spot=False, max_attempts=1)
+def test_connection_failure_is_retried_then_one_line() -> None:
+    built, settings = collector("http://127.0.0.1:9", spot=False, max_attempts=2)
+    SLEPT.clear()
     with pytest.raises(CollectorError) as caught:
         list(built.collect(run_context(settings)))
-    message = str(caught.value)
-    assert "\n" not in message and "DescribeInstanceTypes in cn-hangzhou: Network" in message
+    assert SLEPT == [1.0]  # one retry after the refused connection
+    assert str(caught.value) == (
+        "alibaba: every region failed (1); first: cn-hangzhou: DescribeInstanceTypes in "
+        "cn-hangzhou: Network: [Errno 111] Connection refused"
+    )
 
 
 def test_regions_and_endpoint_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
