@@ -266,9 +266,14 @@ class AlibabaCollector:
                 request,
             )
             items.extend(instance_type_items(body))
-            token = str(body.get("NextToken") or "") or None
-            if token is None:
+            following = str(body.get("NextToken") or "") or None
+            if following is None:
                 break
+            if following == token:
+                raise AlibabaApiError(
+                    "DescribeInstanceTypes", region, "Pagination", "NextToken repeats", None
+                )
+            token = following
         return parse_instance_types(items, ctx.skip)
 
     def _fixed_price(

@@ -247,6 +247,12 @@ def test_offers_through_the_sdk_checked_by_hand(ecs_server: tuple[FakeEcs, str])
         if a == "DescribeSpotPriceHistory" and q["InstanceType"] == "ecs.gn7i-c8g1.2xlarge"
     ]
     assert offsets == [None, "2"]  # page 2 has no NextOffset: the end
+    advice = [q for a, q in fake.requests if a == "DescribeSpotAdvice"]
+    assert advice[0] == {
+        "RegionId": "cn-hangzhou",
+        "InstanceTypes.1": "ecs.ebmgn7e.32xlarge",
+        "InstanceTypes.2": "ecs.gn7i-c8g1.2xlarge",
+    }  # the types priced in the region, at most 10 a call
 
     # Requests as the issue specifies them.
     prices = [q for a, q in fake.requests if a == "DescribePrice"]
@@ -414,3 +420,14 @@ def test_stored_run_keeps_cny_and_the_next_spot_read_starts_at_the_last_point(
     assert summary.status == "succeeded", summary.error
     starts = {q["StartTime"] for a, q in fake.requests if a == "DescribeSpotPriceHistory"}
     assert starts == {"2026-11-28T07:00:00Z"}  # the newest stored point, not NOW − 3 days
+
+
+def test_a_repeating_next_token_stops_the_region(ecs_server: tuple[FakeEcs, str]) -> None:
+    fake, endpoint = ecs_server
+    fake.queued["DescribeInstanceTypes"] = [(200, "DescribeInstanceTypes_page1.json")] * 2
+    built, settings = collector(endpoint, regions="cn-hangzhou,ap-southeast-1", spot=False)
+    ctx = run_context(settings)
+    run(built, ctx)
+    assert ctx.partial["cn-hangzhou"] == (
+        "DescribeInstanceTypes in cn-hangzhou: Pagination: NextToken repeats"
+    )
