@@ -22,14 +22,9 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from alibabacloud_ecs20140526 import models as ecs
-from alibabacloud_ecs20140526.client import Client as EcsClient
-from alibabacloud_tea_openapi import models as openapi
-from darabonba.runtime import RuntimeOptions
 from pydantic import SecretStr
-from Tea.exceptions import TeaException
 
 from collectors.alibaba_parse import (
     AlibabaHardware,
@@ -45,6 +40,11 @@ from collectors.alibaba_parse import (
 from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext, SkipItem
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
+
+if TYPE_CHECKING:
+    from alibabacloud_ecs20140526.client import Client as EcsClient
+    from darabonba.runtime import RuntimeOptions
+    from Tea.exceptions import TeaException
 
 __all__ = ["ENV_KEY_ID", "ENV_KEY_SECRET", "AlibabaApiError", "AlibabaCollector"]
 
@@ -115,6 +115,14 @@ def _api_error(exc: TeaException, action: str, region: str) -> AlibabaApiError:
     return AlibabaApiError(action, region, str(exc.code or "Unknown"), message, status)
 
 
+def _ecs() -> Any:
+    """The SDK's request models, imported on first use: the SDK takes seconds to import
+    and every CLI command that lists collectors would otherwise pay for it."""
+    from alibabacloud_ecs20140526 import models
+
+    return models
+
+
 def _utc(ts: datetime) -> str:
     return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -161,6 +169,9 @@ class AlibabaCollector:
     # ------------------------------------------------------------------ SDK
 
     def client(self, region: str) -> EcsClient:
+        from alibabacloud_ecs20140526.client import Client
+        from alibabacloud_tea_openapi import models as openapi
+
         config = openapi.Config(
             access_key_id=self._key_id.get_secret_value(),
             access_key_secret=self._key_secret.get_secret_value(),
@@ -170,9 +181,11 @@ class AlibabaCollector:
         if self.cfg.endpoint_url:
             scheme, _, host = self.cfg.endpoint_url.partition("://")
             config.endpoint, config.protocol = host, scheme
-        return EcsClient(config)
+        return Client(config)
 
     def _runtime(self) -> RuntimeOptions:
+        from darabonba.runtime import RuntimeOptions
+
         millis = int(self.cfg.timeout_seconds * 1000)
         return RuntimeOptions(autoretry=False, read_timeout=millis, connect_timeout=millis)
 
@@ -182,6 +195,8 @@ class AlibabaCollector:
         """One SDK call's response body as the API's JSON mapping. ``Throttling`` (and a
         5xx or dropped connection) is retried with exponential backoff, up to
         ``alibaba.max_attempts`` attempts; the SDK's own retries are off."""
+        from Tea.exceptions import TeaException
+
         attempts = self.cfg.max_attempts
         for attempt in range(1, attempts + 1):
             try:
@@ -256,7 +271,7 @@ class AlibabaCollector:
         items: list[Any] = []
         token: str | None = None
         while True:
-            request = ecs.DescribeInstanceTypesRequest(
+            request = _ecs().DescribeInstanceTypesRequest(
                 minimum_gpuamount=1, max_results=TYPES_PAGE, next_token=token
             )
             body = self.call(
@@ -279,7 +294,7 @@ class AlibabaCollector:
     def _fixed_price(
         self, client: EcsClient, region: str, hw: AlibabaHardware, pricing: PricingModel
     ) -> Offer:
-        request = ecs.DescribePriceRequest(
+        request = _ecs().DescribePriceRequest(
             region_id=region,
             resource_type="instance",
             instance_type=hw.instance_type,
@@ -323,7 +338,7 @@ class AlibabaCollector:
         currency = ""
         offset: int | None = None
         while True:
-            request = ecs.DescribeSpotPriceHistoryRequest(
+            request = _ecs().DescribeSpotPriceHistoryRequest(
                 region_id=region,
                 instance_type=instance_type,
                 network_type="vpc",
@@ -351,7 +366,7 @@ class AlibabaCollector:
         """Release rates where the API has them; a refusal only loses the rates."""
         advice: dict[tuple[str, str], SpotAdvice] = {}
         for i in range(0, len(types), ADVICE_CHUNK):
-            request = ecs.DescribeSpotAdviceRequest(
+            request = _ecs().DescribeSpotAdviceRequest(
                 region_id=region, instance_types=list(types[i : i + ADVICE_CHUNK])
             )
             try:

@@ -13,6 +13,8 @@ import hashlib
 import hmac
 import json
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -431,3 +433,13 @@ def test_a_repeating_next_token_stops_the_region(ecs_server: tuple[FakeEcs, str]
     assert ctx.partial["cn-hangzhou"] == (
         "DescribeInstanceTypes in cn-hangzhou: Pagination: NextToken repeats"
     )
+
+
+def test_listing_collectors_does_not_import_the_sdk() -> None:
+    """Every CLI command that lists collectors imports this module; the SDK takes
+    seconds to import, so it is imported only when Alibaba is actually called."""
+    code = (
+        "import sys, collectors.alibaba; "
+        "sys.exit(any(m.startswith(('alibabacloud_', 'Tea', 'darabonba')) for m in sys.modules))"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
