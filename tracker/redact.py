@@ -35,6 +35,8 @@ SECRET_ENV = (
     "AWS_SESSION_TOKEN",
     "AWS_SECURITY_TOKEN",  # the legacy name botocore still reads
     "PGPASSWORD",  # libpq's; docker-compose.yml passes the database password this way
+    "TENCENTCLOUD_SECRET_ID",  # Tencent's SDK and tccli; the collector reads them too
+    "TENCENTCLOUD_SECRET_KEY",
 )
 """Credentials libraries read from the environment themselves, outside :class:`Settings`."""
 

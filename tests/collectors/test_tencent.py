@@ -16,6 +16,7 @@ from collectors.tencent import TencentCollector, endpoint_profile
 from tests.collectors.conftest import MakeContext
 from tests.collectors.tencent_server import SECRET_ID, SECRET_KEY, TencentServer, fixture
 from tracker.models import PricingModel
+from tracker.redact import redact, secrets_of
 from tracker.settings import Settings
 
 ZONES = "DescribeZoneInstanceConfigInfos"
@@ -244,3 +245,13 @@ def test_the_site_picks_the_default_endpoint_and_currency() -> None:
         Settings(tencent={"site": "mars"})
     with pytest.raises(ValueError):
         Settings(tencent={"endpoint_url": "http://127.0.0.1:9/v3"})
+
+
+def test_credentials_from_the_environment_are_masked_in_text() -> None:
+    environ = {"TENCENTCLOUD_SECRET_ID": SECRET_ID, "TENCENTCLOUD_SECRET_KEY": SECRET_KEY}
+    line = redact(
+        f"Credential={SECRET_ID}/2026-11-30/cvm key={SECRET_KEY}", secrets_of(None, environ)
+    )
+    assert SECRET_ID not in line and SECRET_KEY not in line
+    settings = Settings(tencent={"secret_id": SECRET_ID, "secret_key": SECRET_KEY})
+    assert {SECRET_ID, SECRET_KEY} <= set(secrets_of(settings, {}))
