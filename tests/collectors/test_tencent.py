@@ -135,6 +135,29 @@ def test_regions_come_from_describe_regions_and_unknown_ones_are_one_line_partia
     )
 
 
+def test_invalid_parameter_value_for_a_region_is_one_partial_line(
+    server: TencentServer, make_ctx: MakeContext
+) -> None:
+    # The docs' error envelope with the common code InvalidParameterValue and its
+    # table text (changed here, not a recorded answer).
+    envelope = fixture("error_auth_failure_signature_docs_example.json")
+    envelope["Response"]["Error"] = {
+        "Code": "InvalidParameterValue",
+        "Message": "Invalid parameter value.",
+    }
+    server.answer(ZONES, "ap-typo", "SPOTPAID", envelope)
+    server.answer(ZONES, GZ, "SPOTPAID", fixture(PAGES["SPOTPAID"]))
+    settings = _settings(server, regions=["ap-typo", GZ])
+    ctx = make_ctx(settings, scope=frozenset({PricingModel.SPOT}))
+    offers = list(_collector(settings).collect(ctx))
+    assert len(server.calls) == 2  # not retried
+    assert ctx.partial == {
+        "ap-typo": "InvalidParameterValue: Invalid parameter value. (is 'ap-typo' a Tencent "
+        "Cloud region? see GPU_TRACKER_TENCENT__REGIONS)"
+    }
+    assert {o.region for o in offers} == {GZ}
+
+
 def test_an_unknown_only_region_fails_the_run_with_one_line(
     server: TencentServer, make_ctx: MakeContext
 ) -> None:
@@ -301,3 +324,14 @@ def test_the_retryer_fixes_the_sdks_stale_error_after_a_throttled_attempt() -> N
     with pytest.raises(TencentCloudSDKException):
         StandardRetryer(max_attempts=3, backoff_fn=lambda n: 0).send_request(throttled_once())
     assert _Retryer(max_attempts=3, backoff_fn=lambda n: 0).send_request(throttled_once()) == "ok"
+
+
+def test_tencent_is_registered_like_every_collector() -> None:
+    from importlib.metadata import entry_points
+
+    from tracker import registry
+
+    (ep,) = [e for e in entry_points(group="gpu_tracker.collectors") if e.name == "tencent"]
+    assert ep.load() is TencentCollector
+    assert registry.enabled(Settings(), "tencent")
+    assert not registry.enabled(Settings(tencent={"enabled": False}), "tencent")
