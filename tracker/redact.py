@@ -36,6 +36,8 @@ SECRET_ENV = (
     "AWS_SECURITY_TOKEN",  # the legacy name botocore still reads
     "PGPASSWORD",  # libpq's; docker-compose.yml passes the database password this way
     "ALIBABA_CLOUD_ACCESS_KEY_SECRET",  # read by collectors/alibaba.py, Alibaba's own name
+    "TENCENTCLOUD_SECRET_ID",  # Tencent's SDK and tccli; the collector reads them too
+    "TENCENTCLOUD_SECRET_KEY",
 )
 """Credentials libraries read from the environment themselves, outside :class:`Settings`."""
 
