@@ -34,6 +34,8 @@ SECRET_ENV = (
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
     "AWS_SECURITY_TOKEN",  # the legacy name botocore still reads
+    "HUAWEICLOUD_SDK_AK",
+    "HUAWEICLOUD_SDK_SK",
     "PGPASSWORD",  # libpq's; docker-compose.yml passes the database password this way
 )
 """Credentials libraries read from the environment themselves, outside :class:`Settings`."""
