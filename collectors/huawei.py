@@ -68,6 +68,11 @@ HOURS_PER_YEAR = 8760
 _MONEY = Decimal(1).scaleb(-10)
 _THROTTLED = frozenset({"APIGW.0308"})
 _AUTH_CODES = frozenset({"APIGW.0301", "APIGW.0101", "APIGW.0303", "APIGW.0305"})
+# "ClientRequestException - {status_code:401,request_id:…,error_code:APIGW.0301,error_msg:…,encoded_…"
+_WRAPPED = re.compile(
+    r"status_code:(?P<status>\d+),.*?error_code:(?P<code>[^,]*),error_msg:(?P<message>.*?)"
+    r",encoded_authorization_message"
+)
 _TERMS: Mapping[PricingModel, int] = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
 # BSS lives in one place per site; the region id only selects the IAM endpoint of its lookup.
 _BSS = {
@@ -171,12 +176,19 @@ def describe_error(exc: Exception, what: str) -> HuaweiApiError:
         )
     # The SDK's IAM lookups wrap the API's error into their own message.
     text = " ".join(str(getattr(exc, "error_msg", None) or exc).split())
-    if any(code in text for code in _AUTH_CODES) or re.search(r"status_code:40[13]\b", text):
-        return HuaweiApiError(f"huawei: {what}: {text} (check {AK_ENV} / {SK_ENV})", auth=True)
+    wrapped = _WRAPPED.search(text)
+    if wrapped is not None:
+        status, code, message = wrapped.group("status", "code", "message")
+        auth = status in ("401", "403") or code in _AUTH_CODES
+        hint = f" (check {AK_ENV} / {SK_ENV})" if auth else ""
+        lookup = text.split(",", 1)[0]  # "Failed to get domain id" / "... project id of region 'x'"
+        return HuaweiApiError(
+            f"huawei: {what}: {lookup}: {code} {message.strip()}{hint} [HTTP {status}]", auth=auth
+        )
     if "Failed to get project id" in text:
         return HuaweiApiError(
             f"huawei: {what}: IAM knows no project of this region for the account "
-            f"(unknown or not enabled region id?): {text}"
+            f"(unknown or not enabled region id?): {text.split(',', 1)[0]}"
         )
     return HuaweiApiError(f"huawei: {what}: {type(exc).__name__}: {text}")
 

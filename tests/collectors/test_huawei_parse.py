@@ -219,3 +219,20 @@ def test_sdk_errors_become_one_line() -> None:
         "huawei: region cn-north-4: ListOnDemandResourceRatings: CBC.0100 Invalid parameter. "
         "product_infos [HTTP 400, request req-1]"
     )
+
+
+def test_an_auth_error_wrapped_by_the_sdks_iam_lookup_is_unwrapped() -> None:
+    from huaweicloudsdkcore.exceptions.exceptions import SdkException
+
+    wrapped = SdkException(
+        "Failed to get domain id, ClientRequestException - {status_code:401,request_id:r1,"
+        "error_code:APIGW.0301,error_msg:Incorrect IAM authentication information: verify aksk "
+        "signature fail,encoded_authorization_message:None }"
+    )
+    error = describe_error(wrapped, "billing account lookup")
+    assert error.auth
+    assert str(error) == (
+        "huawei: billing account lookup: Failed to get domain id: APIGW.0301 Incorrect IAM "
+        "authentication information: verify aksk signature fail "
+        "(check HUAWEICLOUD_SDK_AK / HUAWEICLOUD_SDK_SK) [HTTP 401]"
+    )
