@@ -246,7 +246,7 @@ class HuaweiCollector:
         credentials = section.credentials()
         if credentials is None:
             raise MissingCredentials(
-                f"huawei: no credentials; set {AK_ENV} and {SK_ENV} "
+                f"no credentials: set {AK_ENV} and {SK_ENV} "
                 "(or huawei.ak / huawei.sk, or their *_file)"
             )
         return cls(settings, *credentials)
