@@ -10,30 +10,19 @@ site's BSS-INTL in USD; the currency is read from each response.
 
 The offer's price is the rating's ``amount``: what this account would pay, with its
 contract and published discounts. The public list price (``official_website_amount``)
-is kept as ``list_price_per_hour`` when it differs. Responses are read from the SDK's raw
-body with Decimal numbers (the SDK's own models turn money into floats and drop fields
-such as ``info:ascend:name``). Throttling (HTTP 429, ``APIGW.0308``) is retried by the
-SDK's invoker with exponential back-off and jitter.
+is kept as ``list_price_per_hour`` when it differs. How the SDK is called (clients,
+throttling retries, errors in one line) is :mod:`collectors.huawei_sdk`; reading flavors
+and ratings is :mod:`collectors.huawei_flavors` and :mod:`collectors.huawei_ratings`.
 """
 
 from __future__ import annotations
 
-import importlib
-import json
 import logging
-import random
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, ClassVar, Self
 
-from huaweicloudsdkcore.auth.credentials import BasicCredentials, GlobalCredentials
-from huaweicloudsdkcore.exceptions.exceptions import SdkException, ServiceResponseException
-from huaweicloudsdkcore.http.http_config import HttpConfig
-from huaweicloudsdkcore.region.region import Region
-from huaweicloudsdkcore.retry.backoff_strategy import BackoffStrategy
-from huaweicloudsdkecs.v2 import EcsClient, ListFlavorsRequest
-from huaweicloudsdkecs.v2.region.ecs_region import EcsRegion
+from huaweicloudsdkecs.v2 import ListFlavorsRequest
 from pydantic import SecretStr
 
 from collectors.base import (
@@ -54,44 +43,20 @@ from collectors.huawei_ratings import (
     parse_period,
     period_products,
 )
+from collectors.huawei_sdk import HuaweiApiError, bss_client, call, ecs_client
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
 from tracker.settings import Settings
 from tracker.settings.huawei import AK_ENV, SK_ENV
 
-__all__ = ["HuaweiCollector", "build_offer", "describe_error", "usd_price"]
+__all__ = ["HuaweiCollector", "build_offer", "usd_price"]
 
 log = logging.getLogger(__name__)
 
 PROVIDER = "huawei"
 HOURS_PER_YEAR = 8760
 _MONEY = Decimal(1).scaleb(-10)
-_THROTTLED = frozenset({"APIGW.0308"})
-_AUTH_CODES = frozenset({"APIGW.0301", "APIGW.0101", "APIGW.0303", "APIGW.0305"})
-# "ClientRequestException - {status_code:401,request_id:…,error_code:APIGW.0301,error_msg:…,encoded_…"
-_WRAPPED = re.compile(
-    r"status_code:(?P<status>\d+),.*?error_code:(?P<code>[^,]*),error_msg:(?P<message>.*?)"
-    r",encoded_authorization_message"
-)
 _TERMS: Mapping[PricingModel, int] = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
-# BSS lives in one place per site; the region id only selects the IAM endpoint of its lookup.
-_BSS = {
-    "china": ("huaweicloudsdkbss.v2", "BssClient", "bss_region.BssRegion", "cn-north-1"),
-    "international": (
-        "huaweicloudsdkbssintl.v2",
-        "BssintlClient",
-        "bssintl_region.BssintlRegion",
-        "ap-southeast-1",
-    ),
-}
-
-
-class HuaweiApiError(Exception):
-    """One failed call, already told in one line (see :func:`describe_error`)."""
-
-    def __init__(self, line: str, *, auth: bool = False) -> None:
-        super().__init__(line)
-        self.auth = auth
 
 
 # ---------------------------------------------------------------- pure parts
@@ -160,69 +125,6 @@ def build_offer(
         raise SkipItem("invalid_offer", str(exc)) from None
 
 
-def describe_error(exc: Exception, what: str) -> HuaweiApiError:
-    """One line for a failed SDK call: the API's error code and message, and a hint."""
-    if isinstance(exc, ServiceResponseException):
-        code = str(exc.error_code or exc.status_code)
-        message = " ".join(str(exc.error_msg or "").split())
-        auth = exc.status_code in (401, 403) or code in _AUTH_CODES
-        hint = f" (check {AK_ENV} / {SK_ENV})" if auth else ""
-        if code in _THROTTLED or exc.status_code == 429:
-            hint = " (still throttled after retries)"
-        return HuaweiApiError(
-            f"huawei: {what}: {code} {message}{hint} [HTTP {exc.status_code}, "
-            f"request {exc.request_id or '-'}]",
-            auth=auth,
-        )
-    # The SDK's IAM lookups wrap the API's error into their own message.
-    text = " ".join(str(getattr(exc, "error_msg", None) or exc).split())
-    wrapped = _WRAPPED.search(text)
-    if wrapped is not None:
-        status, code, message = wrapped.group("status", "code", "message")
-        auth = status in ("401", "403") or code in _AUTH_CODES
-        hint = f" (check {AK_ENV} / {SK_ENV})" if auth else ""
-        lookup = text.split(",", 1)[0]  # "Failed to get domain id" / "... project id of region 'x'"
-        return HuaweiApiError(
-            f"huawei: {what}: {lookup}: {code} {message.strip()}{hint} [HTTP {status}]", auth=auth
-        )
-    if "Failed to get project id" in text:
-        return HuaweiApiError(
-            f"huawei: {what}: IAM knows no project of this region for the account "
-            f"(unknown or not enabled region id?): {text.split(',', 1)[0]}"
-        )
-    return HuaweiApiError(f"huawei: {what}: {type(exc).__name__}: {text}")
-
-
-# ---------------------------------------------------------------- SDK plumbing
-
-
-class _Backoff(BackoffStrategy):  # type: ignore[misc]
-    """Exponential back-off with equal jitter, from the section's base delay."""
-
-    def __init__(self, base_seconds: float) -> None:
-        self._base_ms = base_seconds * 1000
-
-    def calculate_retry_delay_millis(self, retries: int) -> int:
-        delay = self._base_ms * (2 ** (retries - 1))
-        return int(delay / 2 + random.uniform(0, delay / 2))
-
-
-def _throttled(response: Any, exc: Exception | None) -> bool:
-    return isinstance(exc, ServiceResponseException) and (
-        exc.status_code == 429 or str(exc.error_code) in _THROTTLED
-    )
-
-
-def _body(response: Any) -> Any:
-    raw = getattr(response, "raw_content", None)
-    if not raw:
-        raise HuaweiApiError("huawei: empty response body")
-    try:
-        return json.loads(raw, parse_float=Decimal)
-    except ValueError as exc:
-        raise HuaweiApiError(f"huawei: response is not JSON: {exc}") from None
-
-
 class HuaweiCollector:
     """GPU/Ascend ECS flavors of Huawei Cloud: on demand and 1/3-year subscriptions."""
 
@@ -251,73 +153,6 @@ class HuaweiCollector:
             )
         return cls(settings, *credentials)
 
-    # -- clients ------------------------------------------------------------------
-
-    def _config(self) -> Any:
-        config = HttpConfig.get_default_config()
-        config.timeout = self.settings.huawei.timeout_seconds
-        return config
-
-    def _ecs(self, region: str) -> tuple[Any, str]:
-        """An ECS client of ``region`` and the project id the SDK found for it in IAM."""
-        override = self.settings.huawei.ecs_endpoint_url
-        try:
-            where = Region(region, override) if override else EcsRegion.value_of(region)
-        except KeyError:
-            raise HuaweiApiError(
-                f"huawei: region {region}: the SDK knows no ECS endpoint for it "
-                "(check huawei.regions, or set huawei.ecs_endpoint_url)"
-            ) from None
-        credentials = BasicCredentials(self._ak.get_secret_value(), self._sk.get_secret_value())
-        try:
-            client = (
-                EcsClient.new_builder()
-                .with_credentials(credentials)
-                .with_region(where)
-                .with_http_config(self._config())
-                .build()
-            )
-        except (SdkException, ValueError) as exc:
-            raise describe_error(exc, f"region {region}: project lookup") from None
-        return client, str(credentials.project_id)
-
-    def _bss(self) -> tuple[Any, Any]:
-        """The site's BSS client and its model module (bss and bssintl share shapes)."""
-        section = self.settings.huawei
-        package, client_name, region_path, region_id = _BSS[section.site]
-        models = importlib.import_module(package)
-        override = section.bss_endpoint_url
-        if override:
-            where = Region(region_id, override)
-        else:
-            module, _, class_name = region_path.partition(".")
-            regions = importlib.import_module(f"{package}.region.{module}")
-            where = getattr(regions, class_name).value_of(region_id)
-        credentials = GlobalCredentials(self._ak.get_secret_value(), self._sk.get_secret_value())
-        try:
-            client = (
-                getattr(models, client_name)
-                .new_builder()
-                .with_credentials(credentials)
-                .with_region(where)
-                .with_http_config(self._config())
-                .build()
-            )
-        except (SdkException, ValueError) as exc:
-            raise describe_error(exc, "billing account lookup") from None
-        return client, models
-
-    def _call(self, invoker: Any, what: str) -> Any:
-        retries = self.settings.huawei.max_retries
-        if retries:
-            invoker = invoker.with_retry(
-                _throttled, retries, _Backoff(self.settings.huawei.retry_base_seconds)
-            )
-        try:
-            return _body(invoker.invoke())
-        except SdkException as exc:
-            raise describe_error(exc, what) from None
-
     # -- collection ---------------------------------------------------------------
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
@@ -326,7 +161,7 @@ class HuaweiCollector:
             return
         regions = self.settings.huawei.resolved_regions()
         try:
-            bss, models = self._bss()
+            bss, models = bss_client(self.settings.huawei, self._ak, self._sk)
         except HuaweiApiError as exc:
             raise CollectorError(str(exc)) from None
         failures: list[str] = []
@@ -351,9 +186,11 @@ class HuaweiCollector:
         ctx: RunContext,
         scope: frozenset[PricingModel],
     ) -> list[Offer]:
-        ecs, project_id = self._ecs(region)
-        body = self._call(
-            ecs.list_flavors_invoker(ListFlavorsRequest()), f"region {region}: ListFlavors"
+        ecs, project_id = ecs_client(self.settings.huawei, region, self._ak, self._sk)
+        body = call(
+            self.settings.huawei,
+            ecs.list_flavors_invoker(ListFlavorsRequest()),
+            f"region {region}: ListFlavors",
         )
         flavors = body.get("flavors") if isinstance(body, Mapping) else None
         if not isinstance(flavors, list):
@@ -418,7 +255,7 @@ class HuaweiCollector:
                 invoker = bss.list_rate_on_period_detail_invoker(request)
                 parse = parse_period
                 what = f"region {region}: ListRateOnPeriodDetail ({years}y)"
-            body = self._call(invoker, what)
+            body = call(self.settings.huawei, invoker, what)
             try:
                 by_id = parse(body)
             except RatingError as exc:

@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from collectors.base import SkipItem
-from collectors.huawei import build_offer, describe_error, usd_price
+from collectors.huawei import build_offer, usd_price
 from collectors.huawei_flavors import FlavorHardware, parse_flavor, sold_charging_modes
 from collectors.huawei_ratings import (
     Rating,
@@ -24,6 +24,7 @@ from collectors.huawei_ratings import (
     parse_period,
     period_products,
 )
+from collectors.huawei_sdk import describe_error
 from tracker.catalog import resolve_gpu
 from tracker.models import PricingModel
 from tracker.settings import Settings
