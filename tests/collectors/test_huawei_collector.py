@@ -8,6 +8,7 @@ Expected figures are worked out by hand from those fixtures in the comments.
 
 from __future__ import annotations
 
+import socket
 import uuid
 from collections.abc import Iterator
 from decimal import Decimal
@@ -213,3 +214,14 @@ def test_missing_credentials_skip_huawei_with_one_line_naming_them(
     with pytest.raises(MissingCredentials) as exc:
         HuaweiCollector.from_settings(Settings())
     assert "HUAWEICLOUD_SDK_AK" in str(exc.value) and "HUAWEICLOUD_SDK_SK" in str(exc.value)
+
+
+def test_an_unreachable_endpoint_is_one_line(standin: HuaweiStandIn) -> None:
+    with socket.socket() as sock:  # a port nothing listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with pytest.raises(CollectorError) as exc:
+        collect(settings_for(standin, ecs_endpoint_url=closed), scope=frozenset({OD}))
+    line = str(exc.value)
+    assert "\n" not in line and "region cn-east-2: ListFlavors" in line
+    assert "ConnectionException" in line
