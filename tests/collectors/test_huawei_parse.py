@@ -237,3 +237,10 @@ def test_an_auth_error_wrapped_by_the_sdks_iam_lookup_is_unwrapped() -> None:
         "authentication information: verify aksk signature fail "
         "(check HUAWEICLOUD_SDK_AK / HUAWEICLOUD_SDK_SK) [HTTP 401]"
     )
+
+
+def test_the_sdk_credential_variables_are_masked_like_aws_keys() -> None:
+    from tracker.redact import environment_secrets
+
+    found = environment_secrets({"HUAWEICLOUD_SDK_AK": "AKID123", "HUAWEICLOUD_SDK_SK": "sk-456"})
+    assert found == {"AKID123", "sk-456"}
