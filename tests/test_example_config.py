@@ -24,5 +24,6 @@ def test_quickstart_config_loads_the_sample_sheet_offline() -> None:
         or settings.runpod.enabled
         or settings.vastai.enabled
         or settings.oci.enabled
+        or settings.huawei.enabled
     )
     assert "EUR" in settings.fx_rates

@@ -244,3 +244,14 @@ def test_the_sdk_credential_variables_are_masked_like_aws_keys() -> None:
 
     found = environment_secrets({"HUAWEICLOUD_SDK_AK": "AKID123", "HUAWEICLOUD_SDK_SK": "sk-456"})
     assert found == {"AKID123", "sk-456"}
+
+
+def test_enabled_false_switches_huawei_off() -> None:
+    from collectors.base import NotConfigured
+    from collectors.huawei import HuaweiCollector
+    from tracker import registry
+
+    off = Settings.model_validate({"huawei": {"enabled": False, "ak": "a", "sk": "s"}})
+    assert registry.enabled(Settings(), "huawei") and not registry.enabled(off, "huawei")
+    with pytest.raises(NotConfigured):
+        HuaweiCollector.from_settings(off)
