@@ -1,9 +1,8 @@
-"""``offers``, ``history`` and ``gpus``: reading what was collected."""
+"""``offers`` and ``gpus``: reading what was collected (``history`` is tracker.cli.history)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
@@ -140,65 +139,6 @@ def offers(
     emit(rows, fmt, columns=CSV_COLUMNS, table=OFFER_TABLE)
 
 
-def history(
-    ctx: typer.Context,
-    provider: Annotated[str, typer.Option("--provider", "-p")],
-    instance_type: Annotated[str, typer.Option("--instance-type", "-i")],
-    region: Annotated[str, typer.Option("--region", "-r")],
-    pricing: Annotated[PricingModel, typer.Option("--pricing")] = PricingModel.ON_DEMAND,
-    zone: Annotated[
-        str | None, typer.Option("--zone", help="Zone (spot); default: every zone.")
-    ] = None,
-    payment_option: Annotated[str | None, typer.Option("--payment-option")] = None,
-    at: Annotated[
-        datetime | None,
-        typer.Option(
-            "--at",
-            help="Only the price in force at this time (ISO-8601; UTC unless it has an offset).",
-        ),
-    ] = None,
-    fmt: FormatOption = OutputFormat.table,
-) -> None:
-    """Price intervals of one offer: each row is one price and when it held."""
-    engine = open_store(ctx)
-    key = {"provider": provider, "instance_type": instance_type, "region": region}
-    key["pricing"] = pricing.value
-    if zone is not None:
-        key["zone"] = zone
-    if payment_option is not None:
-        key["payment_option"] = payment_option
-    series = queries.find_series(engine, **key)
-    if not series:
-        raise CliError(
-            f"no stored offer {provider} {instance_type} {region} {pricing.value}"
-            + (f" zone {zone}" if zone else "")
-        )
-    if at is not None and at.tzinfo is None:
-        at = at.replace(tzinfo=UTC)
-    rows = []
-    for s in series:
-        if at is None:
-            points = queries.price_history(engine, s.id)
-        else:
-            point = queries.price_at(engine, s.id, at)
-            points = [point] if point is not None else []
-        for p in points:
-            rows.append(
-                {
-                    "zone": s.zone,
-                    "payment_option": s.payment_option,
-                    "offering_class": s.offering_class,
-                    "price_per_hour": p.price,
-                    "currency": p.currency,
-                    "price_per_hour_usd": p.price_usd,
-                    "first_seen": p.first_seen,
-                    "last_seen": p.last_seen,
-                    "ended_at": p.ended_at,
-                }
-            )
-    emit(rows, fmt, title=f"{provider} {instance_type} {region} {pricing.value}")
-
-
 def gpus(
     ctx: typer.Context,
     unknown: Annotated[
@@ -245,5 +185,4 @@ def gpus(
 
 def register(app: typer.Typer) -> None:
     app.command("offers")(offers)
-    app.command("history")(history)
     app.command("gpus")(gpus)
