@@ -17,12 +17,13 @@ and ratings is :mod:`collectors.huawei_flavors` and :mod:`collectors.huawei_rati
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
+from types import ModuleType
 from typing import Any, ClassVar, Self
 
-from huaweicloudsdkecs.v2 import ListFlavorsRequest
 from pydantic import SecretStr
 
 from collectors.base import (
@@ -43,7 +44,6 @@ from collectors.huawei_ratings import (
     parse_period,
     period_products,
 )
-from collectors.huawei_sdk import HuaweiApiError, bss_client, call, ecs_client
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
 from tracker.settings import Settings
@@ -57,6 +57,12 @@ PROVIDER = "huawei"
 HOURS_PER_YEAR = 8760
 _MONEY = Decimal(1).scaleb(-10)
 _TERMS: Mapping[PricingModel, int] = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
+
+
+def _sdk() -> ModuleType:
+    """:mod:`collectors.huawei_sdk`, imported on first use: Huawei's SDK takes seconds to
+    import, and every CLI command lists the collectors."""
+    return importlib.import_module("collectors.huawei_sdk")
 
 
 # ---------------------------------------------------------------- pure parts
@@ -160,15 +166,16 @@ class HuaweiCollector:
         if not scope:
             return
         regions = self.settings.huawei.resolved_regions()
+        sdk = _sdk()
         try:
-            bss, models = bss_client(self.settings.huawei, self._ak, self._sk)
-        except HuaweiApiError as exc:
+            bss, models = sdk.bss_client(self.settings.huawei, self._ak, self._sk)
+        except sdk.HuaweiApiError as exc:
             raise CollectorError(str(exc)) from None
         failures: list[str] = []
         for region in regions:
             try:
                 offers = self._collect_region(region, bss, models, ctx, scope)
-            except HuaweiApiError as exc:
+            except sdk.HuaweiApiError as exc:
                 if exc.auth:
                     raise CollectorError(str(exc)) from None
                 failures.append(str(exc))
@@ -186,15 +193,10 @@ class HuaweiCollector:
         ctx: RunContext,
         scope: frozenset[PricingModel],
     ) -> list[Offer]:
-        ecs, project_id = ecs_client(self.settings.huawei, region, self._ak, self._sk)
-        body = call(
-            self.settings.huawei,
-            ecs.list_flavors_invoker(ListFlavorsRequest()),
-            f"region {region}: ListFlavors",
-        )
-        flavors = body.get("flavors") if isinstance(body, Mapping) else None
-        if not isinstance(flavors, list):
-            raise HuaweiApiError(f"huawei: region {region}: ListFlavors has no 'flavors' list")
+        sdk = _sdk()
+        section = self.settings.huawei
+        ecs, project_id = sdk.ecs_client(section, region, self._ak, self._sk)
+        flavors = sdk.list_flavors(section, ecs, region)
         hardware = list(
             parse_each(flavors, parse_flavor, ctx.skip, lambda f: _flavor_name(f, region))
         )
@@ -228,6 +230,7 @@ class HuaweiCollector:
         hardware: Sequence[FlavorHardware],
     ) -> dict[str, Rating]:
         """Rating per flavor name, asking BSS at most :data:`MAX_PRODUCTS` at a time."""
+        sdk = _sdk()
         ratings: dict[str, Rating] = {}
         names = [h.flavor for h in hardware]
         for start in range(0, len(names), MAX_PRODUCTS):
@@ -255,11 +258,11 @@ class HuaweiCollector:
                 invoker = bss.list_rate_on_period_detail_invoker(request)
                 parse = parse_period
                 what = f"region {region}: ListRateOnPeriodDetail ({years}y)"
-            body = call(self.settings.huawei, invoker, what)
+            body = sdk.call(self.settings.huawei, invoker, what)
             try:
                 by_id = parse(body)
             except RatingError as exc:
-                raise HuaweiApiError(f"huawei: {what}: {exc}") from None
+                raise sdk.HuaweiApiError(f"huawei: {what}: {exc}") from None
             for i, name in enumerate(chunk, start=1):
                 if str(i) in by_id:
                     ratings[name] = by_id[str(i)]

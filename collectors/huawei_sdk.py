@@ -1,5 +1,8 @@
 """How the Huawei collector calls Huawei's SDK: clients, throttling retries, one-line errors.
 
+Importing Huawei's SDK takes seconds, so only a collection run imports this module
+(``collectors/huawei.py`` loads it lazily); listing the collectors never does.
+
 ECS clients are built per region with ``BasicCredentials`` and no project id, so the SDK
 looks the project up in IAM (``KeystoneListProjects``, honouring its own
 ``HUAWEICLOUD_SDK_IAM_ENDPOINT``); the BSS client uses ``GlobalCredentials``, whose
@@ -23,13 +26,20 @@ from huaweicloudsdkcore.exceptions.exceptions import SdkException, ServiceRespon
 from huaweicloudsdkcore.http.http_config import HttpConfig
 from huaweicloudsdkcore.region.region import Region
 from huaweicloudsdkcore.retry.backoff_strategy import BackoffStrategy
-from huaweicloudsdkecs.v2 import EcsClient
+from huaweicloudsdkecs.v2 import EcsClient, ListFlavorsRequest
 from huaweicloudsdkecs.v2.region.ecs_region import EcsRegion
 from pydantic import SecretStr
 
 from tracker.settings.huawei import AK_ENV, SK_ENV, HuaweiSettings
 
-__all__ = ["HuaweiApiError", "bss_client", "call", "describe_error", "ecs_client"]
+__all__ = [
+    "HuaweiApiError",
+    "bss_client",
+    "call",
+    "describe_error",
+    "ecs_client",
+    "list_flavors",
+]
 
 _THROTTLED = frozenset({"APIGW.0308"})
 _AUTH_CODES = frozenset({"APIGW.0301", "APIGW.0101", "APIGW.0303", "APIGW.0305"})
@@ -186,3 +196,14 @@ def call(section: HuaweiSettings, invoker: Any, what: str) -> Any:
         return _body(invoker.invoke())
     except SdkException as exc:
         raise describe_error(exc, what) from None
+
+
+def list_flavors(section: HuaweiSettings, ecs: Any, region: str) -> list[Any]:
+    """Every flavor ECS lists in ``region`` (``ListFlavors`` has no paging)."""
+    body = call(
+        section, ecs.list_flavors_invoker(ListFlavorsRequest()), f"region {region}: ListFlavors"
+    )
+    flavors = body.get("flavors") if isinstance(body, dict) else None
+    if not isinstance(flavors, list):
+        raise HuaweiApiError(f"huawei: region {region}: ListFlavors has no 'flavors' list")
+    return flavors

@@ -255,3 +255,14 @@ def test_enabled_false_switches_huawei_off() -> None:
     assert registry.enabled(Settings(), "huawei") and not registry.enabled(off, "huawei")
     with pytest.raises(NotConfigured):
         HuaweiCollector.from_settings(off)
+
+
+def test_listing_the_collector_does_not_import_huaweis_sdk() -> None:
+    """Every CLI command loads the collectors; Huawei's SDK takes seconds to import."""
+    import subprocess
+    import sys
+
+    code = "import sys, collectors.huawei; print(any(m.startswith('huaweicloudsdk') for m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
