@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -12,6 +13,7 @@ import typer
 
 from tracker.catalog import all_specs, select_gpus
 from tracker.cli.context import CliError, open_store
+from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
 from tracker.models import PricingModel, offer_dict
 from tracker.store import queries
@@ -34,6 +36,9 @@ CSV_COLUMNS = (
     "currency",
     "price_per_hour_usd",
     "price_per_gpu_hour_usd",
+    "display_currency",
+    "display_price_per_hour",
+    "display_price_per_gpu_hour",
     "first_seen",
     "last_seen",
 )
@@ -55,14 +60,21 @@ OFFER_HEAD = (
     Column("", "GPUs", gpus_cell),
 )
 """Which offer a table row is: the leading columns of every offer table."""
-OFFER_TABLE = (
-    *OFFER_HEAD,
-    Column("gpu_memory_gib", "VRAM", justify="right"),
-    Column("price_per_hour_usd", "$/h", money, justify="right"),
-    Column("price_per_gpu_hour_usd", "$/GPU·h", money, justify="right"),
-)
-"""The table display: short headers, dollars rounded for reading, VRAM in GiB per GPU.
-The provider's own currency and exact figures are in the JSON and CSV."""
+
+
+def offer_table(symbol: str = "$") -> tuple[Column, ...]:
+    """The table display: short headers, prices in the view currency rounded for
+    reading (``$/h``, ``CNY/h``), VRAM in GiB per GPU. The provider's own currency and
+    exact figures are in the JSON and CSV."""
+    return (
+        *OFFER_HEAD,
+        Column("gpu_memory_gib", "VRAM", justify="right"),
+        Column("display_price_per_hour", f"{symbol}/h", money, justify="right"),
+        Column("display_price_per_gpu_hour", f"{symbol}/GPU·h", money, justify="right"),
+    )
+
+
+OFFER_TABLE = offer_table()
 
 
 class SortKey(StrEnum):
@@ -70,13 +82,25 @@ class SortKey(StrEnum):
     price_per_gpu = "price_per_gpu"
 
 
-def offer_row(stored: queries.StoredOffer) -> dict[str, Any]:
+_PER_GPU = Decimal("1e-6")
+
+
+def offer_row(stored: queries.StoredOffer, view: CurrencyView | None = None) -> dict[str, Any]:
     """The documented JSON shape of one offer (keys are a public interface): every
-    offer column, then the per-GPU price and the times, then ``attributes``."""
+    offer column, then the per-GPU price, the figures in the view currency, the times,
+    then ``attributes``. ``stored.offer`` carries its USD figure (converted at the
+    rate in force, :class:`CurrencyView`); ``view`` None shows USD."""
     o = stored.offer
     row = offer_dict(o)
     attributes = row.pop("attributes")
-    row["price_per_gpu_hour_usd"] = (o.price_per_hour_usd / o.gpu_count).quantize(Decimal("1e-6"))
+    usd = o.usd
+    row["price_per_gpu_hour_usd"] = (usd / o.gpu_count).quantize(_PER_GPU)
+    shown = usd if view is None else view.show(usd, original=o.price_per_hour, currency=o.currency)
+    if shown is None:  # currency_view checked the view currency has a latest rate
+        raise CliError(f"no exchange rate for {row['currency']} in {view and view.code}")
+    row["display_currency"] = "USD" if view is None else view.code
+    row["display_price_per_hour"] = shown
+    row["display_price_per_gpu_hour"] = (shown / o.gpu_count).quantize(_PER_GPU)
     row["first_seen"] = stored.first_seen
     row["price_since"] = stored.price_since
     row["last_seen"] = stored.last_seen
@@ -109,10 +133,13 @@ def offers(
     min_gpus: Annotated[float | None, typer.Option("--min-gpus", min=0)] = None,
     sort: Annotated[SortKey, typer.Option("--sort")] = SortKey.price,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    currency: CurrencyOption = "USD",
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """Current offers (listed, latest price), cheapest first."""
+    """Current offers (listed, latest price), cheapest first (compared in USD at the
+    latest exchange rates; shown in --currency)."""
     engine = open_store(ctx)
+    view = currency_view(ctx, engine, currency)
     try:
         found = queries.current_offers(
             engine,
@@ -125,19 +152,24 @@ def offers(
         )
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
-    rows = [offer_row(s) for s in found]
+    rows = []
+    for s in found:
+        converted = view.offer(s.offer)
+        if converted is not None:
+            rows.append(offer_row(replace(s, offer=converted), view))
     key = "price_per_hour_usd" if sort is SortKey.price else "price_per_gpu_hour_usd"
     rows.sort(key=lambda r: (r[key], r["provider"], r["instance_type"], r["region"], r["zone"]))
     if limit:
         rows = rows[:limit]
-    if not rows:
+    view.report()
+    if not rows and not view.usd.skipped:
         filtered = any((gpu, provider, region, pricing, min_vram is not None, min_gpus is not None))
         err(
             "no offer matches these filters"
             if filtered
             else "no offers stored yet; run 'gpu-tracker collect' first"
         )
-    emit(rows, fmt, columns=CSV_COLUMNS, table=OFFER_TABLE)
+    emit(rows, fmt, columns=CSV_COLUMNS, table=offer_table(view.symbol))
 
 
 def history(
@@ -157,10 +189,14 @@ def history(
             help="Only the price in force at this time (ISO-8601; UTC unless it has an offset).",
         ),
     ] = None,
+    currency: CurrencyOption = "USD",
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """Price intervals of one offer: each row is one price and when it held."""
+    """Price intervals of one offer: each row is one price and when it held, with its
+    USD (and --currency) figure at the exchange rate in force when the interval began
+    (or at --at)."""
     engine = open_store(ctx)
+    view = currency_view(ctx, engine, currency)
     key = {"provider": provider, "instance_type": instance_type, "region": region}
     key["pricing"] = pricing.value
     if zone is not None:
@@ -183,6 +219,8 @@ def history(
             point = queries.price_at(engine, s.id, at)
             points = [point] if point is not None else []
         for p in points:
+            when = at or p.first_seen
+            usd = view.rates.to_usd(p.price, p.currency, when)
             rows.append(
                 {
                     "zone": s.zone,
@@ -190,12 +228,23 @@ def history(
                     "offering_class": s.offering_class,
                     "price_per_hour": p.price,
                     "currency": p.currency,
-                    "price_per_hour_usd": p.price_usd,
+                    "price_per_hour_usd": usd,
+                    "display_currency": view.code,
+                    "display_price_per_hour": None
+                    if usd is None
+                    else view.show(usd, original=p.price, currency=p.currency, at=when),
                     "first_seen": p.first_seen,
                     "last_seen": p.last_seen,
                     "ended_at": p.ended_at,
                 }
             )
+            if usd is None:
+                view.usd.missing[p.currency] += 1
+    # A step without a rate keeps its row (its own price is history too) with empty
+    # converted figures, and the count says why they are empty.
+    line = view.missing_line("price intervals")
+    if line:
+        err(f"gpu-tracker: {line}")
     emit(rows, fmt, title=f"{provider} {instance_type} {region} {pricing.value}")
 
 
