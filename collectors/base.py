@@ -155,7 +155,7 @@ class RunContext:
     def skip(self, reason: str, detail: str = "") -> None:
         """Count one item that could not be turned into an offer (logged with ``detail``).
 
-        ``reason`` is a short stable label (``"non_usd"``, ``"zero_price"``) so the
+        ``reason`` is a short stable label (``"malformed_item"``, ``"zero_price"``) so the
         summary can group them; ``detail`` says which item and why.
         """
         self.skips[reason] += 1
