@@ -95,3 +95,39 @@ def test_a_rate_change_alone_adds_no_price_interval(engine: Engine) -> None:
     first, second = queries.price_history(engine, stored.series_id)
     assert (first.price, first.ended_at) == (D(30), changed)
     assert second.price == D(28) and second.ended_at is None
+
+
+def test_the_sql_figure_follows_the_same_rule(engine: Engine) -> None:
+    from sqlalchemy import bindparam, literal, select
+
+    from tracker.fx import EcbRate
+    from tracker.store import fx as fx_store
+    from tracker.store.types import UTCDateTime
+
+    friday, monday = datetime(2020, 11, 27).date(), datetime(2020, 11, 30).date()
+    with engine.begin() as conn:
+        fx_store.record_rates(
+            conn,
+            [
+                EcbRate("USD", friday, D("1.1922")),
+                EcbRate("CNY", friday, D("7.8422")),
+                EcbRate("USD", monday, D("1.198")),
+                EcbRate("CNY", monday, D("7.8798")),
+            ],
+            source="fx",
+        )
+    saturday = bindparam("at", datetime(2020, 11, 28, 12, tzinfo=UTC), type_=UTCDateTime)
+    manual = {"AED": D("0.27")}
+
+    def usd(price: str, currency: str) -> Decimal | None:
+        expr = fx_store.usd_sql(literal(price), literal(currency), saturday, manual)
+        with engine.connect() as conn:
+            value = conn.execute(select(expr)).scalar()
+        return None if value is None else D(str(value)).quantize(D("1e-8"))
+
+    # Friday's rates carry over Saturday: 30 × 1.1922 / 7.8422 = 4.56071000…
+    assert usd("30", "CNY") == D("4.56071000")
+    assert usd("2.5", "EUR") == D("2.98050000")  # 2.5 × 1.1922
+    assert usd("5", "USD") == D("5.00000000")
+    assert usd("20", "AED") == D("5.40000000")  # the manual rate, 20 × 0.27
+    assert usd("20", "SAR") is None  # no rate: NULL, never 1.0

@@ -13,8 +13,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
+from typing import Any
 
-from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Numeric,
+    case,
+    cast,
+    func,
+    insert,
+    literal,
+    select,
+    update,
+)
+from sqlalchemy.sql.elements import ColumnElement
 
 from tracker.fx import EcbRate, RatePoint, Rates, valid_from
 from tracker.models import RunStatus
@@ -22,7 +35,7 @@ from tracker.store.errors import database_errors
 from tracker.store.schema import CollectionRun, FxRate
 from tracker.store.types import quantize_money
 
-__all__ = ["RateStats", "latest_day", "load_rates", "record_rates", "record_run"]
+__all__ = ["RateStats", "latest_day", "load_rates", "record_rates", "record_run", "usd_sql"]
 
 Bind = Engine | Connection
 
@@ -145,3 +158,42 @@ def record_run(
             )
         )
     return stats
+
+
+def _per_eur_at(currency: Any, at: Any) -> ColumnElement[Decimal]:
+    """Units of ``currency`` per EUR in force at ``at``: the latest step at or before it."""
+    r = FxRate.__table__.c
+    return (
+        select(r.per_eur)
+        .where(r.currency == currency, r.valid_from <= at)
+        .order_by(r.valid_from.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+
+
+def usd_sql(
+    price: Any, currency: Any, at: Any, manual: Mapping[str, Decimal] | None = None
+) -> ColumnElement[Decimal]:
+    """SQL for the USD figure of ``price`` in ``currency`` at time ``at`` (columns or
+    bound values), for reads that filter or order by USD inside one statement.
+
+    The same rule as :meth:`tracker.fx.Rates.usd_per_unit`: USD as is; else the stored
+    ECB steps in force at ``at`` (USD per EUR ÷ X per EUR, EUR's own being 1); else the
+    manual ``fx_rates``; else NULL (no rate: the reader leaves the row out and counts
+    it, never 1.0). Exact NUMERIC on Postgres; SQLite computes in its REAL arithmetic,
+    so an exact figure for display comes from :class:`tracker.fx.Rates`.
+    """
+    num = Numeric(38, 20)
+    x = cast(price, num)
+    usd_eur = cast(_per_eur_at(literal("USD"), at), num)
+    x_eur = case(
+        (currency == "EUR", cast(literal(1), num)), else_=cast(_per_eur_at(currency, at), num)
+    )
+    ecb = x * usd_eur / x_eur
+    fallback = [
+        (currency == code, x * cast(literal(str(rate)), num))
+        for code, rate in (manual or {}).items()
+    ]
+    converted = func.coalesce(ecb, case(*fallback, else_=None)) if fallback else ecb
+    return case((currency == "USD", x), else_=converted)
