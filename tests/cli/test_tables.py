@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,14 +54,16 @@ RANKING_CSV_HEADER = (
 
 @pytest.fixture
 def quickstart(tmp_path: Path) -> Run:
-    """The README's quick start: the sample price sheet collected into SQLite."""
-    run = cli_runner(f"sqlite:///{tmp_path / 'quick.db'}", tmp_path)
-    proc = run(
-        "-c",
-        str(ROOT / "examples" / "quickstart.toml"),
-        "collect",
-        extra_env={"GPU_TRACKER_PRICESHEET__PATH": str(ROOT / "examples" / "prices.csv")},
-    )
+    """The README's quick start: the sample price sheet collected into SQLite, every
+    command with the quick start's config (its fx_rates converts the sheet's EUR rows)."""
+    plain = cli_runner(f"sqlite:///{tmp_path / 'quick.db'}", tmp_path)
+    config = str(ROOT / "examples" / "quickstart.toml")
+    sheet = {"GPU_TRACKER_PRICESHEET__PATH": str(ROOT / "examples" / "prices.csv")}
+
+    def run(*args: str, extra_env: dict[str, str] | None = None) -> Any:
+        return plain("-c", config, *args, extra_env={**sheet, **(extra_env or {})})
+
+    proc = run("collect")
     assert proc.returncode == 0, proc.stderr
     return run
 
