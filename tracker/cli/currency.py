@@ -10,7 +10,6 @@ provider's own figure, ``price_per_hour_usd`` the computed USD one, and the
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Annotated
@@ -49,15 +48,9 @@ class CurrencyView:
         """The table header's unit: ``$`` for USD, else the code (``CNY/h``)."""
         return "$" if self.code == USD else self.code
 
-    def offer(self, offer: Offer, at: datetime | None = None) -> Offer | None:
-        """The offer in USD at the rate in force (``at``, else the view's), or None."""
-        if at is None:
-            return self.usd.offer(offer)
-        usd = self.rates.to_usd(offer.price_per_hour, offer.currency, at)
-        if usd is None:
-            self.usd.missing[offer.currency] += 1
-            return None
-        return replace(offer, price_per_hour_usd=usd)
+    def offer(self, offer: Offer) -> Offer | None:
+        """The offer with its USD figure at the latest rate, or None (counted)."""
+        return self.usd.offer(offer)
 
     def show(
         self,
