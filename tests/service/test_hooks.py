@@ -50,7 +50,8 @@ def calls(path: Path) -> list[dict[str, Any]]:
 
 
 def test_installed_plugin_is_loaded_after_the_builtin_rankings(hook_log: Path) -> None:
-    assert load_hooks().names == ["rankings", "test-recorder"]  # order 10, then order 50
+    # order 10, then order 50 (the built-in alerts, then this one, by name)
+    assert load_hooks().names == ["rankings", "alerts", "test-recorder"]
 
 
 def test_plugin_is_called_after_a_scheduled_run_and_when_a_job_turns_stale(
@@ -65,7 +66,7 @@ def test_plugin_is_called_after_a_scheduled_run_and_when_a_job_turns_stale(
     )
     service = Service(settings, collectors={n: COLLECTORS[n] for n in ("fakebad", "fakegood")})
     services.append(service)
-    assert service.hooks.names == ["rankings", "test-recorder"]  # nothing injected
+    assert service.hooks.names == ["rankings", "alerts", "test-recorder"]  # nothing injected
     service.start()
 
     wait_for(
@@ -199,7 +200,7 @@ def test_a_plugin_that_fails_to_load_is_logged_and_the_others_load(
     monkeypatch.syspath_prepend(str(tmp_path))
     with caplog.at_level(logging.ERROR):
         hooks = load_hooks()
-    assert hooks.names == ["rankings"]
+    assert hooks.names == ["rankings", "alerts"]
     assert "hook plugin broken (no_such_module_for_gpu_tracker) failed to load" in caplog.text
 
 

@@ -367,15 +367,16 @@ def test_rankings_recompute_is_the_builtin_plugin_of_the_hooks_group(
     hooks = load_hooks()
     assert hooks.names[0] == "rankings"  # built-in, registered like any plugin, runs first
     summary = RunSummary("fakegood", RunStatus.SUCCEEDED)
+    settings = Settings()  # no alert rules: the built-in alerts hook has nothing to do
     failed = hooks.after_collection(
         "engine",  # type: ignore[arg-type]
-        "settings",  # type: ignore[arg-type]
+        settings,
         [summary],
         Origin.SERVE,
         context="a test",
     )
     assert failed == []
-    assert calls == [("engine", "settings")]
+    assert calls == [("engine", settings)]
 
 
 def test_health_and_metrics_endpoints(

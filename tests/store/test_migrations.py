@@ -7,6 +7,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
 from tracker.store import (
+    alerts,  # noqa: F401  (its tables share Base.metadata)
     migrate,
     rankings,  # noqa: F401  (its tables share Base.metadata)
 )

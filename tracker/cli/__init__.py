@@ -16,9 +16,13 @@ import typer
 from typer.exceptions import TyperException
 
 from tracker import __version__
+from tracker.cli import alerts as alert_commands
 from tracker.cli import calibrate as calibrate_commands
 from tracker.cli import collect as collect_commands
+from tracker.cli import compare as compare_commands
 from tracker.cli import db as db_commands
+from tracker.cli import export as export_commands
+from tracker.cli import history as history_commands
 from tracker.cli import offers as offer_commands
 from tracker.cli import recommend as recommend_commands
 from tracker.cli import serve as serve_commands
@@ -85,9 +89,13 @@ def _root(
 db_commands.register(app)
 collect_commands.register(app)
 offer_commands.register(app)
+history_commands.register(app)
+compare_commands.register(app)
+export_commands.register(app)
 recommend_commands.register(app)
 calibrate_commands.register(app)
 serve_commands.register(app)
+alert_commands.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

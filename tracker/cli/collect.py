@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -36,6 +36,15 @@ NoHooksOption = Annotated[
     ),
 ]
 
+NoNotifyOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-notify",
+        help="Evaluate alert rules and queue alerts, but do not deliver them now "
+        "('alerts send' or serve does).",
+    ),
+]
+
 
 def _hold_jobs(held: ExitStack, locks: JobLocks, name: str) -> bool:
     """Take every job lock of collector ``name`` (the ones `serve` takes); False if one is held.
@@ -48,14 +57,22 @@ def _hold_jobs(held: ExitStack, locks: JobLocks, name: str) -> bool:
 
 
 def _run_hooks(
-    engine: Engine, settings: Settings, summaries: list[RunSummary], origin: Origin
+    engine: Engine,
+    settings: Settings,
+    summaries: list[RunSummary],
+    origin: Origin,
+    *,
+    notify: bool = True,
 ) -> None:
     """The same after-collection hooks a scheduled run triggers, over the committed runs."""
+    from tracker.alerts.hook import no_notify
+
     committed = [s for s in summaries if s.status is RunStatus.SUCCEEDED]
     if committed:
-        load_hooks().after_collection(
-            engine, settings, committed, origin, context=f"gpu-tracker {origin}"
-        )
+        with nullcontext() if notify else no_notify():
+            load_hooks().after_collection(
+                engine, settings, committed, origin, context=f"gpu-tracker {origin}"
+            )
 
 
 @contextmanager
@@ -123,6 +140,7 @@ def collect(
         typer.Option("--pricing", help="Only these pricing models (repeatable)."),
     ] = None,
     no_hooks: NoHooksOption = False,
+    no_notify: NoNotifyOption = False,
 ) -> None:
     """Run collectors now and store what changed. Exits 1 if any requested collector failed."""
     settings = settings_of(ctx)
@@ -165,7 +183,7 @@ def collect(
                 raise CliError(str(exc)) from None
     _report(summaries)
     if not no_hooks:
-        _run_hooks(engine, settings, summaries, Origin.COLLECT)
+        _run_hooks(engine, settings, summaries, Origin.COLLECT, notify=not no_notify)
     failed = [s.provider for s in summaries if s.status == "failed"]
     if failed:
         raise CliError(f"collection failed for: {', '.join(failed)}")
@@ -190,6 +208,7 @@ def import_sheet(
         ),
     ] = None,
     no_hooks: NoHooksOption = False,
+    no_notify: NoNotifyOption = False,
 ) -> None:
     """Load a price sheet (negotiated prices, history back-fill). Exits 1 if a row was rejected."""
     if not path.is_file():
@@ -217,7 +236,7 @@ def import_sheet(
             raise CliError(str(exc)) from None
     _report([summary])
     if not no_hooks:
-        _run_hooks(engine, settings, [summary], Origin.IMPORT)
+        _run_hooks(engine, settings, [summary], Origin.IMPORT, notify=not no_notify)
     if summary.status == "failed":
         raise CliError(f"import failed: {summary.error}")
     if summary.skipped:

@@ -1,10 +1,9 @@
-"""``offers``, ``history`` and ``gpus``: reading what was collected."""
+"""``offers`` and ``gpus``: reading what was collected (``history`` is tracker.cli.history)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
@@ -172,82 +171,6 @@ def offers(
     emit(rows, fmt, columns=CSV_COLUMNS, table=offer_table(view.symbol))
 
 
-def history(
-    ctx: typer.Context,
-    provider: Annotated[str, typer.Option("--provider", "-p")],
-    instance_type: Annotated[str, typer.Option("--instance-type", "-i")],
-    region: Annotated[str, typer.Option("--region", "-r")],
-    pricing: Annotated[PricingModel, typer.Option("--pricing")] = PricingModel.ON_DEMAND,
-    zone: Annotated[
-        str | None, typer.Option("--zone", help="Zone (spot); default: every zone.")
-    ] = None,
-    payment_option: Annotated[str | None, typer.Option("--payment-option")] = None,
-    at: Annotated[
-        datetime | None,
-        typer.Option(
-            "--at",
-            help="Only the price in force at this time (ISO-8601; UTC unless it has an offset).",
-        ),
-    ] = None,
-    currency: CurrencyOption = "USD",
-    fmt: FormatOption = OutputFormat.table,
-) -> None:
-    """Price intervals of one offer: each row is one price and when it held, with its
-    USD (and --currency) figure at the exchange rate in force when the interval began
-    (or at --at)."""
-    engine = open_store(ctx)
-    view = currency_view(ctx, engine, currency)
-    key = {"provider": provider, "instance_type": instance_type, "region": region}
-    key["pricing"] = pricing.value
-    if zone is not None:
-        key["zone"] = zone
-    if payment_option is not None:
-        key["payment_option"] = payment_option
-    series = queries.find_series(engine, **key)
-    if not series:
-        raise CliError(
-            f"no stored offer {provider} {instance_type} {region} {pricing.value}"
-            + (f" zone {zone}" if zone else "")
-        )
-    if at is not None and at.tzinfo is None:
-        at = at.replace(tzinfo=UTC)
-    rows = []
-    for s in series:
-        if at is None:
-            points = queries.price_history(engine, s.id)
-        else:
-            point = queries.price_at(engine, s.id, at)
-            points = [point] if point is not None else []
-        for p in points:
-            when = at or p.first_seen
-            usd = view.rates.to_usd(p.price, p.currency, when)
-            rows.append(
-                {
-                    "zone": s.zone,
-                    "payment_option": s.payment_option,
-                    "offering_class": s.offering_class,
-                    "price_per_hour": p.price,
-                    "currency": p.currency,
-                    "price_per_hour_usd": usd,
-                    "display_currency": view.code,
-                    "display_price_per_hour": None
-                    if usd is None
-                    else view.show(usd, original=p.price, currency=p.currency, at=when),
-                    "first_seen": p.first_seen,
-                    "last_seen": p.last_seen,
-                    "ended_at": p.ended_at,
-                }
-            )
-            if usd is None:
-                view.usd.missing[p.currency] += 1
-    # A step without a rate keeps its row (its own price is history too) with empty
-    # converted figures, and the count says why they are empty.
-    line = view.missing_line("price intervals")
-    if line:
-        err(f"gpu-tracker: {line}")
-    emit(rows, fmt, title=f"{provider} {instance_type} {region} {pricing.value}")
-
-
 def gpus(
     ctx: typer.Context,
     unknown: Annotated[
@@ -294,5 +217,4 @@ def gpus(
 
 def register(app: typer.Typer) -> None:
     app.command("offers")(offers)
-    app.command("history")(history)
     app.command("gpus")(gpus)

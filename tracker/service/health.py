@@ -9,6 +9,7 @@ measured from the service's start.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -66,6 +67,9 @@ class HealthState:
     """Collectors not scheduled, with the reason (switched off, nothing to collect)."""
     database_ok: bool | None = None
     database_error: str | None = None
+    sections: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
+    """More parts of the report by key, e.g. ``alerts`` (channel health); each is
+    informational and never turns the verdict unhealthy on its own."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, spec: JobSpec) -> None:
@@ -145,4 +149,6 @@ class HealthState:
                 "collectors": jobs,
                 "disabled": dict(sorted(self.disabled.items())),
             }
+        for key, section in self.sections.items():  # outside the lock: they may read state
+            body[key] = section()
         return healthy, body

@@ -7,11 +7,17 @@ Label values are collector name and job scope only: bounded cardinality.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
+from tracker.alerts.stats import DeliveryStats
 from tracker.service.outcome import FailureReason, JobStatus
+from tracker.store.engine import DatabaseError
 
-__all__ = ["CONTENT_TYPE", "Metrics"]
+__all__ = ["CONTENT_TYPE", "AlertMetrics", "Metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _JOB = ("collector", "scope")
@@ -83,5 +89,51 @@ class Metrics:
         self.last_success.labels(collector, scope)
         self.stale.labels(collector, scope).set(0)
 
+    def watch_alerts(self, stats: DeliveryStats, backlog: Callable[[], Mapping[str, int]]) -> None:
+        """Expose the alert sender's counters and the outbox backlog."""
+        self.registry.register(AlertMetrics(stats, backlog))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class AlertMetrics(Collector):
+    """``gpu_tracker_alerts_sent_total{channel}``, ``..._failed_total{channel,reason}``
+    (this process's sender) and ``gpu_tracker_alerts_backlog{channel}`` (the outbox's
+    pending deliveries, read at scrape time; left out while the database is down)."""
+
+    def __init__(self, stats: DeliveryStats, backlog: Callable[[], Mapping[str, int]]) -> None:
+        self.stats = stats
+        self.backlog = backlog
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # no database query when registered
+
+    def collect(self) -> Iterable[Metric]:
+        sent = CounterMetricFamily(
+            "gpu_tracker_alerts_sent", "Alerts a channel accepted.", labels=["channel"]
+        )
+        failed = CounterMetricFamily(
+            "gpu_tracker_alerts_failed",
+            "Alerts in failed delivery attempts, by channel and reason (http_404, timeout, auth…).",
+            labels=["channel", "reason"],
+        )
+        snapshot = self.stats.snapshot()
+        for name, s in sorted(snapshot.items()):
+            sent.add_metric([name], s.sent)
+            for reason, n in sorted(s.failed.items()):
+                failed.add_metric([name, reason], n)
+        yield sent
+        yield failed
+        try:
+            pending = dict(self.backlog())
+        except DatabaseError:
+            return
+        backlog = GaugeMetricFamily(
+            "gpu_tracker_alerts_backlog",
+            "Alert deliveries pending in the outbox, by channel.",
+            labels=["channel"],
+        )
+        for name in sorted(set(snapshot) | set(pending)):
+            backlog.add_metric([name], pending.get(name, 0))
+        yield backlog

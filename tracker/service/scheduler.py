@@ -41,8 +41,10 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from collectors.base import Collector, MissingCredentials, NotConfigured
 from tracker import registry
+from tracker.alerts.stats import STATS
 from tracker.errors import one_line
 from tracker.hooks import Hooks, load_hooks
+from tracker.service.alerting import Alerting
 from tracker.service.health import HealthState
 from tracker.service.jobs import JobSpec, plan_jobs
 from tracker.service.metrics import CONTENT_TYPE, Metrics
@@ -90,6 +92,10 @@ class Service:
             started_at=utcnow(), stale_after_cadences=self.config.stale_after_cadences
         )
         self.hooks = hooks if hooks is not None else load_hooks()
+        self.alerting = Alerting.load(settings, self.engine)  # a bad rules file stops here
+        if self.alerting.active:
+            self.metrics.watch_alerts(STATS, self.alerting.backlog)
+            self.health.sections["alerts"] = self.alerting.health
         self.jobs = self._plan()
         self.reporter = Reporter(settings, self.engine, self.health, self.metrics, self.hooks)
         self.runner = JobRunner(
@@ -288,6 +294,14 @@ class Service:
             )
         else:
             log.warning("no collector to schedule (see the 'disabled' list in /healthz)")
+        if self.alerting.active:
+            scheduler.add_job(
+                self.alerting.tick,
+                IntervalTrigger(seconds=self.alerting.interval_seconds, timezone=UTC),
+                id="alerts",
+                name="alert sender",
+                next_run_time=now,
+            )
         self._scheduler = scheduler
         if self.http_address:  # bind first: a taken port fails before any job runs
             self._server = HealthServer(self.http_address, self._routes())

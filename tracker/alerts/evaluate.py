@@ -1,0 +1,224 @@
+"""Rules over what the store says changed → alerts queued in the outbox, in one transaction.
+
+:func:`evaluate` reads, per rule, what is new since that rule last looked (its
+cursors and remembered state), builds the alerts that match, drops those inside
+the rule's cooldown or already queued, and writes the alerts together with the
+rules' new state in one transaction: an evaluation that fails queues nothing and
+moves no cursor, and one that runs twice queues nothing twice (dedupe keys).
+
+A rule's first evaluation *seeds*: it records where things stand and fires
+nothing, so a fresh database (or a new rule) is not an alert storm.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from tracker.alerts import offer_rules
+from tracker.alerts.cursor import CHECKPOINTS, GLOBAL_RULE, safe_ids
+from tracker.alerts.rules import AlertRule, CollectorHealthRule, channels_of
+from tracker.hooks import JobHealthChange
+from tracker.store import alert_events
+from tracker.store import alerts as outbox
+from tracker.store.engine import Engine
+
+__all__ = ["Evaluation", "evaluate", "health_change_alerts"]
+
+log = logging.getLogger(__name__)
+SEEDED = "@seeded"
+
+
+@dataclass
+class Evaluation:
+    """One evaluation's inputs and what it will write."""
+
+    engine: Engine
+    now: datetime
+    channels: Sequence[str]
+    current: Mapping[str, int] = field(default_factory=dict)
+    safe: Mapping[str, int] | None = None
+    alerts: list[outbox.NewAlert] = field(default_factory=list)
+    state: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    def rule_state(self, rule: AlertRule) -> dict[str, str]:
+        return outbox.read_state(self.engine, rule.name)
+
+    def cursor(self, rule: AlertRule, state: Mapping[str, str], table: str) -> int | None:
+        """The rule's cursor over ``table``; None on its first evaluation (it seeds)."""
+        key = f"@{table}"
+        if SEEDED not in state:
+            self.state[(rule.name, SEEDED)] = self.now.isoformat()
+            self.state[(rule.name, key)] = str(self.current.get(table, 0))
+            return None
+        cursor = int(state.get(key, "0"))
+        if self.safe is not None and self.safe.get(table, 0) > cursor:
+            self.state[(rule.name, key)] = str(self.safe[table])
+        return cursor
+
+    def seeding(self, rule: AlertRule, state: Mapping[str, str]) -> bool:
+        """True (and marks it seeded) on a rule's first evaluation."""
+        if SEEDED in state:
+            return False
+        self.state[(rule.name, SEEDED)] = self.now.isoformat()
+        return True
+
+    def cached(self, name: str, load: Callable[[], Any]) -> Any:
+        if name not in self._cache:
+            self._cache[name] = load()
+        return self._cache[name]
+
+    def alert(
+        self,
+        rule: AlertRule,
+        event: str,
+        subject: str,
+        title: str,
+        details: Mapping[str, Any],
+    ) -> outbox.NewAlert:
+        return outbox.NewAlert(
+            dedupe_key=f"{rule.name}|{rule.type}|{event}",
+            rule=rule.name,
+            kind=rule.type,
+            subject=subject,
+            title=title,
+            details={"kind": rule.type, **details},
+            channels=channels_of(rule, self.channels),
+        )
+
+    def emit(self, rule: AlertRule, candidates: Sequence[outbox.NewAlert]) -> None:
+        """Queue ``candidates`` except those already queued or inside the cooldown."""
+        unique = list({a.dedupe_key: a for a in candidates}.values())
+        if not unique:
+            return
+        known = outbox.existing_keys(self.engine, [a.dedupe_key for a in unique])
+        fresh = [a for a in unique if a.dedupe_key[:255] not in known]
+        if rule.cooldown and fresh:
+            fired = outbox.last_fired(self.engine, rule.name, [a.subject for a in fresh])
+            kept = []
+            for a in fresh:
+                last = fired.get(a.subject)
+                if last is not None and self.now - last < rule.cooldown:
+                    log.info("alert %s held back by %s's cooldown", a.dedupe_key, rule.name)
+                    continue
+                fired[a.subject] = self.now
+                kept.append(a)
+            fresh = kept
+        self.alerts.extend(fresh)
+
+
+def evaluate(
+    engine: Engine,
+    rules: Sequence[AlertRule],
+    channels: Sequence[str],
+    *,
+    now: datetime | None = None,
+    health_only: bool = False,
+) -> list[int]:
+    """Evaluate ``rules`` and queue what fired; returns the new alert ids.
+
+    ``health_only``: only the collector-health rules (the sender's timer runs them,
+    since failed runs trigger no after-collection hook). Raises
+    :class:`~tracker.store.engine.DatabaseError` (nothing queued).
+    """
+    ev = Evaluation(engine, (now or datetime.now(UTC)).astimezone(UTC), channels)
+    if not health_only:
+        stored = outbox.read_state(engine, GLOBAL_RULE).get(CHECKPOINTS)
+        ev.current, ev.safe, checkpoints = safe_ids(engine, ev.now, stored)
+        ev.state[(GLOBAL_RULE, CHECKPOINTS)] = checkpoints
+    for rule in rules:
+        if isinstance(rule, CollectorHealthRule):
+            _failing_runs(rule, ev)
+        elif not health_only:
+            offer_rules.EVALUATORS[rule.type](rule, ev)  # type: ignore[operator]
+    if not ev.alerts and not ev.state:
+        return []
+    queued = outbox.queue_alerts(engine, ev.alerts, ev.now, state=ev.state)
+    if queued:
+        log.info(
+            "%d alert(s) queued", len(queued), extra={"event": "alerts_queued", "alerts": queued}
+        )
+    return queued
+
+
+def _failing_runs(rule: CollectorHealthRule, ev: Evaluation) -> None:
+    """``failures`` failed runs in a row fires once; the next success says it recovered."""
+    state = ev.rule_state(rule)
+    failing = {
+        f"{f.provider}:{f.scope}": f
+        for f in ev.cached("failing", lambda: alert_events.failing_collectors(ev.engine))
+        if not rule.provider or f.provider in rule.provider
+    }
+    out = []
+    for job, f in sorted(failing.items()):
+        flag = f"failing:{job}"
+        if f.consecutive_failures < rule.failures or flag in state:
+            continue
+        ev.state[(rule.name, flag)] = f.last_run_at.isoformat()
+        error = f": {f.last_error}" if f.last_error else ""
+        out.append(
+            ev.alert(
+                rule,
+                f"failing|{job}|{f.last_run_at.isoformat()}",
+                f"collector:{job}",
+                f"{job} failed {f.consecutive_failures} runs in a row{error}",
+                {"job": job, "state": "failing", "failures": f.consecutive_failures},
+            )
+        )
+    for subject, since in sorted(state.items()):
+        if not subject.startswith("failing:"):
+            continue
+        job = subject.removeprefix("failing:")
+        if job in failing:
+            continue
+        ev.state[(rule.name, subject)] = None
+        out.append(
+            ev.alert(
+                rule,
+                f"recovered|{job}|{since}",
+                f"collector:{job}",
+                f"{job} recovered: its latest run succeeded",
+                {"job": job, "state": "recovered"},
+            )
+        )
+    ev.emit(rule, out)
+
+
+def health_change_alerts(
+    engine: Engine,
+    rules: Sequence[AlertRule],
+    channels: Sequence[str],
+    change: JobHealthChange,
+) -> list[int]:
+    """Queue the alerts of a job that turned stale or fresh again."""
+    ev = Evaluation(engine, change.at.astimezone(UTC), channels)
+    since = change.last_success.isoformat() if change.last_success else "never"
+    for rule in rules:
+        if not isinstance(rule, CollectorHealthRule):
+            continue
+        if rule.provider and change.collector not in rule.provider:
+            continue
+        if change.stale:
+            title = f"{change.job_id} is stale: no successful run since {since}"
+            event = f"stale|{change.job_id}|{since}"
+        else:
+            title = f"{change.job_id} is fresh again (last success {since})"
+            event = f"fresh|{change.job_id}|{since}"
+        state = "stale" if change.stale else "recovered"
+        ev.emit(
+            rule,
+            [
+                ev.alert(
+                    rule,
+                    event,
+                    f"collector:{change.job_id}",
+                    title,
+                    {"job": change.job_id, "state": state},
+                )
+            ],
+        )
+    return outbox.queue_alerts(engine, ev.alerts, ev.now) if ev.alerts else []

@@ -1,0 +1,248 @@
+"""Alert rules: the ``[[rules]]`` tables of the rules file, validated into typed rules.
+
+Each rule type has its own model with ``extra="forbid"``, so a key that means
+nothing for that type (a filter the type cannot apply, a typo) is refused with the
+rule's name and the key rather than silently ignored: a rule that never fires
+because of a typo is worse than a service that does not start.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Collection, Sequence
+from datetime import timedelta
+from decimal import Decimal
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from tracker.catalog import GpuSelection, select_gpus
+from tracker.models import PricingModel
+from tracker.settings import ConfigError
+from tracker.settings.base import split_csv
+
+__all__ = [
+    "RULE_TYPES",
+    "AlertRule",
+    "CollectorHealthRule",
+    "NewHardwareRule",
+    "PriceChangeRule",
+    "RankingChangeRule",
+    "RulesError",
+    "SpotDiscountRule",
+    "load_rules",
+    "parse_duration",
+    "parse_rules",
+]
+
+
+class RulesError(ConfigError):
+    """A rules file that cannot be used: one line naming the file, the rule and the key."""
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(value: Any) -> timedelta:
+    """``"6h"``, ``"30m"``, ``"1d"``, ``"90s"``, ``"2w"``, or 0 (no cooldown)."""
+    if value in (0, "0", ""):
+        return timedelta(0)
+    match = _DURATION.match(str(value)) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f'expected a duration like "6h", "30m" or "1d", got {value!r}')
+    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+
+
+Percent = Annotated[Decimal, Field(gt=0, le=100)]
+Names = Annotated[list[str], Field(default_factory=list)]
+
+
+class _Rule(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=64)
+    channels: list[str] | None = None
+    """None: every configured channel."""
+    cooldown: timedelta = timedelta(0)
+    """After firing about a subject, stay quiet about that subject this long."""
+
+    @field_validator("cooldown", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> timedelta:
+        return value if isinstance(value, timedelta) else parse_duration(value)
+
+    @field_validator("channels", mode="before")
+    @classmethod
+    def _channels(cls, value: Any) -> Any:
+        return split_csv(value)
+
+
+class _OfferFilters(_Rule):
+    gpu_model: Names
+    """Any spelling the catalog resolves; a family (``H100``) matches all its variants."""
+    provider: Names
+    region: Names
+
+    _csv = field_validator("gpu_model", "provider", "region", mode="before")(split_csv)
+
+    @field_validator("gpu_model")
+    @classmethod
+    def _gpus(cls, value: list[str]) -> list[str]:
+        if any(not v.strip() for v in value):
+            raise ValueError("empty GPU name")
+        return value
+
+    @cached_property
+    def gpus(self) -> GpuSelection | None:
+        return select_gpus(self.gpu_model) if self.gpu_model else None
+
+    def matches(self, provider: str, region: str, gpu_model: str, gpu_raw_name: str = "") -> bool:
+        if self.provider and provider not in self.provider:
+            return False
+        if self.region and region not in self.region:
+            return False
+        gpus = self.gpus
+        return gpus is None or gpus.matches(gpu_model, gpu_raw_name)
+
+
+class PriceChangeRule(_OfferFilters):
+    """A price moved by at least ``threshold_percent`` between consecutive intervals."""
+
+    type: Literal["price_change"]
+    threshold_percent: Percent
+    direction: Literal["either", "down", "up"] = "either"
+    pricing: list[PricingModel] = Field(default_factory=list)
+
+    _pricing_csv = field_validator("pricing", mode="before")(split_csv)
+
+
+class SpotDiscountRule(_OfferFilters):
+    """Spot at least ``threshold_percent`` below on-demand, fired when it crosses."""
+
+    type: Literal["spot_discount"]
+    threshold_percent: Percent
+
+
+HardwareEvent = Literal["gpu_model", "instance_type", "region"]
+NEW_HARDWARE_EVENTS: tuple[HardwareEvent, ...] = ("gpu_model", "instance_type", "region")
+
+
+class NewHardwareRule(_OfferFilters):
+    """A GPU model, an instance type, or a provider's region with a GPU, seen first now."""
+
+    type: Literal["new_hardware"]
+    events: list[HardwareEvent] = Field(default_factory=lambda: list(NEW_HARDWARE_EVENTS))
+    pricing: list[PricingModel] = Field(default_factory=list)
+
+    _events_csv = field_validator("events", "pricing", mode="before")(split_csv)
+
+
+RankingEvent = Literal["leader", "top_n", "cost"]
+RANKING_EVENTS: tuple[RankingEvent, ...] = ("leader", "top_n", "cost")
+
+
+class RankingChangeRule(_Rule):
+    """A profile's best offer changed, a GPU model entered its top N, or its cost moved."""
+
+    type: Literal["ranking_change"]
+    profile: Names
+    threshold_percent: Percent | None = None
+    """The best job cost moved by at least this much (no threshold: no cost events)."""
+    top_n: int = Field(default=3, ge=1, le=100)
+    events: list[RankingEvent] = Field(default_factory=lambda: list(RANKING_EVENTS))
+
+    _csv = field_validator("profile", "events", mode="before")(split_csv)
+
+
+class CollectorHealthRule(_Rule):
+    """A collector turned stale or failed ``failures`` runs in a row, and when it recovers."""
+
+    type: Literal["collector_health"]
+    provider: Names
+    failures: int = Field(default=3, ge=1, le=1000)
+
+    _csv = field_validator("provider", mode="before")(split_csv)
+
+
+AlertRule = Annotated[
+    PriceChangeRule | SpotDiscountRule | NewHardwareRule | RankingChangeRule | CollectorHealthRule,
+    Field(discriminator="type"),
+]
+RULE_TYPES = ("price_change", "spot_discount", "new_hardware", "ranking_change", "collector_health")
+_ADAPTER: TypeAdapter[AlertRule] = TypeAdapter(AlertRule)
+
+
+def _rule_error(where: str, index: int, raw: Any, exc: ValidationError) -> RulesError:
+    name = raw.get("name") if isinstance(raw, dict) else None
+    label = f"rule {name!r}" if isinstance(name, str) and name else f"rules[{index}]"
+    first = exc.errors()[0]
+    loc = [str(p) for p in first["loc"]]
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    if loc and loc[0] == kind:  # the discriminated union names the branch first
+        loc = loc[1:]
+    key = ".".join(loc) or "type"
+    if first["type"] == "extra_forbidden":
+        message = f"unknown key {key!r} for a {kind} rule"
+    elif first["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        message = f"type: expected one of {', '.join(RULE_TYPES)}, got {kind!r}"
+    else:
+        message = f"{key}: {first['msg']}"
+        if "input" in first and first["type"] != "missing":
+            message += f" (got {first['input']!r})"
+    return RulesError(f"{where}: {label}: {message}")
+
+
+def parse_rules(data: Any, where: str, channels: Collection[str]) -> list[AlertRule]:
+    """Rules from the parsed TOML ``data``; ``channels`` are those configured."""
+    if not isinstance(data, dict):
+        raise RulesError(f"{where}: expected a table with [[rules]]")
+    extra = sorted(set(data) - {"rules"})
+    if extra:
+        raise RulesError(f"{where}: unknown top-level key {extra[0]!r} (expected [[rules]])")
+    raw_rules = data.get("rules", [])
+    if not isinstance(raw_rules, list):
+        raise RulesError(f"{where}: rules must be an array of tables ([[rules]])")
+    rules: list[AlertRule] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_rules):
+        try:
+            rule = _ADAPTER.validate_python(raw)
+        except ValidationError as exc:
+            raise _rule_error(where, index, raw, exc) from None
+        if rule.name in seen:
+            raise RulesError(f"{where}: rule {rule.name!r}: name used twice")
+        seen.add(rule.name)
+        for channel in rule.channels or ():
+            if channel not in channels:
+                known = ", ".join(sorted(channels)) or "none"
+                raise RulesError(
+                    f"{where}: rule {rule.name!r}: channels: {channel!r} is not configured "
+                    f"(configured: {known})"
+                )
+        rules.append(rule)
+    return rules
+
+
+def load_rules(path: Path | None, channels: Collection[str]) -> list[AlertRule]:
+    """The rules of ``path`` (None: no rules). Raises :class:`RulesError` (one line)."""
+    if path is None:
+        return []
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RulesError(f"alerts rules file {where}: cannot read: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RulesError(f"{where}: invalid TOML: {exc}") from None
+    return parse_rules(data, where, channels)
+
+
+def channels_of(rule: AlertRule, configured: Sequence[str]) -> tuple[str, ...]:
+    """Where ``rule``'s alerts go: its own list, or every configured channel."""
+    return tuple(rule.channels) if rule.channels is not None else tuple(configured)

@@ -1,0 +1,33 @@
+"""The alert configuration of a process: its channels and validated rules, loaded once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracker.alerts.channels import AlertChannel, load_channels
+from tracker.alerts.rules import AlertRule, load_rules
+from tracker.settings import Settings
+
+__all__ = ["AlertSetup", "load_setup"]
+
+
+@dataclass(frozen=True)
+class AlertSetup:
+    rules: list[AlertRule]
+    channels: dict[str, AlertChannel]
+
+    @property
+    def active(self) -> bool:
+        return bool(self.rules)
+
+
+def load_setup(settings: Settings) -> AlertSetup:
+    """Channels from the settings and rules from ``alerts.rules_file``.
+
+    Raises :class:`~tracker.settings.ConfigError` (a :class:`RulesError` for the
+    rules), one line naming the file, the rule and the key.
+    """
+    if not settings.alerts.enabled:
+        return AlertSetup([], {})
+    channels = load_channels(settings)
+    return AlertSetup(load_rules(settings.alerts.rules_file, channels), channels)

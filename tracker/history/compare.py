@@ -1,0 +1,96 @@
+"""``compare``: per GPU model × provider, the cheapest $/GPU-hour now for each pricing
+model, how far below on-demand spot is, and how the cheapest on-demand price moved.
+
+This is the table people otherwise build by hand from several catalogs. One SQL read
+answers it: the cheapest offer per (GPU model, provider, pricing model) in force now,
+7 days ago and 30 days ago (:func:`tracker.store.history.cheapest_at`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
+
+from tracker.catalog import GpuSelection
+from tracker.history.views import per_gpu_hour
+from tracker.models import PricingModel
+from tracker.store import history as store
+from tracker.store.engine import Engine
+
+__all__ = ["COMPARE_KEYS", "compare_rows"]
+
+COMPARE_KEYS = (
+    "gpu_model",
+    "provider",
+    "on_demand",
+    "spot",
+    "reserved_1y",
+    "reserved_3y",
+    "spot_discount_pct",
+    "change_7d_pct",
+    "change_30d_pct",
+)
+"""A compare row: figures are USD per GPU-hour; percentages to a tenth."""
+
+AGO = (timedelta(0), timedelta(days=7), timedelta(days=30))
+PERCENT = Decimal("0.1")
+
+
+def _pct(part: Decimal, whole: Decimal) -> Decimal:
+    return (part / whole * 100).quantize(PERCENT, rounding=ROUND_HALF_EVEN)
+
+
+def compare_rows(
+    engine: Engine,
+    *,
+    now: datetime,
+    gpu: GpuSelection | None = None,
+    provider: Sequence[str] | None = None,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> list[dict[str, Any]]:
+    """Figures in USD at the exchange rates in force at each time (an offer without a
+    rate is not counted). One row per GPU model × provider that has a price in force at ``now``, sorted by
+    GPU model then cheapest on-demand figure (providers without one last).
+
+    ``spot_discount_pct`` is ``(1 − spot / on_demand) × 100``; ``change_7d_pct`` and
+    ``change_30d_pct`` are ``(now / then − 1) × 100`` of the cheapest on-demand figure
+    (None where either side has no on-demand price).
+    """
+    where = store.SeriesFilter(gpu=gpu, provider=provider)
+    found = store.cheapest_at(
+        engine,
+        [now - ago for ago in AGO],
+        where,
+        per=("gpu_model", "provider", "pricing"),
+        fx_rates=fx_rates,
+    )
+    figures: dict[tuple[str, str], dict[tuple[int, str], Decimal]] = {}
+    for c in found:
+        figures.setdefault((c.gpu_model, c.provider), {})[(c.k, c.pricing)] = per_gpu_hour(
+            Decimal(str(c.price_usd)), c.gpu_count
+        )
+    rows = []
+    for (gpu_model, prov), at in figures.items():
+        now_figures = {pricing: value for (k, pricing), value in at.items() if k == 0}
+        if not now_figures:
+            continue
+        row: dict[str, Any] = {"gpu_model": gpu_model, "provider": prov}
+        for pricing in PricingModel:
+            row[pricing.value] = now_figures.get(pricing.value)
+        od, spot = row["on_demand"], row["spot"]
+        row["spot_discount_pct"] = _pct(od - spot, od) if od and spot is not None else None
+        for k, key in ((1, "change_7d_pct"), (2, "change_30d_pct")):
+            then = at.get((k, PricingModel.ON_DEMAND.value))
+            row[key] = _pct(od - then, then) if od is not None and then else None
+        rows.append(row)
+    rows.sort(
+        key=lambda r: (
+            r["gpu_model"],
+            r["on_demand"] is None,
+            r["on_demand"] or Decimal(0),
+            r["provider"],
+        )
+    )
+    return rows

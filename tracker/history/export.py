@@ -1,0 +1,90 @@
+"""``export``: stored price intervals joined with their offers, as CSV or Parquet.
+
+For analysts (pandas, DuckDB, spreadsheets). Rows arrive in batches from a server-side
+cursor and each batch is written before the next is read, so memory stays at one batch
+whatever the size of the history. The file is written beside its destination and moved
+into place when complete: a failed export leaves no half-written file under its name.
+
+Money is exact: a decimal string in CSV, ``decimal128(20, 10)`` in Parquet (as stored);
+times are UTC (ISO-8601 with ``Z`` in CSV, ``timestamp[us, UTC]`` in Parquet).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tracker.history.files import ExportFormat
+from tracker.store.history import EXPORT_COLUMNS
+
+__all__ = ["SCHEMA", "write_export"]
+
+_MONEY = pa.decimal128(20, 10)
+_COUNT = {"gpu_count", "gpu_memory_gib", "vcpus", "memory_gib"}
+_MONEY_COLUMNS = {"price_per_hour", "price_per_hour_usd", *_COUNT}
+_TIMES = {"first_seen", "last_seen", "ended_at"}
+
+SCHEMA = pa.schema(
+    [
+        pa.field(
+            name,
+            _MONEY
+            if name in _MONEY_COLUMNS
+            else pa.timestamp("us", tz="UTC")
+            if name in _TIMES
+            else pa.string(),
+            nullable=name in _TIMES or name in _COUNT,
+        )
+        for name in EXPORT_COLUMNS
+    ]
+)
+"""The Parquet schema: fixed up front, so every batch (even an empty export) has it."""
+
+
+def _text(value: Any) -> str:
+    """A CSV cell: exact decimals without the storage scale's trailing zeros, UTC
+    times with ``Z``, empty for a missing value (as the CLI's own CSV writes them)."""
+    if value is None:
+        return ""
+    if isinstance(value, Decimal):
+        text = format(value, "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return str(value)
+
+
+def write_export(
+    path: Path, fmt: ExportFormat, batches: Iterable[Sequence[tuple[Any, ...]]]
+) -> int:
+    """Write every batch to ``path`` in ``fmt``; returns the number of rows."""
+    partial = path.with_name(path.name + ".partial")
+    rows = 0
+    try:
+        if fmt is ExportFormat.csv:
+            with partial.open("w", newline="", encoding="utf-8") as out:
+                writer = csv.writer(out, lineterminator="\n")
+                writer.writerow(EXPORT_COLUMNS)
+                for batch in batches:
+                    writer.writerows([_text(v) for v in row] for row in batch)
+                    rows += len(batch)
+        else:
+            with pq.ParquetWriter(partial, SCHEMA) as writer:
+                for batch in batches:
+                    columns = list(zip(*batch, strict=True)) if batch else []
+                    if not columns:
+                        continue
+                    writer.write_table(pa.Table.from_arrays(list(columns), schema=SCHEMA))
+                    rows += len(batch)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return rows

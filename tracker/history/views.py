@@ -1,0 +1,245 @@
+"""The history rows people read: one offer's price at each step, a GPU's cheapest offer
+at each step, and one offer's raw intervals.
+
+Each function takes parsed arguments (see :mod:`tracker.history.args`) and returns the
+documented row dicts the CLI renders as a table, CSV or JSON and the web API returns as
+JSON, so both show the same rows. Keys never disappear: a step where nothing was in
+force (a delisted gap, before the first price) has its price keys set to None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from tracker.catalog import GpuSelection
+from tracker.history.args import Grid, HistoryArgumentError, Window
+from tracker.models import PricingModel
+from tracker.store import fx as fx_store
+from tracker.store import history as store
+from tracker.store import queries
+from tracker.store.engine import Engine
+
+__all__ = [
+    "GPU_STEP_KEYS",
+    "OFFER_STEP_KEYS",
+    "OfferKey",
+    "find_offer",
+    "gpu_steps",
+    "offer_intervals",
+    "offer_steps",
+    "per_gpu_hour",
+]
+
+OFFER_STEP_KEYS = (
+    "time",
+    "price_per_hour",
+    "currency",
+    "price_per_hour_usd",
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+)
+"""A row of one offer's resampled history (JSON keys, CSV columns)."""
+
+GPU_STEP_KEYS = (
+    "time",
+    "price_per_gpu_hour_usd",
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+    "gpu_model",
+    "gpu_count",
+    "price_per_hour",
+    "currency",
+    "price_per_hour_usd",
+)
+"""A row of a GPU's cheapest-offer history: the figure, then which offer it was."""
+
+GPU_HOUR = Decimal("1e-6")
+USD_SCALE = Decimal("1e-10")
+
+
+def per_gpu_hour(price_usd: Decimal, gpu_count: Decimal) -> Decimal:
+    """USD per GPU-hour to a millionth of a dollar, as ``offers`` shows it."""
+    return (price_usd / gpu_count).quantize(GPU_HOUR)
+
+
+@dataclass(frozen=True, slots=True)
+class OfferKey:
+    """One offer as people name it; without a zone every zone's series is meant."""
+
+    provider: str
+    instance_type: str
+    region: str
+    pricing: PricingModel = PricingModel.ON_DEMAND
+    zone: str | None = None
+    payment_option: str | None = None
+
+    def describe(self) -> str:
+        text = f"{self.provider} {self.instance_type} {self.region} {self.pricing.value}"
+        return text + (f" zone {self.zone}" if self.zone else "")
+
+
+def find_offer(engine: Engine, offer: OfferKey) -> list[Any]:
+    """The stored series the key names (several zones or payment options when those are
+    not given); none is a :class:`HistoryArgumentError`."""
+    key = {
+        "provider": offer.provider,
+        "instance_type": offer.instance_type,
+        "region": offer.region,
+        "pricing": offer.pricing.value,
+    }
+    if offer.zone is not None:
+        key["zone"] = offer.zone
+    if offer.payment_option is not None:
+        key["payment_option"] = offer.payment_option
+    series = queries.find_series(engine, **key)
+    if not series:
+        raise HistoryArgumentError(f"no stored offer {offer.describe()}")
+    return series
+
+
+def _usd(value: Any) -> Decimal | None:
+    """A USD figure read from SQL (REAL arithmetic on SQLite) at the store's money scale."""
+    return None if value is None else Decimal(str(value)).quantize(USD_SCALE)
+
+
+def offer_steps(
+    engine: Engine,
+    offer: OfferKey,
+    grid: Grid,
+    *,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> list[dict[str, Any]]:
+    """The price in force at every step of ``grid``, per matching series (zone), with its
+    USD figure at the exchange rate in force at that step (None without a rate); an
+    offer the store does not have is a :class:`HistoryArgumentError`."""
+    where = store.SeriesFilter(
+        provider=[offer.provider],
+        instance_type=offer.instance_type,
+        region=[offer.region],
+        pricing=[offer.pricing],
+        zone=offer.zone,
+        payment_option=offer.payment_option,
+    )
+    steps = store.offer_steps(engine, grid, where, fx_rates=fx_rates)
+    if not steps:
+        raise HistoryArgumentError(f"no stored offer {offer.describe()}")
+    times = grid.times()
+    return [
+        {
+            "time": times[k],
+            "price_per_hour": price,
+            "currency": currency,
+            "price_per_hour_usd": _usd(usd),
+            "provider": provider,
+            "instance_type": instance_type,
+            "region": region,
+            "zone": zone,
+            "pricing": pricing,
+            "payment_option": payment_option,
+        }
+        for (
+            k,
+            provider,
+            instance_type,
+            region,
+            zone,
+            pricing,
+            payment_option,
+            price,
+            currency,
+            usd,
+        ) in steps
+    ]
+
+
+def gpu_steps(
+    engine: Engine,
+    gpu: GpuSelection,
+    grid: Grid,
+    *,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> list[dict[str, Any]]:
+    """At every step, the matching offer with the lowest USD price per GPU-hour at that
+    step's exchange rates (ties go to the first by provider, instance type, region, zone,
+    pricing, payment option); an offer without a rate then never counts."""
+    where = store.SeriesFilter(gpu=gpu, provider=provider, region=region, pricing=pricing)
+    found = {c.k: c for c in store.cheapest_at(engine, grid, where, fx_rates=fx_rates)}
+    times = grid.times()
+    rows: list[dict[str, Any]] = []
+    for k, t in enumerate(times):
+        c = found.get(k)
+        row: dict[str, Any] = dict.fromkeys(GPU_STEP_KEYS)
+        row["time"] = t
+        if c is not None:
+            row.update(
+                price_per_gpu_hour_usd=per_gpu_hour(Decimal(str(c.price_usd)), c.gpu_count),
+                provider=c.provider,
+                instance_type=c.instance_type,
+                region=c.region,
+                zone=c.zone,
+                pricing=c.pricing,
+                payment_option=c.payment_option,
+                gpu_model=c.gpu_model,
+                gpu_count=c.gpu_count,
+                price_per_hour=c.price,
+                currency=c.currency,
+                price_per_hour_usd=_usd(c.price_usd),
+            )
+        rows.append(row)
+    return rows
+
+
+def offer_intervals(
+    engine: Engine,
+    offer: OfferKey,
+    *,
+    at: datetime | None = None,
+    window: Window | None = None,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> list[dict[str, Any]]:
+    """The stored intervals of an offer: all, those in force during ``window``, or the
+    one in force at ``at``; each with its USD figure at the exchange rate in force when
+    it began (at ``at`` when given; None without a rate, never 1.0)."""
+    rates = fx_store.load_rates(engine, fx_rates)
+    rows = []
+    for s in find_offer(engine, offer):
+        if at is not None:
+            point = queries.price_at(engine, s.id, at)
+            points = [point] if point is not None else []
+        else:
+            points = queries.price_history(engine, s.id)
+        for p in points:
+            if window is not None and (
+                p.first_seen > window.until
+                or (p.ended_at is not None and p.ended_at <= window.since)
+            ):
+                continue
+            rows.append(
+                {
+                    "zone": s.zone,
+                    "payment_option": s.payment_option,
+                    "offering_class": s.offering_class,
+                    "price_per_hour": p.price,
+                    "currency": p.currency,
+                    "price_per_hour_usd": rates.to_usd(p.price, p.currency, at or p.first_seen),
+                    "first_seen": p.first_seen,
+                    "last_seen": p.last_seen,
+                    "ended_at": p.ended_at,
+                }
+            )
+    return rows

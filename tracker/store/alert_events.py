@@ -1,0 +1,323 @@
+"""What alert evaluation reads: changes since a rule's cursor, in the store's terms.
+
+Rules remember the highest id they have looked at (``price_points``, ``series``,
+``ranking_snapshots``; ids only grow), so an evaluation sees each new interval,
+series or snapshot once whichever run, command or replica wrote it; the outbox's
+dedupe key makes a second look harmless anyway. Prices are read in the currency
+they were stored in: a percent change needs no exchange rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Engine, and_, func, select
+from sqlalchemy.orm import aliased
+
+from tracker.store.errors import database_errors
+from tracker.store.rankings import RankingEntry, RankingSnapshot
+from tracker.store.schema import CollectionRun, PricePoint, Series
+
+__all__ = [
+    "FailingCollector",
+    "NewSeries",
+    "PriceChange",
+    "SnapshotPair",
+    "failing_collectors",
+    "latest_ids",
+    "new_series_since",
+    "oldest_running_start",
+    "price_changes_since",
+    "snapshots_since",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PriceChange:
+    interval_id: int
+    series_id: int
+    provider: str
+    instance_type: str
+    region: str
+    zone: str
+    pricing: str
+    gpu_model: str
+    gpu_raw_name: str
+    gpu_count: Decimal
+    old_price: Decimal
+    old_currency: str
+    new_price: Decimal
+    currency: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class NewSeries:
+    series_id: int
+    provider: str
+    instance_type: str
+    region: str
+    pricing: str
+    gpu_model: str
+    gpu_raw_name: str
+    gpu_count: Decimal
+    new_gpu_model: bool
+    new_instance_type: bool
+    new_region: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotPair:
+    """A snapshot newer than the cursor and the same profile's snapshot before it."""
+
+    profile: str
+    snapshot_id: int
+    fingerprint: str
+    computed_at: datetime
+    entries: list[tuple[Any, ...]]
+    previous_id: int | None
+    previous_fingerprint: str | None
+    previous_computed_at: datetime | None
+    previous_entries: list[tuple[Any, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class FailingCollector:
+    provider: str
+    scope: str
+    consecutive_failures: int
+    last_error: str | None
+    last_run_at: datetime
+
+
+def latest_ids(engine: Engine) -> dict[str, int]:
+    """The highest id of each table a rule keeps a cursor over (0: empty)."""
+    columns: dict[str, Any] = {
+        "price_points": PricePoint.id,
+        "series": Series.id,
+        "ranking_snapshots": RankingSnapshot.id,
+    }
+    with database_errors("cannot read the latest ids"), engine.connect() as conn:
+        return {
+            name: int(conn.execute(select(func.max(column))).scalar() or 0)
+            for name, column in columns.items()
+        }
+
+
+def price_changes_since(engine: Engine, after_id: int) -> list[PriceChange]:
+    """Price intervals with id > ``after_id`` that follow an earlier interval of their offer."""
+    prev = aliased(PricePoint)
+    previous_id = (
+        select(prev.id)
+        .where(prev.series_id == PricePoint.series_id, prev.first_seen < PricePoint.first_seen)
+        .order_by(prev.first_seen.desc(), prev.id.desc())
+        .limit(1)
+        .correlate(PricePoint)
+        .scalar_subquery()
+    )
+    inner = (
+        select(PricePoint.id.label("id"), previous_id.label("previous_id"))
+        .where(PricePoint.id > after_id)
+        .subquery()
+    )
+    old = aliased(PricePoint)
+    stmt = (
+        select(
+            PricePoint.id,
+            Series.id,
+            Series.provider,
+            Series.instance_type,
+            Series.region,
+            Series.zone,
+            Series.pricing,
+            Series.gpu_model,
+            Series.gpu_raw_name,
+            Series.gpu_count,
+            old.price,
+            old.currency,
+            PricePoint.price,
+            PricePoint.currency,
+            PricePoint.first_seen,
+        )
+        .select_from(inner)
+        .join(PricePoint, PricePoint.id == inner.c.id)
+        .join(old, old.id == inner.c.previous_id)
+        .join(Series, Series.id == PricePoint.series_id)
+        .order_by(PricePoint.id)
+    )
+    with database_errors("cannot read price changes"), engine.connect() as conn:
+        return [PriceChange(*row) for row in conn.execute(stmt).all()]  # type: ignore[call-arg]
+
+
+def new_series_since(engine: Engine, after_id: int) -> list[NewSeries]:
+    """Series with id > ``after_id``, each flagged with what no earlier series had.
+
+    The earlier models, instance types and regions are read as three DISTINCT lists
+    (one pass each) rather than an EXISTS per new series: a new provider's first run
+    can bring 100,000 series, and ``gpu_model`` has no index.
+    """
+
+    def distinct(*columns: Any) -> Any:
+        return select(*columns).where(Series.id <= after_id).distinct()
+
+    with database_errors("cannot read new series"), engine.connect() as conn:
+        rows = conn.execute(
+            select(
+                Series.id,
+                Series.provider,
+                Series.instance_type,
+                Series.region,
+                Series.pricing,
+                Series.gpu_model,
+                Series.gpu_raw_name,
+                Series.gpu_count,
+            )
+            .where(Series.id > after_id)
+            .order_by(Series.id)
+        ).all()
+        if not rows:
+            return []
+        models = set(conn.execute(distinct(Series.gpu_model)).scalars())
+        types = {tuple(r) for r in conn.execute(distinct(Series.provider, Series.instance_type))}
+        regions = {tuple(r) for r in conn.execute(distinct(Series.provider, Series.region))}
+    return [
+        NewSeries(
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            r[7],
+            new_gpu_model=r[5] not in models,
+            new_instance_type=(r[1], r[2]) not in types,
+            new_region=(r[1], r[3]) not in regions,
+        )
+        for r in rows
+    ]
+
+
+def snapshots_since(
+    engine: Engine, after_id: int, entry_columns: tuple[str, ...]
+) -> list[SnapshotPair]:
+    """Ranking snapshots with id > ``after_id``, each with its profile's previous one."""
+    prev = aliased(RankingSnapshot)
+    previous_id = (
+        select(func.max(prev.id))
+        .where(prev.profile == RankingSnapshot.profile, prev.id < RankingSnapshot.id)
+        .correlate(RankingSnapshot)
+        .scalar_subquery()
+    )
+    cols = [RankingEntry.__table__.c[name] for name in entry_columns]
+    with database_errors("cannot read ranking snapshots"), engine.connect() as conn:
+        snaps = conn.execute(
+            select(
+                RankingSnapshot.id,
+                RankingSnapshot.profile,
+                RankingSnapshot.fingerprint,
+                RankingSnapshot.computed_at,
+                previous_id,
+            )
+            .where(RankingSnapshot.id > after_id)
+            .order_by(RankingSnapshot.id)
+        ).all()
+        wanted = {s[0] for s in snaps} | {s[4] for s in snaps if s[4] is not None}
+        meta = {
+            row[0]: (row[1], row[2])
+            for row in conn.execute(
+                select(
+                    RankingSnapshot.id, RankingSnapshot.fingerprint, RankingSnapshot.computed_at
+                ).where(RankingSnapshot.id.in_(list(wanted)))
+            )
+        }
+        entries: dict[int, list[tuple[Any, ...]]] = {i: [] for i in wanted}
+        for row in conn.execute(
+            select(RankingEntry.snapshot_id, *cols)
+            .where(RankingEntry.snapshot_id.in_(list(wanted)))
+            .order_by(RankingEntry.snapshot_id, RankingEntry.rank)
+        ):
+            entries[row[0]].append(tuple(row[1:]))
+    pairs = []
+    for sid, profile, fp, at, pid in snaps:
+        pmeta = meta.get(pid) if pid is not None else None
+        pairs.append(
+            SnapshotPair(
+                profile,
+                sid,
+                fp,
+                at,
+                entries[sid],
+                pid,
+                pmeta[0] if pmeta else None,
+                pmeta[1] if pmeta else None,
+                entries.get(pid, []) if pid is not None else [],
+            )
+        )
+    return pairs
+
+
+def failing_collectors(engine: Engine) -> list[FailingCollector]:
+    """Every (collector, scope) whose latest runs failed, with how many in a row."""
+    last_ok = (
+        select(
+            CollectionRun.provider.label("provider"),
+            CollectionRun.scope.label("scope"),
+            func.max(CollectionRun.id).label("ok_id"),
+        )
+        .where(CollectionRun.status == "succeeded")
+        .group_by(CollectionRun.provider, CollectionRun.scope)
+        .subquery()
+    )
+    failed = (
+        select(
+            CollectionRun.provider,
+            CollectionRun.scope,
+            func.count(),
+            func.max(CollectionRun.id),
+        )
+        .outerjoin(
+            last_ok,
+            and_(
+                last_ok.c.provider == CollectionRun.provider, last_ok.c.scope == CollectionRun.scope
+            ),
+        )
+        .where(
+            CollectionRun.status == "failed",
+            (last_ok.c.ok_id.is_(None)) | (CollectionRun.id > last_ok.c.ok_id),
+        )
+        .group_by(CollectionRun.provider, CollectionRun.scope)
+    )
+    with database_errors("cannot read the run log"), engine.connect() as conn:
+        rows = conn.execute(failed).all()
+        if not rows:
+            return []
+        latest = {
+            r.id: r
+            for r in conn.execute(
+                select(CollectionRun.id, CollectionRun.error, CollectionRun.started_at).where(
+                    CollectionRun.id.in_([r[3] for r in rows])
+                )
+            )
+        }
+    return [
+        FailingCollector(p, s, int(n), latest[i].error, latest[i].started_at) for p, s, n, i in rows
+    ]
+
+
+def oldest_running_start(engine: Engine, newer_than: datetime) -> datetime | None:
+    """When the oldest run still ``running`` (started after ``newer_than``) began.
+
+    Its transaction may hold ids below ones already committed: a cursor must not
+    pass them until it ends. Older ``running`` rows are processes that died.
+    """
+    with database_errors("cannot read the run log"), engine.connect() as conn:
+        value = conn.execute(
+            select(func.min(CollectionRun.started_at)).where(
+                CollectionRun.status == "running", CollectionRun.started_at > newer_than
+            )
+        ).scalar()
+    return value if isinstance(value, datetime) or value is None else None

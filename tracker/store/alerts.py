@@ -1,0 +1,391 @@
+"""The alert outbox: alerts, their per-channel deliveries, and the rules' state.
+
+Evaluation and delivery are two steps joined by these tables (the transactional
+outbox pattern), so an alert is never lost between "a rule matched" and "Slack
+said ok":
+
+* ``alert_outbox``: one row per event, unique on its ``dedupe_key`` (rule, subject,
+  event), so evaluating the same run twice queues nothing new;
+* ``alert_deliveries``: one row per alert and channel, ``pending`` until the channel
+  accepted it (then ``sent``) or it failed ``max_attempts`` times (``dead``);
+* ``alert_state``: what a rule remembers between evaluations (cursors over ids,
+  thresholds currently crossed), keyed by rule name and subject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Connection,
+    Engine,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tracker.store.errors import database_errors
+from tracker.store.schema import Base, BigId
+from tracker.store.types import UTCDateTime
+
+__all__ = [
+    "AlertDelivery",
+    "AlertOutbox",
+    "AlertRow",
+    "AlertState",
+    "DueDelivery",
+    "NewAlert",
+    "backlog",
+    "due_deliveries",
+    "existing_keys",
+    "last_fired",
+    "list_alerts",
+    "mark_failed",
+    "mark_sent",
+    "queue_alerts",
+    "read_state",
+]
+
+PENDING, SENT, DEAD = "pending", "sent", "dead"
+
+
+class AlertOutbox(Base):
+    __tablename__ = "alert_outbox"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    dedupe_key: Mapped[str] = mapped_column(String(255))
+    rule: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(32))
+    subject: Mapped[str] = mapped_column(String(255))
+    """What the event is about (an offer, a profile, a collector): cooldowns count per
+    rule and subject."""
+    title: Mapped[str] = mapped_column(Text)
+    details: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        UniqueConstraint("dedupe_key", name="uq_alert_outbox_dedupe_key"),
+        Index("ix_alert_outbox_rule_subject", "rule", "subject"),
+    )
+
+
+class AlertDelivery(Base):
+    __tablename__ = "alert_deliveries"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    alert_id: Mapped[int] = mapped_column(ForeignKey("alert_outbox.id", ondelete="CASCADE"))
+    channel: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    attempts: Mapped[int] = mapped_column(Integer)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        UniqueConstraint("alert_id", "channel", name="uq_alert_deliveries_alert_id"),
+        Index("ix_alert_deliveries_status_next", "status", "next_attempt_at"),
+    )
+
+
+class AlertState(Base):
+    __tablename__ = "alert_state"
+
+    rule: Mapped[str] = mapped_column(String(64), primary_key=True)
+    subject: Mapped[str] = mapped_column(String(255), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+@dataclass(frozen=True, slots=True)
+class NewAlert:
+    dedupe_key: str
+    rule: str
+    kind: str
+    subject: str
+    title: str
+    details: Mapping[str, Any]
+    channels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DueDelivery:
+    delivery_id: int
+    alert_id: int
+    channel: str
+    attempts: int
+    rule: str
+    kind: str
+    subject: str
+    title: str
+    details: dict[str, Any]
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRow:
+    alert_id: int
+    rule: str
+    kind: str
+    title: str
+    created_at: datetime
+    channel: str | None
+    status: str | None
+    attempts: int
+    last_error: str | None
+    sent_at: datetime | None
+
+
+def _insert(conn: Connection) -> Any:
+    return pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+
+
+def queue_alerts(
+    engine: Engine,
+    alerts: Sequence[NewAlert],
+    now: datetime,
+    *,
+    state: Mapping[tuple[str, str], str | None] | None = None,
+) -> list[int]:
+    """Queue ``alerts`` and save the rules' ``state`` in one transaction.
+
+    An alert whose dedupe key is already in the outbox is left out (its deliveries
+    too); ``state`` maps (rule, subject) to a value, None deleting it. Returns the
+    ids of the alerts queued now. Raises :class:`~tracker.store.engine.DatabaseError`
+    (nothing stored).
+    """
+    queued: list[int] = []
+    with database_errors("cannot queue alerts"), engine.begin() as conn:
+        ins = _insert(conn)
+        for alert in alerts:
+            stmt = (
+                ins(AlertOutbox)
+                .values(
+                    dedupe_key=alert.dedupe_key[:255],
+                    rule=alert.rule,
+                    kind=alert.kind,
+                    subject=alert.subject[:255],
+                    title=alert.title,
+                    details=dict(alert.details),
+                    created_at=now,
+                )
+                .on_conflict_do_nothing(index_elements=["dedupe_key"])
+                .returning(AlertOutbox.id)
+            )
+            alert_id = conn.execute(stmt).scalar()
+            if alert_id is None:
+                continue
+            queued.append(int(alert_id))
+            if alert.channels:
+                conn.execute(
+                    insert(AlertDelivery),
+                    [
+                        {
+                            "alert_id": alert_id,
+                            "channel": channel,
+                            "status": PENDING,
+                            "attempts": 0,
+                            "next_attempt_at": now,
+                        }
+                        for channel in alert.channels
+                    ],
+                )
+        for (rule, subject), value in (state or {}).items():
+            _write_state(conn, rule, subject, value, now)
+    return queued
+
+
+def _write_state(
+    conn: Connection, rule: str, subject: str, value: str | None, now: datetime
+) -> None:
+    if value is None:
+        conn.execute(
+            delete(AlertState).where(AlertState.rule == rule, AlertState.subject == subject)
+        )
+        return
+    stmt = _insert(conn)(AlertState).values(
+        rule=rule, subject=subject[:255], value=value, updated_at=now
+    )
+    conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["rule", "subject"],
+            set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
+        )
+    )
+
+
+def read_state(engine: Engine, rule: str) -> dict[str, str]:
+    """Everything ``rule`` remembers, by subject."""
+    with database_errors("cannot read alert state"), engine.connect() as conn:
+        rows = conn.execute(
+            select(AlertState.subject, AlertState.value).where(AlertState.rule == rule)
+        ).all()
+    return {subject: value for subject, value in rows}
+
+
+def last_fired(engine: Engine, rule: str, subjects: Iterable[str]) -> dict[str, datetime]:
+    """When ``rule`` last queued an alert about each of ``subjects`` (cooldowns)."""
+    wanted = sorted(set(subjects))
+    found: dict[str, datetime] = {}
+    with database_errors("cannot read alert history"), engine.connect() as conn:
+        for start in range(0, len(wanted), 500):
+            rows = conn.execute(
+                select(AlertOutbox.subject, func.max(AlertOutbox.created_at))
+                .where(
+                    AlertOutbox.rule == rule, AlertOutbox.subject.in_(wanted[start : start + 500])
+                )
+                .group_by(AlertOutbox.subject)
+            ).all()
+            for subject, at in rows:
+                found[subject] = _aware(at)
+    return found
+
+
+def _aware(value: Any) -> datetime:
+    from tracker.store.types import aggregate_datetime  # max() skips the column type
+
+    result = aggregate_datetime(value)
+    assert result is not None
+    return result
+
+
+def _due_select(now: datetime, channel: str | None) -> Any:
+    stmt = (
+        select(
+            AlertDelivery.id,
+            AlertDelivery.alert_id,
+            AlertDelivery.channel,
+            AlertDelivery.attempts,
+            AlertOutbox.rule,
+            AlertOutbox.kind,
+            AlertOutbox.subject,
+            AlertOutbox.title,
+            AlertOutbox.details,
+            AlertOutbox.created_at,
+        )
+        .join(AlertOutbox, AlertOutbox.id == AlertDelivery.alert_id)
+        .where(AlertDelivery.status == PENDING, AlertDelivery.next_attempt_at <= now)
+        .order_by(AlertDelivery.channel, AlertDelivery.alert_id)
+    )
+    return stmt if channel is None else stmt.where(AlertDelivery.channel == channel)
+
+
+def due_deliveries(engine: Engine, now: datetime, channel: str | None = None) -> list[DueDelivery]:
+    """Pending deliveries whose next attempt is due, by channel then alert id."""
+    with database_errors("cannot read the alert outbox"), engine.connect() as conn:
+        return [DueDelivery(*row) for row in conn.execute(_due_select(now, channel))]
+
+
+def mark_sent(engine: Engine, delivery_ids: Sequence[int], now: datetime) -> None:
+    """The channel accepted these deliveries (call only after it did)."""
+    with database_errors("cannot mark alerts sent"), engine.begin() as conn:
+        for start in range(0, len(delivery_ids), 500):
+            conn.execute(
+                update(AlertDelivery)
+                .where(AlertDelivery.id.in_(list(delivery_ids[start : start + 500])))
+                .values(
+                    status=SENT,
+                    sent_at=now,
+                    attempts=AlertDelivery.attempts + 1,
+                    last_error=None,
+                )
+            )
+
+
+def mark_failed(
+    engine: Engine,
+    deliveries: Sequence[tuple[int, int]],
+    error: str,
+    next_attempt_at: datetime | None,
+) -> None:
+    """One more failed attempt of each (delivery id, attempts before it).
+
+    ``next_attempt_at`` None marks them ``dead``: no further attempt.
+    """
+    status = PENDING if next_attempt_at is not None else DEAD
+    with database_errors("cannot record an alert failure"), engine.begin() as conn:
+        for delivery_id, attempts in deliveries:
+            values: dict[str, Any] = {
+                "status": status,
+                "attempts": attempts + 1,
+                "last_error": error,
+            }
+            if next_attempt_at is not None:
+                values["next_attempt_at"] = next_attempt_at
+            conn.execute(
+                update(AlertDelivery).where(AlertDelivery.id == delivery_id).values(**values)
+            )
+
+
+def backlog(engine: Engine) -> dict[str, int]:
+    """Pending deliveries per channel (the outbox backlog gauge)."""
+    with database_errors("cannot read the alert outbox"), engine.connect() as conn:
+        rows = conn.execute(
+            select(AlertDelivery.channel, func.count())
+            .where(AlertDelivery.status == PENDING)
+            .group_by(AlertDelivery.channel)
+        ).all()
+    return {channel: int(n) for channel, n in rows}
+
+
+def list_alerts(
+    engine: Engine, *, since: datetime | None = None, failed: bool = False, limit: int = 200
+) -> list[AlertRow]:
+    """Alerts newest first, one row per channel delivery (an alert without a channel
+    once); ``failed``: only dead deliveries."""
+    stmt = (
+        select(
+            AlertOutbox.id,
+            AlertOutbox.rule,
+            AlertOutbox.kind,
+            AlertOutbox.title,
+            AlertOutbox.created_at,
+            AlertDelivery.channel,
+            AlertDelivery.status,
+            AlertDelivery.attempts,
+            AlertDelivery.last_error,
+            AlertDelivery.sent_at,
+        )
+        .outerjoin(AlertDelivery, AlertDelivery.alert_id == AlertOutbox.id)
+        .order_by(AlertOutbox.id.desc(), AlertDelivery.channel)
+        .limit(limit)
+    )
+    if since is not None:
+        stmt = stmt.where(AlertOutbox.created_at >= since)
+    if failed:
+        stmt = stmt.where(AlertDelivery.status == DEAD)
+    with database_errors("cannot list alerts"), engine.connect() as conn:
+        return [
+            AlertRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] or 0, r[8], r[9])
+            for r in conn.execute(stmt)
+        ]
+
+
+def existing_keys(engine: Engine, keys: Iterable[str]) -> set[str]:
+    """Which of ``keys`` are already in the outbox (a re-scanned event)."""
+    wanted = sorted({k[:255] for k in keys})
+    found: set[str] = set()
+    with database_errors("cannot read the alert outbox"), engine.connect() as conn:
+        for start in range(0, len(wanted), 500):
+            found.update(
+                conn.execute(
+                    select(AlertOutbox.dedupe_key).where(
+                        AlertOutbox.dedupe_key.in_(wanted[start : start + 500])
+                    )
+                ).scalars()
+            )
+    return found

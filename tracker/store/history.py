@@ -1,0 +1,425 @@
+"""History reads: prices in force at a list of times, and intervals for export.
+
+A price is a step function: the price in force at ``t`` is the interval that started
+at or before ``t`` and had not ended by then (a change or a delisting ends it). Every
+read here is one SQL statement over a *grid* of times: for each (time, series) pair an
+index probe on ``(series_id, first_seen)`` finds the latest interval started by then
+(``ORDER BY first_seen DESC LIMIT 1``), and a join keeps it only if it was still in
+force. A time where nothing was in force yields no row: the caller shows it empty.
+
+USD is read through :func:`usd_price` only: prices are stored in their own currency, and
+the USD figure is the price at the exchange rate in force at each step (the stored ECB
+series, then the manual ``fx_rates``; NULL without a rate, and such a step never counts
+as the cheapest), see :func:`tracker.store.fx.usd_sql`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+from sqlalchemy import (
+    Connection,
+    Integer,
+    Interval,
+    Select,
+    and_,
+    bindparam,
+    false,
+    func,
+    literal_column,
+    or_,
+    select,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.sql.elements import ColumnElement
+
+from tracker.catalog import GpuSelection
+from tracker.models import PricingModel
+from tracker.store.engine import Engine
+from tracker.store.errors import database_errors
+from tracker.store.fx import usd_sql
+from tracker.store.schema import PricePoint, Series
+from tracker.store.types import UTCDateTime
+
+__all__ = [
+    "EXPORT_COLUMNS",
+    "CheapestStep",
+    "OfferStep",
+    "SeriesFilter",
+    "Steps",
+    "cheapest_at",
+    "export_batches",
+    "offer_steps",
+    "stored_gpu_names",
+    "usd_price",
+]
+
+SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"
+"""How SQLAlchemy stores a time on SQLite (naive UTC); grid times are compared as text."""
+
+INTERVAL_COLUMNS = ("id", "price", "currency", "first_seen", "ended_at")
+"""What a probe reads of the interval in force (all :func:`usd_price` may use)."""
+
+RANK_KEYS = ("provider", "instance_type", "region", "zone", "pricing", "payment_option")
+"""Ties in the cheapest price are broken by offer identity, so a step has one answer."""
+
+
+def usd_price(
+    points: Any, at: Any, fx_rates: Mapping[str, Decimal] | None = None
+) -> ColumnElement[Decimal]:
+    """The USD figure of an interval of ``points`` (a price_points table or alias) as it
+    reads at time ``at`` (a column or bound time), at the rate in force then; ``fx_rates``
+    is the manual setting for currencies without ECB rates. The one place USD comes from."""
+    return usd_sql(points.c.price, points.c.currency, at, fx_rates)
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesFilter:
+    """Which series a read covers: every given field narrows it (None: no filter)."""
+
+    gpu: GpuSelection | None = None
+    provider: Sequence[str] | None = None
+    region: Sequence[str] | None = None
+    pricing: Sequence[PricingModel] | None = None
+    instance_type: str | None = None
+    zone: str | None = None
+    payment_option: str | None = None
+    series_ids: Sequence[int] | None = None
+
+    def where(self, series: Any = None) -> list[ColumnElement[bool]]:
+        """The clauses over ``series`` (the series table or an alias of it)."""
+        s = (Series.__table__ if series is None else series).c
+        clauses: list[ColumnElement[bool]] = []
+        if self.gpu is not None:
+            matches: list[ColumnElement[bool]] = []
+            if self.gpu.models:
+                matches.append(s.gpu_model.in_(self.gpu.models))
+            if self.gpu.names:
+                names = list(self.gpu.names)
+                matches.append(func.lower(s.gpu_model).in_(names))
+                matches.append(func.lower(s.gpu_raw_name).in_(names))
+            clauses.append(or_(*matches) if matches else false())
+        if self.provider:
+            clauses.append(s.provider.in_(list(self.provider)))
+        if self.region:
+            clauses.append(s.region.in_(list(self.region)))
+        if self.pricing:
+            clauses.append(s.pricing.in_([PricingModel(p).value for p in self.pricing]))
+        for column in ("instance_type", "zone", "payment_option"):
+            value = getattr(self, column)
+            if value is not None:
+                clauses.append(s[column] == value)
+        if self.series_ids is not None:
+            clauses.append(s.id.in_(list(self.series_ids)))
+        return clauses
+
+
+def stored_gpu_names(engine: Engine, names: Sequence[str]) -> set[str]:
+    """Which of the lower-cased ``names`` some stored series has as its GPU model or
+    raw GPU name (how an unrecognised GPU is found by name).
+
+    Raises :class:`~tracker.store.engine.DatabaseError`.
+    """
+    if not names:
+        return set()
+    s = Series.__table__.c
+    wanted = list(names)
+    stmt = select(func.lower(s.gpu_model), func.lower(s.gpu_raw_name)).where(
+        or_(func.lower(s.gpu_model).in_(wanted), func.lower(s.gpu_raw_name).in_(wanted))
+    )
+    with database_errors("cannot read the stored GPU names"), engine.connect() as conn:
+        found = {name for row in conn.execute(stmt.distinct()) for name in row}
+    return found & set(wanted)
+
+
+class OfferStep(NamedTuple):
+    """One series at grid time number ``k``: the price in force then (None where none
+    was). Times are numbered, not read back: converting thousands of returned
+    ``timestamptz`` values costs more than the query."""
+
+    k: int
+    provider: str
+    instance_type: str
+    region: str
+    zone: str
+    pricing: str
+    payment_option: str
+    price: Decimal | None
+    currency: str | None
+    price_usd: Decimal | None
+
+
+class CheapestStep(NamedTuple):
+    """The offer with the lowest USD price per GPU-hour at grid time number ``k``
+    (within one group, see :func:`cheapest_at`)."""
+
+    k: int
+    gpu_model: str
+    provider: str
+    instance_type: str
+    region: str
+    zone: str
+    pricing: str
+    payment_option: str
+    gpu_count: Decimal
+    price: Decimal
+    currency: str
+    price_usd: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Steps:
+    """Equally spaced times ``start + k·step`` for ``k < count`` (Postgres generates
+    them itself instead of receiving thousands of bound times)."""
+
+    start: datetime
+    step: timedelta
+    count: int
+
+    def times(self) -> list[datetime]:
+        return [self.start + k * self.step for k in range(self.count)]
+
+
+Times = Steps | Sequence[datetime]
+
+
+def _grid(engine: Engine, times: Times) -> Any:
+    """A ``grid(k, t)`` subquery of the given times, numbered from 0, typed as times."""
+    if engine.dialect.name == "postgresql":
+        if isinstance(times, Steps):
+            stmt = text(
+                "SELECT CAST(g.k AS integer) - 1 AS k, g.t AS t FROM generate_series("
+                ":start, :start + :step * (:count - 1), :step) WITH ORDINALITY AS g(t, k)"
+            ).bindparams(
+                bindparam("start", times.start, UTCDateTime()),
+                bindparam("step", times.step, Interval()),
+                bindparam("count", times.count, Integer()),
+            )
+        else:
+            stmt = text(
+                "SELECT CAST(g.k AS integer) - 1 AS k, g.t AS t "
+                "FROM unnest(:times) WITH ORDINALITY AS g(t, k)"
+            ).bindparams(bindparam("times", [t.astimezone(UTC) for t in times], ARRAY(UTCDateTime)))
+    else:
+        listed = times.times() if isinstance(times, Steps) else times
+        stamps = [t.astimezone(UTC).replace(tzinfo=None).strftime(SQLITE_TIME) for t in listed]
+        stmt = text("SELECT CAST(key AS INTEGER) AS k, value AS t FROM json_each(:times)")
+        stmt = stmt.bindparams(times=json.dumps(stamps))
+    return stmt.columns(k=Integer(), t=UTCDateTime()).subquery("grid")
+
+
+@dataclass(frozen=True, slots=True)
+class _InForce:
+    """A FROM clause pairing every grid time × selected series with the interval in
+    force then: ``k``/``t`` the grid columns, ``s`` the series, ``p`` the interval."""
+
+    k: Any
+    t: Any
+    s: Any
+    p: Any
+    source: Any
+
+
+def _in_force(
+    engine: Engine, times: Times, where: SeriesFilter, *, outer: bool = False
+) -> _InForce:
+    """For every grid time × selected series, the latest interval started by then, kept
+    while it had not ended: one backward probe of the (series_id, first_seen) index each.
+
+    Postgres runs the probe as a LATERAL subquery; SQLite (no LATERAL) as a correlated
+    scalar subquery finding the interval's id, then a rowid join. Both are nested loops
+    over grid × series, never a scan of the whole interval table. ``outer`` keeps the
+    pairs with nothing in force (interval columns NULL).
+    """
+    grid = _grid(engine, times)
+    s = Series.__table__.alias("s")
+    points = PricePoint.__table__
+    clauses = where.where(s)
+    on = and_(*clauses) if clauses else literal_column("1") == 1
+    started = [points.c.series_id == s.c.id, points.c.first_seen <= grid.c.t]
+    newest = points.c.first_seen.desc()
+    if engine.dialect.name == "postgresql":
+        wanted = [points.c[c] for c in INTERVAL_COLUMNS]
+        p = select(*wanted).where(*started).order_by(newest).limit(1).lateral("p")
+        in_force = or_(p.c.ended_at.is_(None), p.c.ended_at > grid.c.t)
+        source = grid.join(s, on).join(p, in_force, isouter=outer)
+        return _InForce(grid.c.k, grid.c.t, s, p, source)
+    latest = select(points.c.id).where(*started).order_by(newest).limit(1).scalar_subquery()
+    probe = (
+        select(grid.c.k, grid.c.t, s.c.id.label("series_id"), latest.label("point_id"))
+        .select_from(grid)
+        .join(s, on)
+        .subquery("probe")
+    )
+    s2 = Series.__table__.alias("s2")
+    found = PricePoint.__table__.alias("p")
+    source = probe.join(
+        found,
+        and_(
+            found.c.id == probe.c.point_id,
+            or_(found.c.ended_at.is_(None), found.c.ended_at > probe.c.t),
+        ),
+        isouter=outer,
+    ).join(s2, s2.c.id == probe.c.series_id)
+    return _InForce(probe.c.k, probe.c.t, s2, found, source)
+
+
+@contextmanager
+def _reading(engine: Engine) -> Iterator[Connection]:
+    """A connection for a probe read. On Postgres, without JIT compilation: the planner's
+    row estimates for a generated grid make it compile the probe loop, which costs about
+    a second and saves nothing on a read made of short index probes."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.exec_driver_sql("SET LOCAL jit = off")
+        yield conn
+
+
+def offer_steps(
+    engine: Engine,
+    times: Times,
+    where: SeriesFilter,
+    *,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> list[OfferStep]:
+    """Every selected series at every time, with the price in force then (None where
+    none was), ordered by offer then time; no rows when no series matches.
+
+    Raises :class:`~tracker.store.engine.DatabaseError`.
+    """
+    f = _in_force(engine, times, where, outer=True)
+    s, p = f.s, f.p
+    stmt = select(
+        f.k,
+        *(s.c[c] for c in RANK_KEYS),
+        p.c.price,
+        p.c.currency,
+        usd_price(p, f.t, fx_rates),
+    ).select_from(f.source)
+    with database_errors("cannot read the price history"), _reading(engine) as conn:
+        steps = [OfferStep._make(row) for row in conn.execute(stmt).all()]
+    # Sorted here, not in SQL: cheaper than a sort node over the steps.
+    steps.sort(key=lambda p: (*p[1:7], p.k))
+    return steps
+
+
+def cheapest_at(
+    engine: Engine,
+    times: Times,
+    where: SeriesFilter,
+    *,
+    per: Sequence[str] = (),
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> list[CheapestStep]:
+    """At each time, the offer with the lowest USD price per GPU-hour among the selected
+    series, one per group of the ``per`` series columns (e.g. gpu_model, provider, pricing);
+    ties go to the first offer identity in :data:`RANK_KEYS` order.
+
+    Raises :class:`~tracker.store.engine.DatabaseError`.
+    """
+    f = _in_force(engine, times, where)
+    s, p = f.s, f.p
+    usd = usd_price(p, f.t, fx_rates)
+    rank = (
+        func.row_number()
+        .over(
+            partition_by=[f.k, *(s.c[c] for c in per)],
+            order_by=[usd / s.c.gpu_count, *(s.c[c] for c in RANK_KEYS)],
+        )
+        .label("rank")
+    )
+    ranked = (
+        select(
+            f.k.label("k"),
+            s.c.gpu_model,
+            *(s.c[c] for c in RANK_KEYS),
+            s.c.gpu_count,
+            p.c.price,
+            p.c.currency,
+            usd.label("price_usd"),
+            rank,
+        )
+        .select_from(f.source)
+        .where(usd.is_not(None))  # no rate at that step: never the cheapest, never 1.0
+        .subquery("ranked")
+    )
+    fields = list(CheapestStep._fields)
+    stmt: Select[Any] = (
+        select(*(ranked.c[f] for f in fields))
+        .where(ranked.c.rank == 1)
+        .order_by(ranked.c.k, *(ranked.c[c] for c in per))
+    )
+    with database_errors("cannot read the price history"), _reading(engine) as conn:
+        return [CheapestStep._make(row) for row in conn.execute(stmt).all()]
+
+
+EXPORT_COLUMNS = (
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "payment_option",
+    "offering_class",
+    "os",
+    "gpu_model",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "interconnect",
+    "price_per_hour",
+    "currency",
+    "price_per_hour_usd",
+    "first_seen",
+    "last_seen",
+    "ended_at",
+)
+"""One exported row: an interval joined with its offer, in this order."""
+
+
+def export_batches(
+    engine: Engine,
+    where: SeriesFilter,
+    since: datetime,
+    until: datetime,
+    *,
+    batch_rows: int = 50_000,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> Iterator[list[tuple[Any, ...]]]:
+    """Intervals in force at some time in ``[since, until]`` joined with their offers,
+    in :data:`EXPORT_COLUMNS` order, as batches from a server-side cursor (memory stays
+    at one batch whatever the size of the history).
+
+    Raises :class:`~tracker.store.engine.DatabaseError`.
+    """
+    s = Series.__table__
+    p = PricePoint.__table__
+    labels = {
+        "price_per_hour": p.c.price,
+        "price_per_hour_usd": usd_price(p, p.c.first_seen, fx_rates),
+    }
+    for column in ("currency", "first_seen", "last_seen", "ended_at"):
+        labels[column] = p.c[column]
+    columns = [(labels[c] if c in labels else s.c[c]).label(c) for c in EXPORT_COLUMNS]
+    stmt = (
+        select(*columns)
+        .select_from(s.join(p, p.c.series_id == s.c.id))
+        .where(
+            *where.where(),
+            p.c.first_seen <= until,
+            or_(p.c.ended_at.is_(None), p.c.ended_at > since),
+        )
+        .order_by(s.c.id, p.c.first_seen)
+    )
+    with database_errors("cannot export the price history"), engine.connect() as conn:
+        result = conn.execution_options(stream_results=True, yield_per=batch_rows).execute(stmt)
+        for batch in result.partitions():
+            yield [tuple(row) for row in batch]
