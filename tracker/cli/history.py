@@ -179,15 +179,15 @@ def _in(
     usd_key: str = "price_per_hour_usd",
 ) -> list[dict[str, Any]]:
     """With ``--currency C`` (not USD), each row also carries ``display_currency`` and
-    ``display_price`` (``usd_key`` in C at the row's time's rate; a price already in C
-    exactly as stored); USD rows are left as they are."""
+    ``display_price_per_hour`` (or ``display_price_per_gpu_hour``): ``usd_key`` in C at
+    the rate in force at the row's time (a price already in C exactly as stored)."""
     if view.code == "USD":
         return rows
     for row in rows:
         usd, when = row.get(usd_key), at or row.get(time_key)
         own = row.get("price_per_hour") if usd_key == "price_per_hour_usd" else None
         row["display_currency"] = view.code
-        row["display_price"] = (
+        row[usd_key.replace("_usd", "").replace("price", "display_price", 1)] = (
             None
             if usd is None
             else view.show(usd, original=own, currency=row.get("currency"), at=when)
