@@ -46,7 +46,7 @@ from tracker.store.engine import Engine
 from tracker.store.errors import database_errors
 from tracker.store.fx import usd_sql
 from tracker.store.schema import PricePoint, Series
-from tracker.store.types import UTCDateTime
+from tracker.store.types import UTCDateTime, quantize_money
 
 __all__ = [
     "EXPORT_COLUMNS",
@@ -421,5 +421,14 @@ def export_batches(
     )
     with database_errors("cannot export the price history"), engine.connect() as conn:
         result = conn.execution_options(stream_results=True, yield_per=batch_rows).execute(stmt)
+        usd_at = EXPORT_COLUMNS.index("price_per_hour_usd")
         for batch in result.partitions():
-            yield [tuple(row) for row in batch]
+            yield [_usd_scaled(tuple(row), usd_at) for row in batch]
+
+
+def _usd_scaled(row: tuple[Any, ...], at: int) -> tuple[Any, ...]:
+    """The converted USD figure at the store's money scale (SQLite computes it in REAL)."""
+    value = row[at]
+    if value is None:
+        return row
+    return (*row[:at], quantize_money(Decimal(str(value))), *row[at + 1 :])
