@@ -34,7 +34,12 @@ SECRET_ENV = (
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
     "AWS_SECURITY_TOKEN",  # the legacy name botocore still reads
+    "HUAWEICLOUD_SDK_AK",
+    "HUAWEICLOUD_SDK_SK",
     "PGPASSWORD",  # libpq's; docker-compose.yml passes the database password this way
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET",  # read by collectors/alibaba.py, Alibaba's own name
+    "TENCENTCLOUD_SECRET_ID",  # Tencent's SDK and tccli; the collector reads them too
+    "TENCENTCLOUD_SECRET_KEY",
 )
 """Credentials libraries read from the environment themselves, outside :class:`Settings`."""
 

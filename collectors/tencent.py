@@ -1,0 +1,242 @@
+"""Tencent Cloud CVM GPU prices through Tencent's official SDK (tencentcloud-sdk-python-cvm).
+
+Per region, ``DescribeZoneInstanceConfigInfos`` is asked once per charge type the run
+needs (``POSTPAID_BY_HOUR``, ``SPOTPAID``, ``PREPAID``); without a zone filter it
+answers every zone of the region, one item per instance type and zone, so offers are
+per zone. :mod:`collectors.tencent_parse` turns items into offers and
+:mod:`collectors.tencent_families` names each family's GPU.
+
+The SDK signs every request (TC3-HMAC-SHA256), sends it to the site's endpoint or to
+``[tencent] endpoint_url`` (``http://host:port`` works: the SDK's ``HttpProfile``
+takes the scheme and the host apart), and retries throttling (``RequestLimitExceeded``)
+and network errors with its ``StandardRetryer`` and our backoff. The generic
+``call_json`` is used instead of the typed request models so the parser sees the
+payload exactly as the API sent it (a model drops fields its SDK version does not know).
+
+Failures are one line each: refused credentials stop the run (every region would
+fail the same); an unknown region, throttling that outlasts the retries or any other
+API error leaves that region partial (not delisted) and the others collected.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, Self
+
+from tencentcloud.common.credential import Credential
+from tencentcloud.common.exception.tencent_cloud_sdk_exception import (
+    TencentCloudSDKException,
+)
+from tencentcloud.common.profile.client_profile import ClientProfile
+from tencentcloud.common.profile.http_profile import HttpProfile
+from tencentcloud.common.retry import StandardRetryer
+from tencentcloud.cvm.v20170312.cvm_client import CvmClient
+
+from collectors.base import (
+    CollectorError,
+    MissingCredentials,
+    NotConfigured,
+    RunContext,
+    parse_each,
+)
+from collectors.tencent_parse import PROVIDER, charge_types, describe_item, parse_item
+from tracker.models import Offer, PricingModel
+from tracker.settings import ConfigError, Settings
+from tracker.settings.tencent import SECRET_ID_ENV, SECRET_KEY_ENV
+
+__all__ = ["INTERNATIONAL_ENDPOINT", "TencentCollector", "describe_error", "endpoint_profile"]
+
+log = logging.getLogger(__name__)
+
+INTERNATIONAL_ENDPOINT = "cvm.intl.tencentcloudapi.com"
+"""The international site's CVM endpoint (the China site's is the SDK's default,
+``cvm.tencentcloudapi.com``)."""
+_AUTH_CODES = ("AuthFailure", "UnauthorizedOperation")
+_REGION_CODES = ("UnsupportedRegion", "InvalidParameterValue", "InvalidRegion")
+_CREDENTIALS = f"{SECRET_ID_ENV} / {SECRET_KEY_ENV}"
+
+Backoff = Callable[[int], float]
+
+
+def default_backoff(settings: Settings) -> Backoff:
+    """Exponential backoff with full jitter from ``[http]`` (attempt n waits up to base × 2ⁿ)."""
+    base, cap = settings.http.backoff_base_seconds, settings.http.backoff_max_seconds
+    return lambda attempt: random.uniform(0, min(cap, base * 2**attempt))
+
+
+def endpoint_profile(settings: Settings) -> HttpProfile:
+    """Where the SDK sends requests: ``endpoint_url`` (scheme and host[:port]) or the site's."""
+    tencent = settings.tencent
+    profile = HttpProfile(reqTimeout=int(max(1, settings.http.timeout_seconds)))
+    if tencent.endpoint_url:
+        scheme, _, host = tencent.endpoint_url.partition("://")
+        profile.protocol = profile.scheme = scheme
+        profile.endpoint = host
+    elif tencent.site == "international":
+        profile.endpoint = INTERNATIONAL_ENDPOINT
+    return profile
+
+
+def describe_error(exc: TencentCloudSDKException) -> str:
+    """``Code: message`` on one line (a network error's message may be a bytes body)."""
+    message = exc.get_message()
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    text = " ".join(str(message or "").split())
+    return f"{exc.get_code()}: {text}" if text else str(exc.get_code())
+
+
+def _is(exc: TencentCloudSDKException, codes: tuple[str, ...]) -> bool:
+    code = str(exc.get_code() or "")
+    return any(code == c or code.startswith(f"{c}.") for c in codes)
+
+
+class _Retryer(StandardRetryer):  # type: ignore[misc]
+    """The SDK's retry policy (throttling and network errors, its ``should_retry``) with
+    one fix: ``StandardRetryer.send_request`` in tencentcloud-sdk-python-common 3.1.195
+    keeps the previous attempt's exception, so an attempt that succeeds after a
+    throttled one is still judged failed and the call ends with the stale error
+    (tests/collectors/test_tencent.py shows it). Each attempt is judged on its own here.
+    """
+
+    def send_request(self, fn: Callable[[], Any]) -> Any:
+        for attempt in range(self._max_attempts):
+            try:
+                return fn()
+            except TencentCloudSDKException as exc:
+                if attempt + 1 >= self._max_attempts or not self.should_retry(None, exc):
+                    raise
+                delay = self._backoff_fn(attempt)
+                self.on_retry(attempt, delay, None, exc)
+                time.sleep(delay)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+class TencentCollector:
+    """GPU instance prices per zone: pay-as-you-go, spot and 1/3-year prepaid."""
+
+    name: ClassVar[str] = PROVIDER
+    description: ClassVar[str] = (
+        "Tencent Cloud CVM (official SDK): GPU instances per zone, pay-as-you-go/spot/prepaid"
+    )
+    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
+    spot_fetched_separately: ClassVar[bool] = True
+    """A spot-only run asks for ``SPOTPAID`` items only."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        secret_id: str,
+        secret_key: str,
+        *,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.settings = settings
+        self._credential = Credential(secret_id, secret_key)
+        self._backoff = backoff or default_backoff(settings)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        if not settings.tencent.enabled:
+            raise NotConfigured("disabled (tencent.enabled = false)")
+        try:
+            pair = settings.tencent.credentials()
+        except ConfigError as exc:
+            raise MissingCredentials(str(exc)) from None
+        if pair is None:
+            raise MissingCredentials(
+                f"no credentials: set {SECRET_ID_ENV} and {SECRET_KEY_ENV} "
+                "(or tencent.secret_id / tencent.secret_key, or their _file settings)"
+            )
+        return cls(settings, *pair)
+
+    def client(self, region: str) -> CvmClient:
+        retryer = _Retryer(
+            max_attempts=self.settings.http.max_retries + 1, backoff_fn=self._backoff, logger=log
+        )
+        profile = ClientProfile(
+            httpProfile=endpoint_profile(self.settings), language="en-US", retryer=retryer
+        )
+        return CvmClient(self._credential, region, profile)
+
+    def _call(self, region: str, action: str, params: dict[str, Any]) -> dict[str, Any]:
+        """One signed call; refused credentials raise :class:`CollectorError` at once."""
+        try:
+            payload = self.client(region).call_json(action, params)
+        except TencentCloudSDKException as exc:
+            if _is(exc, _AUTH_CODES):
+                raise CollectorError(
+                    f"tencent: credentials refused ({describe_error(exc)}); check {_CREDENTIALS}"
+                ) from None
+            raise
+        response = payload.get("Response") if isinstance(payload, dict) else None
+        if not isinstance(response, dict):
+            raise TencentCloudSDKException("MalformedResponse", f"{action}: no Response object")
+        return response
+
+    def regions(self) -> list[str]:
+        configured = self.settings.tencent.regions
+        if configured:
+            return list(dict.fromkeys(configured))
+        try:
+            response = self._call("", "DescribeRegions", {})
+        except TencentCloudSDKException as exc:
+            raise CollectorError(
+                f"tencent: cannot list regions ({describe_error(exc)}); "
+                "set GPU_TRACKER_TENCENT__REGIONS"
+            ) from None
+        found = response.get("RegionSet")
+        if not isinstance(found, list):
+            raise CollectorError("tencent: DescribeRegions answered without a RegionSet")
+        return sorted(
+            r["Region"]
+            for r in found
+            if isinstance(r, dict) and r.get("RegionState") == "AVAILABLE" and r.get("Region")
+        )
+
+    def fetch(self, region: str, charge_type: str) -> list[Any]:
+        """Every item of one region and charge type, all zones."""
+        filters = [{"Name": "instance-charge-type", "Values": [charge_type]}]
+        response = self._call(region, "DescribeZoneInstanceConfigInfos", {"Filters": filters})
+        items = response.get("InstanceTypeQuotaSet")
+        if not isinstance(items, list):
+            raise TencentCloudSDKException(
+                "MalformedResponse", "DescribeZoneInstanceConfigInfos: no InstanceTypeQuotaSet"
+            )
+        log.info("tencent: %s %s: %d items", region, charge_type, len(items))
+        return items
+
+    def collect(self, ctx: RunContext) -> Iterator[Offer]:
+        wanted = charge_types(ctx.pricing_scope)
+        if not wanted:
+            return
+        regions = self.regions()
+        failures: dict[str, str] = {}
+        for region in regions:
+            try:
+                # A region's offers are yielded only once all its charge types arrived.
+                items = [(c, self.fetch(region, c)) for c in wanted]
+            except TencentCloudSDKException as exc:
+                reason = describe_error(exc)
+                if _is(exc, _REGION_CODES):
+                    reason += (
+                        f" (is {region!r} a Tencent Cloud region? see GPU_TRACKER_TENCENT__REGIONS)"
+                    )
+                ctx.mark_partial(region, reason)
+                failures[region] = reason
+                continue
+            parse = functools.partial(
+                parse_item, region=region, settings=ctx.settings, scope=ctx.pricing_scope
+            )
+            for _charge, batch in items:
+                for offers in parse_each(batch, parse, ctx.skip, describe_item):
+                    yield from offers
+        if regions and len(failures) == len(regions):
+            region, reason = next(iter(failures.items()))
+            raise CollectorError(
+                f"tencent: every region failed ({len(regions)}); first: {region}: {reason}"
+            )
