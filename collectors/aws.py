@@ -297,7 +297,6 @@ class AwsCollector:
                         ctx.skip,
                         region_hint=region,
                         pricing_scope=ctx.pricing_scope,
-                        usd_rate=self.settings.usd_rate,
                     )
                     for offer in offers:
                         key = offer.key()

@@ -11,7 +11,7 @@ item's other terms are still priced. This is the collector's hot path, and what
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from types import MappingProxyType
 from typing import Any
@@ -20,13 +20,11 @@ from collectors.aws_hardware import PROVIDER, InstanceHardware
 from collectors.base import SkipItem, SkipSink
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel, to_decimal
 
-__all__ = ["UsdRate", "effective_hourly", "parse_price_list_item"]
+__all__ = ["effective_hourly", "parse_price_list_item"]
 
 NO_HARDWARE = "no GPU/accelerator in DescribeInstanceTypes for this type"
 _QUANTUM = Decimal("1e-10")  # the Price List's own precision (10 decimals)
 _ZERO = Decimal(0)
-
-UsdRate = Callable[[str], Decimal | None]
 
 # The Price List's words -> the offer fields the store keys on.
 PAYMENT_OPTIONS = {
@@ -46,10 +44,6 @@ EXPECTED_ATTRIBUTES = {
     "preInstalledSw": "NA",
     "capacitystatus": "Used",
 }
-
-
-def _usd_only(currency: str) -> Decimal | None:
-    return Decimal(1) if currency == "USD" else None
 
 
 def effective_hourly(hourly: Decimal, upfront: Decimal, term_hours: int) -> Decimal:
@@ -115,7 +109,6 @@ def parse_price_list_item(
     *,
     region_hint: str | None = None,
     pricing_scope: frozenset[PricingModel] = frozenset(PricingModel),
-    usd_rate: UsdRate = _usd_only,
 ) -> list[Offer]:
     """One ``GetProducts`` ``PriceList`` element -> on-demand and reserved offers.
 
@@ -128,7 +121,7 @@ def parse_price_list_item(
     and the item's other terms are still returned.
     """
     try:
-        base, terms = _item(item, hardware, region_hint, usd_rate)
+        base, terms = _item(item, hardware, region_hint)
     except SkipItem as exc:
         skip(exc.reason, exc.detail)
         return []
@@ -158,7 +151,6 @@ def _item(
     item: Mapping[str, Any] | str | bytes,
     hardware: Mapping[str, InstanceHardware],
     region_hint: str | None,
-    usd_rate: UsdRate,
 ) -> tuple[_Base, Mapping[str, Any]]:
     """What the item's terms share, and its terms; raises SkipItem for an unusable item."""
     if isinstance(item, str | bytes):
@@ -195,7 +187,7 @@ def _item(
     terms = item.get("terms")
     if not isinstance(terms, Mapping) or not (terms.get("OnDemand") or terms.get("Reserved")):
         raise SkipItem("missing_terms", f"{where}: no OnDemand or Reserved terms")
-    return _Base(instance_type, region, hw, usd_rate, where), terms
+    return _Base(instance_type, region, hw, where), terms
 
 
 class _Base:
@@ -205,38 +197,28 @@ class _Base:
     for every term of every product, and most terms are fine.
     """
 
-    __slots__ = ("attrs", "hardware", "hw", "instance_type", "region", "usd_rate", "where")
+    __slots__ = ("attrs", "hardware", "hw", "instance_type", "region", "where")
 
-    def __init__(
-        self, instance_type: str, region: str, hw: InstanceHardware, usd_rate: UsdRate, where: str
-    ) -> None:
+    def __init__(self, instance_type: str, region: str, hw: InstanceHardware, where: str) -> None:
         self.instance_type = instance_type
         self.region = region
         self.hw = hw
-        self.usd_rate = usd_rate
         self.where = where
         # Immutable and shared by this item's offers: Offer keeps a MappingProxyType as is.
         self.attrs = MappingProxyType(hw.attributes())
         self.hardware = hw.offer_fields()
 
-    def _priced(self, currency: str, amount: Decimal, kind: str, code: str) -> Decimal:
-        """USD figure of ``amount``; raises SkipItem when it cannot be priced."""
+    def _priced(self, currency: str, amount: Decimal, kind: str, code: str) -> None:
+        """Raises SkipItem when ``amount`` cannot be a price. Any currency is kept as
+        it is (AWS China prices in CNY): the USD figure is computed when read."""
         if amount <= 0:
             raise SkipItem("zero_price", f"{self.where} {kind} {code}: price {amount} {currency}")
-        if currency == "USD":
-            return amount
-        rate = self.usd_rate(currency)
-        if rate is None:
-            detail = f"{self.where} {kind} {code}: priced in {currency}, no fx rate configured"
-            raise SkipItem("non_usd", detail)
-        return (amount * rate).quantize(_QUANTUM)
 
     def _offer(
         self,
         pricing: PricingModel,
         amount: Decimal,
         currency: str,
-        usd: Decimal,
         attrs: Mapping[str, AttributeValue],
         payment_option: str = "",
         offering_class: str = "",
@@ -248,7 +230,6 @@ class _Base:
             pricing=pricing,
             price_per_hour=amount,
             currency=currency,
-            price_per_hour_usd=usd,
             payment_option=payment_option,
             offering_class=offering_class,
             attributes=attrs,
@@ -263,8 +244,8 @@ class _Base:
         if upfront:
             detail = f"{self.where} OnDemand {code}: on-demand term with an upfront fee"
             raise SkipItem("malformed_term", detail)
-        usd = self._priced(currency, hourly, "OnDemand", code)
-        return self._offer(PricingModel.ON_DEMAND, hourly, currency, usd, self.attrs)
+        self._priced(currency, hourly, "OnDemand", code)
+        return self._offer(PricingModel.ON_DEMAND, hourly, currency, self.attrs)
 
     def reserved(
         self, code: str, term: Mapping[str, Any], scope: frozenset[PricingModel]
@@ -286,15 +267,12 @@ class _Base:
         hours = pricing.term_hours
         assert hours is not None
         amount = effective_hourly(hourly, upfront, hours)
-        usd = self._priced(currency, amount, "Reserved", code)
+        self._priced(currency, amount, "Reserved", code)
         attrs = dict(self.attrs)
-        if currency == "USD":
-            attrs["upfront_usd"] = upfront
-            attrs["recurring_hourly_usd"] = hourly
-        else:
-            rate = self.usd_rate(currency) or _ZERO
-            attrs["upfront_usd"] = (upfront * rate).quantize(_QUANTUM)
-            attrs["recurring_hourly_usd"] = (hourly * rate).quantize(_QUANTUM)
-        return self._offer(
-            pricing, amount, currency, usd, MappingProxyType(attrs), payment, offering
-        )
+        # The fee and the recurring rate in the price's own currency: the recommender
+        # recomputes the effective rate from the USD pair exactly; another currency
+        # keeps its pair under plain names and is converted at read time like the price.
+        suffix = "_usd" if currency == "USD" else ""
+        attrs[f"upfront{suffix}"] = upfront
+        attrs[f"recurring_hourly{suffix}"] = hourly
+        return self._offer(pricing, amount, currency, MappingProxyType(attrs), payment, offering)

@@ -115,7 +115,6 @@ def _dated_offer(
             pricing=PricingModel.SPOT,
             price_per_hour=price,
             currency="USD",
-            price_per_hour_usd=price,
             observed_at=ts,
             attributes=attrs,
             **hw.offer_fields(),

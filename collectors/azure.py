@@ -256,11 +256,8 @@ def parse_item(item: Any, settings: Settings) -> Offer | None:
     size = _size(sku)
     pricing, offering_class = _pricing(item)
     hourly, term_price = _hourly(item, pricing)
+    # Kept in the API's currency (azure.currency); the USD figure is computed when read.
     currency = _text(item, "currencyCode").upper()
-    rate = settings.usd_rate(currency)
-    if rate is None:
-        raise SkipItem("no_fx_rate", f"{currency} price and no fx_rates.{currency} configured")
-    hourly_usd = hourly if currency == "USD" else (hourly * rate).quantize(_MONEY)
 
     match = resolve_gpu(size.gpu, size.vram_gib)
     attributes: dict[str, AttributeValue] = {
@@ -279,8 +276,10 @@ def parse_item(item: Any, settings: Settings) -> Offer | None:
     if term_price is not None:
         attributes["reservation_term"] = _text(item, "reservationTerm")
         attributes["term_price"] = term_price
-        # Azure bills the same total upfront or monthly; this is the upfront figure.
-        attributes["upfront_usd"] = term_price if currency == "USD" else term_price * rate
+        # Azure bills the same total upfront or monthly; this is the upfront figure
+        # (named in USD only when it is USD: another currency converts like the price).
+        if currency == "USD":
+            attributes["upfront_usd"] = term_price
     if size.gpu_fabric:
         attributes["gpu_fabric"] = size.gpu_fabric
     if not match.known:
@@ -293,7 +292,6 @@ def parse_item(item: Any, settings: Settings) -> Offer | None:
             pricing=pricing,
             price_per_hour=hourly,
             currency=currency,
-            price_per_hour_usd=hourly_usd,
             gpu_model=match.name,
             gpu_count=size.gpu_count,
             gpu_memory_gib=size.vram_gib,

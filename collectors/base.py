@@ -38,6 +38,9 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, Self, TypeVar, runtime_che
 from tracker.models import PricingModel
 
 if TYPE_CHECKING:
+    from datetime import date
+
+    from tracker.fx import EcbRate
     from tracker.models import Offer
     from tracker.settings import Settings
 
@@ -49,6 +52,7 @@ __all__ = [
     "CollectorError",
     "MissingCredentials",
     "NotConfigured",
+    "RateCollector",
     "RunContext",
     "SkipItem",
     "SkipSink",
@@ -151,7 +155,7 @@ class RunContext:
     def skip(self, reason: str, detail: str = "") -> None:
         """Count one item that could not be turned into an offer (logged with ``detail``).
 
-        ``reason`` is a short stable label (``"non_usd"``, ``"zero_price"``) so the
+        ``reason`` is a short stable label (``"malformed_item"``, ``"zero_price"``) so the
         summary can group them; ``detail`` says which item and why.
         """
         self.skips[reason] += 1
@@ -197,3 +201,22 @@ class Collector(Protocol):
     def from_settings(cls, settings: Settings) -> Self: ...
 
     def collect(self, ctx: RunContext) -> Iterable[Offer]: ...
+
+
+@runtime_checkable
+class RateCollector(Protocol):
+    """A source of exchange rates instead of offers (the ECB collector, ``fx``).
+
+    Registered in the same entry-point group, so it is listed, scheduled and run like
+    any collector; the runner stores what :meth:`collect_rates` returns as rate series
+    (``tracker/store/fx.py``) instead of offers. ``since`` is the newest stored rate's
+    day (None when the store has none), so a collector can back-fill a gap.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self: ...
+
+    def collect_rates(self, ctx: RunContext, since: date | None) -> list[EcbRate]: ...

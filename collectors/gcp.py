@@ -16,7 +16,7 @@ usage type; otherwise it is a counted skip, never a partial price.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, ClassVar, Self
@@ -68,7 +68,6 @@ class Rate:
 _AMBIGUOUS = Rate(Decimal(-1), "", "")
 
 RateKey = tuple[Resource, str, PricingModel, str]  # (resource, family|gpu, pricing, region)
-UsdRate = Callable[[str], Decimal | None]
 
 
 @dataclass
@@ -115,20 +114,19 @@ def parse_skus(
     skus: Iterable[Any],
     skip: SkipSink,
     *,
-    usd_rate: UsdRate,
     pricing_scope: frozenset[PricingModel] = ALL_PRICING,
     regions: frozenset[str] = frozenset(),
 ) -> RateTable:
     """Fold catalog SKUs (``billing_v1.Sku``) into a :class:`RateTable`.
 
     Only pricing models in ``pricing_scope`` are kept; ``regions`` (empty = all)
-    limits the regions. Unplaceable SKUs of our families, unreadable prices,
-    currencies without an FX rate and SKUs conflicting with another are reported
-    to ``skip``.
+    limits the regions. Unplaceable SKUs of our families, unreadable prices and
+    SKUs conflicting with another are reported to ``skip``. Prices keep the catalog's
+    currency (``gcp.currency``); the USD figure is computed when read.
     """
 
     def rate_of(sku: Any) -> tuple[Any, SkuKind, list[str], Rate] | None:
-        return _sku_rate(sku, usd_rate, pricing_scope, regions)
+        return _sku_rate(sku, pricing_scope, regions)
 
     table = RateTable()
     for sku, kind, wanted, rate in parse_each(skus, rate_of, skip):
@@ -143,7 +141,7 @@ def parse_skus(
 
 
 def _sku_rate(
-    sku: Any, usd_rate: UsdRate, scope: frozenset[PricingModel], regions: frozenset[str]
+    sku: Any, scope: frozenset[PricingModel], regions: frozenset[str]
 ) -> tuple[Any, SkuKind, list[str], Rate] | None:
     """(sku, what it prices, the wanted regions it is sold in, its rate), or None when
     it is not one of ours or outside the scope; raises SkipItem when it cannot be read."""
@@ -154,12 +152,6 @@ def _sku_rate(
     if not wanted:
         return None
     price = hourly_price(sku, kind.resource)
-    if usd_rate(price.currency) is None:
-        raise SkipItem(
-            "non_usd",
-            f"SKU {sku.sku_id} {sku.description!r}: priced in {price.currency} "
-            f"and fx_rates has no {price.currency} rate",
-        )
     return sku, kind, wanted, Rate(price.amount, price.currency, str(sku.sku_id))
 
 
@@ -186,7 +178,6 @@ def compose_offers(
     table: RateTable,
     skip: SkipSink,
     *,
-    usd_rate: UsdRate,
     pricing_scope: frozenset[PricingModel] = ALL_PRICING,
     shapes: Iterable[MachineShape] = MACHINE_SHAPES,
 ) -> Iterator[Offer]:
@@ -204,9 +195,7 @@ def compose_offers(
                 continue
             for region in table.regions(Resource.GPU, shape.gpu, pricing):
                 try:
-                    total, currency, usd, sku_ids = _price_shape(
-                        table, usd_rate, shape, pricing, region
-                    )
+                    total, currency, sku_ids = _price_shape(table, shape, pricing, region)
                 except SkipItem as exc:
                     skip(exc.reason, exc.detail)
                     continue
@@ -218,9 +207,11 @@ def compose_offers(
                     "sku_ids": ",".join(sku_ids),
                 }
                 if pricing.term_hours is not None:
-                    # Committed use discounts are billed monthly, with nothing upfront.
-                    attributes["upfront_usd"] = Decimal(0)
-                    attributes["recurring_hourly_usd"] = usd
+                    # Committed use discounts are billed monthly, with nothing upfront
+                    # (the pair in USD only when the catalog prices in USD).
+                    suffix = "_usd" if currency == "USD" else ""
+                    attributes[f"upfront{suffix}"] = Decimal(0)
+                    attributes[f"recurring_hourly{suffix}"] = total
                 yield Offer(
                     provider=PROVIDER,
                     instance_type=shape.machine_type,
@@ -228,7 +219,6 @@ def compose_offers(
                     pricing=pricing,
                     price_per_hour=total,
                     currency=currency,
-                    price_per_hour_usd=usd,
                     gpu_model=match.name,
                     gpu_count=Decimal(shape.gpu_count),
                     gpu_memory_gib=gpu.memory_gib,
@@ -243,13 +233,12 @@ def compose_offers(
 
 def _price_shape(
     table: RateTable,
-    usd_rate: UsdRate,
     shape: MachineShape,
     pricing: PricingModel,
     region: str,
-) -> tuple[Decimal, str, Decimal, list[str]]:
-    """(total, currency, total in USD, component SKU ids); raises SkipItem when a
-    component is missing, ambiguous or priced in another currency."""
+) -> tuple[Decimal, str, list[str]]:
+    """(total, currency, component SKU ids); raises SkipItem when a component is
+    missing, ambiguous or priced in another currency than the others."""
     total = Decimal(0)
     currencies: set[str] = set()
     sku_ids: list[str] = []
@@ -266,11 +255,7 @@ def _price_shape(
         sku_ids.append(rate.sku_id)
     if len(currencies) != 1:
         raise SkipItem("mixed_currency", f"{where}: components priced in {sorted(currencies)}")
-    currency = currencies.pop()
-    rate_usd = usd_rate(currency)
-    if rate_usd is None:  # parse_skus already dropped these; belt and braces
-        raise SkipItem("non_usd", f"{shape.machine_type} in {region}: {currency}")
-    return total, currency, total * rate_usd, sku_ids
+    return total, currencies.pop(), sku_ids
 
 
 def _retry(settings: GcpSettings) -> Any:
@@ -413,10 +398,7 @@ class GcpCollector:
         so a spot-only run downloads everything and keeps spot (see
         ``spot_fetched_separately``)."""
         regions = frozenset(self.settings.gcp.regions)
-        usd_rate = ctx.settings.usd_rate
         scope = ctx.pricing_scope
-        table = parse_skus(
-            self.fetch_skus(), ctx.skip, usd_rate=usd_rate, pricing_scope=scope, regions=regions
-        )
+        table = parse_skus(self.fetch_skus(), ctx.skip, pricing_scope=scope, regions=regions)
         log.info("gcp: %d component rates from the catalog", len(table))
-        yield from compose_offers(table, ctx.skip, usd_rate=usd_rate, pricing_scope=scope)
+        yield from compose_offers(table, ctx.skip, pricing_scope=scope)

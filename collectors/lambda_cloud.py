@@ -119,7 +119,6 @@ def parse_item(name: str, entry: Any) -> list[Offer]:
                     pricing=PricingModel.ON_DEMAND,
                     price_per_hour=price,
                     currency="USD",
-                    price_per_hour_usd=price,
                     gpu_model=match.name,
                     gpu_count=count,
                     gpu_memory_gib=memory,

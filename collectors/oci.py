@@ -145,7 +145,6 @@ def shape_offers(
                     pricing=pricing,
                     price_per_hour=price,
                     currency=CURRENCY,
-                    price_per_hour_usd=price,
                     gpu_model=match.name,
                     gpu_count=Decimal(shape.gpu_count),
                     gpu_memory_gib=shape.vram_gib,

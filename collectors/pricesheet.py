@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Self
 
 from collectors.base import CollectorError, NotConfigured, RunContext, SkipItem, parse_each
 from tracker.catalog import resolve_gpu
-from tracker.models import InvalidOffer, Offer, PricingModel, to_decimal
+from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel, to_decimal
 from tracker.settings import Settings
 
 __all__ = ["COLUMNS", "OPTIONAL_COLUMNS", "PriceSheetCollector", "SheetRow", "read_sheet"]
@@ -169,16 +169,19 @@ def _offer(row: SheetRow, settings: Settings) -> Offer:
             raise InvalidOffer(key, "is required")
     currency = _text(v, "currency").upper()
     price = to_decimal(_text(v, "price_per_hour"), "price_per_hour")
+    # The price is stored in its own currency; USD is computed when read, at the rate
+    # in force. A sheet's own price_per_hour_usd is therefore never the offer's USD
+    # figure: on a USD row it must equal the price (a typo check), on another
+    # currency's row it is kept as the attribute sheet_price_per_hour_usd (what the
+    # sheet's author converted at, for reference).
+    attributes: dict[str, AttributeValue] = {}
     usd_text = _text(v, "price_per_hour_usd")
     if usd_text:
         usd = to_decimal(usd_text, "price_per_hour_usd")
-    else:
-        rate = settings.usd_rate(currency)
-        if rate is None:
-            raise InvalidOffer(
-                "currency", f"no FX rate for {currency} (set fx_rates.{currency} in the config)"
-            )
-        usd = price * rate
+        if currency == "USD" and usd != price:
+            raise InvalidOffer("price_per_hour_usd", f"{usd} differs from the USD price {price}")
+        if currency != "USD":
+            attributes["sheet_price_per_hour_usd"] = usd
     memory = _optional_number(v, "gpu_memory_gib")
     match = resolve_gpu(_text(v, "gpu_model"), memory_hint=memory)
     if memory is None and match.spec is not None:
@@ -205,7 +208,6 @@ def _offer(row: SheetRow, settings: Settings) -> Offer:
         interconnect=_text(v, "interconnect") or "unknown",  # type: ignore[arg-type]
         price_per_hour=price,
         currency=currency,
-        price_per_hour_usd=usd,
         gpu_model=match.name,
         gpu_raw_name=_text(v, "gpu_model"),
         gpu_known=match.known,
@@ -214,6 +216,7 @@ def _offer(row: SheetRow, settings: Settings) -> Offer:
         vcpus=_optional_number(v, "vcpus"),
         memory_gib=_optional_number(v, "memory_gib"),
         observed_at=observed_at,
+        attributes=attributes,
     )
 
 

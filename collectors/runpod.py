@@ -106,7 +106,6 @@ def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
                         pricing=pricing,
                         price_per_hour=price,
                         currency="USD",
-                        price_per_hour_usd=price,
                         gpu_model=match.name,
                         gpu_count=Decimal(count),
                         gpu_memory_gib=memory,

@@ -163,7 +163,6 @@ def aggregate(
                     pricing=pricing,
                     price_per_hour=price,
                     currency="USD",
-                    price_per_hour_usd=price,
                     gpu_model=match.name,
                     gpu_count=Decimal(count),
                     gpu_memory_gib=memory,

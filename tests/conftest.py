@@ -187,8 +187,6 @@ def make_offer(**overrides: Any) -> Offer:
         "interconnect": "nvlink",
     }
     fields.update(overrides)
-    if "price_per_hour_usd" not in fields:
-        fields["price_per_hour_usd"] = fields["price_per_hour"]
     return Offer(**fields)
 
 

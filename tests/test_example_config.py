@@ -29,3 +29,4 @@ def test_quickstart_config_loads_the_sample_sheet_offline() -> None:
         or settings.tencent.enabled
     )
     assert "EUR" in settings.fx_rates
+    assert not settings.fx.enabled  # the ECB needs the network: the sheet's rate instead

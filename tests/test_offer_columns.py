@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -18,8 +19,17 @@ from sqlalchemy import Engine
 
 from tests.conftest import make_offer
 from tracker.cli.offers import offer_row
-from tracker.models import OFFER_COLUMNS, OFFER_KEY_FIELDS, ColumnGroup, Offer, offer_values
-from tracker.recommend.table import OfferTable, offer_to_row, row_to_offer
+from tracker.models import (
+    OFFER_COLUMNS,
+    OFFER_KEY_FIELDS,
+    STORED_OFFER_COLUMNS,
+    ColumnGroup,
+    Offer,
+    offer_values,
+)
+from tracker.recommend.stored import load_usd_offer_table
+from tracker.recommend.table import offer_to_row, row_to_offer
+from tracker.settings import Settings
 from tracker.store import migrate, queries
 from tracker.store.ingest import INCOMING_COLUMNS, Ingest
 from tracker.store.rankings import current_offer_rows
@@ -51,7 +61,6 @@ def unusual_offer() -> Offer:
         interconnect="pcie",
         price_per_hour=Decimal("2.5"),
         currency="EUR",
-        price_per_hour_usd=Decimal("2.625"),
         attributes={"upfront_usd": "1000", "note": "beta"},
     )
 
@@ -67,16 +76,20 @@ def store(engine: Engine, offers: list[Offer]) -> None:
 
 def test_the_store_columns_and_the_staging_table_are_the_definition() -> None:
     assert IDENTITY_COLUMNS == OFFER_KEY_FIELDS
+    series_groups = (ColumnGroup.IDENTITY, ColumnGroup.HARDWARE)
     assert (
-        tuple(c.column for c in OFFER_COLUMNS if c.group is not ColumnGroup.PRICE)
+        tuple(c.column for c in OFFER_COLUMNS if c.group in series_groups)
         == IDENTITY_COLUMNS + HARDWARE_COLUMNS
     )
-    # the run's staging table: a sequence number, every offer column, the observation time
-    assert ("seq", *(c.column for c in OFFER_COLUMNS), "observed_at") == INCOMING_COLUMNS
-    # the two price columns the store names for the interval, not for the hour
+    # the USD figure is derived when read (tracker.fx), never stored
+    assert [c.name for c in OFFER_COLUMNS if c not in STORED_OFFER_COLUMNS] == [
+        "price_per_hour_usd"
+    ]
+    # the run's staging table: a sequence number, every stored column, the observation time
+    assert ("seq", *(c.column for c in STORED_OFFER_COLUMNS), "observed_at") == INCOMING_COLUMNS
+    # the price column the store names for the interval, not for the hour
     assert {c.name: c.column for c in OFFER_COLUMNS if c.name != c.column} == {
         "price_per_hour": "price",
-        "price_per_hour_usd": "price_usd",
     }
 
 
@@ -98,18 +111,24 @@ def test_every_reader_returns_what_the_ingest_wrote(engine: Engine) -> None:
     [row] = current_offer_rows(engine)
     assert len(row) == len(OFFER_COLUMNS)
     assert row_to_offer(row) == offer
-    table = OfferTable.from_rows([row])
-    assert table.offers[0] == offer
+    # the recommender's rows come in USD: 2.5 EUR x 1.05 (fx_rates.EUR) = 2.625
+    table, conversion = load_usd_offer_table(engine, Settings(fx_rates={"EUR": "1.05"}))
+    usd_offer = replace(offer, price_per_hour_usd=Decimal("2.625"))
+    assert table.offers[0] == usd_offer and conversion.skipped == 0
     # half of a 48 GiB GPU: 24 GiB usable, one GPU's worth of sharding
     assert table.vram_per_gpu[0] == 24.0 and table.whole_gpus[0] == 1
     assert table.price[0] == 2.625  # the USD figure, not the EUR one
 
-    json_row = offer_row(stored)
-    # every offer column under its own name, then the per-GPU price, the times and the
-    # source that reported it, attributes last: the documented JSON shape
+    json_row = offer_row(replace(stored, offer=usd_offer))
+    # every offer column under its own name, then the per-GPU price, the view currency's
+    # figures, the times and the source that reported it, attributes last: the
+    # documented JSON shape
     assert list(json_row) == [
         *NAMES[:-1],
         "price_per_gpu_hour_usd",
+        "display_currency",
+        "display_price_per_hour",
+        "display_price_per_gpu_hour",
         "first_seen",
         "price_since",
         "last_seen",

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 
-from collectors.base import ALL_PRICING, Collector, RunContext
+from collectors.base import ALL_PRICING, Collector, RateCollector, RunContext
 from tracker.errors import one_line
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.redact import redact, secrets_of
 from tracker.settings import Settings
+from tracker.store import fx as fx_store
 from tracker.store import runs
 from tracker.store.engine import DatabaseError, Engine
 from tracker.store.ingest import DelistScope, IngestStats
@@ -97,7 +98,7 @@ class RunSummary:
 
 def run_collector(
     engine: Engine,
-    collector: Collector,
+    collector: Collector | RateCollector,
     settings: Settings,
     *,
     pricing_scope: frozenset[PricingModel] = ALL_PRICING,
@@ -129,6 +130,8 @@ def run_collector(
         source=source,
         last_observed_reader=partial(runs.last_observed, engine, source),
     )
+    if isinstance(collector, RateCollector):
+        return _run_rates(engine, collector, settings, summary, ctx)
     out_of_scope = 0
     try:
         with runs.run_transaction(
@@ -180,6 +183,58 @@ def run_collector(
         summary.stats.price_changes,
         summary.stats.delisted,
         summary.skipped,
+    )
+    return summary
+
+
+def _run_rates(
+    engine: Engine,
+    collector: RateCollector,
+    settings: Settings,
+    summary: RunSummary,
+    ctx: RunContext,
+) -> RunSummary:
+    """A run of an exchange-rate source: fetch, then store the rates and the run's
+    success in one transaction (tracker.store.fx); failures are recorded like any run."""
+    assert summary.run_id is not None
+    try:
+        rates = collector.collect_rates(ctx, fx_store.latest_day(engine))
+        summary.finished_at = utcnow()
+        summary.skip_reasons = dict(ctx.skips)
+        summary.skipped = ctx.skipped
+        summary.skip_details = list(ctx.details)
+        stats = fx_store.record_run(
+            engine,
+            summary.run_id,
+            rates,
+            source=summary.source,
+            finished=summary.finished_at,
+            skipped=summary.skipped,
+            skip_reasons=summary.skip_reasons,
+        )
+    except Exception as exc:
+        summary.status = RunStatus.FAILED
+        summary.error = redact(one_line(exc), secrets_of(settings))
+        summary.skip_reasons = dict(ctx.skips)
+        summary.skipped = ctx.skipped
+        summary.skip_details = list(ctx.details)
+        summary.finished_at = utcnow()
+        log.error("%s: run failed: %s", summary.source, summary.error, exc_info=_unexpected(exc))
+        _record_failure(engine, summary)
+        return summary
+    summary.status = RunStatus.SUCCEEDED
+    summary.stats = IngestStats(
+        offers_seen=stats.seen,
+        new_series=stats.new_currencies,
+        price_changes=stats.added,
+        unchanged=stats.unchanged,
+    )
+    log.info(
+        "%s: run succeeded: %d rates read, %d rate changes stored, %d unchanged",
+        summary.source,
+        stats.seen,
+        stats.added,
+        stats.unchanged,
     )
     return summary
 

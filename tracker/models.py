@@ -21,6 +21,7 @@ from typing import Any
 __all__ = [
     "OFFER_COLUMNS",
     "OFFER_KEY_FIELDS",
+    "STORED_OFFER_COLUMNS",
     "AttributeValue",
     "ColumnGroup",
     "ColumnKind",
@@ -102,6 +103,9 @@ class ColumnGroup(StrEnum):
     """What the series records about the machine, updated as the provider reports it."""
     PRICE = "price"
     """The value of one price interval: a change closes the interval and opens the next."""
+    DERIVED = "derived"
+    """Computed when read, never stored: the USD figure of a price comes from the exchange
+    rate in force (tracker.fx), so a rate change never opens a price interval."""
 
 
 class ColumnKind(StrEnum):
@@ -133,7 +137,7 @@ class OfferColumn:
         return self.stored_as or self.name
 
 
-_I, _H, _P = ColumnGroup.IDENTITY, ColumnGroup.HARDWARE, ColumnGroup.PRICE
+_I, _H, _P, _D = ColumnGroup.IDENTITY, ColumnGroup.HARDWARE, ColumnGroup.PRICE, ColumnGroup.DERIVED
 _T, _C, _F, _N, _M = (
     ColumnKind.TEXT,
     ColumnKind.CHOICE,
@@ -160,11 +164,14 @@ OFFER_COLUMNS: tuple[OfferColumn, ...] = (
     OfferColumn("interconnect", _H, _C),
     OfferColumn("price_per_hour", _P, _N, stored_as="price"),
     OfferColumn("currency", _P, _T),
-    OfferColumn("price_per_hour_usd", _P, _N, stored_as="price_usd"),
+    OfferColumn("price_per_hour_usd", _D, _N, optional=True),
     OfferColumn("attributes", _H, _M, optional=True),
 )
 """The one list of an offer's stored columns, in the order every tuple of them uses
 (ingest rows, the recommender's offer rows) and the CLI's JSON rows list them."""
+
+STORED_OFFER_COLUMNS = tuple(c for c in OFFER_COLUMNS if c.group is not ColumnGroup.DERIVED)
+"""The columns the store holds: every offer column but the ones computed when read."""
 
 OFFER_KEY_FIELDS = tuple(c.name for c in OFFER_COLUMNS if c.group is ColumnGroup.IDENTITY)
 """The fields of an offer's identity, in :meth:`Offer.key` order."""
@@ -234,9 +241,12 @@ class Offer:
     pricing: PricingModel
     price_per_hour: Decimal
     currency: str
-    price_per_hour_usd: Decimal
     gpu_model: str
     gpu_count: Decimal
+    price_per_hour_usd: Decimal | None = None
+    """The USD figure, computed when read from the exchange rate in force
+    (:mod:`tracker.fx`); never stored. Filled in for USD prices (equal to the price);
+    None for another currency until a reader converts it. Collectors leave it out."""
     gpu_memory_gib: Decimal | None = None
     vcpus: Decimal | None = None
     memory_gib: Decimal | None = None
@@ -273,7 +283,7 @@ class Offer:
                 raise InvalidOffer(
                     "interconnect", f"{self.interconnect!r} is not one of {allowed}"
                 ) from None
-        for name in ("price_per_hour", "price_per_hour_usd", "gpu_count"):
+        for name in ("price_per_hour", "gpu_count"):
             value = getattr(self, name)
             if type(value) is not Decimal or not value.is_finite() or value <= 0:
                 s(self, name, _positive(value, name))
@@ -289,8 +299,14 @@ class Offer:
             if not _CURRENCY.match(currency):
                 raise InvalidOffer("currency", f"must be an ISO 4217 code, got {self.currency!r}")
             s(self, "currency", currency)
-        if currency == "USD" and self.price_per_hour_usd != self.price_per_hour:
-            raise InvalidOffer("price_per_hour_usd", "must equal price_per_hour for USD prices")
+        usd = self.price_per_hour_usd
+        if currency == "USD":
+            if usd is None:
+                s(self, "price_per_hour_usd", self.price_per_hour)
+            elif usd != self.price_per_hour:
+                raise InvalidOffer("price_per_hour_usd", "must equal price_per_hour for USD prices")
+        elif usd is not None and (type(usd) is not Decimal or not usd.is_finite() or usd <= 0):
+            s(self, "price_per_hour_usd", _positive(usd, "price_per_hour_usd"))
         for name in ("gpu_memory_gib", "vcpus", "memory_gib"):
             value = getattr(self, name)
             if value is not None and (
@@ -333,8 +349,19 @@ class Offer:
         )
 
     @property
+    def usd(self) -> Decimal:
+        """:attr:`price_per_hour_usd`, for code that only sees converted offers (the
+        recommender, USD views); raises ValueError naming the offer when there is none."""
+        if self.price_per_hour_usd is None:
+            raise ValueError(
+                f"{self.provider} {self.instance_type} {self.region}: a {self.currency} price "
+                "has no USD figure until converted at the rate in force (tracker.fx)"
+            )
+        return self.price_per_hour_usd
+
+    @property
     def price_per_gpu_hour_usd(self) -> Decimal:
-        return self.price_per_hour_usd / self.gpu_count
+        return self.usd / self.gpu_count
 
 
 _NAMES = tuple(c.name for c in OFFER_COLUMNS)

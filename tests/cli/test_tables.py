@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,11 +20,13 @@ OFFER_JSON_KEYS = {
     "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "interconnect", "price_per_hour",
     "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "first_seen", "last_seen",
     "offering_class", "os", "gpu_known", "gpu_raw_name", "price_since", "source", "attributes",
+    "display_currency", "display_price_per_hour", "display_price_per_gpu_hour",
 }  # fmt: skip
 OFFER_CSV_HEADER = (
     "provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
     "gpu_memory_gib,vcpus,memory_gib,interconnect,price_per_hour,currency,price_per_hour_usd,"
-    "price_per_gpu_hour_usd,first_seen,last_seen"
+    "price_per_gpu_hour_usd,display_currency,display_price_per_hour,display_price_per_gpu_hour,"
+    "first_seen,last_seen"
 )
 # the keys of `recommend --format json` rows before this change (README, Recommendations)
 RANKING_JSON_KEYS = {
@@ -33,6 +36,7 @@ RANKING_JSON_KEYS = {
     "effective_price_per_hour_usd", "price_per_gpu_hour_usd", "compute_hours", "job_hours",
     "job_cost_usd", "interruption_pct", "basis", "basis_source", "compute_precision",
     "precision_fallback", "excluded_reason", "excluded_detail",
+    "display_currency", "display_effective_price_per_hour", "display_job_cost",
 }  # fmt: skip
 EXCLUDED_JSON_KEYS = {
     "rank", "provider", "instance_type", "region", "zone", "pricing", "payment_option",
@@ -43,20 +47,23 @@ RANKING_CSV_HEADER = (
     "rank,provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
     "interconnect,vram_needed_gib,vram_available_gib,price_per_hour_usd,"
     "effective_price_per_hour_usd,price_per_gpu_hour_usd,job_hours,job_cost_usd,"
+    "display_currency,display_effective_price_per_hour,display_job_cost,"
     "basis,basis_source,compute_precision,precision_fallback"
 )
 
 
 @pytest.fixture
 def quickstart(tmp_path: Path) -> Run:
-    """The README's quick start: the sample price sheet collected into SQLite."""
-    run = cli_runner(f"sqlite:///{tmp_path / 'quick.db'}", tmp_path)
-    proc = run(
-        "-c",
-        str(ROOT / "examples" / "quickstart.toml"),
-        "collect",
-        extra_env={"GPU_TRACKER_PRICESHEET__PATH": str(ROOT / "examples" / "prices.csv")},
-    )
+    """The README's quick start: the sample price sheet collected into SQLite, every
+    command with the quick start's config (its fx_rates converts the sheet's EUR rows)."""
+    plain = cli_runner(f"sqlite:///{tmp_path / 'quick.db'}", tmp_path)
+    config = str(ROOT / "examples" / "quickstart.toml")
+    sheet = {"GPU_TRACKER_PRICESHEET__PATH": str(ROOT / "examples" / "prices.csv")}
+
+    def run(*args: str, extra_env: dict[str, str] | None = None) -> Any:
+        return plain("-c", config, *args, extra_env={**sheet, **(extra_env or {})})
+
+    proc = run("collect")
     assert proc.returncode == 0, proc.stderr
     return run
 

@@ -148,25 +148,16 @@ def test_missing_terms_is_a_counted_skip(ctx: RunContext) -> None:
     assert "g5.xlarge" in ctx.details[0]
 
 
-def test_non_usd_is_skipped_without_a_rate_and_converted_with_one(ctx: RunContext) -> None:
+def test_non_usd_is_kept_in_its_currency(ctx: RunContext) -> None:
     item = gpu_items()[f"g5.xlarge@{US}"]
     dim = next(iter(_first_term(item, "OnDemand")["priceDimensions"].values()))
     dim["pricePerUnit"] = {"CNY": "7.2000000000"}
     offers = parse_price_list_item(item, hardware(), ctx.skip, region_hint="us-east-1")
-    assert ctx.skips == Counter({"non_usd": 1})
-    assert len(offers) == 12  # the reserved terms of the same item still count
-
-    rates = {"USD": Decimal(1), "CNY": Decimal("0.14")}
-    converted_ctx = run_context()
-    converted = parse_price_list_item(
-        item, hardware(), converted_ctx.skip, region_hint="us-east-1", usd_rate=rates.get
-    )
-    od = next(o for o in converted if o.pricing is PricingModel.ON_DEMAND)
-    assert (od.currency, od.price_per_hour, od.price_per_hour_usd) == (
-        "CNY",
-        Decimal("7.2"),
-        Decimal("1.008"),
-    )
+    assert not ctx.skips
+    assert len(offers) == 13  # on-demand in CNY, the reserved terms in USD
+    od = next(o for o in offers if o.pricing is PricingModel.ON_DEMAND)
+    # AWS China prices in CNY: stored as such, converted at the rate in force when read
+    assert (od.currency, od.price_per_hour, od.price_per_hour_usd) == ("CNY", Decimal("7.2"), None)
 
 
 def test_zero_price_is_skipped(ctx: RunContext) -> None:

@@ -362,7 +362,6 @@ def test_windows_detected_in_truncated_product_names() -> None:
         ({"type": "SavingsPlan"}, "unknown_price_type"),
         ({"type": "Reservation", "reservationTerm": "5 Years"}, "unknown_reservation_term"),
         ({"armSkuName": "Standard_NC8as_T4_v9"}, "unknown_gpu_size"),
-        ({"currencyCode": "EUR"}, "no_fx_rate"),
         ({"skuName": "x Spot", "meterName": "x Low Priority"}, "malformed_item"),
     ],
 )
@@ -397,15 +396,12 @@ def test_dedicated_host_rows_are_dropped() -> None:
     assert parse_item(host, Settings()) is None
 
 
-def test_non_usd_prices_convert_with_configured_rate_only(ctx: RunContext) -> None:
+def test_non_usd_prices_are_kept_in_their_currency(ctx: RunContext) -> None:
     items = load("retail_prices_gpu_eur_derived.json")["Items"]
-    assert parse_items(items, Settings(), ctx.skip) == []
-    assert ctx.skips == Counter({"no_fx_rate": 1})
-    converted = run_context()
-    (offer,) = parse_items(items, Settings(fx_rates={"EUR": "1.08"}), converted.skip)
-    assert not converted.skips
+    (offer,) = parse_items(items, Settings(), ctx.skip)
+    assert not ctx.skips  # no rate needed to collect: USD is computed when read
     assert (offer.currency, offer.price_per_hour) == ("EUR", Decimal("3.38"))
-    assert offer.price_per_hour_usd == Decimal("3.6504")  # 3.38 x 1.08
+    assert offer.price_per_hour_usd is None
 
 
 def test_pricing_scope_filters_offers(ctx: RunContext) -> None:

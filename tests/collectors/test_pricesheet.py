@@ -38,13 +38,13 @@ def test_json_sheet_with_fx_and_unknown_gpu(sqlite_engine: Engine, tmp_path: Pat
             }
         )
     )  # fmt: skip
-    settings = Settings(fx_rates={"EUR": Decimal("1.08")}, pricesheet={"path": path})
+    settings = Settings(pricesheet={"path": path})
     summary = run_collector(sqlite_engine, PriceSheetCollector.from_settings(settings), settings)
     assert summary.status == "succeeded" and summary.stats.offers_seen == 2
     by_type = {s.offer.instance_type: s.offer for s in queries.current_offers(sqlite_engine)}
     h100 = by_type["H100-1-80G"]
     assert (h100.price_per_hour, h100.currency) == (Decimal("2.73"), "EUR")
-    assert h100.price_per_hour_usd == Decimal("2.9484")
+    assert h100.price_per_hour_usd is None  # stored in EUR only; converted when read
     assert h100.gpu_model == "H100-PCIE" and h100.gpu_memory_gib == Decimal(80)  # from catalog
     weird = by_type["x1"]
     assert weird.gpu_known is False and weird.gpu_model == "Quantum Flux 9000"

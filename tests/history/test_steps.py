@@ -40,8 +40,13 @@ def test_a_resampled_point_is_the_price_in_force_and_a_delisted_gap_is_empty(
 
 def test_steps_keep_the_original_currency_beside_usd(day_history: Engine) -> None:
     offer = views.OfferKey("ovh", "l40s-90", "GRA")
+    # stored in EUR only: no rate, no USD figure (never 1.0) ...
     [row] = views.offer_steps(day_history, offer, hourly(12, 12))
     assert (row["price_per_hour"], row["currency"]) == (Decimal("2.80"), "EUR")
+    assert row["price_per_hour_usd"] is None
+    # ... and at the rate in force (here the manual fx_rates.EUR): 2.80 x 1.08 = 3.0240
+    fx_rates = {"EUR": Decimal("1.08")}
+    [row] = views.offer_steps(day_history, offer, hourly(12, 12), fx_rates=fx_rates)
     assert row["price_per_hour_usd"] == Decimal("3.0240")
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tracker.cli.context import open_store
+from tracker.cli.context import open_store, settings_of
 from tracker.cli.history import gpu_selection, usage_errors
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
 from tracker.history.compare import COMPARE_KEYS, compare_rows
@@ -48,7 +48,13 @@ def compare(
     with usage_errors():
         engine = open_store(ctx)
         selection = gpu_selection(engine, gpu) if gpu else None
-        rows = compare_rows(engine, now=now, gpu=selection, provider=provider)
+        rows = compare_rows(
+            engine,
+            now=now,
+            gpu=selection,
+            provider=provider,
+            fx_rates=settings_of(ctx).fx_rates,
+        )
     if not rows:
         err("no offer with a current price matches these filters")
     emit(

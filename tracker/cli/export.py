@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from tracker.cli.context import open_store
+from tracker.cli.context import open_store, settings_of
 from tracker.cli.history import gpu_selection, usage_errors
 from tracker.cli.output import err
 from tracker.history import args as history_args
@@ -54,7 +54,10 @@ def export(
         )
         from tracker.history.export import write_export  # pyarrow: only when exporting
 
-        rows = write_export(file, chosen, export_batches(engine, where, window.since, window.until))
+        batches = export_batches(
+            engine, where, window.since, window.until, fx_rates=settings_of(ctx).fx_rates
+        )
+        rows = write_export(file, chosen, batches)
     err(f"exported {rows} intervals to {file}")
 
 

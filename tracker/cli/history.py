@@ -23,7 +23,8 @@ from typing import Annotated, Any
 
 import typer
 
-from tracker.cli.context import USAGE, CliError, open_store
+from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, money
 from tracker.history import args as history_args
 from tracker.history import views
@@ -127,10 +128,14 @@ def history(
         Path | None,
         typer.Option("--plot", help="Also draw the steps to FILE.png or FILE.svg."),
     ] = None,
+    currency: CurrencyOption = "USD",
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """Price history of one offer, or of the cheapest offer of a GPU, over time."""
+    """Price history of one offer, or of the cheapest offer of a GPU, over time (USD at
+    the exchange rate in force at each step; --currency shows another currency too)."""
     now = _now()
+    fx_rates = settings_of(ctx).fx_rates
+    view = currency_view(ctx, open_store(ctx), currency)
     with usage_errors():
         if plot is not None:
             from tracker.history.plot import check_plot_path
@@ -144,7 +149,7 @@ def history(
                     "and --at (they name one offer)"
                 )
             grid = _grid(window, resample, now)
-            _gpu_view(ctx, gpu, grid, provider, region, pricing, plot, fmt)
+            _gpu_view(ctx, gpu, grid, provider, region, pricing, plot, fmt, view)
             return
         offer = _offer_key(provider, instance_type, region, pricing, zone, payment_option)
         # One offer: each view is one branch (a new view adds its option and a branch here).
@@ -154,14 +159,40 @@ def history(
                     "--at reads one time: drop --since/--until/--resample/--plot"
                 )
             at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
-            emit(views.offer_intervals(open_store(ctx), offer, at=at), fmt, title=offer.describe())
+            rows = views.offer_intervals(open_store(ctx), offer, at=at, fx_rates=fx_rates)
+            emit(_in(view, rows, "first_seen", at), fmt, title=offer.describe())
         elif resample is None and plot is None:
-            rows = views.offer_intervals(open_store(ctx), offer, window=window)
-            emit(rows, fmt, title=offer.describe())
+            rows = views.offer_intervals(open_store(ctx), offer, window=window, fx_rates=fx_rates)
+            emit(_in(view, rows, "first_seen"), fmt, title=offer.describe())
         else:
-            rows = views.offer_steps(open_store(ctx), offer, _grid(window, resample, now))
+            grid = _grid(window, resample, now)
+            rows = _in(view, views.offer_steps(open_store(ctx), offer, grid, fx_rates=fx_rates))
             _show(rows, fmt, OFFER_STEP_TABLE, views.OFFER_STEP_KEYS, offer.describe())
             _spark_or_plot(rows, "price_per_hour_usd", offer.describe(), "USD per hour", plot, fmt)
+
+
+def _in(
+    view: CurrencyView,
+    rows: list[dict[str, Any]],
+    time_key: str = "time",
+    at: datetime | None = None,
+    usd_key: str = "price_per_hour_usd",
+) -> list[dict[str, Any]]:
+    """With ``--currency C`` (not USD), each row also carries ``display_currency`` and
+    ``display_price_per_hour`` (or ``display_price_per_gpu_hour``): ``usd_key`` in C at
+    the rate in force at the row's time (a price already in C exactly as stored)."""
+    if view.code == "USD":
+        return rows
+    for row in rows:
+        usd, when = row.get(usd_key), at or row.get(time_key)
+        own = row.get("price_per_hour") if usd_key == "price_per_hour_usd" else None
+        row["display_currency"] = view.code
+        row[usd_key.replace("_usd", "").replace("price", "display_price", 1)] = (
+            None
+            if usd is None
+            else view.show(usd, original=own, currency=row.get("currency"), at=when)
+        )
+    return rows
 
 
 def _grid(
@@ -185,12 +216,20 @@ def _gpu_view(
     pricing: PricingModel,
     plot: Path | None,
     fmt: OutputFormat,
+    view: CurrencyView,
 ) -> None:
     engine = open_store(ctx)
     selection = gpu_selection(engine, gpu)
     rows = views.gpu_steps(
-        engine, selection, grid, provider=provider, region=region, pricing=[pricing]
+        engine,
+        selection,
+        grid,
+        provider=provider,
+        region=region,
+        pricing=[pricing],
+        fx_rates=settings_of(ctx).fx_rates,
     )
+    rows = _in(view, rows, usd_key="price_per_gpu_hour_usd")
     title = f"cheapest {'/'.join(gpu)} {pricing.value}, USD per GPU-hour"
     _show(rows, fmt, GPU_STEP_TABLE, views.GPU_STEP_KEYS, title)
     _spark_or_plot(rows, "price_per_gpu_hour_usd", title, "USD per GPU-hour", plot, fmt)

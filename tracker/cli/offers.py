@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
@@ -11,6 +12,7 @@ import typer
 
 from tracker.catalog import all_specs, select_gpus
 from tracker.cli.context import CliError, open_store
+from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
 from tracker.models import PricingModel, offer_dict
 from tracker.store import queries
@@ -33,6 +35,9 @@ CSV_COLUMNS = (
     "currency",
     "price_per_hour_usd",
     "price_per_gpu_hour_usd",
+    "display_currency",
+    "display_price_per_hour",
+    "display_price_per_gpu_hour",
     "first_seen",
     "last_seen",
 )
@@ -54,14 +59,21 @@ OFFER_HEAD = (
     Column("", "GPUs", gpus_cell),
 )
 """Which offer a table row is: the leading columns of every offer table."""
-OFFER_TABLE = (
-    *OFFER_HEAD,
-    Column("gpu_memory_gib", "VRAM", justify="right"),
-    Column("price_per_hour_usd", "$/h", money, justify="right"),
-    Column("price_per_gpu_hour_usd", "$/GPU·h", money, justify="right"),
-)
-"""The table display: short headers, dollars rounded for reading, VRAM in GiB per GPU.
-The provider's own currency and exact figures are in the JSON and CSV."""
+
+
+def offer_table(symbol: str = "$") -> tuple[Column, ...]:
+    """The table display: short headers, prices in the view currency rounded for
+    reading (``$/h``, ``CNY/h``), VRAM in GiB per GPU. The provider's own currency and
+    exact figures are in the JSON and CSV."""
+    return (
+        *OFFER_HEAD,
+        Column("gpu_memory_gib", "VRAM", justify="right"),
+        Column("display_price_per_hour", f"{symbol}/h", money, justify="right"),
+        Column("display_price_per_gpu_hour", f"{symbol}/GPU·h", money, justify="right"),
+    )
+
+
+OFFER_TABLE = offer_table()
 
 
 class SortKey(StrEnum):
@@ -69,13 +81,25 @@ class SortKey(StrEnum):
     price_per_gpu = "price_per_gpu"
 
 
-def offer_row(stored: queries.StoredOffer) -> dict[str, Any]:
+_PER_GPU = Decimal("1e-6")
+
+
+def offer_row(stored: queries.StoredOffer, view: CurrencyView | None = None) -> dict[str, Any]:
     """The documented JSON shape of one offer (keys are a public interface): every
-    offer column, then the per-GPU price and the times, then ``attributes``."""
+    offer column, then the per-GPU price, the figures in the view currency, the times,
+    then ``attributes``. ``stored.offer`` carries its USD figure (converted at the
+    rate in force, :class:`CurrencyView`); ``view`` None shows USD."""
     o = stored.offer
     row = offer_dict(o)
     attributes = row.pop("attributes")
-    row["price_per_gpu_hour_usd"] = (o.price_per_hour_usd / o.gpu_count).quantize(Decimal("1e-6"))
+    usd = o.usd
+    row["price_per_gpu_hour_usd"] = (usd / o.gpu_count).quantize(_PER_GPU)
+    shown = usd if view is None else view.show(usd, original=o.price_per_hour, currency=o.currency)
+    if shown is None:  # currency_view checked the view currency has a latest rate
+        raise CliError(f"no exchange rate for {row['currency']} in {view and view.code}")
+    row["display_currency"] = "USD" if view is None else view.code
+    row["display_price_per_hour"] = shown
+    row["display_price_per_gpu_hour"] = (shown / o.gpu_count).quantize(_PER_GPU)
     row["first_seen"] = stored.first_seen
     row["price_since"] = stored.price_since
     row["last_seen"] = stored.last_seen
@@ -86,6 +110,7 @@ def offer_row(stored: queries.StoredOffer) -> dict[str, Any]:
 
 def offer_rows(
     engine: Engine,
+    view: CurrencyView,
     *,
     gpu: Sequence[str] | None = None,
     provider: Sequence[str] | None = None,
@@ -97,7 +122,9 @@ def offer_rows(
     limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """The ``offers`` listing as JSON rows: what the command prints and ``/api/v1/offers``
-    answers, so both give the same rows for the same filters (raises DatabaseError)."""
+    answers, so both give the same rows for the same filters (raises DatabaseError).
+    Offers are compared in USD at the latest rates and shown in ``view``'s currency; one
+    without a rate is left out and counted in ``view`` (its ``report()`` says so)."""
     found = queries.current_offers(
         engine,
         gpu=select_gpus(list(gpu)) if gpu else None,
@@ -107,7 +134,11 @@ def offer_rows(
         min_vram=Decimal(str(min_vram)) if min_vram is not None else None,
         min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
     )
-    rows = [offer_row(s) for s in found]
+    rows = []
+    for s in found:
+        converted = view.offer(s.offer)
+        if converted is not None:
+            rows.append(offer_row(replace(s, offer=converted), view))
     key = "price_per_hour_usd" if sort is SortKey.price else "price_per_gpu_hour_usd"
     rows.sort(key=lambda r: (r[key], r["provider"], r["instance_type"], r["region"], r["zone"]))
     return rows[:limit] if limit else rows
@@ -137,13 +168,17 @@ def offers(
     min_gpus: Annotated[float | None, typer.Option("--min-gpus", min=0)] = None,
     sort: Annotated[SortKey, typer.Option("--sort")] = SortKey.price,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    currency: CurrencyOption = "USD",
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """Current offers (listed, latest price), cheapest first."""
+    """Current offers (listed, latest price), cheapest first (compared in USD at the
+    latest exchange rates; shown in --currency)."""
     engine = open_store(ctx)
+    view = currency_view(ctx, engine, currency)
     try:
         rows = offer_rows(
             engine,
+            view,
             gpu=gpu,
             provider=provider,
             region=region,
@@ -155,14 +190,15 @@ def offers(
         )
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
-    if not rows:
+    view.report()
+    if not rows and not view.usd.skipped:
         filtered = any((gpu, provider, region, pricing, min_vram is not None, min_gpus is not None))
         err(
             "no offer matches these filters"
             if filtered
             else "no offers stored yet; run 'gpu-tracker collect' first"
         )
-    emit(rows, fmt, columns=CSV_COLUMNS, table=OFFER_TABLE)
+    emit(rows, fmt, columns=CSV_COLUMNS, table=offer_table(view.symbol))
 
 
 def gpus(

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.offers import OFFER_HEAD
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
 from tracker.models import Offer, offer_dict
@@ -20,8 +21,8 @@ from tracker.recommend import (
     Ranking,
     WorkloadError,
     estimate_vram,
-    load_offer_table,
     load_profiles,
+    load_usd_offer_table,
     make_profile,
     rank_table,
 )
@@ -58,6 +59,9 @@ CANDIDATE_COLUMNS = (
     "price_per_gpu_hour_usd",
     "job_hours",
     "job_cost_usd",
+    "display_currency",
+    "display_effective_price_per_hour",
+    "display_job_cost",
     "basis",
     "basis_source",
     "compute_precision",
@@ -75,16 +79,21 @@ def _hours(value: Decimal | None) -> str:
     return "" if value is None else f"{value:.2f}"
 
 
-CANDIDATE_TABLE = (
-    Column("rank", "#", justify="right"),
-    *OFFER_HEAD,
-    Column("", "VRAM", _vram_cell, justify="right"),
-    Column("effective_price_per_hour_usd", "$/h", money, justify="right"),
-    Column("job_hours", "hours", _hours, justify="right"),
-    Column("job_cost_usd", "job $", money, justify="right"),
-)
-"""The ranking as a table: $/h is what an hour costs the job (amortised for reservations);
-the per-GPU price and the exact figures are in the JSON and CSV."""
+def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
+    """The ranking as a table: $/h is what an hour costs the job (amortised for
+    reservations), in the view currency; the per-GPU price and the exact figures are in
+    the JSON and CSV."""
+    return (
+        Column("rank", "#", justify="right"),
+        *OFFER_HEAD,
+        Column("", "VRAM", _vram_cell, justify="right"),
+        Column("display_effective_price_per_hour", f"{symbol}/h", money, justify="right"),
+        Column("job_hours", "hours", _hours, justify="right"),
+        Column("display_job_cost", f"job {symbol}", money, justify="right"),
+    )
+
+
+CANDIDATE_TABLE = candidate_table()
 EXCLUDED_TABLE = (
     *OFFER_HEAD,
     Column("excluded_reason", "reason"),
@@ -137,8 +146,20 @@ def _base_row(o: Offer) -> dict[str, Any]:
     return {name: values[name] for name in _RANKED_OFFER_FIELDS}
 
 
-def ranking_rows(ranking: Ranking, explain: bool) -> list[dict[str, Any]]:
-    """The documented JSON rows: candidates first; with --explain, excluded offers after."""
+def _shown(view: CurrencyView | None, usd: Decimal | None) -> Decimal | None:
+    """A USD figure in the view currency at the latest rate (USD itself without a view)."""
+    if view is None or usd is None:
+        return usd
+    return view.show(usd)
+
+
+def ranking_rows(
+    ranking: Ranking, explain: bool, view: CurrencyView | None = None
+) -> list[dict[str, Any]]:
+    """The documented JSON rows: candidates first; with --explain, excluded offers after.
+
+    Ranked in USD whatever the view; ``display_*`` are the USD figures in ``view``'s
+    currency at the latest rate."""
     rows: list[dict[str, Any]] = []
     for c in ranking.candidates:
         rows.append(
@@ -155,6 +176,9 @@ def ranking_rows(ranking: Ranking, explain: bool) -> list[dict[str, Any]]:
                 "compute_hours": _d_or_none(c.compute_hours),
                 "job_hours": _d_or_none(c.job_hours),
                 "job_cost_usd": c.job_cost_usd,
+                "display_currency": "USD" if view is None else view.code,
+                "display_effective_price_per_hour": _shown(view, c.effective_hourly_usd),
+                "display_job_cost": _shown(view, c.job_cost_usd),
                 "interruption_pct": c.interruption_pct,
                 "basis": c.rate.label,
                 "basis_source": c.rate.source,
@@ -233,6 +257,7 @@ def recommend(
     max_price: Annotated[str | None, typer.Option("--max-price", help="Max USD/hour.")] = None,
     budget: Annotated[str | None, typer.Option("--budget", help="Max USD for the job.")] = None,
     profiles_file: ProfilesFileOption = None,
+    currency: CurrencyOption = "USD",
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Offers ranked by the estimated cost of the whole job (a profile, or ad-hoc flags)."""
@@ -282,9 +307,12 @@ def recommend(
         else:
             chosen = make_profile("ad-hoc", overrides)
         engine = open_store(ctx)
+        view = currency_view(ctx, engine, currency)
+        table, conversion = load_usd_offer_table(engine, settings_of(ctx))
+        view.usd = conversion  # what the USD ranking left out is what gets reported
         ranking = rank_table(
             chosen,
-            load_offer_table(engine),
+            table,
             profile_set.assumptions,
             top=top,
             explain=explain,
@@ -294,12 +322,13 @@ def recommend(
         raise CliError(str(exc), USAGE) from None
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
-    rows = ranking_rows(ranking, explain)
+    rows = ranking_rows(ranking, explain, view)
+    view.report()
     if fmt is OutputFormat.table:
         emit(
             rows[: len(ranking.candidates)],
             fmt,
-            table=CANDIDATE_TABLE,
+            table=candidate_table(view.symbol),
             title=ranking_title(ranking),
         )
         if explain and ranking.notes:
@@ -310,7 +339,7 @@ def recommend(
     else:
         columns = (*CANDIDATE_COLUMNS, "excluded_reason", "excluded_detail") if explain else None
         emit(rows, fmt, columns=columns or CANDIDATE_COLUMNS)
-    if not ranking.considered:
+    if not ranking.considered and not view.usd.skipped:
         err("gpu-tracker: no offers stored yet; run 'gpu-tracker collect' first")
     elif not ranking.candidates:
         err(f"gpu-tracker: no offer fits {chosen.name}" + ("" if explain else "; see --explain"))

@@ -8,7 +8,7 @@ answers it: the cheapest offer per (GPU model, provider, pricing model) in force
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
@@ -48,8 +48,10 @@ def compare_rows(
     now: datetime,
     gpu: GpuSelection | None = None,
     provider: Sequence[str] | None = None,
+    fx_rates: Mapping[str, Decimal] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per GPU model × provider that has a price in force at ``now``, sorted by
+    """Figures in USD at the exchange rates in force at each time (an offer without a
+    rate is not counted). One row per GPU model × provider that has a price in force at ``now``, sorted by
     GPU model then cheapest on-demand figure (providers without one last).
 
     ``spot_discount_pct`` is ``(1 − spot / on_demand) × 100``; ``change_7d_pct`` and
@@ -58,12 +60,16 @@ def compare_rows(
     """
     where = store.SeriesFilter(gpu=gpu, provider=provider)
     found = store.cheapest_at(
-        engine, [now - ago for ago in AGO], where, per=("gpu_model", "provider", "pricing")
+        engine,
+        [now - ago for ago in AGO],
+        where,
+        per=("gpu_model", "provider", "pricing"),
+        fx_rates=fx_rates,
     )
     figures: dict[tuple[str, str], dict[tuple[int, str], Decimal]] = {}
     for c in found:
         figures.setdefault((c.gpu_model, c.provider), {})[(c.k, c.pricing)] = per_gpu_hour(
-            c.price_usd, c.gpu_count
+            Decimal(str(c.price_usd)), c.gpu_count
         )
     rows = []
     for (gpu_model, prov), at in figures.items():

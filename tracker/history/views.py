@@ -9,7 +9,7 @@ force (a delisted gap, before the first price) has its price keys set to None.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -18,6 +18,7 @@ from typing import Any
 from tracker.catalog import GpuSelection
 from tracker.history.args import Grid, HistoryArgumentError, Window
 from tracker.models import PricingModel
+from tracker.store import fx as fx_store
 from tracker.store import history as store
 from tracker.store import queries
 from tracker.store.engine import Engine
@@ -65,6 +66,7 @@ GPU_STEP_KEYS = (
 """A row of a GPU's cheapest-offer history: the figure, then which offer it was."""
 
 GPU_HOUR = Decimal("1e-6")
+USD_SCALE = Decimal("1e-10")
 
 
 def per_gpu_hour(price_usd: Decimal, gpu_count: Decimal) -> Decimal:
@@ -107,8 +109,20 @@ def find_offer(engine: Engine, offer: OfferKey) -> list[Any]:
     return series
 
 
-def offer_steps(engine: Engine, offer: OfferKey, grid: Grid) -> list[dict[str, Any]]:
-    """The price in force at every step of ``grid``, per matching series (zone); an
+def _usd(value: Any) -> Decimal | None:
+    """A USD figure read from SQL (REAL arithmetic on SQLite) at the store's money scale."""
+    return None if value is None else Decimal(str(value)).quantize(USD_SCALE)
+
+
+def offer_steps(
+    engine: Engine,
+    offer: OfferKey,
+    grid: Grid,
+    *,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> list[dict[str, Any]]:
+    """The price in force at every step of ``grid``, per matching series (zone), with its
+    USD figure at the exchange rate in force at that step (None without a rate); an
     offer the store does not have is a :class:`HistoryArgumentError`."""
     where = store.SeriesFilter(
         provider=[offer.provider],
@@ -118,7 +132,7 @@ def offer_steps(engine: Engine, offer: OfferKey, grid: Grid) -> list[dict[str, A
         zone=offer.zone,
         payment_option=offer.payment_option,
     )
-    steps = store.offer_steps(engine, grid, where)
+    steps = store.offer_steps(engine, grid, where, fx_rates=fx_rates)
     if not steps:
         raise HistoryArgumentError(f"no stored offer {offer.describe()}")
     times = grid.times()
@@ -127,7 +141,7 @@ def offer_steps(engine: Engine, offer: OfferKey, grid: Grid) -> list[dict[str, A
             "time": times[k],
             "price_per_hour": price,
             "currency": currency,
-            "price_per_hour_usd": usd,
+            "price_per_hour_usd": _usd(usd),
             "provider": provider,
             "instance_type": instance_type,
             "region": region,
@@ -158,11 +172,13 @@ def gpu_steps(
     provider: Sequence[str] | None = None,
     region: Sequence[str] | None = None,
     pricing: Sequence[PricingModel] | None = None,
+    fx_rates: Mapping[str, Decimal] | None = None,
 ) -> list[dict[str, Any]]:
-    """At every step, the matching offer with the lowest USD price per GPU-hour (ties go
-    to the first by provider, instance type, region, zone, pricing, payment option)."""
+    """At every step, the matching offer with the lowest USD price per GPU-hour at that
+    step's exchange rates (ties go to the first by provider, instance type, region, zone,
+    pricing, payment option); an offer without a rate then never counts."""
     where = store.SeriesFilter(gpu=gpu, provider=provider, region=region, pricing=pricing)
-    found = {c.k: c for c in store.cheapest_at(engine, grid, where)}
+    found = {c.k: c for c in store.cheapest_at(engine, grid, where, fx_rates=fx_rates)}
     times = grid.times()
     rows: list[dict[str, Any]] = []
     for k, t in enumerate(times):
@@ -171,7 +187,7 @@ def gpu_steps(
         row["time"] = t
         if c is not None:
             row.update(
-                price_per_gpu_hour_usd=per_gpu_hour(c.price_usd, c.gpu_count),
+                price_per_gpu_hour_usd=per_gpu_hour(Decimal(str(c.price_usd)), c.gpu_count),
                 provider=c.provider,
                 instance_type=c.instance_type,
                 region=c.region,
@@ -182,17 +198,24 @@ def gpu_steps(
                 gpu_count=c.gpu_count,
                 price_per_hour=c.price,
                 currency=c.currency,
-                price_per_hour_usd=c.price_usd,
+                price_per_hour_usd=_usd(c.price_usd),
             )
         rows.append(row)
     return rows
 
 
 def offer_intervals(
-    engine: Engine, offer: OfferKey, *, at: datetime | None = None, window: Window | None = None
+    engine: Engine,
+    offer: OfferKey,
+    *,
+    at: datetime | None = None,
+    window: Window | None = None,
+    fx_rates: Mapping[str, Decimal] | None = None,
 ) -> list[dict[str, Any]]:
     """The stored intervals of an offer: all, those in force during ``window``, or the
-    one in force at ``at``."""
+    one in force at ``at``; each with its USD figure at the exchange rate in force when
+    it began (at ``at`` when given; None without a rate, never 1.0)."""
+    rates = fx_store.load_rates(engine, fx_rates)
     rows = []
     for s in find_offer(engine, offer):
         if at is not None:
@@ -213,7 +236,7 @@ def offer_intervals(
                     "offering_class": s.offering_class,
                     "price_per_hour": p.price,
                     "currency": p.currency,
-                    "price_per_hour_usd": p.price_usd,
+                    "price_per_hour_usd": rates.to_usd(p.price, p.currency, at or p.first_seen),
                     "first_seen": p.first_seen,
                     "last_seen": p.last_seen,
                     "ended_at": p.ended_at,

@@ -125,15 +125,16 @@ def _decimal_attr(offer: Offer, name: str) -> Decimal | None:
 def effective_hourly_usd(offer: Offer) -> Decimal:
     """USD per hour of the term for reservations, the listed hourly price otherwise.
 
-    Collectors store ``price_per_hour_usd`` as the effective rate; when a reserved offer
-    also carries ``upfront_usd`` and ``recurring_hourly_usd`` the rate is recomputed
-    from them (upfront spread over the term), which is exact rather than rounded.
+    ``price_per_hour_usd`` (converted at the rate in force when read) is the effective
+    rate; when a reserved USD offer also carries ``upfront_usd`` and
+    ``recurring_hourly_usd`` the rate is recomputed from them (upfront spread over the
+    term), which is exact rather than rounded.
     """
     term = offer.pricing.term_hours
     if term is None:
-        return offer.price_per_hour_usd
+        return offer.usd
     upfront = _decimal_attr(offer, "upfront_usd")
     recurring = _decimal_attr(offer, "recurring_hourly_usd")
     if upfront is None or recurring is None:
-        return offer.price_per_hour_usd
+        return offer.usd
     return upfront / term + recurring

@@ -74,7 +74,7 @@ class Candidate:
 
     @property
     def price_per_hour_usd(self) -> Decimal:
-        return self.offer.price_per_hour_usd
+        return self.offer.usd
 
     @property
     def price_per_gpu_hour_usd(self) -> Decimal:

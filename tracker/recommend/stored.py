@@ -10,33 +10,84 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
 
-from tracker.models import Offer
+from tracker.fx import Conversion
+from tracker.models import OFFER_COLUMNS, Offer
 from tracker.recommend.history import RankingChange, fingerprint, record_rankings
 from tracker.recommend.profiles import ProfileSet, load_profiles, user_profiles_path
 from tracker.recommend.rank import Ranking, rank_table
 from tracker.recommend.table import OfferTable
 from tracker.recommend.throughput import WorkloadError
 from tracker.settings import Settings
+from tracker.store import fx as fx_store
 from tracker.store.engine import Engine
 from tracker.store.queries import current_offers
 from tracker.store.rankings import current_offer_rows
 
-__all__ = ["load_offer_table", "load_offers", "profiles_for", "recompute_rankings"]
+__all__ = [
+    "load_offer_table",
+    "load_offers",
+    "load_usd_offer_table",
+    "profiles_for",
+    "recompute_rankings",
+    "usd_conversion",
+]
 
 log = logging.getLogger(__name__)
+_NAMES = [c.name for c in OFFER_COLUMNS]
+_PRICE, _CURRENCY = _NAMES.index("price_per_hour"), _NAMES.index("currency")
+_USD = _NAMES.index("price_per_hour_usd")
 
 
-def load_offers(engine: Engine) -> list[Offer]:
-    """Every listed offer at its current price, as validated records (raises
-    :class:`~tracker.store.engine.DatabaseError`)."""
-    return [stored.offer for stored in current_offers(engine)]
+def usd_conversion(engine: Engine, settings: Settings | None = None) -> Conversion:
+    """Conversion to USD at the latest stored rates (plus ``settings.fx_rates`` for the
+    currencies the ECB lacks): the recommender ranks every offer in USD."""
+    manual = settings.fx_rates if settings is not None else None
+    return Conversion(fx_store.load_rates(engine, manual))
 
 
-def load_offer_table(engine: Engine) -> OfferTable:
-    """The current offers as ranking columns, read without building every record
-    (raises :class:`~tracker.store.engine.DatabaseError`)."""
-    return OfferTable.from_rows(current_offer_rows(engine))
+def load_offers(engine: Engine, settings: Settings | None = None) -> list[Offer]:
+    """Every listed offer at its current price, in USD at the latest rate; offers in a
+    currency without a rate are left out and logged (raises DatabaseError)."""
+    conversion = usd_conversion(engine, settings)
+    offers = conversion.offers(stored.offer for stored in current_offers(engine))
+    _log_missing(conversion)
+    return offers
+
+
+def _usd_rows(rows: list[tuple[Any, ...]], conversion: Conversion) -> list[tuple[Any, ...]]:
+    result = []
+    for r in rows:
+        usd = conversion.usd(Decimal(str(r[_PRICE])), r[_CURRENCY])
+        if usd is not None:
+            result.append((*r[:_USD], usd, *r[_USD + 1 :]))
+    return result
+
+
+def load_usd_offer_table(
+    engine: Engine, settings: Settings | None = None
+) -> tuple[OfferTable, Conversion]:
+    """The current offers as ranking columns in USD (latest rates), read without
+    building every record, and the conversion that says which were left out for want
+    of a rate (raises :class:`~tracker.store.engine.DatabaseError`)."""
+    conversion = usd_conversion(engine, settings)
+    rows = _usd_rows(current_offer_rows(engine), conversion)
+    return OfferTable.from_rows(rows), conversion
+
+
+def load_offer_table(engine: Engine, settings: Settings | None = None) -> OfferTable:
+    """:func:`load_usd_offer_table` without the conversion's account (it is logged)."""
+    table, conversion = load_usd_offer_table(engine, settings)
+    _log_missing(conversion)
+    return table
+
+
+def _log_missing(conversion: Conversion) -> None:
+    line = conversion.report("USD ranking")
+    if line:
+        log.warning("%s", line)
 
 
 def profiles_for(settings: Settings) -> ProfileSet:
@@ -64,7 +115,9 @@ def recompute_rankings(
     profile_set = profiles or profiles_for(settings)
     a = profile_set.assumptions
     started = clock()
-    rows = current_offer_rows(engine)
+    conversion = usd_conversion(engine, settings)
+    rows = _usd_rows(current_offer_rows(engine), conversion)
+    _log_missing(conversion)
     loaded = clock()
     table = OfferTable.from_rows(rows)
     rankings: list[tuple[Ranking, str]] = []

@@ -252,7 +252,12 @@ class OfferTable:
             count[i] = float(r[at_count])
             if r[at_memory] is not None:
                 mem[i] = float(r[at_memory])
-            p = float(r[at_price])
+            usd = r[at_price]
+            if usd is None:  # a reader converts first (tracker.recommend.stored, tracker.fx)
+                raise ValueError(
+                    f"offer {_KEY(r)} has no USD figure: convert it at the rate in force first"
+                )
+            p = float(usd)
             price[i] = p
             hourly[i] = p if _TERM[pricing] is None else _effective_hourly(r, p)
             if pricing == spot:

@@ -81,6 +81,11 @@ def plan_jobs(
     for name, cls in sorted(collectors.items()):
         models = pricing_models_of(cls)
         standard_seconds = settings.cadence_minutes(name, spot=False) * 60
+        if not models:
+            # A source of exchange rates, not offers (collectors.base.RateCollector):
+            # one job at the standard cadence, labelled like a manual run ("all").
+            jobs.append(JobSpec(name, STANDARD_SCOPE, frozenset(PricingModel), standard_seconds))
+            continue
         if models & _SPOT and models - _SPOT and not spot_fetched_separately(cls):
             if f"{name}.spot" in settings.cadences:
                 log.warning(

@@ -91,8 +91,10 @@ class Settings(BaseSettings):
 
     database_url: str = Field(default_factory=default_database_url)
     fx_rates: dict[str, Decimal] = Field(default_factory=dict)
-    """USD per one unit of a currency, e.g. ``{EUR = "1.08"}``; prices in a currency
-    without a rate are skipped (counted), never converted with a guess."""
+    """USD per one unit of a currency the ECB does not publish, e.g. ``{AED = "0.2723"}``
+    (the ``fx`` collector's stored ECB rates win where they exist, see tracker.fx).
+    Prices are stored in their own currency; one without any rate is left out of USD
+    views (counted, reported), never converted with a guess."""
     http: HttpSettings = Field(default_factory=HttpSettings)
     pricesheet: PriceSheetSettings = Field(default_factory=PriceSheetSettings)
     aws: AwsSettings = Field(default_factory=AwsSettings)
@@ -155,6 +157,8 @@ class Settings(BaseSettings):
         return tuple(sources)
 
     def usd_rate(self, currency: str) -> Decimal | None:
+        """The manual rate only (USD per unit). Readers convert with the rates in force
+        (tracker.fx via tracker.store.fx.load_rates), which include these."""
         if currency == "USD":
             return Decimal(1)
         return self.fx_rates.get(currency)

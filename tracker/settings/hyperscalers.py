@@ -39,7 +39,7 @@ class AzureSettings(Section):
     regions: CsvList = Field(default_factory=list)
     """armRegionName values; empty means one all-regions query."""
     currency_code: str = "USD"
-    """Currency the API prices in; non-USD needs ``fx_rates.<code>`` or items are skipped."""
+    """Currency the API prices in; prices are stored in it and converted when read."""
     include_low_priority: bool = False
     """Store Low Priority meters (as spot with offering_class "low_priority"), never as Spot."""
     discover_unknown_sizes: bool = False
@@ -70,7 +70,7 @@ class GcpSettings(Section):
     regions: CsvList = Field(default_factory=list)
     """Empty means every region a GPU SKU is sold in."""
     currency_code: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "USD"
-    """Currency the catalog is asked to price in; non-USD needs ``fx_rates``."""
+    """Currency the catalog is asked to price in; stored as such, converted when read."""
     page_size: Annotated[int, Field(ge=1, le=5000)] = 5000
     timeout_seconds: Annotated[float, Field(gt=0)] = 60.0
     """Per request."""

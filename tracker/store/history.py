@@ -7,14 +7,16 @@ index probe on ``(series_id, first_seen)`` finds the latest interval started by 
 (``ORDER BY first_seen DESC LIMIT 1``), and a join keeps it only if it was still in
 force. A time where nothing was in force yields no row: the caller shows it empty.
 
-USD is read through :func:`usd_price` only, so how a USD figure is obtained (today the
-stored ``price_usd``; an FX rate series in force at the time, later) changes in one place.
+USD is read through :func:`usd_price` only: prices are stored in their own currency, and
+the USD figure is the price at the exchange rate in force at each step (the stored ECB
+series, then the manual ``fx_rates``; NULL without a rate, and such a step never counts
+as the cheapest), see :func:`tracker.store.fx.usd_sql`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -42,8 +44,9 @@ from tracker.catalog import GpuSelection
 from tracker.models import PricingModel
 from tracker.store.engine import Engine
 from tracker.store.errors import database_errors
+from tracker.store.fx import usd_sql
 from tracker.store.schema import PricePoint, Series
-from tracker.store.types import UTCDateTime
+from tracker.store.types import UTCDateTime, quantize_money
 
 __all__ = [
     "EXPORT_COLUMNS",
@@ -61,19 +64,20 @@ __all__ = [
 SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"
 """How SQLAlchemy stores a time on SQLite (naive UTC); grid times are compared as text."""
 
-INTERVAL_COLUMNS = ("id", "price", "currency", "price_usd", "first_seen", "ended_at")
+INTERVAL_COLUMNS = ("id", "price", "currency", "first_seen", "ended_at")
 """What a probe reads of the interval in force (all :func:`usd_price` may use)."""
 
 RANK_KEYS = ("provider", "instance_type", "region", "zone", "pricing", "payment_option")
 """Ties in the cheapest price are broken by offer identity, so a step has one answer."""
 
 
-def usd_price(points: Any, at: Any) -> ColumnElement[Decimal]:
+def usd_price(
+    points: Any, at: Any, fx_rates: Mapping[str, Decimal] | None = None
+) -> ColumnElement[Decimal]:
     """The USD figure of an interval of ``points`` (a price_points table or alias) as it
-    reads at time ``at`` (a column or bound time). The one place USD comes from."""
-    del at  # today's figure is stored with the interval
-    column: ColumnElement[Decimal] = points.c.price_usd
-    return column
+    reads at time ``at`` (a column or bound time), at the rate in force then; ``fx_rates``
+    is the manual setting for currencies without ECB rates. The one place USD comes from."""
+    return usd_sql(points.c.price, points.c.currency, at, fx_rates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +282,13 @@ def _reading(engine: Engine) -> Iterator[Connection]:
         yield conn
 
 
-def offer_steps(engine: Engine, times: Times, where: SeriesFilter) -> list[OfferStep]:
+def offer_steps(
+    engine: Engine,
+    times: Times,
+    where: SeriesFilter,
+    *,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> list[OfferStep]:
     """Every selected series at every time, with the price in force then (None where
     none was), ordered by offer then time; no rows when no series matches.
 
@@ -291,7 +301,7 @@ def offer_steps(engine: Engine, times: Times, where: SeriesFilter) -> list[Offer
         *(s.c[c] for c in RANK_KEYS),
         p.c.price,
         p.c.currency,
-        usd_price(p, f.t),
+        usd_price(p, f.t, fx_rates),
     ).select_from(f.source)
     with database_errors("cannot read the price history"), _reading(engine) as conn:
         steps = [OfferStep._make(row) for row in conn.execute(stmt).all()]
@@ -306,6 +316,7 @@ def cheapest_at(
     where: SeriesFilter,
     *,
     per: Sequence[str] = (),
+    fx_rates: Mapping[str, Decimal] | None = None,
 ) -> list[CheapestStep]:
     """At each time, the offer with the lowest USD price per GPU-hour among the selected
     series, one per group of the ``per`` series columns (e.g. gpu_model, provider, pricing);
@@ -315,7 +326,7 @@ def cheapest_at(
     """
     f = _in_force(engine, times, where)
     s, p = f.s, f.p
-    usd = usd_price(p, f.t)
+    usd = usd_price(p, f.t, fx_rates)
     rank = (
         func.row_number()
         .over(
@@ -336,6 +347,7 @@ def cheapest_at(
             rank,
         )
         .select_from(f.source)
+        .where(usd.is_not(None))  # no rate at that step: never the cheapest, never 1.0
         .subquery("ranked")
     )
     fields = list(CheapestStep._fields)
@@ -380,6 +392,7 @@ def export_batches(
     until: datetime,
     *,
     batch_rows: int = 50_000,
+    fx_rates: Mapping[str, Decimal] | None = None,
 ) -> Iterator[list[tuple[Any, ...]]]:
     """Intervals in force at some time in ``[since, until]`` joined with their offers,
     in :data:`EXPORT_COLUMNS` order, as batches from a server-side cursor (memory stays
@@ -389,7 +402,10 @@ def export_batches(
     """
     s = Series.__table__
     p = PricePoint.__table__
-    labels = {"price_per_hour": p.c.price, "price_per_hour_usd": usd_price(p, p.c.first_seen)}
+    labels = {
+        "price_per_hour": p.c.price,
+        "price_per_hour_usd": usd_price(p, p.c.first_seen, fx_rates),
+    }
     for column in ("currency", "first_seen", "last_seen", "ended_at"):
         labels[column] = p.c[column]
     columns = [(labels[c] if c in labels else s.c[c]).label(c) for c in EXPORT_COLUMNS]
@@ -405,5 +421,14 @@ def export_batches(
     )
     with database_errors("cannot export the price history"), engine.connect() as conn:
         result = conn.execution_options(stream_results=True, yield_per=batch_rows).execute(stmt)
+        usd_at = EXPORT_COLUMNS.index("price_per_hour_usd")
         for batch in result.partitions():
-            yield [tuple(row) for row in batch]
+            yield [_usd_scaled(tuple(row), usd_at) for row in batch]
+
+
+def _usd_scaled(row: tuple[Any, ...], at: int) -> tuple[Any, ...]:
+    """The converted USD figure at the store's money scale (SQLite computes it in REAL)."""
+    value = row[at]
+    if value is None:
+        return row
+    return (*row[:at], quantize_money(Decimal(str(value))), *row[at + 1 :])

@@ -25,7 +25,8 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from tracker.models import OFFER_COLUMNS, ColumnKind, Offer, PricingModel
+from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
+from tracker.models import ColumnKind, Offer, PricingModel
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.types import quantize_money
 
@@ -255,11 +256,10 @@ class Ingest:
         if self._repeats:
             x(update_hardware.format("gt_latest"), source=self.source)
             x(
-                temp.format("gt_obs")
-                + "SELECT series_id, observed_at, price, currency, price_usd, "
+                temp.format("gt_obs") + "SELECT series_id, observed_at, price, currency, "
                 "ROW_NUMBER() OVER (PARTITION BY series_id ORDER BY observed_at) AS rn "
                 "FROM (SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
-                "i.price_usd, ROW_NUMBER() OVER (PARTITION BY s.id, i.observed_at "
+                "ROW_NUMBER() OVER (PARTITION BY s.id, i.observed_at "
                 "ORDER BY i.seq DESC) AS dup "
                 f"FROM gt_incoming i JOIN series s ON {ident}) d WHERE d.dup = 1"
             )
@@ -268,7 +268,7 @@ class Ingest:
             # the (rare) hardware update then runs only when something did.
             x(
                 temp.format("gt_obs")
-                + "SELECT s.id AS series_id, i.observed_at, i.price, i.currency, i.price_usd, "
+                + "SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
                 f"1 AS rn, ({differs} OR s.source <> :source) AS hw_changed "
                 f"FROM gt_incoming i JOIN series s ON {ident}",
                 source=self.source,
@@ -313,7 +313,7 @@ class Ingest:
         x = self._x
         same = "p.price = o.price AND p.currency = o.currency"
         stats.unchanged += x(
-            "UPDATE price_points AS p SET last_seen = o.observed_at, price_usd = o.price_usd "
+            "UPDATE price_points AS p SET last_seen = o.observed_at "
             f"FROM gt_obs AS o WHERE o.rn = :r AND p.series_id = o.series_id "
             f"AND p.ended_at IS NULL AND {same}",
             r=r,
@@ -325,8 +325,8 @@ class Ingest:
             r=r,
         )
         x(
-            "INSERT INTO price_points (series_id, price, currency, price_usd, first_seen, "
-            "last_seen) SELECT o.series_id, o.price, o.currency, o.price_usd, o.observed_at, "
+            "INSERT INTO price_points (series_id, price, currency, first_seen, "
+            "last_seen) SELECT o.series_id, o.price, o.currency, o.observed_at, "
             "o.observed_at FROM gt_obs AS o WHERE o.rn = :r AND NOT EXISTS ("
             "SELECT 1 FROM price_points p WHERE p.series_id = o.series_id "
             "AND p.ended_at IS NULL)",

@@ -8,7 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, false, func, or_, select
+from sqlalchemy import Connection, Engine, and_, false, func, null, or_, select
 from sqlalchemy.orm import Session
 
 from tracker.catalog import GpuSelection
@@ -47,9 +47,10 @@ class StoredOffer:
 
 @dataclass(frozen=True, slots=True)
 class HistoryPoint:
+    """One price interval, in the price's own currency (convert with tracker.fx)."""
+
     price: Decimal
     currency: str
-    price_usd: Decimal
     first_seen: datetime
     last_seen: datetime
     ended_at: datetime | None
@@ -78,10 +79,15 @@ def _stored(row: Any) -> StoredOffer:
 
 
 def _offer_columns() -> list[Any]:
-    """Every offer column labelled with its Offer field name, then the times and source."""
+    """Every offer column labelled with its Offer field name, then the times and source.
+
+    Derived columns (the USD figure) are NULL here: readers convert at the rate in
+    force (tracker.fx), since the store keeps each price in its own currency only."""
     s, p = Series.__table__.c, PricePoint.__table__.c
+    table = {ColumnGroup.PRICE: p, ColumnGroup.IDENTITY: s, ColumnGroup.HARDWARE: s}
     columns: list[Any] = [
-        (p if c.group is ColumnGroup.PRICE else s)[c.column].label(c.name) for c in OFFER_COLUMNS
+        table[c.group][c.column].label(c.name) if c.group in table else null().label(c.name)
+        for c in OFFER_COLUMNS
     ]
     columns += [
         s.id.label("series_id"),
@@ -180,7 +186,7 @@ def price_history(bind: Bind, series_id: int) -> list[HistoryPoint]:
         select(PricePoint).where(PricePoint.series_id == series_id).order_by(PricePoint.first_seen)
     )
     return [
-        HistoryPoint(p.price, p.currency, p.price_usd, p.first_seen, p.last_seen, p.ended_at)
+        HistoryPoint(p.price, p.currency, p.first_seen, p.last_seen, p.ended_at)
         for (p,) in _rows(bind, stmt)
     ]
 
@@ -202,7 +208,7 @@ def price_at(bind: Bind, series_id: int, at: datetime) -> HistoryPoint | None:
     if not rows:
         return None
     p = rows[0][0]
-    return HistoryPoint(p.price, p.currency, p.price_usd, p.first_seen, p.last_seen, p.ended_at)
+    return HistoryPoint(p.price, p.currency, p.first_seen, p.last_seen, p.ended_at)
 
 
 def find_series(bind: Bind, **key: str) -> list[Series]:

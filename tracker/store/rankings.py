@@ -32,6 +32,7 @@ from sqlalchemy import (
     and_,
     func,
     insert,
+    null,
     select,
     type_coerce,
 )
@@ -102,6 +103,9 @@ _UNPROCESSED = frozenset({ColumnKind.NUMBER, ColumnKind.MAPPING})
 def _offer_row_columns() -> list[Any]:
     columns = []
     for c in OFFER_COLUMNS:
+        if c.group is ColumnGroup.DERIVED:  # the USD figure: converted by the reader
+            columns.append(null().label(c.name))
+            continue
         table = PricePoint if c.group is ColumnGroup.PRICE else Series
         column: Any = table.__table__.c[c.column]
         if c.kind in _UNPROCESSED:
@@ -112,7 +116,8 @@ def _offer_row_columns() -> list[Any]:
 
 def current_offer_rows(bind: Engine | Connection) -> list[tuple[Any, ...]]:
     """Listed offers at their open price, one tuple per offer laid out like
-    :data:`tracker.models.OFFER_COLUMNS`.
+    :data:`tracker.models.OFFER_COLUMNS` (the derived USD figure None: see
+    :func:`tracker.recommend.stored.load_offer_rows`).
 
     Numbers come back as the driver returns them (decimal strings on SQLite, Decimal on
     Postgres) and ``attributes`` as JSON text or an already-decoded dict, so callers

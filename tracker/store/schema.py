@@ -37,6 +37,7 @@ __all__ = [
     "MAX_SOURCE_CHARS",
     "Base",
     "CollectionRun",
+    "FxRate",
     "PricePoint",
     "Series",
 ]
@@ -106,7 +107,6 @@ class PricePoint(Base):
     series_id: Mapped[int] = mapped_column(ForeignKey("series.id", ondelete="CASCADE"))
     price: Mapped[Decimal] = mapped_column(Money)
     currency: Mapped[str] = mapped_column(String(3))
-    price_usd: Mapped[Decimal] = mapped_column(Money)
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
@@ -150,3 +150,24 @@ class CollectionRun(Base):
         Index("ix_collection_runs_provider_started", "provider", "started_at"),
         Index("ix_collection_runs_source_started", "source", "started_at"),
     )
+
+
+class FxRate(Base):
+    """Exchange rates as their own compact series: one row per currency per change.
+
+    ``per_eur`` units of ``currency`` buy one euro (the ECB's quotation) from
+    ``valid_from`` until the currency's next row, so weekends and holidays carry the
+    last rate and a republished unchanged rate adds no row. Prices never store a
+    converted figure: readers convert with the rate in force (tracker.fx).
+    """
+
+    __tablename__ = "fx_rates"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    currency: Mapped[str] = mapped_column(String(3))
+    valid_from: Mapped[datetime] = mapped_column(UTCDateTime)
+    per_eur: Mapped[Decimal] = mapped_column(Money)
+    source: Mapped[str] = mapped_column(String(MAX_SOURCE_CHARS))
+    """Who published it (``fx``: the ECB collector)."""
+
+    __table_args__ = (UniqueConstraint("currency", "valid_from", name="uq_fx_rates_step"),)

@@ -1,0 +1,206 @@
+"""Exchange rates in force over time, and prices converted at read time.
+
+Prices are stored in the provider's own currency only. A USD figure (or one in any
+other currency) is computed when read, from the rate in force at the moment that
+matters: the latest rate for current offers, the rate at each step for history. So an
+unchanged CNY price never opens a new price interval because the yuan moved.
+
+Rates come from the ECB's euro reference rates (``collectors/fx.py``, stored as their
+own compact series by ``tracker/store/fx.py``): units of a currency per one euro. The
+ECB publishes no USD-based rate, so USD per unit of X is the ratio of two EUR rates::
+
+    USD per X = (USD per EUR) / (X per EUR)
+
+Worked example, ECB 2024-06-28: 1 EUR = 1.0705 USD and 1 EUR = 7.7748 CNY, so
+1 CNY = 1.0705 / 7.7748 = 0.137688…  USD, and a 30.00 CNY/hour price is
+30.00 × 0.137688… = 4.1306… USD/hour. EUR itself is 1.0705 USD (X per EUR = 1).
+
+The ``fx_rates`` setting (USD per one unit, constant) covers currencies the ECB does
+not publish; a currency with ECB rates stored uses those. A currency with neither has
+no rate: its offers are left out of USD views with a counted reason, never converted
+at 1.0 (:class:`Conversion`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from tracker.models import Offer
+
+__all__ = [
+    "BASE",
+    "USD",
+    "Conversion",
+    "EcbRate",
+    "RatePoint",
+    "Rates",
+    "parse_currency",
+    "valid_from",
+]
+
+BASE = "EUR"
+"""The currency the ECB's rates are quoted against (units of X per one EUR)."""
+USD = "USD"
+_QUANTUM = Decimal("1e-10")  # the store's money scale: figures read like stored ones
+
+
+def _q(value: Decimal) -> Decimal:
+    return value.quantize(_QUANTUM, rounding=ROUND_HALF_EVEN)
+
+
+@dataclass(frozen=True, slots=True)
+class EcbRate:
+    """One published reference rate: ``per_eur`` units of ``currency`` for one euro on ``day``."""
+
+    currency: str
+    day: date
+    per_eur: Decimal
+
+
+def valid_from(day: date) -> datetime:
+    """When a reference rate of ``day`` starts being the rate in force: 00:00 UTC that day.
+
+    The ECB publishes around 16:00 CET; a price seen that morning is converted at the
+    day's rate, which is the rate the day is known by. The rate stays in force until
+    the next published one, so weekends and TARGET holidays carry the last rate.
+    """
+    return datetime.combine(day, time(0), tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class RatePoint:
+    """A stored step of one currency's series: ``per_eur`` from ``valid_from`` on."""
+
+    currency: str
+    valid_from: datetime
+    per_eur: Decimal
+
+
+class Rates:
+    """Every currency's rate series (EUR-based steps) plus the manual ``fx_rates``."""
+
+    def __init__(
+        self, points: Iterable[RatePoint] = (), manual: Mapping[str, Decimal] | None = None
+    ) -> None:
+        by_currency: dict[str, list[tuple[datetime, Decimal]]] = {}
+        for p in points:
+            by_currency.setdefault(p.currency, []).append((p.valid_from, p.per_eur))
+        self._times: dict[str, list[datetime]] = {}
+        self._values: dict[str, list[Decimal]] = {}
+        for currency, steps in by_currency.items():
+            steps.sort(key=lambda s: s[0])
+            self._times[currency] = [t for t, _ in steps]
+            self._values[currency] = [v for _, v in steps]
+        self.manual: dict[str, Decimal] = dict(manual or {})
+
+    def per_eur(self, currency: str, at: datetime | None = None) -> Decimal | None:
+        """Units of ``currency`` per EUR in force at ``at`` (the latest when None)."""
+        if currency == BASE:
+            return Decimal(1)
+        times = self._times.get(currency)
+        if not times:
+            return None
+        if at is None:
+            return self._values[currency][-1]
+        i = bisect_right(times, at)
+        return self._values[currency][i - 1] if i else None
+
+    def usd_per_unit(self, currency: str, at: datetime | None = None) -> Decimal | None:
+        """USD for one unit of ``currency`` at ``at`` (latest when None), or None.
+
+        ECB rates first (USD per EUR ÷ X per EUR, see the module docstring), then the
+        manual ``fx_rates`` for a currency the ECB series lack; never a guess.
+        """
+        if currency == USD:
+            return Decimal(1)
+        usd, x = self.per_eur(USD, at), self.per_eur(currency, at)
+        if usd is not None and x is not None and x > 0:
+            return usd / x
+        return self.manual.get(currency)
+
+    def to_usd(self, amount: Decimal, currency: str, at: datetime | None = None) -> Decimal | None:
+        if currency == USD:
+            return amount
+        rate = self.usd_per_unit(currency, at)
+        return None if rate is None else _q(amount * rate)
+
+    def convert(
+        self, amount: Decimal, currency: str, target: str, at: datetime | None = None
+    ) -> Decimal | None:
+        """``amount`` of ``currency`` in ``target`` at ``at``; exact when they are the same."""
+        if currency == target:
+            return amount
+        source_rate, target_rate = self.usd_per_unit(currency, at), self.usd_per_unit(target, at)
+        if source_rate is None or target_rate is None or target_rate <= 0:
+            return None
+        return _q(amount * source_rate / target_rate)
+
+    def knows(self, currency: str) -> bool:
+        """Whether any rate (stored or manual) exists for ``currency``."""
+        return self.usd_per_unit(currency) is not None
+
+
+@dataclass
+class Conversion:
+    """Offers converted for a USD view, and the ones left out for want of a rate.
+
+    ``missing`` counts left-out offers by currency; :meth:`report` is the one line a
+    reader shows so nothing disappears silently.
+    """
+
+    rates: Rates
+    at: datetime | None = None
+    missing: Counter[str] = field(default_factory=Counter)
+
+    def usd(self, amount: Decimal, currency: str) -> Decimal | None:
+        """``amount`` in USD at the rate in force, or None (counted as missing)."""
+        usd = self.rates.to_usd(amount, currency, self.at)
+        if usd is None:
+            self.missing[currency] += 1
+        return usd
+
+    def offer(self, offer: Offer) -> Offer | None:
+        """``offer`` with its USD figure at the rate in force, or None (counted)."""
+        usd = self.usd(offer.price_per_hour, offer.currency)
+        if usd is None:
+            return None
+        if usd == offer.price_per_hour_usd:
+            return offer
+        return replace(offer, price_per_hour_usd=usd)
+
+    def offers(self, offers: Iterable[Offer]) -> list[Offer]:
+        result = []
+        for o in offers:
+            converted = self.offer(o)
+            if converted is not None:
+                result.append(converted)
+        return result
+
+    @property
+    def skipped(self) -> int:
+        return sum(self.missing.values())
+
+    def report(self, view: str = "USD") -> str | None:
+        """``2 offers left out of the USD view: no exchange rate for XYZ (2)``, or None."""
+        if not self.missing:
+            return None
+        which = ", ".join(f"{c} ({n})" for c, n in sorted(self.missing.items()))
+        noun = "offer" if self.skipped == 1 else "offers"
+        return (
+            f"{self.skipped} {noun} left out of the {view} view: no exchange rate for {which}"
+            " (run 'gpu-tracker collect -p fx', or set fx_rates for a currency the ECB"
+            " does not publish)"
+        )
+
+
+def parse_currency(value: str) -> str:
+    """An ISO 4217 code as typed (``cny`` → ``CNY``); ValueError for anything else."""
+    code = value.strip().upper()
+    if len(code) != 3 or not code.isascii() or not code.isalpha():
+        raise ValueError(f"currency {value!r}: expected a three-letter ISO 4217 code such as EUR")
+    return code
