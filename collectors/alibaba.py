@@ -309,7 +309,7 @@ class AlibabaCollector:
             raise
         where = f"{hw.instance_type} {region} {pricing.value}"
         price = parse_describe_price(body, pricing, where)
-        return priced_offer(hw, region, pricing, price, self.settings)
+        return priced_offer(hw, region, pricing, price)
 
     # ------------------------------------------------------------------ spot
 
@@ -327,7 +327,7 @@ class AlibabaCollector:
         for name in types:
             items, currency = self._spot_history(client, region, name, start)
             yield from parse_spot_history(
-                items, hardware, currency, ctx.skip, self.settings, region=region, advice=advice
+                items, hardware, currency, ctx.skip, region=region, advice=advice
             )
 
     def _spot_history(

@@ -30,7 +30,6 @@ from typing import Any
 from collectors.base import SkipItem, SkipSink, parse_each
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel, to_decimal
-from tracker.settings import Settings
 
 __all__ = [
     "PROVIDER",
@@ -42,7 +41,6 @@ __all__ = [
     "parse_spot_advice",
     "parse_spot_history",
     "priced_offer",
-    "usd_price",
 ]
 
 PROVIDER = "alibaba"
@@ -55,18 +53,6 @@ _TERM_YEARS = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
 
 
 # ---------------------------------------------------------------- currency
-
-
-def usd_price(amount: Decimal, currency: str, settings: Settings) -> Decimal:
-    """The USD figure of a price, from ``fx_rates`` (USD is itself).
-
-    The one place this collector converts currency, so it goes away in one edit
-    when offers keep only their own currency. No rate: a counted skip, never 1.0.
-    """
-    rate = settings.usd_rate(currency)
-    if rate is None:
-        raise SkipItem("no_fx_rate", f"{currency} price and no fx_rates.{currency} configured")
-    return amount if currency == "USD" else (amount * rate).quantize(_MONEY)
 
 
 # ---------------------------------------------------------------- hardware
@@ -242,7 +228,6 @@ def priced_offer(
     region: str,
     pricing: PricingModel,
     price: TermPrice,
-    settings: Settings,
     *,
     zone: str = "",
     observed_at: datetime | None = None,
@@ -266,7 +251,6 @@ def priced_offer(
             pricing=pricing,
             price_per_hour=price.hourly,
             currency=price.currency,
-            price_per_hour_usd=usd_price(price.hourly, price.currency, settings),
             observed_at=observed_at,
             attributes=attributes,
             **fields,
@@ -358,7 +342,6 @@ def parse_spot_history(
     hardware: Mapping[str, AlibabaHardware],
     currency: str,
     skip: SkipSink,
-    settings: Settings,
     *,
     region: str,
     advice: Mapping[tuple[str, str], SpotAdvice] | None = None,
@@ -388,7 +371,6 @@ def parse_spot_history(
             region,
             PricingModel.SPOT,
             TermPrice(trade, listed, currency, None, "spot"),
-            settings,
             zone=zone,
             observed_at=ts,
             extra=found.attributes() if found else None,

@@ -49,7 +49,7 @@ from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
 from tracker.settings import Settings
 from tracker.settings.huawei import AK_ENV, SK_ENV
 
-__all__ = ["HuaweiCollector", "build_offer", "usd_price"]
+__all__ = ["HuaweiCollector", "build_offer"]
 
 log = logging.getLogger(__name__)
 
@@ -68,24 +68,11 @@ def _sdk() -> ModuleType:
 # ---------------------------------------------------------------- pure parts
 
 
-def usd_price(amount: Decimal, currency: str, settings: Settings) -> Decimal:
-    """USD figure of a price: until exchange rates are data, the configured fx_rates.
-
-    The one place this collector converts currency, so it goes when offers keep their
-    original currency only.
-    """
-    rate = settings.usd_rate(currency)
-    if rate is None:
-        raise SkipItem("no_fx_rate", f"{currency} price and no fx_rates.{currency} configured")
-    return amount if currency == "USD" else (amount * rate).quantize(_MONEY)
-
-
 def build_offer(
     hardware: FlavorHardware,
     region: str,
     pricing: PricingModel,
     rating: Rating,
-    settings: Settings,
 ) -> Offer:
     """The offer of one flavor priced one way; yearly terms become an hourly price."""
     years = _TERMS.get(pricing)
@@ -116,7 +103,6 @@ def build_offer(
             pricing=pricing,
             price_per_hour=hourly,
             currency=rating.currency,
-            price_per_hour_usd=usd_price(hourly, rating.currency, settings),
             gpu_model=match.name,
             gpu_count=hardware.gpu_count,
             gpu_memory_gib=hardware.vram_gib,
@@ -215,7 +201,7 @@ class HuaweiCollector:
                     ctx.skip("no_price", f"{label}: BSS returned no rating for it")
                     continue
                 try:
-                    offers.append(build_offer(item, region, pricing, rating, self.settings))
+                    offers.append(build_offer(item, region, pricing, rating))
                 except SkipItem as exc:
                     ctx.skip(exc.reason, f"{label}: {exc.detail}")
         return offers

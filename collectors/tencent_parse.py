@@ -39,7 +39,6 @@ __all__ = [
     "charge_types",
     "describe_item",
     "parse_item",
-    "to_usd",
 ]
 
 PROVIDER = "tencent"
@@ -147,15 +146,6 @@ def _availability(item: Mapping[str, Any]) -> dict[str, AttributeValue]:
     elif status == "SELL":
         attributes["availability"] = "available"
     return attributes
-
-
-def to_usd(amount: Decimal, currency: str, settings: Settings) -> Decimal:
-    """``amount`` in USD from the configured ``fx_rates`` (a CNY price without a rate is
-    a counted skip, never converted at 1.0). The one place this collector converts."""
-    rate = settings.usd_rate(currency)
-    if rate is None:
-        raise SkipItem("no_fx_rate", f"{currency} price and no fx_rates.{currency} configured")
-    return amount if currency == "USD" else (amount * rate).quantize(_MONEY)
 
 
 # ---------------------------------------------------------------- prices
@@ -280,7 +270,6 @@ def parse_item(
                     payment_option=payment,
                     price_per_hour=hourly,
                     currency=currency,
-                    price_per_hour_usd=to_usd(hourly, currency, settings),
                     gpu_model=match.name,
                     gpu_count=count,
                     gpu_memory_gib=family.vram_gib,

@@ -39,7 +39,6 @@ def env_for(standin: HuaweiStandIn, sk: str) -> dict[str, str]:
         "GPU_TRACKER_HUAWEI__ECS_ENDPOINT_URL": standin.url,
         "GPU_TRACKER_HUAWEI__BSS_ENDPOINT_URL": standin.url,
         "GPU_TRACKER_HUAWEI__REGIONS": "cn-east-2",
-        "GPU_TRACKER_FX_RATES": '{"CNY": "0.14"}',
     }
 
 
@@ -54,13 +53,25 @@ def test_collect_huawei_into_the_store(cli: Run, standin: HuaweiStandIn) -> None
 
     proc = cli("collect", "--provider", "huawei", extra_env=env_for(standin, standin.sk))
     assert proc.returncode == 0, proc.stderr
-    listed = cli("offers", "--format", "json", "--limit", "100")
+    # Stored in CNY without any rate; the USD view needs one (none stored: left out, said so).
+    unrated = cli("offers", "--format", "json", "--limit", "100")
+    assert json.loads(unrated.stdout) == []
+    assert "10 offers left out of the USD view: no exchange rate for CNY (10)" in unrated.stderr
+    listed = cli(
+        "offers",
+        "--format",
+        "json",
+        "--limit",
+        "100",
+        extra_env={"GPU_TRACKER_FX_RATES": '{"CNY": "0.14"}'},
+    )
     assert listed.returncode == 0, listed.stderr
     rows = {(r["instance_type"], r["pricing"]): r for r in json.loads(listed.stdout)}
     assert len(rows) == 10  # 4 on demand + 3 x 1y + 3 x 3y (see test_huawei_collector)
     t4 = rows[("pi2.2xlarge.4", "on_demand")]
     assert (t4["provider"], t4["region"], t4["gpu_model"]) == ("huawei", "cn-east-2", "T4")
     assert Decimal(str(t4["price_per_hour"])) == Decimal("3.2")
+    assert Decimal(str(t4["price_per_hour_usd"])) == Decimal("0.448")  # 3.20 CNY × 0.14, read time
     # 30274.56 CNY / 26280 h = 1.152 CNY/h
     assert Decimal(str(rows[("pi2.2xlarge.4", "reserved_3y")]["price_per_hour"])) == Decimal(
         "1.152"

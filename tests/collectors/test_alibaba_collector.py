@@ -168,9 +168,7 @@ def collector(
     endpoint: str, *, secret: str = SECRET, **section: Any
 ) -> tuple[AlibabaCollector, Settings]:
     section.setdefault("regions", ["cn-hangzhou"])
-    settings = Settings(
-        alibaba={"endpoint_url": endpoint, **section}, fx_rates={"CNY": Decimal("0.14")}
-    )
+    settings = Settings(alibaba={"endpoint_url": endpoint, **section})
     env = {ENV_KEY_ID: KEY_ID, ENV_KEY_SECRET: secret}
     built = AlibabaCollector.from_settings(settings, env)
     built._sleep = SLEPT.append
@@ -197,7 +195,7 @@ def test_offers_through_the_sdk_checked_by_hand(ecs_server: tuple[FakeEcs, str])
     hour = offers[("ecs.gn7i-c8g1.2xlarge", "cn-hangzhou", "", "on_demand")]
     assert (hour.gpu_model, hour.gpu_count, hour.gpu_memory_gib) == ("A10", 1, 24)
     assert (hour.price_per_hour, hour.currency) == (Decimal("11.55"), "CNY")
-    assert hour.price_per_hour_usd == Decimal("1.617")  # 11.55 × 0.14
+    assert hour.price_per_hour_usd is None  # stored in CNY; USD is computed when read
     assert "list_price_per_hour" not in hour.attributes  # list == trade
     assert (hour.vcpus, hour.memory_gib) == (8, 30)
 
@@ -226,10 +224,10 @@ def test_offers_through_the_sdk_checked_by_hand(ecs_server: tuple[FakeEcs, str])
     assert slice_.gpu_count == Decimal("0.1666666667")  # 1 × 1/6 at 10 places
     assert slice_.gpu_memory_gib == 24  # GPUMemorySize 4 is the slice's: 4 × 6 / 1
     assert slice_.attributes["vram_total_gib"] == 4
-    assert (slice_.price_per_hour, slice_.currency, slice_.price_per_hour_usd) == (
+    assert (slice_.price_per_hour, slice_.currency, slice_.usd) == (
         Decimal("0.48"),
         "USD",
-        Decimal("0.48"),
+        Decimal("0.48"),  # a USD price is its own USD figure
     )
     assert slice_.attributes["list_price_per_hour"] == Decimal("0.6")
 
@@ -349,14 +347,26 @@ def test_unknown_region_is_partial_with_one_line(ecs_server: tuple[FakeEcs, str]
     assert {region for _, region, _, _ in offers} == {"cn-hangzhou"}
 
 
-def test_missing_fx_rate_is_a_counted_skip(ecs_server: tuple[FakeEcs, str]) -> None:
+def test_cny_prices_are_kept_without_any_exchange_rate(ecs_server: tuple[FakeEcs, str]) -> None:
+    """The collector stores each price in its own currency: no fx_rates is needed (the
+    USD figure is computed when read), so nothing is skipped for want of a rate."""
     _, endpoint = ecs_server
     built, settings = collector(endpoint, spot=False)
     settings = settings.model_copy(update={"fx_rates": {}})
     built.settings = settings
     ctx = run_context(settings)
-    assert run(built, ctx) == {}  # every cn-hangzhou price is CNY
-    assert ctx.skips["no_fx_rate"] == 4  # gn7i hour/1y/3y + ebmgn7e hour
+    offers = run(built, ctx)
+    # every cn-hangzhou price is CNY: gn7i hour/1y/3y + ebmgn7e hour
+    assert sorted((k[0], k[3], o.currency) for k, o in offers.items()) == [
+        ("ecs.ebmgn7e.32xlarge", "on_demand", "CNY"),
+        ("ecs.gn7i-c8g1.2xlarge", "on_demand", "CNY"),
+        ("ecs.gn7i-c8g1.2xlarge", "reserved_1y", "CNY"),
+        ("ecs.gn7i-c8g1.2xlarge", "reserved_3y", "CNY"),
+    ]
+    assert offers[("ecs.gn7i-c8g1.2xlarge", "cn-hangzhou", "", "on_demand")].price_per_hour == (
+        Decimal("11.55")
+    )
+    assert "no_fx_rate" not in ctx.skips
 
 
 def test_missing_credentials_skip_the_provider_naming_the_variables() -> None:

@@ -15,12 +15,10 @@ from collectors.alibaba_parse import (
     parse_instance_types,
     parse_spot_advice,
     parse_spot_history,
-    usd_price,
 )
 from collectors.base import SkipItem
 from tracker.catalog import get_spec
 from tracker.models import PricingModel
-from tracker.settings import Settings
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "alibaba"
 
@@ -112,14 +110,6 @@ def test_a_price_without_currency_is_skipped() -> None:
         parse_describe_price(body, PricingModel.ON_DEMAND, "x")
 
 
-def test_usd_price_needs_a_rate_and_never_assumes_one() -> None:
-    settings = Settings(fx_rates={"CNY": Decimal("0.14")})
-    assert usd_price(Decimal("10"), "CNY", settings) == Decimal("1.4")
-    assert usd_price(Decimal("10"), "USD", Settings()) == Decimal("10")
-    with pytest.raises(SkipItem, match=r"no fx_rates\.CNY"):
-        usd_price(Decimal("10"), "CNY", Settings())
-
-
 def test_spot_advice_numbers_arrive_as_strings() -> None:
     advice = parse_spot_advice(load("DescribeSpotAdvice.json"))
     found = advice[("cn-hangzhou-g", "ecs.gn7i-c8g1.2xlarge")]
@@ -134,7 +124,7 @@ def test_spot_history_without_currency_drops_the_points_counted() -> None:
     body = load("DescribeSpotPriceHistory_page1.json")
     skips = Skips()
     offers = parse_spot_history(
-        body["SpotPrices"]["SpotPriceType"], hardware(), "", skips, Settings(), region="cn-hangzhou"
+        body["SpotPrices"]["SpotPriceType"], hardware(), "", skips, region="cn-hangzhou"
     )
     assert offers == [] and skips[0][0] == "malformed_spot_item"
 

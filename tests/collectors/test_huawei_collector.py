@@ -49,7 +49,7 @@ def settings_for(stand_in: HuaweiStandIn, **huawei: Any) -> Settings:
         "retry_base_seconds": 0.01,
         **huawei,
     }
-    return Settings(huawei=section, fx_rates={"CNY": Decimal("0.14")})
+    return Settings(huawei=section)  # no fx_rates: prices are kept in their own currency
 
 
 def collect(settings: Settings, **kwargs: Any) -> tuple[list[Offer], Any]:
@@ -84,7 +84,7 @@ def test_collects_gpu_offers_through_the_sdk_with_signed_requests(
     assert (t4.vcpus, t4.memory_gib) == (8, 32)  # vcpus "8"; ram 32768 MiB / 1024
     assert (t4.region, t4.currency, t4.price_per_hour) == (REGION, "CNY", Decimal("3.20"))
     assert t4.attributes["list_price_per_hour"] == Decimal("4.00")  # official_website_amount
-    assert t4.price_per_hour_usd == Decimal("0.448")  # 3.20 CNY × 0.14
+    assert t4.price_per_hour_usd is None  # stored in CNY only; USD is computed when read
 
     p100 = got[("p1.2xlarge.8", OD)]
     assert (p100.gpu_model, p100.price_per_hour) == ("P100", Decimal("9.78"))
@@ -203,7 +203,7 @@ def test_the_international_site_uses_bss_intl_and_its_currency(standin: HuaweiSt
     standin.on_demand = {**standin.on_demand, "currency": "USD"}
     offers, _ = collect(settings_for(standin, site="international"), scope=frozenset({OD}))
     t4 = by_key(offers)[("pi2.2xlarge.4", OD)]
-    assert (t4.currency, t4.price_per_hour_usd) == ("USD", Decimal("3.20"))
+    assert (t4.currency, t4.price_per_hour, t4.usd) == ("USD", Decimal("3.20"), Decimal("3.20"))
 
 
 def test_missing_credentials_skip_huawei_with_one_line_naming_them(

@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from collectors.base import SkipItem
-from collectors.huawei import build_offer, usd_price
+from collectors.huawei import build_offer
 from collectors.huawei_flavors import FlavorHardware, parse_flavor, sold_charging_modes
 from collectors.huawei_ratings import (
     Rating,
@@ -170,19 +170,13 @@ HW = FlavorHardware(
 
 
 def test_a_three_year_term_is_divided_by_26280_hours() -> None:
-    settings = Settings(fx_rates={"CNY": Decimal("0.14")})
     offer = build_offer(
-        HW, "cn-north-4", PricingModel.RESERVED_3Y, Rating(Decimal("26280"), None, "CNY"), settings
+        HW, "cn-north-4", PricingModel.RESERVED_3Y, Rating(Decimal("26280"), None, "CNY")
     )
-    # 26280 CNY / (3 × 8760 h) = 1 CNY/h; × 0.14 = 0.14 USD/h
-    assert (offer.price_per_hour, offer.price_per_hour_usd) == (Decimal(1), Decimal("0.14"))
+    # 26280 CNY / (3 × 8760 h) = 1 CNY/h, kept in CNY (no USD figure stored)
+    assert (offer.price_per_hour, offer.currency) == (Decimal(1), "CNY")
+    assert offer.price_per_hour_usd is None
     assert offer.attributes["term_price"] == Decimal("26280")
-
-
-def test_a_price_without_an_exchange_rate_is_a_counted_skip() -> None:
-    with pytest.raises(SkipItem) as exc:
-        usd_price(Decimal(1), "CNY", Settings())
-    assert exc.value.reason == "no_fx_rate"
 
 
 def test_settings_read_the_sdk_variables_and_files(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ def _answer_guangzhou(server: TencentServer) -> None:
 
 def _settings(server: TencentServer, **tencent: Any) -> Settings:
     tencent = {"endpoint_url": server.url, "regions": [GZ], **tencent}  # type: ignore[attr-defined]
-    return Settings(fx_rates={"CNY": "0.14"}, http={"max_retries": 2}, tencent=tencent)
+    return Settings(http={"max_retries": 2}, tencent=tencent)
 
 
 def _collector(settings: Settings, secret_key: str = SECRET_KEY) -> TencentCollector:

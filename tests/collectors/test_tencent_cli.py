@@ -46,7 +46,6 @@ def test_collect_tencent_into_the_store(cli: Run, server: tuple[TencentServer, s
     env = {
         "GPU_TRACKER_TENCENT__ENDPOINT_URL": url,
         "GPU_TRACKER_TENCENT__REGIONS": "ap-guangzhou",
-        "GPU_TRACKER_FX_RATES": '{"CNY": "0.14"}',
         "TENCENTCLOUD_SECRET_ID": SECRET_ID,
         "TENCENTCLOUD_SECRET_KEY": SECRET_KEY,
     }
@@ -54,7 +53,9 @@ def test_collect_tencent_into_the_store(cli: Run, server: tuple[TencentServer, s
     assert proc.returncode == 0, proc.stderr
     assert srv.bad_signatures == [] and len(srv.calls) == 3
     assert SECRET_KEY not in proc.stderr + proc.stdout
-    listed = cli("offers", "--format", "json", "--limit", "100")
+    # Stored in CNY without any rate; USD is computed when read, here from fx_rates.CNY.
+    rated = {"GPU_TRACKER_FX_RATES": '{"CNY": "0.14"}'}
+    listed = cli("offers", "--format", "json", "--limit", "100", extra_env=rated)
     assert listed.returncode == 0, listed.stderr
     rows = {
         (r["instance_type"], r["zone"], r["pricing"]): r
@@ -64,5 +65,6 @@ def test_collect_tencent_into_the_store(cli: Run, server: tuple[TencentServer, s
     assert len(rows) == 8  # 4 pay-as-you-go + 1 spot + 3 prepaid (test_tencent_parse.py)
     spot = rows[("GN7.2XLARGE32", "ap-guangzhou-3", "spot")]
     assert (spot["currency"], Decimal(str(spot["price_per_hour"]))) == ("CNY", Decimal("1.736"))
+    assert Decimal(str(spot["price_per_hour_usd"])) == Decimal("0.24304")  # 1.736 × 0.14
     three = rows[("GN7.2XLARGE32", "ap-guangzhou-3", "reserved_3y")]
     assert Decimal(str(three["price_per_hour"])) == Decimal("2.8150684932")  # 73980 / 26280

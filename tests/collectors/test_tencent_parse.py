@@ -18,11 +18,10 @@ from tracker.models import Interconnect, Offer, PricingModel
 from tracker.settings import Settings
 
 REGION = "ap-guangzhou"
-CNY_RATE = Decimal("0.14")
 
 
 def _settings(**tencent: Any) -> Settings:
-    return Settings(fx_rates={"CNY": CNY_RATE}, tencent=tencent)
+    return Settings(tencent=tencent)  # no fx_rates: prices are kept in their own currency
 
 
 def _items(name: str) -> list[Any]:
@@ -82,7 +81,7 @@ def test_pay_as_you_go_page_gives_hand_checked_offers_and_counted_skips() -> Non
     )
     assert (t4.region, t4.zone, t4.payment_option) == (REGION, "ap-guangzhou-3", "")
     assert (t4.price_per_hour, t4.currency) == (Decimal("8.68"), "CNY")
-    assert t4.price_per_hour_usd == Decimal("1.2152")  # 8.68 × 0.14
+    assert t4.price_per_hour_usd is None  # stored in CNY only; USD is computed when read
     assert "list_price_per_hour" not in t4.attributes  # UnitPrice 8.68 = UnitPriceDiscount
     assert t4.attributes["discount_percent"] == Decimal(100)
     assert (t4.attributes["status"], t4.attributes["stock"]) == ("SELL", "EnoughStock")
@@ -125,7 +124,6 @@ def test_spot_price_is_the_discounted_unit_price() -> None:
     spot = offers[("GN7.2XLARGE32", "ap-guangzhou-3", PricingModel.SPOT)]
     assert spot.price_per_hour == Decimal("1.736")  # 8.68 × 20 % (Discount 20)
     assert spot.attributes["list_price_per_hour"] == Decimal("8.68")
-    assert spot.price_per_hour_usd == Decimal("0.24304")  # 1.736 × 0.14
 
 
 def test_prepaid_terms_become_effective_hourly_prices() -> None:
@@ -171,7 +169,7 @@ def test_international_site_prices_in_usd_without_a_rate() -> None:
     settings = Settings(tencent={"site": "international"})
     offers, skips = _parse(SPOTPAID, settings)
     spot = offers[("GN7.2XLARGE32", "ap-guangzhou-3", PricingModel.SPOT)]
-    assert (spot.currency, spot.price_per_hour, spot.price_per_hour_usd) == (
+    assert (spot.currency, spot.price_per_hour, spot.usd) == (
         "USD",
         Decimal("1.736"),
         Decimal("1.736"),
@@ -180,11 +178,15 @@ def test_international_site_prices_in_usd_without_a_rate() -> None:
     assert skips == []
 
 
-def test_china_site_without_a_cny_rate_skips_every_offer_never_at_one() -> None:
+def test_china_site_keeps_cny_prices_without_any_exchange_rate() -> None:
     offers, skips = _parse(SPOTPAID, Settings())
-    assert offers == {}
-    assert [reason for reason, _ in skips] == ["no_fx_rate"]
-    assert "fx_rates.CNY" in skips[0][1]
+    assert skips == []  # no fx_rates needed: the USD figure is computed when read
+    spot = offers[("GN7.2XLARGE32", "ap-guangzhou-3", PricingModel.SPOT)]
+    assert (spot.currency, spot.price_per_hour, spot.price_per_hour_usd) == (
+        "CNY",
+        Decimal("1.736"),  # 8.68 × 20 %
+        None,
+    )
 
 
 def test_real_docs_examples_have_no_gpu_items() -> None:
