@@ -68,12 +68,13 @@ def build(engine: Engine, series: int, changes: int) -> None:
         )
         # Interval j of series s starts at start + j·step + a per-series offset; it ends
         # where the next starts, except every 97th (delisted for half a step) and the last
-        # (open). Written in time order, as runs write them.
+        # (open). Written in time order, as runs write them; every price is in USD, so
+        # the hand-written queries read ``price`` as the USD figure.
         conn.execute(
             text(
-                "INSERT INTO price_points (series_id, price, currency, price_usd, first_seen, "
+                "INSERT INTO price_points (series_id, price, currency, first_seen, "
                 "last_seen, ended_at) "
-                "SELECT s.id, x.p, 'USD', x.p, t.a, t.a, "
+                "SELECT s.id, x.p, 'USD', t.a, t.a, "
                 "CASE WHEN j = :m - 1 THEN NULL WHEN (:m - 1 - j) % 97 = 10 THEN t.a + :step / 2 "
                 "ELSE t.a + :step END "
                 "FROM generate_series(0, :m - 1) AS j CROSS JOIN series AS s "
@@ -90,10 +91,10 @@ def build(engine: Engine, series: int, changes: int) -> None:
 
 
 HAND_SINGLE = """
-SELECT g.t, p.price_usd
+SELECT g.t, p.price
 FROM generate_series(CAST(%(since)s AS timestamptz), %(until)s, interval '1 hour') AS g(t)
 LEFT JOIN LATERAL (
-    SELECT price_usd, ended_at FROM price_points
+    SELECT price, ended_at FROM price_points
     WHERE series_id = %(sid)s AND first_seen <= g.t
     ORDER BY first_seen DESC LIMIT 1
 ) AS p ON p.ended_at IS NULL OR p.ended_at > g.t
@@ -101,16 +102,16 @@ ORDER BY g.t
 """
 
 HAND_AGGREGATE = """
-SELECT DISTINCT ON (g.t) g.t, p.price_usd, s.gpu_count, s.provider, s.instance_type
+SELECT DISTINCT ON (g.t) g.t, p.price, s.gpu_count, s.provider, s.instance_type
 FROM generate_series(CAST(%(since)s AS timestamptz), %(until)s, interval '1 day') AS g(t)
 CROSS JOIN series AS s
 JOIN LATERAL (
-    SELECT price_usd, ended_at FROM price_points
+    SELECT price, ended_at FROM price_points
     WHERE series_id = s.id AND first_seen <= g.t
     ORDER BY first_seen DESC LIMIT 1
 ) AS p ON p.ended_at IS NULL OR p.ended_at > g.t
 WHERE s.gpu_model = ANY(%(models)s) AND s.pricing = 'on_demand'
-ORDER BY g.t, p.price_usd / s.gpu_count, s.provider, s.instance_type, s.region, s.zone,
+ORDER BY g.t, p.price / s.gpu_count, s.provider, s.instance_type, s.region, s.zone,
          s.pricing, s.payment_option
 """
 

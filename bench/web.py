@@ -24,6 +24,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from typing import Any
 import httpx
 from sqlalchemy import create_engine, text
 
+from tracker.fx import Rates
 from tracker.service.web import WebServer
 from tracker.settings import Settings
 from tracker.store import migrate
@@ -44,7 +46,7 @@ from bench.history import GPUS, build  # the same data as bench/history.py
 HAND_OVERVIEW = """
 SELECT s.gpu_model,
        CASE WHEN s.pricing LIKE 'reserved%%' THEN 'reserved' ELSE s.pricing END AS grp,
-       min(p.price_usd / s.gpu_count)
+       min(p.price / s.gpu_count)  -- every bench price is USD
 FROM series AS s JOIN price_points AS p ON p.series_id = s.id AND p.ended_at IS NULL
 WHERE s.delisted_at IS NULL
 GROUP BY 1, 2
@@ -113,7 +115,7 @@ def main() -> None:
             sql_s, expected = best(lambda: hand(engine), args.repeat)
             shown = {
                 (row.gpu_model, group): cheapest.price_per_gpu_hour_usd
-                for row in overview(engine)
+                for row in overview(engine, Rates(), datetime.now(UTC))  # all USD: no rates
                 for group, cheapest in row.cheapest.items()
             }
             assert shown == expected, "the overview's figures differ from the SQL answer"

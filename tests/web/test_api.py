@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from decimal import Decimal
 from pathlib import Path
 
 import httpx
@@ -13,7 +14,7 @@ import pytest
 from tests.conftest import cli_runner
 from tests.web.conftest import TOKEN, Site, serve
 from tracker.settings import Settings
-from tracker.store.engine import make_engine
+from tracker.store.engine import Engine, make_engine
 
 
 def cli_json(site: Site, tmp_path: Path, *args: str) -> object:
@@ -60,6 +61,29 @@ def test_offers_sort_limit_and_numeric_filters_match_the_cli(site: Site, tmp_pat
     assert [r["price_per_gpu_hour_usd"] for r in rows] == ["1.5", "2"]
 
 
+def test_offers_in_another_currency_use_the_configured_rate(
+    store_url: tuple[str, Engine], tmp_path: Path
+) -> None:
+    url, engine = store_url
+    server = serve(Settings(database_url=url, fx_rates={"EUR": Decimal("1.25")}), engine)
+    try:
+        r = httpx.get(
+            f"{server.url}/api/v1/offers",
+            params={"currency": "eur", "provider": "beta", "pricing": "spot"},
+            timeout=30,
+        )
+    finally:
+        server.stop()
+    assert r.status_code == 200, r.text
+    [row] = r.json()
+    # beta spot 2.00 USD at 1.25 USD per EUR: 2.00 / 1.25 = 1.60 EUR; USD keys unchanged
+    assert (row["display_currency"], Decimal(row["display_price_per_hour"])) == (
+        "EUR",
+        Decimal("1.6"),
+    )
+    assert row["price_per_hour_usd"] == "2"
+
+
 def test_recommend_is_the_cli_ranking(site: Site, tmp_path: Path) -> None:
     api = site.get("/api/v1/recommend", params={"profile": "bert-base-finetune", "top": 3})
     assert api.status_code == 200
@@ -78,6 +102,8 @@ def test_recommend_is_the_cli_ranking(site: Site, tmp_path: Path) -> None:
         ("/api/v1/offers", {"min_vram": "-1"}, "min_vram"),
         ("/api/v1/offers", {"min_gpus": "nan"}, "min_gpus"),
         ("/api/v1/offers", {"gpus": "H100"}, "gpus"),
+        ("/api/v1/offers", {"currency": "dollars"}, "currency 'dollars': expected a three-letter"),
+        ("/api/v1/offers", {"currency": "xyz"}, "currency: no exchange rate stored for XYZ"),
         ("/api/v1/recommend", {}, "profile"),
         ("/api/v1/recommend", {"profile": "nope"}, "nope"),
         ("/api/v1/recommend", {"profile": "bert-base-finetune", "top": "-3"}, "top"),
@@ -157,6 +183,7 @@ def test_openapi_documents_the_routes(site: Site) -> None:
         "min_gpus",
         "sort",
         "limit",
+        "currency",
     }
     page = site.get("/api/docs")
     assert page.status_code == 200 and "/api/v1/recommend" in page.text

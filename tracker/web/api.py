@@ -7,6 +7,7 @@ Each route calls the function the CLI command calls and encodes with the CLI's
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -16,9 +17,11 @@ from starlette.responses import JSONResponse
 from tracker.cli.offers import SortKey, offer_rows
 from tracker.cli.output import jsonable
 from tracker.cli.recommend import ranking_rows
+from tracker.fx import USD
 from tracker.recommend import ProfileError, WorkloadError, load_offer_table, rank_table
 from tracker.recommend.stored import profiles_for
 from tracker.web.app import context_of
+from tracker.web.currency import currency_view
 from tracker.web.errors import BadRequest
 from tracker.web.params import (
     GpuQuery,
@@ -34,9 +37,21 @@ from tracker.web.params import (
 
 __all__ = ["router"]
 
+log = logging.getLogger(__name__)
+
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
-OFFERS_PARAMS = ("gpu", "provider", "region", "pricing", "min_vram", "min_gpus", "sort", "limit")
+OFFERS_PARAMS = (
+    "gpu",
+    "provider",
+    "region",
+    "pricing",
+    "min_vram",
+    "min_gpus",
+    "sort",
+    "limit",
+    "currency",
+)
 
 
 def rows_response(rows: list[dict[str, Any]]) -> JSONResponse:
@@ -54,14 +69,18 @@ def api_offers(
     min_gpus: MinQuery = None,
     sort: SortQuery = SortKey.price,
     limit: Annotated[int | None, Query(ge=1)] = None,
+    currency: Annotated[str, Query(max_length=10, description="View currency (ISO code).")] = USD,
 ) -> JSONResponse:
     """Listed offers at their current price, cheapest first: the rows of
-    ``gpu-tracker offers --format json`` with the same filters."""
+    ``gpu-tracker offers --format json [--currency C]`` with the same filters. Offers
+    whose currency has no exchange rate are left out, as in the CLI, and logged."""
     context = context_of(request)
     check_known(request, OFFERS_PARAMS)
     check_limit(limit, context.settings.web.max_limit)
+    view = currency_view(context, currency)
     rows = offer_rows(
         context.engine,
+        view,
         gpu=clean(gpu),
         provider=clean(provider),
         region=clean(region),
@@ -71,6 +90,9 @@ def api_offers(
         sort=sort,
         limit=limit,
     )
+    left_out = view.usd.report(view.code)
+    if left_out:
+        log.warning("/api/v1/offers: %s", left_out)
     return rows_response(rows)
 
 

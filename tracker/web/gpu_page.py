@@ -22,6 +22,7 @@ from tracker.models import PricingModel
 from tracker.store.dashboard import cheapest_per_gpu
 from tracker.store.engine import Engine
 from tracker.web.app import context_of
+from tracker.web.currency import page_view
 from tracker.web.errors import BadRequest
 from tracker.web.overview import COLUMNS
 from tracker.web.pages import page
@@ -46,10 +47,9 @@ def gpu_page(
     except KeyError:
         raise BadRequest(f"name: {name!r} is not a canonical GPU model (see 'gpus')") from None
     chart = _history_chart(context.engine, spec.name)
-    winners = {
-        w.group: w
-        for w in cheapest_per_gpu(context.engine, gpu=GpuSelection(models=(spec.name,), names=()))
-    }
+    view, now = page_view(context)
+    only = GpuSelection(models=(spec.name,), names=())
+    winners = {w.group: w for w in cheapest_per_gpu(context.engine, view.rates, now, gpu=only)}
     return page(
         request,
         "gpu.html",

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 
 from tracker.catalog import select_gpus
+from tracker.fx import Rates
 from tracker.models import PricingModel
 from tracker.store.dashboard import cheapest_per_gpu
 from tracker.store.engine import Engine
@@ -55,15 +57,20 @@ class GpuOverview:
 
 def overview(
     engine: Engine,
+    rates: Rates,
+    at: datetime,
     *,
     provider: Sequence[str] | None = None,
     region: Sequence[str] | None = None,
     pricing: Sequence[PricingModel] | None = None,
     gpu: Sequence[str] | None = None,
 ) -> list[GpuOverview]:
-    """One entry per GPU model with a matching offer, by model name (raises DatabaseError)."""
+    """One entry per GPU model with a matching offer that has a USD figure at the rates
+    in force at ``at``, by model name (raises DatabaseError)."""
     winners = cheapest_per_gpu(
         engine,
+        rates,
+        at,
         gpu=select_gpus(list(gpu)) if gpu else None,
         provider=provider,
         region=region,

@@ -8,7 +8,7 @@ JSON) and turns a database failure into a 503.
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -25,6 +25,7 @@ from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
 from tracker.store import dashboard, queries
 from tracker.web.app import HERE, context_of
+from tracker.web.currency import left_out_line, page_view
 from tracker.web.errors import BadRequest
 from tracker.web.overview import COLUMNS, overview
 from tracker.web.params import (
@@ -81,12 +82,20 @@ def overview_page(
 ) -> HTMLResponse:
     context = context_of(request)
     check_known(request, ("gpu", "provider", "region", "pricing"))
-    rows = overview(
+    view, now = page_view(context)
+    names = clean(gpu)
+    filters: dict[str, Any] = {
+        "provider": clean(provider),
+        "region": clean(region),
+        "pricing": pricing or None,
+    }
+    rows = overview(context.engine, view.rates, now, gpu=names, **filters)
+    missing = dashboard.without_rate(
         context.engine,
-        gpu=clean(gpu),
-        provider=clean(provider),
-        region=clean(region),
-        pricing=pricing or None,
+        view.rates,
+        now,
+        gpu=select_gpus(names) if names else None,
+        **filters,
     )
     return page(
         request,
@@ -94,6 +103,7 @@ def overview_page(
         "Overview",
         rows=rows,
         groups=COLUMNS,
+        left_out=left_out_line(missing),
         filters=_filters(request, ("gpu", "provider", "region", "pricing")),
         pricings=[p.value for p in PricingModel],
     )
@@ -118,14 +128,20 @@ def offers_page(
     check_known(request, OFFER_FILTERS)
     size = context.settings.web.page_size
     names = clean(gpu)
+    view, now = page_view(context)
+    filters: dict[str, Any] = {
+        "gpu": select_gpus(names) if names else None,
+        "provider": clean(provider),
+        "region": clean(region),
+        "pricing": pricing or None,
+        "min_vram": min_vram,
+        "min_gpus": min_gpus,
+    }
     total, found = dashboard.offer_page(
         context.engine,
-        gpu=select_gpus(names) if names else None,
-        provider=clean(provider),
-        region=clean(region),
-        pricing=pricing or None,
-        min_vram=min_vram,
-        min_gpus=min_gpus,
+        view.rates,
+        now,
+        **filters,
         per_gpu=sort is SortKey.price_per_gpu,
         offset=(page_number - 1) * size,
         limit=size,
@@ -133,17 +149,22 @@ def offers_page(
     pages = max(1, math.ceil(total / size))
     if page_number > pages:
         raise BadRequest(f"page: {page_number} is past the last page ({pages})")
-    shown = [offer_row(s) for s in found]
-    filters = _filters(request, OFFER_FILTERS[:-1])
+    missing = dashboard.without_rate(context.engine, view.rates, now, **filters)
+    shown = []
+    for s in found:
+        converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
+        if converted is not None:
+            shown.append(offer_row(replace(s, offer=converted), view))
     return page(
         request,
         "offers.html",
         "Offers",
         rows=shown,
         total=total,
+        left_out=left_out_line(missing),
         page=page_number,
         pages=pages,
-        filters=filters,
+        filters=_filters(request, OFFER_FILTERS[:-1]),
         pricings=[p.value for p in PricingModel],
     )
 
@@ -172,16 +193,20 @@ def offer_page(
     )
     if not found:
         raise BadRequest(f"no stored offer {provider} {instance_type} {region}")
-    now = datetime.now(UTC)
+    view, now = page_view(context)
     chart_series, tables = [], []
     for s in found:
         points = queries.price_history(context.engine, s.id)
         name = _series_name(s)
+        # USD at the rate in force when each interval started; none without a rate then.
+        usd = [view.rates.to_usd(p.price, p.currency, p.first_seen) for p in points]
         steps = [
-            Step(p.first_seen, p.ended_at or min(p.last_seen, now), p.price_usd) for p in points
+            Step(p.first_seen, p.ended_at or min(p.last_seen, now), u)
+            for p, u in zip(points, usd, strict=True)
+            if u is not None
         ]
         chart_series.append(Series(name, steps))
-        tables.append((name, s, points))
+        tables.append((name, s, list(zip(points, usd, strict=True))))
     first = found[0]
     return page(
         request,

@@ -1,0 +1,55 @@
+"""The exchange rates a request converts with: the store's ECB series plus ``fx_rates``.
+
+Prices are stored in their own currency, so every page and /api/v1 route that shows or
+ranks USD builds its view here, as ``offers --currency`` does in the CLI, but a bad
+``currency`` parameter is the web's one-line 400 instead of exit 2. Offers whose
+currency has no rate are left out and counted (logged for the API, shown on the pages).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from tracker.cli.currency import CurrencyView
+from tracker.fx import USD, parse_currency
+from tracker.store import fx as fx_store
+from tracker.web.app import WebContext
+from tracker.web.errors import BadRequest
+
+__all__ = ["currency_view", "left_out_line", "page_view"]
+
+
+def currency_view(
+    context: WebContext, currency: str = USD, at: datetime | None = None
+) -> CurrencyView:
+    """The view in ``currency`` at the rates in force at ``at`` (the latest when None,
+    as the CLI's); raises BadRequest for a code that is not one, or one without any
+    rate stored or in ``fx_rates``."""
+    try:
+        code = parse_currency(currency)
+    except ValueError as exc:
+        raise BadRequest(f"currency: {exc}") from None
+    rates = fx_store.load_rates(context.engine, context.settings.fx_rates)
+    if not rates.knows(code):
+        raise BadRequest(
+            f"currency: no exchange rate stored for {code} (collect the fx source, or set "
+            f"fx_rates.{code} for a currency the ECB does not publish)"
+        )
+    return CurrencyView(code, rates, at)
+
+
+def page_view(context: WebContext) -> tuple[CurrencyView, datetime]:
+    """The pages' USD view and the moment it reads the rates at: the SQL that ranks and
+    the Python that shows must use the same rates in force, so both take this ``at``."""
+    now = datetime.now(UTC)
+    return currency_view(context, USD, now), now
+
+
+def left_out_line(missing: dict[str, int]) -> str | None:
+    """``2 offers left out: no exchange rate for XYZ (2)`` for a page, or None."""
+    if not missing:
+        return None
+    total = sum(missing.values())
+    which = ", ".join(f"{c} ({n})" for c, n in sorted(missing.items()))
+    noun = "offer" if total == 1 else "offers"
+    return f"{total} {noun} left out: no exchange rate for {which}"
