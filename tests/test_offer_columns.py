@@ -49,6 +49,7 @@ def unusual_offer() -> Offer:
         vcpus=Decimal(12),
         memory_gib=Decimal(96),
         interconnect="pcie",
+        availability="low",
         price_per_hour=Decimal("2.5"),
         currency="EUR",
         price_per_hour_usd=Decimal("2.625"),
@@ -68,7 +69,11 @@ def store(engine: Engine, offers: list[Offer]) -> None:
 def test_the_store_columns_and_the_staging_table_are_the_definition() -> None:
     assert IDENTITY_COLUMNS == OFFER_KEY_FIELDS
     assert (
-        tuple(c.column for c in OFFER_COLUMNS if c.group is not ColumnGroup.PRICE)
+        tuple(
+            c.column
+            for c in OFFER_COLUMNS
+            if c.group not in (ColumnGroup.PRICE, ColumnGroup.AVAILABILITY)
+        )
         == IDENTITY_COLUMNS + HARDWARE_COLUMNS
     )
     # the run's staging table: a sequence number, every offer column, the observation time
@@ -84,6 +89,7 @@ def test_offer_values_follow_the_definition_and_key_order() -> None:
     offer = unusual_offer()
     values = dict(zip(NAMES, offer_values(offer), strict=True))
     assert values["pricing"] == "reserved_1y" and values["interconnect"] == "pcie"
+    assert values["availability"] == "low"  # its own interval series in the store
     assert values["attributes"] == {"upfront_usd": "1000", "note": "beta"}
     assert tuple(values[name] for name in OFFER_KEY_FIELDS) == offer.key()
     assert row_to_offer(offer_to_row(offer)) == offer

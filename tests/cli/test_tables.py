@@ -19,11 +19,12 @@ OFFER_JSON_KEYS = {
     "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "interconnect", "price_per_hour",
     "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "first_seen", "last_seen",
     "offering_class", "os", "gpu_known", "gpu_raw_name", "price_since", "source", "attributes",
+    "availability",
 }  # fmt: skip
 OFFER_CSV_HEADER = (
     "provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
     "gpu_memory_gib,vcpus,memory_gib,interconnect,price_per_hour,currency,price_per_hour_usd,"
-    "price_per_gpu_hour_usd,first_seen,last_seen"
+    "price_per_gpu_hour_usd,availability,first_seen,last_seen"
 )
 # the keys of `recommend --format json` rows before this change (README, Recommendations)
 RANKING_JSON_KEYS = {

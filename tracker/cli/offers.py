@@ -13,7 +13,7 @@ import typer
 from tracker.catalog import all_specs, select_gpus
 from tracker.cli.context import CliError, open_store
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
-from tracker.models import PricingModel, offer_dict
+from tracker.models import Availability, PricingModel, offer_dict
 from tracker.store import queries
 from tracker.store.engine import DatabaseError
 
@@ -34,6 +34,7 @@ CSV_COLUMNS = (
     "currency",
     "price_per_hour_usd",
     "price_per_gpu_hour_usd",
+    "availability",
     "first_seen",
     "last_seen",
 )
@@ -60,8 +61,10 @@ OFFER_TABLE = (
     Column("gpu_memory_gib", "VRAM", justify="right"),
     Column("price_per_hour_usd", "$/h", money, justify="right"),
     Column("price_per_gpu_hour_usd", "$/GPU·h", money, justify="right"),
+    Column("availability", "avail.", lambda v: "" if v == Availability.UNKNOWN else str(v)),
 )
-"""The table display: short headers, dollars rounded for reading, VRAM in GiB per GPU.
+"""The table display: short headers, dollars rounded for reading, VRAM in GiB per GPU,
+availability blank where unknown (so the column shows only where a provider says).
 The provider's own currency and exact figures are in the JSON and CSV."""
 
 
@@ -107,6 +110,13 @@ def offers(
         ),
     ] = None,
     min_gpus: Annotated[float | None, typer.Option("--min-gpus", min=0)] = None,
+    available: Annotated[
+        bool,
+        typer.Option(
+            "--available",
+            help="Only offers the provider last reported as available (or low stock).",
+        ),
+    ] = False,
     sort: Annotated[SortKey, typer.Option("--sort")] = SortKey.price,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
     fmt: FormatOption = OutputFormat.table,
@@ -122,6 +132,7 @@ def offers(
             pricing=pricing,
             min_vram=Decimal(str(min_vram)) if min_vram is not None else None,
             min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
+            available=available,
         )
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
@@ -131,7 +142,9 @@ def offers(
     if limit:
         rows = rows[:limit]
     if not rows:
-        filtered = any((gpu, provider, region, pricing, min_vram is not None, min_gpus is not None))
+        filtered = any(
+            (gpu, provider, region, pricing, min_vram is not None, min_gpus is not None, available)
+        )
         err(
             "no offer matches these filters"
             if filtered
@@ -157,6 +170,12 @@ def history(
             help="Only the price in force at this time (ISO-8601; UTC unless it has an offset).",
         ),
     ] = None,
+    show_availability: Annotated[
+        bool,
+        typer.Option(
+            "--availability", help="Availability intervals instead of prices (where reported)."
+        ),
+    ] = False,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Price intervals of one offer: each row is one price and when it held."""
@@ -175,6 +194,13 @@ def history(
         )
     if at is not None and at.tzinfo is None:
         at = at.replace(tzinfo=UTC)
+    title = f"{provider} {instance_type} {region} {pricing.value}"
+    if show_availability:
+        from tracker.cli.availability import AVAILABILITY_COLUMNS, availability_rows
+
+        found = availability_rows(engine, series, at)
+        emit(found, fmt, columns=AVAILABILITY_COLUMNS, title=f"{title} availability")
+        return
     rows = []
     for s in series:
         if at is None:
@@ -196,7 +222,7 @@ def history(
                     "ended_at": p.ended_at,
                 }
             )
-    emit(rows, fmt, title=f"{provider} {instance_type} {region} {pricing.value}")
+    emit(rows, fmt, title=title)
 
 
 def gpus(

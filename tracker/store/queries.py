@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from tracker.catalog import GpuSelection
 from tracker.models import OFFER_COLUMNS, ColumnGroup, Offer, PricingModel, offer_from_values
+from tracker.store import availability
 from tracker.store.errors import database_errors
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
@@ -80,7 +81,10 @@ def _offer_columns() -> list[Any]:
     """Every offer column labelled with its Offer field name, then the times and source."""
     s, p = Series.__table__.c, PricePoint.__table__.c
     columns: list[Any] = [
-        (p if c.group is ColumnGroup.PRICE else s)[c.column].label(c.name) for c in OFFER_COLUMNS
+        availability.current_column().label(c.name)
+        if c.group is ColumnGroup.AVAILABILITY
+        else (p if c.group is ColumnGroup.PRICE else s)[c.column].label(c.name)
+        for c in OFFER_COLUMNS
     ]
     columns += [
         s.id.label("series_id"),
@@ -101,6 +105,7 @@ def current_offers(
     pricing: PricingModel | Sequence[PricingModel] | None = None,
     min_vram: Decimal | None = None,
     min_gpus: Decimal | None = None,
+    available: bool = False,
 ) -> list[StoredOffer]:
     """Listed offers with their current (open) price, filtered in SQL.
 
@@ -108,6 +113,8 @@ def current_offers(
     canonical models exactly, names the catalog does not know against the stored model
     or raw name, case-insensitively.
     ``min_vram`` is usable VRAM per GPU in GiB (a fractional GPU has its share of the card).
+    ``available`` keeps only offers whose current availability is known to be rentable
+    (available or low stock).
     Raises :class:`~tracker.store.engine.DatabaseError`.
     """
     # Plain columns, not ORM entities: listing 100k offers must not build 200k
@@ -115,7 +122,9 @@ def current_offers(
     stmt = select(*_offer_columns()).join_from(
         Series, PricePoint, and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None))
     )
-    stmt = stmt.where(Series.delisted_at.is_(None))
+    stmt = availability.join_current(stmt).where(Series.delisted_at.is_(None))
+    if available:
+        stmt = stmt.where(availability.rentable())
     if gpu is not None:
         matches: list[Any] = []
         if gpu.models:
