@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar, Protocol, Self, TypeVar, runtime_checkable
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from datetime import date
 
     from tracker.fx import EcbRate
-    from tracker.models import Offer
+    from tracker.models import Offer, OfferKey
     from tracker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -130,6 +130,13 @@ def _nothing_observed(pricing: PricingModel, region: str) -> None:
     return None
 
 
+ListedKeys = Callable[[], "Sequence[OfferKey]"]
+
+
+def _nothing_listed() -> list[OfferKey]:
+    return []
+
+
 @dataclass
 class RunContext:
     """What one run offers a collector, and what the collector reports back.
@@ -146,6 +153,7 @@ class RunContext:
     source: str = ""
     """The collector's name, for log lines."""
     last_observed_reader: LastObserved = _nothing_observed
+    listed_reader: ListedKeys = _nothing_listed
     skips: Counter[str] = field(default_factory=Counter)
     details: list[str] = field(default_factory=list)
     """The first :data:`MAX_SKIP_DETAILS` skip messages (``reason: detail``)."""
@@ -176,6 +184,14 @@ class RunContext:
         """Latest stored observation of this provider's offers in ``region`` for
         ``pricing`` (for incremental collection), or None if nothing is stored."""
         return self.last_observed_reader(pricing, region)
+
+    def listed_keys(self) -> Sequence[OfferKey]:
+        """Identity keys (:meth:`Offer.key`) of the offers this source has listed now.
+
+        For a provider that names only where it has capacity (Lambda): an offer it
+        listed before and no longer names can stay, marked unavailable, not delisted.
+        """
+        return self.listed_reader()
 
 
 @runtime_checkable

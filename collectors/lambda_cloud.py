@@ -1,10 +1,13 @@
 """Lambda Cloud on-demand prices from ``GET /api/v1/instance-types`` (API key).
 
 Lambda prices an instance type once, in integer US cents per hour, and names the
-regions that have capacity for it right now. Lambda does not list the regions a
-type is sold in without capacity, so an offer exists per (type, region listed):
-a type with no capacity anywhere yields no offer this run. Capacity is not stored
-here (availability is its own series, a separate piece of work).
+regions that have capacity for it right now (``regions_with_capacity_available``).
+Each (type, region listed there) is an offer marked ``available``. Lambda does not
+name the regions a type is sold in without capacity, so a region that ran out would
+simply vanish from the response: a (type, region) this collector listed before
+(``ctx.listed_keys()``), of a type Lambda still lists, stays an offer marked
+``unavailable`` instead of being delisted. A type Lambda stops listing is delisted;
+a type never seen with capacity has no known region and yields no offer.
 
 GPU count comes from ``specs.gpus`` (cross-checked against the ``8x`` in the
 description, read as a whole number) and the model from ``gpu_description``
@@ -15,14 +18,21 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import GpuCloudCollector, number, text
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Interconnect, InvalidOffer, Offer, PricingModel
+from tracker.models import (
+    AttributeValue,
+    Availability,
+    Interconnect,
+    InvalidOffer,
+    Offer,
+    PricingModel,
+)
 
 __all__ = ["DOCUMENTED_URL", "LambdaCollector", "parse_instance_types", "parse_item"]
 
@@ -63,8 +73,9 @@ def _count(specs: Mapping[str, Any], description: str) -> Decimal:
     return gpus
 
 
-def parse_item(name: str, entry: Any) -> list[Offer]:
-    """Offers for one instance type: one per region with capacity (none without).
+def parse_item(name: str, entry: Any, known_regions: Collection[str] = ()) -> list[Offer]:
+    """Offers for one instance type: one ``available`` per region with capacity, and one
+    ``unavailable`` per ``known_regions`` entry (where it was listed before) without.
 
     A type without GPUs (``specs.gpus`` 0) is not a GPU offer and yields nothing.
     Raises :class:`SkipItem` when the type cannot be priced.
@@ -104,12 +115,17 @@ def parse_item(name: str, entry: Any) -> list[Offer]:
         attributes["gpu_form_factor"] = form
     if not match.known:
         attributes["gpu_unknown_reason"] = match.reason
-    offers = []
+    listed: list[tuple[str, Any, Availability]] = []
     for region in regions:
         if not isinstance(region, Mapping):
             raise SkipItem("malformed_item", f"region entry {region!r} is not an object")
-        region_name = text(region, "name")
-        where = region.get("description")
+        listed.append((text(region, "name"), region.get("description"), Availability.AVAILABLE))
+    with_capacity = {region_name for region_name, _, _ in listed}
+    listed += [
+        (r, None, Availability.UNAVAILABLE) for r in sorted(set(known_regions) - with_capacity)
+    ]
+    offers = []
+    for region_name, where, availability in listed:
         try:
             offers.append(
                 Offer(
@@ -127,6 +143,7 @@ def parse_item(name: str, entry: Any) -> list[Offer]:
                     interconnect=_interconnect(form),
                     gpu_raw_name=gpu_description,
                     gpu_known=match.known,
+                    availability=availability,
                     attributes={**attributes, "region_description": where}
                     if isinstance(where, str)
                     else attributes,
@@ -137,14 +154,28 @@ def parse_item(name: str, entry: Any) -> list[Offer]:
     return offers
 
 
-def parse_instance_types(payload: Any, skip: Callable[[str, str], None]) -> list[Offer]:
-    """Every offer in an ``/instance-types`` response; unpriceable types are skips."""
+def parse_instance_types(
+    payload: Any,
+    skip: Callable[[str, str], None],
+    known: Mapping[str, Collection[str]] | None = None,
+) -> list[Offer]:
+    """Every offer in an ``/instance-types`` response; unpriceable types are skips.
+
+    ``known`` maps an instance type to the regions it was listed in before (what the
+    store holds), so those without capacity now stay offers marked unavailable.
+    """
     data = payload.get("data") if isinstance(payload, Mapping) else None
     if not isinstance(data, Mapping):
         raise CollectorError("lambda: response has no 'data' object of instance types")
-    listed = parse_each(
-        data.items(), lambda kv: parse_item(str(kv[0]), kv[1]), skip, where=lambda kv: str(kv[0])
-    )
+    before = known or {}
+
+    def parse(kv: tuple[Any, Any]) -> list[Offer]:
+        name, entry = str(kv[0]), kv[1]
+        itype = entry.get("instance_type") if isinstance(entry, Mapping) else None
+        real = itype.get("name") if isinstance(itype, Mapping) else None
+        return parse_item(name, entry, before.get(real if isinstance(real, str) else name, ()))
+
+    listed = parse_each(data.items(), parse, skip, where=lambda kv: str(kv[0]))
     return [offer for offers in listed for offer in offers]
 
 
@@ -163,6 +194,9 @@ class LambdaCollector(GpuCloudCollector):
             return
         with self.client() as http:
             payload = self.fetch(http, "GET")
-        offers = parse_instance_types(payload, ctx.skip)
+        known: dict[str, set[str]] = {}
+        for key in ctx.listed_keys():
+            known.setdefault(key[1], set()).add(key[2])  # (provider, instance_type, region, …)
+        offers = parse_instance_types(payload, ctx.skip, known)
         log.info("lambda: %d offers", len(offers))
         yield from offers

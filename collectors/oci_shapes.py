@@ -7,8 +7,13 @@ cites the "Compute Shapes" documentation section it comes from.
 
 x86 shapes: 1 OCPU = 2 vCPUs; Arm (Grace, Ampere): 1 OCPU = 1 core = 1 vCPU.
 
-``preemptible`` marks shapes the "Preemptible Instances" page lists as supported;
-only those get a spot price (50 % of on-demand, :data:`PREEMPTIBLE_RULE`).
+``preemptible`` marks shapes that can run as preemptible capacity; only those get a
+spot price (50 % of on-demand, :data:`PREEMPTIBLE_RULE`). Oracle's "Preemptible
+Instances" page (:data:`PREEMPTIBLE_DOC`, "Support and Limitations") says "Preemptible
+capacity does not support bare metal instances", and Oracle's GA announcement made it
+available on all VM shapes (but VM.Standard.E2.1.Micro), so here only the VM GPU
+shapes are preemptible; the BM.GPU.A10.4 and BM.GPU.A100-v2.8 rows, once marked
+preemptible from memory, are not.
 
 Shapes whose part number cannot be tied to a shape from public documentation
 (BM.GPU4.8, the V100/P100 generations, B300, GB300, MI355X, RTX PRO 6000) are left
@@ -81,11 +86,11 @@ SHAPES: dict[str, OciShape] = {
         _shape("BM.GPU.B200.8", "B200", 8, 180, 128, 4096, "B110978"),
         # Grace-Blackwell: 2 Grace CPUs (Arm), 4 Blackwell GPUs per node.
         _shape("BM.GPU.GB200.4", "GB200", 4, None, 144, 960, "B110979", arm=True),
-        _shape("BM.GPU.A100-v2.8", "A100-80GB", 8, 80, 128, 2048, "B95907", preemptible=True),
+        _shape("BM.GPU.A100-v2.8", "A100-80GB", 8, 80, 128, 2048, "B95907"),
         _shape("BM.GPU.L40S.4", "L40S", 4, 48, 112, 1024, "B109479", link=_PCIE),
         # AMD Infinity Fabric links the MI300X, not NVLink.
         _shape("BM.GPU.MI300X.8", "MI300X", 8, 192, 112, 2048, "B109485", link=_OTHER),
-        _shape("BM.GPU.A10.4", "A10", 4, 24, 64, 1024, "B95909", preemptible=True, link=_PCIE),
+        _shape("BM.GPU.A10.4", "A10", 4, 24, 64, 1024, "B95909", link=_PCIE),
         _shape("VM.GPU.A10.1", "A10", 1, 24, 15, 240, "B95909", preemptible=True, link=_PCIE),
         _shape("VM.GPU.A10.2", "A10", 2, 24, 30, 480, "B95909", preemptible=True, link=_PCIE),
     )

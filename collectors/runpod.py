@@ -9,6 +9,16 @@ price of 0 (or none) means the cloud does not offer the type: no offer, never a
 free one. Spot (interruptible) prices are being retired by RunPod: stored as spot
 where present and non-zero, their absence is normal. Prices are global (RunPod
 does not price per data centre), so the region is ``global``.
+
+Availability comes from ``lowestPrice(input: {gpuCount: 1, secureCloud: true})``, the
+query RunPod's docs show for "Check GPU type availability" (runpod/docs
+``sdks/graphql/manage-pods.mdx``: "if ``stockStatus`` is ``"Low"``, it means there
+are very few GPUs of that type available"). So it speaks for Secure Cloud on-demand
+offers only: ``High``/``Medium`` → available, ``Low`` → low, and a GPU count not in
+``availableGpuCounts`` → unavailable (the docs' example: High with ``[1, 2, 4]``). A
+null status with no available count is unavailable. Community Cloud and spot offers,
+and any status RunPod adds later (kept raw in the ``stock_status`` attribute), are
+unknown.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ from typing import Any, ClassVar
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import GpuCloudCollector, number, text
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "GPU_TYPES_QUERY", "RunPodCollector", "parse_gpu_types"]
 
@@ -37,8 +47,15 @@ GPU_TYPES_QUERY = """query GpuTypes {
     maxGpuCount id displayName manufacturer memoryInGb
     secureCloud communityCloud
     securePrice communityPrice secureSpotPrice communitySpotPrice
+    lowestPrice(input: {gpuCount: 1, secureCloud: true}) { stockStatus availableGpuCounts }
   }
 }"""
+STOCK_STATUS = {
+    "High": Availability.AVAILABLE,
+    "Medium": Availability.AVAILABLE,
+    "Low": Availability.LOW,
+}
+"""RunPod's ``stockStatus`` values (docs examples show ``High`` and ``Low``)."""
 # (offering_class, cloud flag, on-demand field, spot field)
 _CLOUDS = (
     ("secure", "secureCloud", "securePrice", "secureSpotPrice"),
@@ -61,6 +78,43 @@ def _max_count(item: Mapping[str, Any]) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise SkipItem("malformed_item", f"maxGpuCount missing or not a count ({value!r})")
     return value
+
+
+def _secure_stock(item: Mapping[str, Any]) -> tuple[Availability, list[int] | None, Any]:
+    """Secure Cloud's stock for the type: (availability, the GPU counts available now
+    when RunPod lists them, the raw ``stockStatus``)."""
+    lowest = item.get("lowestPrice")
+    if not isinstance(lowest, Mapping):
+        return Availability.UNKNOWN, None, None
+    raw = lowest.get("stockStatus")
+    counts = lowest.get("availableGpuCounts")
+    available_counts = (
+        [c for c in counts if isinstance(c, int) and not isinstance(c, bool)]
+        if isinstance(counts, list)
+        else None
+    )
+    if raw is None:
+        none_left = available_counts is not None and not available_counts
+        return (Availability.UNAVAILABLE if none_left else Availability.UNKNOWN), None, raw
+    status = STOCK_STATUS.get(raw) if isinstance(raw, str) else None
+    if status is None:
+        log.info("runpod: unrecognised stockStatus %r kept as unknown", raw)
+        return Availability.UNKNOWN, None, raw
+    return status, available_counts, raw
+
+
+def _availability(
+    offering_class: str,
+    pricing: PricingModel,
+    count: int,
+    stock: tuple[Availability, list[int] | None, Any],
+) -> Availability:
+    if offering_class != "secure" or pricing is not PricingModel.ON_DEMAND:
+        return Availability.UNKNOWN  # the stock query asked about Secure Cloud pods
+    status, available_counts, _ = stock
+    if status.rentable and available_counts is not None and count not in available_counts:
+        return Availability.UNAVAILABLE
+    return status
 
 
 def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
@@ -93,6 +147,10 @@ def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
     }
     if not match.known:
         attributes["gpu_unknown_reason"] = match.reason
+    stock = _secure_stock(item)
+    secure_attributes = dict(attributes)
+    if stock[2] is not None:
+        secure_attributes["stock_status"] = str(stock[2])  # RunPod's own word, as sent
     offers = []
     for offering_class, pricing, per_gpu in prices:
         for count in counts:
@@ -112,7 +170,11 @@ def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
                         offering_class=offering_class,
                         gpu_raw_name=gpu_id,
                         gpu_known=match.known,
-                        attributes={**attributes, "price_per_gpu": per_gpu},
+                        availability=_availability(offering_class, pricing, count, stock),
+                        attributes={
+                            **(secure_attributes if offering_class == "secure" else attributes),
+                            "price_per_gpu": per_gpu,
+                        },
                     )
                 )
             except InvalidOffer as exc:

@@ -59,6 +59,7 @@ def unusual_offer() -> Offer:
         vcpus=Decimal(12),
         memory_gib=Decimal(96),
         interconnect="pcie",
+        availability="low",
         price_per_hour=Decimal("2.5"),
         currency="EUR",
         attributes={"upfront_usd": "1000", "note": "beta"},
@@ -97,6 +98,7 @@ def test_offer_values_follow_the_definition_and_key_order() -> None:
     offer = unusual_offer()
     values = dict(zip(NAMES, offer_values(offer), strict=True))
     assert values["pricing"] == "reserved_1y" and values["interconnect"] == "pcie"
+    assert values["availability"] == "low"  # its own interval series in the store
     assert values["attributes"] == {"upfront_usd": "1000", "note": "beta"}
     assert tuple(values[name] for name in OFFER_KEY_FIELDS) == offer.key()
     assert row_to_offer(offer_to_row(offer)) == offer

@@ -20,8 +20,8 @@ from tracker.errors import one_line
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.redact import redact, secrets_of
 from tracker.settings import Settings
+from tracker.store import availability, runs
 from tracker.store import fx as fx_store
-from tracker.store import runs
 from tracker.store.engine import DatabaseError, Engine
 from tracker.store.ingest import DelistScope, IngestStats
 from tracker.store.schema import MAX_SOURCE_CHARS
@@ -129,6 +129,7 @@ def run_collector(
         pricing_scope=pricing_scope,
         source=source,
         last_observed_reader=partial(runs.last_observed, engine, source),
+        listed_reader=partial(availability.listed_keys, engine, source),
     )
     if isinstance(collector, RateCollector):
         return _run_rates(engine, collector, settings, summary, ctx)

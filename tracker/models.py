@@ -23,6 +23,7 @@ __all__ = [
     "OFFER_KEY_FIELDS",
     "STORED_OFFER_COLUMNS",
     "AttributeValue",
+    "Availability",
     "ColumnGroup",
     "ColumnKind",
     "Interconnect",
@@ -82,6 +83,25 @@ class Interconnect(StrEnum):
     UNKNOWN = "unknown"
 
 
+class Availability(StrEnum):
+    """Whether the provider said it has capacity for an offer when it was seen.
+
+    ``low`` is the provider's own "few left" (RunPod's ``Low`` stock status): still
+    rentable. ``unknown`` is what every provider that does not say reports; the store
+    keeps no interval for it, so a gap in an offer's availability series is unknown.
+    """
+
+    AVAILABLE = "available"
+    LOW = "low"
+    UNAVAILABLE = "unavailable"
+    UNKNOWN = "unknown"
+
+    @property
+    def rentable(self) -> bool:
+        """Known to be rentable now (``offers --available`` keeps these)."""
+        return self is Availability.AVAILABLE or self is Availability.LOW
+
+
 class InvalidOffer(ValueError):
     """A record that cannot be stored; ``field`` names what was wrong."""
 
@@ -106,6 +126,9 @@ class ColumnGroup(StrEnum):
     DERIVED = "derived"
     """Computed when read, never stored: the USD figure of a price comes from the exchange
     rate in force (tracker.fx), so a rate change never opens a price interval."""
+    AVAILABILITY = "availability"
+    """The value of one availability interval, a series of its own beside the prices so
+    a stock flicker never splits a price interval (tracker/store/availability.py)."""
 
 
 class ColumnKind(StrEnum):
@@ -138,6 +161,7 @@ class OfferColumn:
 
 
 _I, _H, _P, _D = ColumnGroup.IDENTITY, ColumnGroup.HARDWARE, ColumnGroup.PRICE, ColumnGroup.DERIVED
+_A = ColumnGroup.AVAILABILITY
 _T, _C, _F, _N, _M = (
     ColumnKind.TEXT,
     ColumnKind.CHOICE,
@@ -162,6 +186,7 @@ OFFER_COLUMNS: tuple[OfferColumn, ...] = (
     OfferColumn("vcpus", _H, _N, optional=True),
     OfferColumn("memory_gib", _H, _N, optional=True),
     OfferColumn("interconnect", _H, _C),
+    OfferColumn("availability", _A, _C),
     OfferColumn("price_per_hour", _P, _N, stored_as="price"),
     OfferColumn("currency", _P, _T),
     OfferColumn("price_per_hour_usd", _D, _N, optional=True),
@@ -258,6 +283,8 @@ class Offer:
     gpu_raw_name: str = ""
     gpu_known: bool = True
     observed_at: datetime | None = None
+    availability: Availability = Availability.UNKNOWN
+    """Capacity as the provider reported it at ``observed_at`` (``unknown``: not said)."""
     attributes: Mapping[str, AttributeValue] = field(default_factory=lambda: _EMPTY)
 
     def __post_init__(self) -> None:
@@ -282,6 +309,14 @@ class Offer:
                 allowed = ", ".join(i.value for i in Interconnect)
                 raise InvalidOffer(
                     "interconnect", f"{self.interconnect!r} is not one of {allowed}"
+                ) from None
+        if type(self.availability) is not Availability:
+            try:
+                s(self, "availability", Availability(self.availability))
+            except ValueError:
+                allowed = ", ".join(a.value for a in Availability)
+                raise InvalidOffer(
+                    "availability", f"{self.availability!r} is not one of {allowed}"
                 ) from None
         for name in ("price_per_hour", "gpu_count"):
             value = getattr(self, name)

@@ -1,7 +1,7 @@
 """exchange rates as data; prices stored in their own currency only
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-30 11:00:00.000000
 
 ``fx_rates`` holds the ECB's euro reference rates as one compact series per currency
@@ -26,7 +26,7 @@ from alembic import op
 import tracker.store.types
 
 revision: str = "0006"
-down_revision: str | None = "0004"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -21,12 +21,13 @@ OFFER_JSON_KEYS = {
     "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "first_seen", "last_seen",
     "offering_class", "os", "gpu_known", "gpu_raw_name", "price_since", "source", "attributes",
     "display_currency", "display_price_per_hour", "display_price_per_gpu_hour",
+    "availability",
 }  # fmt: skip
 OFFER_CSV_HEADER = (
     "provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
     "gpu_memory_gib,vcpus,memory_gib,interconnect,price_per_hour,currency,price_per_hour_usd,"
     "price_per_gpu_hour_usd,display_currency,display_price_per_hour,display_price_per_gpu_hour,"
-    "first_seen,last_seen"
+    "availability,first_seen,last_seen"
 )
 # the keys of `recommend --format json` rows before this change (README, Recommendations)
 RANKING_JSON_KEYS = {

@@ -91,7 +91,7 @@ def test_no_offer_is_priced_from_a_licence_cloud_at_customer_or_vmware_row() -> 
         assert per_gpu not in LICENCE_AND_ON_PREM_PRICES, offer.instance_type
         assert "AI Enterprise" not in str(offer.attributes["part_name"])
         assert "Cloud@Customer" not in str(offer.attributes["part_name"])
-    # 10 shapes on demand + 3 preemptible shapes (A100-v2.8, A10.4, VM A10.1/.2 = 4) as spot
+    # 10 shapes on demand (spot only for the VM A10 shapes, see below)
     assert len([k for k in offers if k[1] == "on_demand"]) == len(SHAPES) == 10
 
 
@@ -121,12 +121,15 @@ def test_a_shape_part_that_turned_into_a_licence_row_is_a_skip() -> None:
 def test_preemptible_is_half_price_only_for_supported_shapes() -> None:
     offers, _ = parse(load())
     spot = {k[0]: o for k, o in offers.items() if k[1] == "spot"}
-    assert set(spot) == {"BM.GPU.A100-v2.8", "BM.GPU.A10.4", "VM.GPU.A10.1", "VM.GPU.A10.2"}
-    assert spot["BM.GPU.A100-v2.8"].price_per_hour == Decimal("16.0")  # 32 x 0.5
+    # Oracle's Preemptible Instances page: "Preemptible capacity does not support bare
+    # metal instances" -> only the VM GPU shapes have a preemptible (spot) price
+    assert set(spot) == {"VM.GPU.A10.1", "VM.GPU.A10.2"}
     assert spot["VM.GPU.A10.1"].price_per_hour == Decimal("1.0")  # 2 x 0.5
-    assert spot["BM.GPU.A10.4"].offering_class == "preemptible"
-    assert "50% of on-demand" in str(spot["BM.GPU.A10.4"].attributes["spot_rule"])
+    assert spot["VM.GPU.A10.2"].price_per_hour == Decimal("2.0")  # 2 GPUs x $2 x 0.5
+    assert spot["VM.GPU.A10.2"].offering_class == "preemptible"
+    assert "50% of on-demand" in str(spot["VM.GPU.A10.2"].attributes["spot_rule"])
     assert ("BM.GPU.H100.8", "spot") not in offers
+    assert ("BM.GPU.A100-v2.8", "spot") not in offers and ("BM.GPU.A10.4", "spot") not in offers
 
 
 def test_preemptible_can_be_switched_off() -> None:
@@ -169,7 +172,7 @@ def test_collect_asks_for_usd_and_needs_no_credentials() -> None:
     request = route.calls[0].request
     assert request.url.params["currencyCode"] == "USD"
     assert "Authorization" not in request.headers
-    assert len(offers) == 10 + 4
+    assert len(offers) == 10 + 2  # every shape on demand + VM.GPU.A10.1/.2 preemptible
 
 
 @respx.mock

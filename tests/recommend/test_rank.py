@@ -580,3 +580,26 @@ def test_rank_takes_the_interruption_rate_from_pricing(monkeypatch: pytest.Monke
     spot = offer("H100-SXM", 1, "3.80", pricing="spot", zone="us-east-1a")
     (c,) = rank(job(**LONG_LORA), [spot]).candidates
     assert c.job_hours == c.compute_hours  # a zero rate means no re-work
+
+
+# --- availability (issue 13) ---------------------------------------------------------
+
+
+def test_offers_known_to_be_unavailable_are_skipped_and_counted_unless_included() -> None:
+    # the same 1x A100-80GB three times: the cheapest has no capacity now
+    sold_out = offer("A100-80GB", 1, "1.00", availability="unavailable")
+    low = offer("A100-80GB", 1, "2.00", availability="low")
+    unknown = offer("A100-80GB", 1, "3.00")  # a provider that does not say
+    offers = [sold_out, low, unknown]
+    ranking = rank(job(**LORA_7B), offers)
+    assert names([c.offer for c in ranking.candidates]) == names([low, unknown])
+    assert ranking.excluded_counts == {"unavailable": 1}
+    included = rank(job(**LORA_7B), offers, include_unavailable=True)
+    assert names([c.offer for c in included.candidates]) == names([sold_out, low, unknown])
+    assert included.excluded_counts == {}
+    # a provider the profile does not ask for is out of scope, not "unavailable"
+    scoped = rank(job(**LORA_7B, providers=["elsewhere"]), offers)
+    assert scoped.excluded_counts == {"provider": 3}
+    explained = rank(job(**LORA_7B), offers, explain=True)
+    [why] = explained.exclusions
+    assert why.reason is Reason.UNAVAILABLE and "no capacity" in why.detail

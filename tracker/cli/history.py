@@ -128,6 +128,13 @@ def history(
         Path | None,
         typer.Option("--plot", help="Also draw the steps to FILE.png or FILE.svg."),
     ] = None,
+    show_availability: Annotated[
+        bool,
+        typer.Option(
+            "--availability",
+            help="One offer's availability intervals instead of prices (where reported).",
+        ),
+    ] = False,
     currency: CurrencyOption = "USD",
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
@@ -143,17 +150,34 @@ def history(
             check_plot_path(plot)
         window = history_args.parse_window(since, until, now=now) if since or until else None
         if gpu:
-            if instance_type or at or zone is not None or payment_option is not None:
+            if (
+                instance_type
+                or at
+                or show_availability
+                or zone is not None
+                or payment_option is not None
+            ):
                 raise HistoryArgumentError(
-                    "--gpu reads many offers: drop --instance-type, --zone, --payment-option "
-                    "and --at (they name one offer)"
+                    "--gpu reads many offers: drop --instance-type, --zone, --payment-option, "
+                    "--at and --availability (they name one offer)"
                 )
             grid = _grid(window, resample, now)
             _gpu_view(ctx, gpu, grid, provider, region, pricing, plot, fmt, view)
             return
         offer = _offer_key(provider, instance_type, region, pricing, zone, payment_option)
         # One offer: each view is one branch (a new view adds its option and a branch here).
-        if at is not None:
+        if show_availability:
+            if resample or window or plot:
+                raise HistoryArgumentError(
+                    "--availability lists intervals: drop --since/--until/--resample/--plot"
+                )
+            from tracker.cli.availability import AVAILABILITY_COLUMNS, availability_rows
+
+            at = at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
+            engine = open_store(ctx)
+            rows = availability_rows(engine, views.find_offer(engine, offer), at)
+            emit(rows, fmt, columns=AVAILABILITY_COLUMNS, title=f"{offer.describe()} availability")
+        elif at is not None:
             if resample or window or plot:
                 raise HistoryArgumentError(
                     "--at reads one time: drop --since/--until/--resample/--plot"

@@ -14,7 +14,7 @@ from tracker.catalog import all_specs, select_gpus
 from tracker.cli.context import CliError, open_store
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
-from tracker.models import PricingModel, offer_dict
+from tracker.models import Availability, PricingModel, offer_dict
 from tracker.store import queries
 from tracker.store.engine import DatabaseError, Engine
 
@@ -38,6 +38,7 @@ CSV_COLUMNS = (
     "display_currency",
     "display_price_per_hour",
     "display_price_per_gpu_hour",
+    "availability",
     "first_seen",
     "last_seen",
 )
@@ -63,13 +64,15 @@ OFFER_HEAD = (
 
 def offer_table(symbol: str = "$") -> tuple[Column, ...]:
     """The table display: short headers, prices in the view currency rounded for
-    reading (``$/h``, ``CNY/h``), VRAM in GiB per GPU. The provider's own currency and
+    reading (``$/h``, ``CNY/h``), VRAM in GiB per GPU, availability blank where unknown (so the column
+    shows only where a provider says). The provider's own currency and
     exact figures are in the JSON and CSV."""
     return (
         *OFFER_HEAD,
         Column("gpu_memory_gib", "VRAM", justify="right"),
         Column("display_price_per_hour", f"{symbol}/h", money, justify="right"),
         Column("display_price_per_gpu_hour", f"{symbol}/GPU·h", money, justify="right"),
+        Column("availability", "avail.", lambda v: "" if v == Availability.UNKNOWN else str(v)),
     )
 
 
@@ -120,6 +123,7 @@ def offer_rows(
     min_gpus: float | None = None,
     sort: SortKey = SortKey.price,
     limit: int | None = None,
+    available: bool = False,
 ) -> list[dict[str, Any]]:
     """The ``offers`` listing as JSON rows: what the command prints and ``/api/v1/offers``
     answers, so both give the same rows for the same filters (raises DatabaseError).
@@ -133,6 +137,7 @@ def offer_rows(
         pricing=pricing,
         min_vram=Decimal(str(min_vram)) if min_vram is not None else None,
         min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
+        available=available,
     )
     rows = []
     for s in found:
@@ -166,6 +171,13 @@ def offers(
         ),
     ] = None,
     min_gpus: Annotated[float | None, typer.Option("--min-gpus", min=0)] = None,
+    available: Annotated[
+        bool,
+        typer.Option(
+            "--available",
+            help="Only offers the provider last reported as available (or low stock).",
+        ),
+    ] = False,
     sort: Annotated[SortKey, typer.Option("--sort")] = SortKey.price,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
     currency: CurrencyOption = "USD",
@@ -187,12 +199,15 @@ def offers(
             min_gpus=min_gpus,
             sort=sort,
             limit=limit,
+            available=available,
         )
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
     view.report()
     if not rows and not view.usd.skipped:
-        filtered = any((gpu, provider, region, pricing, min_vram is not None, min_gpus is not None))
+        filtered = any(
+            (gpu, provider, region, pricing, min_vram is not None, min_gpus is not None, available)
+        )
         err(
             "no offer matches these filters"
             if filtered

@@ -19,6 +19,7 @@ from tracker.recommend import (
     ProfileError,
     ProfileSet,
     Ranking,
+    Reason,
     WorkloadError,
     estimate_vram,
     load_profiles,
@@ -256,6 +257,13 @@ def recommend(
     ] = None,
     max_price: Annotated[str | None, typer.Option("--max-price", help="Max USD/hour.")] = None,
     budget: Annotated[str | None, typer.Option("--budget", help="Max USD for the job.")] = None,
+    include_unavailable: Annotated[
+        bool,
+        typer.Option(
+            "--include-unavailable",
+            help="Also rank offers the provider last reported as having no capacity.",
+        ),
+    ] = False,
     profiles_file: ProfilesFileOption = None,
     currency: CurrencyOption = "USD",
     fmt: FormatOption = OutputFormat.table,
@@ -317,6 +325,7 @@ def recommend(
             top=top,
             explain=explain,
             measurements=profile_set.measurements,
+            include_unavailable=include_unavailable,
         )
     except (ProfileError, WorkloadError) as exc:
         raise CliError(str(exc), USAGE) from None
@@ -339,6 +348,12 @@ def recommend(
     else:
         columns = (*CANDIDATE_COLUMNS, "excluded_reason", "excluded_detail") if explain else None
         emit(rows, fmt, columns=columns or CANDIDATE_COLUMNS)
+    skipped = ranking.excluded_counts.get(Reason.UNAVAILABLE.label, 0)
+    if skipped and fmt is not OutputFormat.table:  # a table says it in its title
+        err(
+            f"gpu-tracker: skipped {skipped} offer(s) the provider reported unavailable "
+            "(--include-unavailable ranks them)"
+        )
     if not ranking.considered and not view.usd.skipped:
         err("gpu-tracker: no offers stored yet; run 'gpu-tracker collect' first")
     elif not ranking.candidates:
@@ -354,6 +369,9 @@ def ranking_title(ranking: Ranking) -> str:
     if not ranking.workload.has_work:
         title += "; no work size given, so ranked by effective $/hour (job hours and cost empty)"
     excluded = ", ".join(f"{k} {v}" for k, v in ranking.excluded_counts.items())
+    skipped = ranking.excluded_counts.get(Reason.UNAVAILABLE.label, 0)
+    if skipped:
+        title += f"; {skipped} skipped as unavailable (--include-unavailable ranks them)"
     return title + (f"; excluded: {excluded}" if excluded else "")
 
 

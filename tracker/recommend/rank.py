@@ -121,6 +121,7 @@ def rank(
     explain: bool = False,
     lookup: SpecLookup = _catalog_lookup,
     measurements: Sequence[Measurement] | None = None,
+    include_unavailable: bool = False,
 ) -> Ranking:
     """Rank ``offers`` for ``profile``; ``top=None`` returns every feasible offer.
 
@@ -134,6 +135,7 @@ def rank(
         top=top,
         explain=explain,
         measurements=measurements,
+        include_unavailable=include_unavailable,
     )
 
 
@@ -146,7 +148,11 @@ def rank_table(
     explain: bool = False,
     work: Workload | None = None,
     measurements: Sequence[Measurement] | None = None,
+    include_unavailable: bool = False,
 ) -> Ranking:
+    """Rank the table's offers for ``profile``. Offers the provider last reported
+    unavailable are excluded (reason ``unavailable``, counted like every other reason)
+    unless ``include_unavailable``; unknown availability is never a reason."""
     p = profile
     rates = gpu_rates(p, table.specs, a, measurements)
     w = calibrated_work(work or workload(p, a), a, measurements)
@@ -162,6 +168,8 @@ def rank_table(
     if p.regions:
         allowed = np.isin(table.region_code, table.codes(p.regions, table.regions))
         exclude(Reason.REGION, ~allowed)
+    if not include_unavailable:  # within the asked-for providers and regions
+        exclude(Reason.UNAVAILABLE, table.unavailable)
     pc = table.pricing_code
     if not p.interruptible:
         exclude(Reason.SPOT_NOT_ALLOWED, pc == PRICING_CODES[PricingModel.SPOT])

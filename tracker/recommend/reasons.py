@@ -25,7 +25,9 @@ CENT = Decimal("0.01")
 
 
 class Reason(IntEnum):
-    """Why an offer is not a candidate, in the order the checks apply."""
+    """Why an offer is not a candidate, in the order the checks apply (``UNAVAILABLE``,
+    added last, is checked right after the provider and region scope: an offer without
+    capacity is not rentable, whatever else would rule it out)."""
 
     PROVIDER = 1
     REGION = 2
@@ -41,6 +43,7 @@ class Reason(IntEnum):
     VRAM = 12
     MAX_PRICE = 13
     BUDGET = 14
+    UNAVAILABLE = 15
 
     @property
     def label(self) -> str:
@@ -66,6 +69,8 @@ def exclusion_detail(
     ic: IntArray,
 ) -> str:
     o = table.offers[ix]
+    if reason is Reason.UNAVAILABLE:
+        return "the provider last reported no capacity (--include-unavailable keeps it)"
     if reason is Reason.PROVIDER:
         return f"provider {o.provider} not in {', '.join(p.providers)}"
     if reason is Reason.REGION:

@@ -29,6 +29,7 @@ from tracker.catalog import GpuSpec
 from tracker.models import (
     OFFER_COLUMNS,
     OFFER_KEY_FIELDS,
+    Availability,
     Offer,
     PricingModel,
     offer_from_values,
@@ -83,6 +84,8 @@ PROVIDER, REGION, PRICING = _AT["provider"], _AT["region"], _AT["pricing"]
 GPU_MODEL, GPU_KNOWN, GPU_COUNT = _AT["gpu_model"], _AT["gpu_known"], _AT["gpu_count"]
 GPU_MEMORY, INTERCONNECT = _AT["gpu_memory_gib"], _AT["interconnect"]
 PRICE_USD, ATTRIBUTES = _AT["price_per_hour_usd"], _AT["attributes"]
+AVAILABILITY = _AT["availability"]
+_UNAVAILABLE = Availability.UNAVAILABLE.value
 _KEY = itemgetter(*(_AT[name] for name in OFFER_KEY_FIELDS))
 _TERM = {p.value: p.term_hours for p in PricingModel}
 
@@ -187,6 +190,8 @@ class OfferTable:
     """Provider-published interruption bucket bound (% per month); NaN when none."""
     tie_order: IntArray
     """Rank of each offer's identity key, for a deterministic order among equal costs."""
+    unavailable: BoolArray
+    """The provider last reported no capacity for the offer (unknown is not unavailable)."""
 
     def __len__(self) -> int:
         return len(self.offers)
@@ -236,6 +241,10 @@ class OfferTable:
         price = np.empty(n, np.float64)
         hourly = np.empty(n, np.float64)
         interrupt = np.full(n, math.nan)
+        at_availability = AVAILABILITY
+        unavailable = np.fromiter(
+            (r[at_availability] == _UNAVAILABLE for r in rows), np.bool_, count=n
+        )
 
         for i, r in enumerate(rows):
             provider_code[i] = provider_ix.setdefault(r[at_provider], len(provider_ix))
@@ -322,6 +331,7 @@ class OfferTable:
             hourly=hourly,
             interruption_pct=interrupt,
             tie_order=tie_order,
+            unavailable=unavailable,
         )
 
     def codes(self, names: Sequence[str], universe: Sequence[str]) -> IntArray:

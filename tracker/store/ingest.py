@@ -27,6 +27,7 @@ from sqlalchemy import Connection, text
 
 from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import ColumnKind, Offer, PricingModel
+from tracker.store import availability
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.types import quantize_money
 
@@ -61,6 +62,8 @@ class IngestStats:
     relisted: int = 0
     refused_delist: int = 0
     rounds: int = 0
+    availability_changes: int = 0
+    """Availability intervals opened (tracker/store/availability.py); not a run count."""
 
     def run_counts(self) -> dict[str, int]:
         """The counters a run records in ``collection_runs`` (and the service logs).
@@ -299,6 +302,9 @@ class Ingest:
         stats.rounds = int(rounds or 0)
         for r in range(1, stats.rounds + 1):
             self._apply_round(r, stats)
+        stats.availability_changes = availability.apply_run(
+            self.conn, sqlite=self.sqlite, repeats=self._repeats
+        )
 
         if delist is not None:
             self._delist(delist, stats)
@@ -368,4 +374,7 @@ class Ingest:
                 "AND series_id IN (SELECT id FROM series WHERE delisted_at = :run_time "
                 "AND source = :source)",
                 **params,
+            )
+            availability.close_delisted(
+                self.conn, source=scope.source, delisted_at=params["run_time"]
             )

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from tracker.catalog import GpuSelection
 from tracker.models import OFFER_COLUMNS, ColumnGroup, Offer, PricingModel, offer_from_values
+from tracker.store import availability
 from tracker.store.errors import database_errors
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
@@ -86,7 +87,11 @@ def _offer_columns() -> list[Any]:
     s, p = Series.__table__.c, PricePoint.__table__.c
     table = {ColumnGroup.PRICE: p, ColumnGroup.IDENTITY: s, ColumnGroup.HARDWARE: s}
     columns: list[Any] = [
-        table[c.group][c.column].label(c.name) if c.group in table else null().label(c.name)
+        availability.current_column().label(c.name)
+        if c.group is ColumnGroup.AVAILABILITY
+        else table[c.group][c.column].label(c.name)
+        if c.group in table
+        else null().label(c.name)
         for c in OFFER_COLUMNS
     ]
     columns += [
@@ -105,13 +110,16 @@ def current_offers_select(
     provider: str | Sequence[str] | None = None,
     region: str | Sequence[str] | None = None,
     pricing: PricingModel | Sequence[PricingModel] | None = None,
+    available: bool = False,
 ) -> Any:
     """The select of :func:`current_offers` (its columns and filters, unordered), for
     readers that add their own order, limit or aggregate (the dashboard's pages)."""
     stmt = select(*_offer_columns()).join_from(
         Series, PricePoint, and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None))
     )
-    stmt = stmt.where(Series.delisted_at.is_(None))
+    stmt = availability.join_current(stmt).where(Series.delisted_at.is_(None))
+    if available:
+        stmt = stmt.where(availability.rentable())
     if gpu is not None:
         matches: list[Any] = []
         if gpu.models:
@@ -139,6 +147,7 @@ def current_offers(
     pricing: PricingModel | Sequence[PricingModel] | None = None,
     min_vram: Decimal | None = None,
     min_gpus: Decimal | None = None,
+    available: bool = False,
 ) -> list[StoredOffer]:
     """Listed offers with their current (open) price, filtered in SQL.
 
@@ -146,11 +155,15 @@ def current_offers(
     canonical models exactly, names the catalog does not know against the stored model
     or raw name, case-insensitively.
     ``min_vram`` is usable VRAM per GPU in GiB (a fractional GPU has its share of the card).
+    ``available`` keeps only offers whose current availability is known to be rentable
+    (available or low stock).
     Raises :class:`~tracker.store.engine.DatabaseError`.
     """
     # Plain columns, not ORM entities: listing 100k offers must not build 200k
     # mapped objects on the way to the Offer records.
-    stmt = current_offers_select(gpu=gpu, provider=provider, region=region, pricing=pricing)
+    stmt = current_offers_select(
+        gpu=gpu, provider=provider, region=region, pricing=pricing, available=available
+    )
     stmt = stmt.order_by(Series.id)
     with database_errors("cannot read the current offers"):
         if isinstance(bind, Engine):

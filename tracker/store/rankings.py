@@ -39,6 +39,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tracker.models import OFFER_COLUMNS, ColumnGroup, ColumnKind
+from tracker.store import availability
 from tracker.store.errors import database_errors
 from tracker.store.schema import Base, BigId, PricePoint, Series
 from tracker.store.types import Money, UTCDateTime
@@ -106,6 +107,9 @@ def _offer_row_columns() -> list[Any]:
         if c.group is ColumnGroup.DERIVED:  # the USD figure: converted by the reader
             columns.append(null().label(c.name))
             continue
+        if c.group is ColumnGroup.AVAILABILITY:
+            columns.append(availability.current_column().label(c.name))
+            continue
         table = PricePoint if c.group is ColumnGroup.PRICE else Series
         column: Any = table.__table__.c[c.column]
         if c.kind in _UNPROCESSED:
@@ -123,16 +127,12 @@ def current_offer_rows(bind: Engine | Connection) -> list[tuple[Any, ...]]:
     Postgres) and ``attributes`` as JSON text or an already-decoded dict, so callers
     convert only what they use. Raises :class:`~tracker.store.engine.DatabaseError`.
     """
-    stmt = (
-        select(*_offer_row_columns())
-        .join_from(
-            Series,
-            PricePoint,
-            and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None)),
-        )
-        .where(Series.delisted_at.is_(None))
-        .order_by(Series.id)
+    stmt = select(*_offer_row_columns()).join_from(
+        Series,
+        PricePoint,
+        and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None)),
     )
+    stmt = availability.join_current(stmt).where(Series.delisted_at.is_(None)).order_by(Series.id)
     with database_errors("cannot read the current offers"):
         if isinstance(bind, Engine):
             with bind.connect() as conn:

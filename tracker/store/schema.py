@@ -35,6 +35,7 @@ __all__ = [
     "HARDWARE_COLUMNS",
     "IDENTITY_COLUMNS",
     "MAX_SOURCE_CHARS",
+    "AvailabilityPoint",
     "Base",
     "CollectionRun",
     "FxRate",
@@ -115,6 +116,34 @@ class PricePoint(Base):
         Index("ix_price_points_series_first_seen", "series_id", "first_seen"),
         Index(
             "uq_price_points_open",
+            "series_id",
+            unique=True,
+            postgresql_where=text("ended_at IS NULL"),
+            sqlite_where=text("ended_at IS NULL"),
+        ),
+    )
+
+
+class AvailabilityPoint(Base):
+    """Availability intervals, the same mechanism as ``price_points`` but a series of its
+    own: re-seen unchanged availability moves ``last_seen``; a change closes the open
+    interval (``ended_at``) and opens the next. ``unknown`` is never stored: an offer seen
+    without availability closes the open interval, so a gap reads as unknown.
+    Written and read by :mod:`tracker.store.availability`."""
+
+    __tablename__ = "availability_points"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    series_id: Mapped[int] = mapped_column(ForeignKey("series.id", ondelete="CASCADE"))
+    availability: Mapped[str] = mapped_column(String(16))
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        Index("ix_availability_points_series_first_seen", "series_id", "first_seen"),
+        Index(
+            "uq_availability_points_open",
             "series_id",
             unique=True,
             postgresql_where=text("ended_at IS NULL"),
