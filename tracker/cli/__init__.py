@@ -24,6 +24,7 @@ from tracker.cli import db as db_commands
 from tracker.cli import export as export_commands
 from tracker.cli import history as history_commands
 from tracker.cli import offers as offer_commands
+from tracker.cli import profiles as profile_commands
 from tracker.cli import recommend as recommend_commands
 from tracker.cli import serve as serve_commands
 from tracker.cli import web as web_commands
@@ -94,6 +95,7 @@ history_commands.register(app)
 compare_commands.register(app)
 export_commands.register(app)
 recommend_commands.register(app)
+profile_commands.register(app)
 calibrate_commands.register(app)
 serve_commands.register(app)
 alert_commands.register(app)
