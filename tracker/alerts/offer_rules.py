@@ -54,12 +54,9 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     cursor = ev.cursor(rule, state, "price_points")
     if cursor is None:
         return
-    pricing = {p.value for p in rule.pricing}
     out: list[NewAlert] = []
     for c in alert_events.price_changes_since(ev.engine, cursor):
-        if pricing and c.pricing not in pricing:
-            continue
-        if not rule.matches(c.provider, c.region, c.gpu_model, c.gpu_raw_name):
+        if not rule.matches_priced(c.pricing, c.provider, c.region, c.gpu_model, c.gpu_raw_name):
             continue
         if c.old_currency != c.currency or not c.old_price:
             log.debug("price interval %d: no comparable previous price", c.interval_id)
@@ -170,12 +167,9 @@ def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
     cursor = ev.cursor(rule, state, "series")
     if cursor is None:
         return
-    pricing = {p.value for p in rule.pricing}
     out: list[NewAlert] = []
     for s in alert_events.new_series_since(ev.engine, cursor):
-        if pricing and s.pricing not in pricing:
-            continue
-        if not rule.matches(s.provider, s.region, s.gpu_model, s.gpu_raw_name):
+        if not rule.matches_priced(s.pricing, s.provider, s.region, s.gpu_model, s.gpu_raw_name):
             continue
         details = {
             "provider": s.provider,

@@ -109,15 +109,27 @@ class _OfferFilters(_Rule):
         return gpus is None or gpus.matches(gpu_model, gpu_raw_name)
 
 
-class PriceChangeRule(_OfferFilters):
+class _PricedFilters(_OfferFilters):
+    """Offer filters that also name pricing models (empty: every one)."""
+
+    pricing: list[PricingModel] = Field(default_factory=list)
+
+    _pricing_csv = field_validator("pricing", mode="before")(split_csv)
+
+    def matches_priced(
+        self, pricing: str, provider: str, region: str, gpu_model: str, gpu_raw_name: str = ""
+    ) -> bool:
+        if self.pricing and pricing not in {p.value for p in self.pricing}:
+            return False
+        return self.matches(provider, region, gpu_model, gpu_raw_name)
+
+
+class PriceChangeRule(_PricedFilters):
     """A price moved by at least ``threshold_percent`` between consecutive intervals."""
 
     type: Literal["price_change"]
     threshold_percent: Percent
     direction: Literal["either", "down", "up"] = "either"
-    pricing: list[PricingModel] = Field(default_factory=list)
-
-    _pricing_csv = field_validator("pricing", mode="before")(split_csv)
 
 
 class SpotDiscountRule(_OfferFilters):
@@ -131,14 +143,13 @@ HardwareEvent = Literal["gpu_model", "instance_type", "region"]
 NEW_HARDWARE_EVENTS: tuple[HardwareEvent, ...] = ("gpu_model", "instance_type", "region")
 
 
-class NewHardwareRule(_OfferFilters):
+class NewHardwareRule(_PricedFilters):
     """A GPU model, an instance type, or a provider's region with a GPU, seen first now."""
 
     type: Literal["new_hardware"]
     events: list[HardwareEvent] = Field(default_factory=lambda: list(NEW_HARDWARE_EVENTS))
-    pricing: list[PricingModel] = Field(default_factory=list)
 
-    _events_csv = field_validator("events", "pricing", mode="before")(split_csv)
+    _events_csv = field_validator("events", mode="before")(split_csv)
 
 
 RankingEvent = Literal["leader", "top_n", "cost"]
