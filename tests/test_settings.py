@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tracker.fx import Rates
 from tracker.settings import ConfigError, Settings, load_settings
 
 
@@ -26,8 +27,10 @@ def test_toml_then_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     settings = load_settings(config)
     assert settings.aws.regions == ["us-east-1"]
     assert settings.fx_rates == {"EUR": Decimal("1.08")}
-    assert settings.usd_rate("EUR") == Decimal("1.08")
-    assert settings.usd_rate("GBP") is None
+    # fx_rates is the manual override tracker.fx.Rates falls back to (no ECB series here)
+    manual = Rates(manual=settings.fx_rates)
+    assert manual.usd_per_unit("EUR") == Decimal("1.08")
+    assert manual.usd_per_unit("GBP") is None
 
     monkeypatch.setenv("GPU_TRACKER_AWS__REGIONS", "us-west-2, eu-west-1")
     monkeypatch.setenv("GPU_TRACKER_DATABASE_URL", "postgresql://db/tracker")

@@ -156,13 +156,6 @@ class Settings(BaseSettings):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls._toml_file))
         return tuple(sources)
 
-    def usd_rate(self, currency: str) -> Decimal | None:
-        """The manual rate only (USD per unit). Readers convert with the rates in force
-        (tracker.fx via tracker.store.fx.load_rates), which include these."""
-        if currency == "USD":
-            return Decimal(1)
-        return self.fx_rates.get(currency)
-
 
 def _format_validation_error(exc: ValidationError, where: str) -> str:
     first = exc.errors()[0]
