@@ -329,6 +329,17 @@ def _modelled_serving(m: Measurement, a: Assumptions) -> float:
     return float(tps[0])
 
 
+def _fit_serving(rows: tuple[Measurement, ...], a: Assumptions) -> dict[Measurement, float]:
+    """Each serving row's modelled throughput (rows the model cannot rate are left out)."""
+    out = {}
+    for m in rows:
+        if m.workload_class is WorkloadClass.LLM_INFERENCE:
+            tps = _modelled_serving(m, a)
+            if math.isfinite(tps):
+                out[m] = tps
+    return out
+
+
 def _predict_serving(
     p: Profile,
     spec: GpuSpec,
@@ -344,12 +355,8 @@ def _predict_serving(
     assert peak is not None and p.input_tokens is not None and p.output_tokens is not None
     base = peak * 1e12 * a.efficiency_for("inference")
     shape = math.log(p.input_tokens / p.output_tokens)
-    served = [
-        m
-        for m in measurements
-        if m.workload_class is WorkloadClass.LLM_INFERENCE
-        and math.isfinite(_modelled_serving(m, a))
-    ]
+    modelled = _cached(_fit_serving, measurements, a)
+    served = [m for m in measurements if m in modelled]
     rows = [m for m in served if _family(m.precision) == _family(precision)]
 
     def closest(ms: Sequence[Measurement]) -> Measurement:
@@ -376,7 +383,7 @@ def _predict_serving(
             return Rate(base, Basis.MODELLED, source, precision, flag)
         own, basis, via = near[1], Basis.SCALED, f"from {near[0].name} by the serving model: "
     m = closest(own)
-    k = m.throughput / _modelled_serving(m, a)
+    k = m.throughput / modelled[m]
     source = f"{via}{_source(m)}; measured/modelled {k:.2f}"
     return Rate(base * k, basis, source, precision, flag, m.yours, memory_scale=k)
 
