@@ -35,7 +35,7 @@ from tracker.catalog import GpuSpec
 from tracker.models import Interconnect
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.fabric import catalog_interconnect
-from tracker.recommend.inference import output_tokens_per_second, serving
+from tracker.recommend.inference import best_split_tokens_per_second, serving
 from tracker.recommend.measured import Measurement, Unit, shipped_measurements, workload_class
 from tracker.recommend.profiles import Precision, Profile, Task, WorkloadClass
 from tracker.recommend.throughput import Workload, scaling_factor, spec_tflops
@@ -305,23 +305,39 @@ def predict(
 
 
 def _modelled_serving(m: Measurement, a: Assumptions) -> float:
-    """Output tokens/s the serving model gives for ``m``'s setup on its datasheet."""
+    """Output tokens/s the serving model gives for ``m``'s setup on its datasheet.
+
+    Worked out as an offer of ``m``'s GPUs is (its best split into tensor-parallel
+    replicas, the catalog's interconnect between them), so a GPU's own measurement is
+    reproduced exactly for an offer of that many GPUs and that request shape: MLPerf's
+    8-GPU systems serve a 70B model as replicas, not as one 8-way group."""
     spec = _spec(m.gpu)
     peak = spec_tflops(spec, m.precision)
     if peak is None or spec.memory_bandwidth_gbs is None:
         return math.nan
     assert m.input_tokens is not None and m.output_tokens is not None
     link = catalog_interconnect(spec) if m.gpu_count > 1 else Interconnect.PCIE
-    scale = scaling_factor(m.gpu_count, link.value, a)
     one = np.ones(1)
-    tps, _ = output_tokens_per_second(
+    tps = best_split_tokens_per_second(
         serving(m.params, m.precision, m.input_tokens, m.output_tokens, math.inf, m.kv_heads, a),
         one * m.gpu_count,
-        one * float(spec.vram_gib) * m.gpu_count,
-        one * peak * 1e12 * a.efficiency_for("inference") * scale,
-        one * float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency * scale,
+        one * float(spec.vram_gib),
+        one * peak * 1e12 * a.efficiency_for("inference"),
+        one * float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency,
+        one * scaling_factor(2, link.value, a),
     )
     return float(tps[0])
+
+
+def _fit_serving(rows: tuple[Measurement, ...], a: Assumptions) -> dict[Measurement, float]:
+    """Each serving row's modelled throughput (rows the model cannot rate are left out)."""
+    out = {}
+    for m in rows:
+        if m.workload_class is WorkloadClass.LLM_INFERENCE:
+            tps = _modelled_serving(m, a)
+            if math.isfinite(tps):
+                out[m] = tps
+    return out
 
 
 def _predict_serving(
@@ -339,13 +355,9 @@ def _predict_serving(
     assert peak is not None and p.input_tokens is not None and p.output_tokens is not None
     base = peak * 1e12 * a.efficiency_for("inference")
     shape = math.log(p.input_tokens / p.output_tokens)
-    rows = [
-        m
-        for m in measurements
-        if m.workload_class is WorkloadClass.LLM_INFERENCE
-        and _family(m.precision) == _family(precision)
-        and math.isfinite(_modelled_serving(m, a))
-    ]
+    modelled = _cached(_fit_serving, measurements, a)
+    served = [m for m in measurements if m in modelled]
+    rows = [m for m in served if _family(m.precision) == _family(precision)]
 
     def closest(ms: Sequence[Measurement]) -> Measurement:
         def gap(m: Measurement) -> tuple[bool, float, str]:
@@ -358,13 +370,20 @@ def _predict_serving(
     own = [m for m in rows if m.gpu == spec.name]
     basis, via = Basis.MEASURED, ""
     if not own:
+        # the GPU's own measurement at another precision before another GPU's: its
+        # measured/modelled ratio is that GPU's (and its software's) share of its
+        # datasheet, which another vendor's GPU says nothing about (MLPerf: an MI300X
+        # serves Llama 2 70B at 0.96x an H100, its datasheet says 1.3-1.6x)
+        own = [m for m in served if m.gpu == spec.name]
+        basis, via = Basis.SCALED, "from its own measurement at another precision: "
+    if not own:
         near = _nearest_gpu(spec, precision, rows)
         if near is None:
             source = f"datasheet {peak:g} TFLOPS x inference MFU, serving model"
             return Rate(base, Basis.MODELLED, source, precision, flag)
         own, basis, via = near[1], Basis.SCALED, f"from {near[0].name} by the serving model: "
     m = closest(own)
-    k = m.throughput / _modelled_serving(m, a)
+    k = m.throughput / modelled[m]
     source = f"{via}{_source(m)}; measured/modelled {k:.2f}"
     return Rate(base * k, basis, source, precision, flag, m.yours, memory_scale=k)
 
