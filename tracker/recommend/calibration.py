@@ -319,7 +319,7 @@ def _modelled_serving(m: Measurement, a: Assumptions) -> float:
     link = catalog_interconnect(spec) if m.gpu_count > 1 else Interconnect.PCIE
     one = np.ones(1)
     tps = best_split_tokens_per_second(
-        serving(m.params, m.precision, m.input_tokens, m.output_tokens, math.inf, m.kv_heads, a),
+        serving(m.params, m.precision, m.input_tokens, m.output_tokens, _load(m), m.kv_heads, a),
         one * m.gpu_count,
         one * float(spec.vram_gib),
         one * peak * 1e12 * a.efficiency_for("inference"),
@@ -327,6 +327,11 @@ def _modelled_serving(m: Measurement, a: Assumptions) -> float:
         one * scaling_factor(2, link.value, a),
     )
     return float(tps[0])
+
+
+def _load(m: Measurement) -> float:
+    """Requests in flight when ``m`` was measured (unset: offline, as many as fit)."""
+    return math.inf if m.concurrency is None else float(m.concurrency)
 
 
 def _fit_serving(rows: tuple[Measurement, ...], a: Assumptions) -> dict[Measurement, float]:
@@ -349,7 +354,10 @@ def _predict_serving(
 ) -> Rate | None:
     """Serving: the modelled throughput × measured/modelled on the nearest measurement."""
     if precision_flag is None:
-        return None
+        # no datasheet rate (A10G): its own serving measurements, fitted (fitted.py)
+        from tracker.recommend.fitted import fitted_serving_rate
+
+        return fitted_serving_rate(p, spec, a, measurements)
     precision, flag = precision_flag
     peak = spec_tflops(spec, precision)
     assert peak is not None and p.input_tokens is not None and p.output_tokens is not None

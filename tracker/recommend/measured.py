@@ -64,6 +64,7 @@ _FIELDS = {
     "input_tokens",
     "output_tokens",
     "kv_heads",
+    "concurrency",
     "gpu",
     "gpu_count",
     "precision",
@@ -103,6 +104,8 @@ class Measurement:
     output_tokens: int | None = None
     kv_heads: int | None = None
     """Grouped-query attention's key/value heads (unset: one per attention head)."""
+    concurrency: int | None = None
+    """(llm_inference) requests in flight while measured; unset: offline, as many as fit."""
     task: Task | None = None
     """What ran, where it changes the FLOPs per token (LoRA: 4·N, not training's 6·N);
     set on rows recorded for a profile, unset on the shipped ones (full training)."""
@@ -203,6 +206,7 @@ def parse_measurement(body: Mapping[str, Any], where: str, *, yours: bool = Fals
         input_tokens=_whole(body, "input_tokens", where, row_id),
         output_tokens=_whole(body, "output_tokens", where, row_id),
         kv_heads=_whole(body, "kv_heads", where, row_id),
+        concurrency=_whole(body, "concurrency", where, row_id),
         task=task,
         yours=yours,
     )
@@ -222,6 +226,8 @@ def _check_shape(m: Measurement, where: str) -> None:
     for key in needs:
         if getattr(m, key) is None:
             raise _fail(where, m.id, f"{key}: required for {m.workload_class.value} in {m.unit}")
+    if m.concurrency is not None and m.workload_class is not WorkloadClass.LLM_INFERENCE:
+        raise _fail(where, m.id, "concurrency: only llm_inference rows serve requests")
 
 
 def load_measurements(rows: Iterable[Any], where: str, *, yours: bool = False) -> list[Measurement]:
