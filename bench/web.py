@@ -115,7 +115,7 @@ def main() -> None:
             sql_s, expected = best(lambda: hand(engine), args.repeat)
             shown = {
                 (row.gpu_model, group): cheapest.price_per_gpu_hour_usd
-                for row in overview(engine, Rates(), datetime.now(UTC))  # all USD: no rates
+                for row in overview(engine, Rates(), datetime.now(UTC)).rows  # all USD: no rates
                 for group, cheapest in row.cheapest.items()
             }
             assert shown == expected, "the overview's figures differ from the SQL answer"
