@@ -41,6 +41,7 @@ __all__ = [
     "Cheapest",
     "CheapestRow",
     "OfferPage",
+    "SpanningLow",
     "cheapest",
     "cheapest_per_gpu",
     "currency_counts",
@@ -266,12 +267,19 @@ class CheapestRow:
     gpu_count: Decimal
 
 
+SpanningLow = tuple[str, str, Decimal]
+"""(GPU model, currency, lowest price per GPU-hour in that currency)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Cheapest:
     rows: list[CheapestRow]
     """By GPU model, then group."""
     missing: dict[str, int] = field(default_factory=dict)
     """Matching offers without a rate at ``at``, by currency (left out)."""
+    spanning: list[SpanningLow] = field(default_factory=list)
+    """With ``since``: the lowest open prices started by then, of the ``since_pricing``
+    offers (what :func:`tracker.store.trend.cheapest_trend` calls spanning)."""
 
 
 def cheapest(
@@ -283,10 +291,18 @@ def cheapest(
     provider: Sequence[str] | None = None,
     region: Sequence[str] | None = None,
     pricing: Sequence[PricingModel] | None = None,
+    since: datetime | None = None,
+    since_pricing: Sequence[PricingModel] = (),
 ) -> Cheapest:
     """Per GPU model and price group, the offer with the lowest $/GPU-hour at the rates
     in force at ``at`` (ties: the series stored first), and the offers left out for want
     of a rate; one aggregate over the current offers plus one lookup of the winners.
+
+    With ``since``, the same scan also gives the Overview's trend its *spanning* lows
+    (an aggregate ``FILTER`` on Postgres; a second statement on SQLite, whose bare
+    ``id`` needs ``min()`` to be the only aggregate): ``since_pricing`` must select a
+    subset of what ``pricing`` does. Every open interval belongs to a listed series
+    (delisting closes it), so these are the open intervals the trend would read.
 
     The aggregate groups by GPU model, pricing model and currency and carries each
     group's winner along instead of sorting or joining back: on Postgres
@@ -296,10 +312,13 @@ def cheapest(
     USD figure (one positive rate); across currencies the winners are compared here.
     """
     postgres = bind.dialect.name == "postgresql"
+    started = PricePoint.first_seen <= since if since is not None else None
     if postgres:
         columns: list[Any] = [
             func.min(array([PricePoint.price / Series.gpu_count, cast(Series.id, Numeric)]))
         ]
+        if started is not None:
+            columns.append(func.min(PricePoint.price / Series.gpu_count).filter(started))
     else:
         per = cast(PricePoint.price, Float) / cast(Series.gpu_count, Float)
         columns = [func.min(per), Series.id]
@@ -317,6 +336,17 @@ def cheapest(
         .group_by(Series.gpu_model, Series.pricing, PricePoint.currency)
     )
     groups = _execute(bind, stmt, "cannot read the cheapest offers")
+    spanning: list[SpanningLow] = []
+    if since is not None:
+        wanted = {PricingModel(p).value for p in since_pricing}
+        if postgres:
+            spanning = [
+                (str(r[0]), str(r[2]), Decimal(r[5]))
+                for r in groups
+                if r[5] is not None and r[1] in wanted
+            ]
+        else:
+            spanning = _spanning_sqlite(bind, stmt, started, wanted)
     priced = _rates_of(rates, at, sorted({str(row[2]) for row in groups}))
     missing: dict[str, int] = {}
     per_model: dict[str, int] = {}
@@ -333,7 +363,21 @@ def cheapest(
         if slot not in best or key < best[slot]:
             best[slot] = key
     winners = {sid: slot for slot, (_, sid) in best.items()}
-    return Cheapest(_details(bind, rates, at, winners, per_model), missing)
+    return Cheapest(_details(bind, rates, at, winners, per_model), missing, spanning)
+
+
+def _spanning_sqlite(bind: Bind, stmt: Any, started: Any, wanted: set[str]) -> list[SpanningLow]:
+    per = cast(PricePoint.price, Float) / cast(Series.gpu_count, Float)
+    lows = (
+        stmt.with_only_columns(
+            Series.gpu_model, PricePoint.currency, func.min(per), maintain_column_froms=False
+        )
+        .where(started, Series.pricing.in_(sorted(wanted)))
+        .group_by(None)
+        .group_by(Series.gpu_model, PricePoint.currency)
+    )
+    rows = _execute(bind, lows, "cannot read the cheapest offers")
+    return [(str(m), str(c), Decimal(str(v))) for m, c, v in rows]
 
 
 def _details(

@@ -39,11 +39,21 @@ GPU_HOUR = Decimal("1e-6")
 
 
 def cheapest_trend(
-    engine: Engine, rates: Rates, times: Steps, where: SeriesFilter
+    engine: Engine,
+    rates: Rates,
+    times: Steps,
+    where: SeriesFilter,
+    *,
+    spanning: Sequence[tuple[str, str, Decimal]] | None = None,
 ) -> dict[str, list[Decimal | None]]:
     """Per GPU model of the selected series, the lowest USD per GPU-hour in force at each
     of ``times`` (None where none with a rate was), the same figures as
     ``cheapest_at(..., per=("gpu_model",))`` (see the module docstring for how).
+
+    ``spanning``: the (GPU model, currency, lowest price per GPU-hour) of the selected
+    open intervals started by the first time, when the caller's own scan of the open
+    intervals already has them (the Overview's :func:`tracker.store.dashboard.cheapest`);
+    then only the moving intervals are read here.
 
     Raises :class:`~tracker.store.engine.DatabaseError`.
     """
@@ -53,7 +63,7 @@ def cheapest_trend(
     s, p = Series.__table__.c, PricePoint.__table__.c
     per_gpu = (p.price / s.gpu_count).label("per_gpu")
     filters = where.where()
-    spanning = (
+    spans = (
         select(s.gpu_model, null().label("k"), p.currency, per_gpu)
         .select_from(Series.__table__.join(PricePoint.__table__, p.series_id == s.id))
         .where(*filters, p.ended_at.is_(None), p.first_seen <= first)
@@ -79,12 +89,13 @@ def cheapest_trend(
             p.first_seen <= last,
         )
     )
-    both = union_all(spanning, moving).subquery("found")
+    both = (moving if spanning is not None else union_all(spans, moving)).subquery("found")
     stmt = select(both.c.gpu_model, both.c.k, both.c.currency, func.min(both.c.per_gpu)).group_by(
         both.c.gpu_model, both.c.k, both.c.currency
     )
     with database_errors("cannot read the price trend"), _reading(engine) as conn:
-        rows = conn.execute(stmt).all()
+        rows: list[tuple[Any, ...]] = [tuple(r) for r in conn.execute(stmt).all()]
+    rows += [(model, None, currency, low) for model, currency, low in spanning or ()]
     return _lowest(rows, rates, times)
 
 

@@ -112,14 +112,22 @@ def overview(
     in force at ``at``, by model name, with its trend; and the offers left out for want
     of a rate (raises DatabaseError)."""
     selection = select_gpus(list(gpu)) if gpu else None
-    found = cheapest(
-        engine, rates, at, gpu=selection, provider=provider, region=region, pricing=pricing
-    )
     days = Steps(at - timedelta(days=TREND_DAYS), timedelta(days=1), TREND_DAYS + 1)
-    where = SeriesFilter(
-        gpu=selection, provider=provider, region=region, pricing=trend_pricing(pricing)
+    followed = trend_pricing(pricing)
+    found = cheapest(
+        engine,
+        rates,
+        at,
+        gpu=selection,
+        provider=provider,
+        region=region,
+        pricing=pricing,
+        since=days.start,
+        since_pricing=followed,
     )
-    trends = cheapest_trend(engine, rates, days, where)
+    where = SeriesFilter(gpu=selection, provider=provider, region=region, pricing=followed)
+    # the open intervals' lows come from the scan above: one pass over them, not two
+    trends = cheapest_trend(engine, rates, days, where, spanning=found.spanning)
     result: dict[str, GpuOverview] = {}
     for w in found.rows:
         entry = result.setdefault(
