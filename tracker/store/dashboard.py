@@ -120,11 +120,19 @@ def currency_counts(
     min_vram: float | None = None,
     min_gpus: float | None = None,
 ) -> dict[str, int]:
-    """Matching current offers by currency (one aggregate; no rate needed)."""
-    stmt = _Filters(gpu, provider, region, pricing, min_vram, min_gpus).select()
-    stmt = stmt.with_only_columns(
-        PricePoint.currency, func.count(), maintain_column_froms=True
-    ).group_by(PricePoint.currency)
+    """Matching current offers by currency (one aggregate; no rate needed).
+
+    Unfiltered, the open intervals alone are counted: each belongs to a listed series
+    (delisting closes it in the same transaction), and skipping the join with 100,000
+    series halves the cost of the Offers page's first view."""
+    filters = _Filters(gpu, provider, region, pricing, min_vram, min_gpus)
+    if filters == _Filters():
+        stmt: Any = select(PricePoint.currency, func.count()).where(PricePoint.ended_at.is_(None))
+    else:
+        stmt = filters.select().with_only_columns(
+            PricePoint.currency, func.count(), maintain_column_froms=True
+        )
+    stmt = stmt.group_by(PricePoint.currency)
     rows = _execute(bind, stmt, "cannot count the current offers")
     return {str(currency): int(n) for currency, n in rows}
 
