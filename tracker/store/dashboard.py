@@ -312,36 +312,35 @@ def cheapest(
     subset of what ``pricing`` does. Every open interval belongs to a listed series
     (delisting closes it), so these are the open intervals the trend would read.
 
-    The aggregate groups by GPU model, pricing model and currency and carries each
-    group's winner along instead of sorting or joining back: on Postgres
-    ``min(ARRAY[price / gpu_count, id])`` (arrays compare element by element, numerics
-    exactly), on SQLite a bare ``id`` beside ``min()``, which SQLite documents to come
-    from the row holding the minimum. Within a currency the lowest price is the lowest
-    USD figure (one positive rate); across currencies the winners are compared here.
+    The aggregate groups by GPU model, pricing model, currency and GPU count and carries
+    each group's winner along instead of sorting or joining back: on Postgres
+    ``min(ARRAY[price, id])`` (arrays compare element by element, numerics exactly), on
+    SQLite a bare ``id`` beside ``min()``, which SQLite documents to come from the row
+    holding the minimum. Within a group the lowest price is the lowest USD figure per
+    GPU (one GPU count, one positive rate), so no row is divided or converted in SQL;
+    the few group winners are compared here, per GPU-hour in USD.
     """
     postgres = bind.dialect.name == "postgresql"
     started = PricePoint.first_seen <= since if since is not None else None
     if postgres:
-        columns: list[Any] = [
-            func.min(array([PricePoint.price / Series.gpu_count, cast(Series.id, Numeric)]))
-        ]
+        columns: list[Any] = [func.min(array([PricePoint.price, cast(Series.id, Numeric)]))]
         if started is not None:
-            columns.append(func.min(PricePoint.price / Series.gpu_count).filter(started))
+            columns.append(func.min(PricePoint.price).filter(started))
     else:
-        per = cast(PricePoint.price, Float) / cast(Series.gpu_count, Float)
-        columns = [func.min(per), Series.id]
+        columns = [func.min(cast(PricePoint.price, Float)), Series.id]
     stmt = (
         current_offers_select(gpu=gpu, provider=provider, region=region, pricing=pricing)
         .with_only_columns(
             Series.gpu_model,
             Series.pricing,
             PricePoint.currency,
+            Series.gpu_count,
             func.count(),
             *columns,
             maintain_column_froms=False,
         )
         .where(Series.pricing.in_(list(_GROUPS)))
-        .group_by(Series.gpu_model, Series.pricing, PricePoint.currency)
+        .group_by(Series.gpu_model, Series.pricing, PricePoint.currency, Series.gpu_count)
     )
     groups = _execute(bind, stmt, "cannot read the cheapest offers")
     spanning: list[SpanningLow] = []
@@ -349,9 +348,9 @@ def cheapest(
         wanted = {PricingModel(p).value for p in since_pricing}
         if postgres:
             spanning = [
-                (str(r[0]), str(r[2]), Decimal(r[5]))
+                (str(r[0]), str(r[2]), Decimal(r[6]) / Decimal(r[3]))
                 for r in groups
-                if r[5] is not None and r[1] in wanted
+                if r[6] is not None and r[1] in wanted
             ]
         else:
             spanning = _spanning_sqlite(bind, stmt, started, wanted)
@@ -360,13 +359,13 @@ def cheapest(
     per_model: dict[str, int] = {}
     best: dict[tuple[str, str], tuple[Decimal, int]] = {}
     for row in groups:
-        model, pricing_, currency, n = str(row[0]), str(row[1]), str(row[2]), int(row[3])
+        model, pricing_, currency, n = str(row[0]), str(row[1]), str(row[2]), int(row[4])
         if currency not in priced:
             missing[currency] = missing.get(currency, 0) + n
             continue
         per_model[model] = per_model.get(model, 0) + n
-        low, sid = (row[4][0], int(row[4][1])) if postgres else (row[4], int(row[5]))
-        key = (Decimal(str(low)) * priced[currency], sid)
+        low, sid = (row[5][0], int(row[5][1])) if postgres else (row[5], int(row[6]))
+        key = (Decimal(str(low)) / Decimal(row[3]) * priced[currency], sid)
         slot = (model, _GROUPS[pricing_])
         if slot not in best or key < best[slot]:
             best[slot] = key
