@@ -208,11 +208,17 @@ def offer_listing(
     total = sum(n for c, n in counts.items() if c in priced)
     if not priced or offset >= total:
         return OfferPage(total, [], missing)
-    rate = case(
-        *((PricePoint.currency == c, literal(r, Numeric(38, 20))) for c, r in priced.items())
-    )
-    usd = cast(cast(PricePoint.price, Numeric()) * rate, Float)
-    price = usd / cast(Series.gpu_count, Float) if per_gpu else usd
+    price: Any
+    if len(priced) == 1 and not per_gpu and bind.dialect.name == "postgresql":
+        # One currency: its price order is the USD order (one positive rate), and the
+        # open-price index (0008) hands over the first page without sorting them all.
+        price = PricePoint.price
+    else:
+        rate = case(
+            *((PricePoint.currency == c, literal(r, Numeric(38, 20))) for c, r in priced.items())
+        )
+        usd = cast(cast(PricePoint.price, Numeric()) * rate, Float)
+        price = usd / cast(Series.gpu_count, Float) if per_gpu else usd
     stmt = (
         filters.select()
         .where(PricePoint.currency.in_(list(priced)))
