@@ -21,15 +21,30 @@ currency is also its lowest USD figure.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, func, null, or_, select, union_all
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Interval,
+    and_,
+    bindparam,
+    case,
+    func,
+    literal,
+    or_,
+    select,
+    union_all,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from tracker.fx import Rates
 from tracker.store.errors import database_errors
 from tracker.store.history import SeriesFilter, Steps, _grid, _reading
 from tracker.store.schema import PricePoint, Series
+from tracker.store.types import UTCDateTime
 
 __all__ = ["GPU_HOUR", "cheapest_trend"]
 
@@ -61,58 +76,99 @@ def cheapest_trend(
         return {}
     first, last = times.start, times.start + times.step * (times.count - 1)
     s, p = Series.__table__.c, PricePoint.__table__.c
-    per_gpu = (p.price / s.gpu_count).label("per_gpu")
     filters = where.where()
-    spans = (
-        select(s.gpu_model, null().label("k"), p.currency, per_gpu)
-        .select_from(Series.__table__.join(PricePoint.__table__, p.series_id == s.id))
-        .where(*filters, p.ended_at.is_(None), p.first_seen <= first)
+    moved = or_(
+        p.ended_at > first,
+        and_(p.ended_at.is_(None), p.first_seen > first, p.first_seen <= last),
     )
-    grid = _grid(engine, times)
-    moving = (
-        select(s.gpu_model, grid.c.k, p.currency, per_gpu)
-        .select_from(
-            PricePoint.__table__.join(Series.__table__, p.series_id == s.id).join(
-                grid,
-                and_(
-                    p.first_seen <= grid.c.t,
-                    or_(p.ended_at.is_(None), p.ended_at > grid.c.t),
-                ),
+    both = Series.__table__.join(PricePoint.__table__, p.series_id == s.id)
+    stmts: list[Any] = []
+    if spanning is None:
+        spans = select(
+            s.gpu_model,
+            p.currency,
+            s.gpu_count,
+            literal(0).label("k0"),
+            literal(times.count - 1).label("k1"),
+            p.price,
+        )
+        stmts.append(
+            spans.select_from(both).where(*filters, p.ended_at.is_(None), p.first_seen <= first)
+        )
+    if engine.dialect.name == "postgresql":
+        lo, hi = _day_range(times)
+        stmts.append(
+            select(s.gpu_model, p.currency, s.gpu_count, lo, hi, p.price)
+            .select_from(both)
+            .where(*filters, moved, p.first_seen <= last)
+        )
+    else:
+        grid = _grid(engine, times)
+        covers = and_(p.first_seen <= grid.c.t, or_(p.ended_at.is_(None), p.ended_at > grid.c.t))
+        stmts.append(
+            select(
+                s.gpu_model,
+                p.currency,
+                s.gpu_count,
+                grid.c.k.label("k0"),
+                grid.c.k.label("k1"),
+                p.price,
             )
+            .select_from(both.join(grid, covers))
+            .where(*filters, moved, p.first_seen <= last)
         )
-        .where(
-            *filters,
-            or_(
-                p.ended_at > first,
-                and_(p.ended_at.is_(None), p.first_seen > first, p.first_seen <= last),
-            ),
-            p.first_seen <= last,
-        )
-    )
-    both = (moving if spanning is not None else union_all(spans, moving)).subquery("found")
-    stmt = select(both.c.gpu_model, both.c.k, both.c.currency, func.min(both.c.per_gpu)).group_by(
-        both.c.gpu_model, both.c.k, both.c.currency
-    )
+    found = (union_all(*stmts) if len(stmts) > 1 else stmts[0]).subquery("found")
+    c = found.c
+    keys = [c.gpu_model, c.currency, c.gpu_count, c.k0, c.k1]
+    stmt = select(*keys, func.min(c.price)).group_by(*keys)
     with database_errors("cannot read the price trend"), _reading(engine) as conn:
-        rows: list[tuple[Any, ...]] = [tuple(r) for r in conn.execute(stmt).all()]
-    rows += [(model, None, currency, low) for model, currency, low in spanning or ()]
+        rows = [
+            (str(m), str(c), Decimal(str(low)) / Decimal(n), int(k0), int(k1))
+            for m, c, n, k0, k1, low in conn.execute(stmt).all()
+        ]
+    rows += [(m, c, low, 0, times.count - 1) for m, c, low in spanning or ()]
     return _lowest(rows, rates, times)
 
 
-def _lowest(rows: Sequence[Any], rates: Rates, times: Steps) -> dict[str, list[Decimal | None]]:
-    """Convert each (GPU model, time or every time, currency) minimum at its time's rate
-    and keep the lowest per GPU model and time."""
+def _day_range(times: Steps) -> tuple[Any, Any]:
+    """The first and last grid number an interval is in force at: in force at ``t_k``
+    when it started by then and had not ended. ``width_bucket(x, grid)`` counts the grid
+    times at or before ``x`` (a binary search, exact on timestamps), so the times before
+    ``x`` are those at or before ``x − 1 µs``. Grouping by this range instead of pairing
+    each interval with every time it covers keeps the read at one pass over them."""
+    p = PricePoint.__table__.c
+    grid = bindparam("grid", [t.astimezone(UTC) for t in times.times()], ARRAY(UTCDateTime))
+    tick = literal(timedelta(microseconds=1), Interval())
+    lo = func.width_bucket(p.first_seen - tick, grid)
+    hi = case(
+        (p.ended_at.is_(None), times.count - 1),
+        else_=func.width_bucket(p.ended_at - tick, grid) - 1,
+    )
+    return lo.label("k0"), hi.label("k1")
+
+
+def _lowest(
+    rows: Sequence[tuple[str, str, Decimal, int, int]], rates: Rates, times: Steps
+) -> dict[str, list[Decimal | None]]:
+    """Each (GPU model, currency)'s lowest price per GPU-hour at each time, painted from
+    the cheapest range up (a time takes the first, so lowest, range covering it), then
+    converted at each time's rate; the lowest in USD per GPU model and time."""
     moments = times.times()
+    lowest: dict[tuple[str, str], list[Decimal | None]] = {}
+    for model, currency, low, k0, k1 in sorted(rows, key=lambda r: r[2]):
+        days = lowest.setdefault((model, currency), [None] * times.count)
+        for k in range(max(k0, 0), min(k1, times.count - 1) + 1):
+            if days[k] is None:
+                days[k] = low
     result: dict[str, list[Decimal | None]] = {}
-    for model, k, currency, per_gpu in rows:
+    for (model, currency), days in lowest.items():
         values = result.setdefault(model, [None] * times.count)
-        price = Decimal(str(per_gpu))
-        for i in range(times.count) if k is None else (int(k),):
-            usd = rates.to_usd(price, currency, moments[i])
+        for k, low in enumerate(days):
+            usd = None if low is None else rates.to_usd(low, currency, moments[k])
             if usd is None:
                 continue
             usd = usd.quantize(GPU_HOUR)
-            current = values[i]
+            current = values[k]
             if current is None or usd < current:
-                values[i] = usd
+                values[k] = usd
     return result
