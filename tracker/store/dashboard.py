@@ -34,6 +34,7 @@ from tracker.catalog import GpuSelection
 from tracker.fx import Rates
 from tracker.models import PricingModel
 from tracker.store.errors import database_errors
+from tracker.store.history import SeriesFilter
 from tracker.store.queries import StoredOffer, _stored, current_offers_select
 from tracker.store.schema import PricePoint, Series
 
@@ -109,6 +110,22 @@ class _Filters:
         )
         return _hardware(stmt, self.min_vram, self.min_gpus)
 
+    def aggregate(self, *columns: Any) -> Any:
+        """``columns`` over the same current offers as :meth:`select`, without the join
+        to the availability intervals, which an aggregate does not read (it costs a
+        third of the scan); the filters are the history reads' (same clauses)."""
+        where = SeriesFilter(self.gpu, self.provider, self.region, self.pricing).where()
+        stmt = (
+            select(*columns)
+            .select_from(Series)
+            .join(
+                PricePoint,
+                and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None)),
+            )
+            .where(Series.delisted_at.is_(None), *where)
+        )
+        return _hardware(stmt, self.min_vram, self.min_gpus)
+
 
 def currency_counts(
     bind: Bind,
@@ -129,9 +146,7 @@ def currency_counts(
     if filters == _Filters():
         stmt: Any = select(PricePoint.currency, func.count()).where(PricePoint.ended_at.is_(None))
     else:
-        stmt = filters.select().with_only_columns(
-            PricePoint.currency, func.count(), maintain_column_froms=True
-        )
+        stmt = filters.aggregate(PricePoint.currency, func.count())
     stmt = stmt.group_by(PricePoint.currency)
     rows = _execute(bind, stmt, "cannot count the current offers")
     return {str(currency): int(n) for currency, n in rows}
@@ -335,15 +350,14 @@ def cheapest(
     else:
         columns = [func.min(cast(PricePoint.price, Float)), Series.id]
     stmt = (
-        current_offers_select(gpu=gpu, provider=provider, region=region, pricing=pricing)
-        .with_only_columns(
+        _Filters(gpu, provider, region, pricing)
+        .aggregate(
             Series.gpu_model,
             Series.pricing,
             PricePoint.currency,
             Series.gpu_count,
             func.count(),
             *columns,
-            maintain_column_froms=False,
         )
         .where(Series.pricing.in_(list(_GROUPS)))
         .group_by(Series.gpu_model, Series.pricing, PricePoint.currency, Series.gpu_count)
