@@ -19,7 +19,7 @@ from tracker.models import PricingModel
 from tracker.store import history as store
 from tracker.store.engine import Engine
 
-__all__ = ["COMPARE_KEYS", "compare_rows"]
+__all__ = ["COMPARE_KEYS", "change_pct", "compare_rows"]
 
 COMPARE_KEYS = (
     "gpu_model",
@@ -40,6 +40,12 @@ PERCENT = Decimal("0.1")
 
 def _pct(part: Decimal, whole: Decimal) -> Decimal:
     return (part / whole * 100).quantize(PERCENT, rounding=ROUND_HALF_EVEN)
+
+
+def change_pct(now: Decimal | None, then: Decimal | None) -> Decimal | None:
+    """``(now / then − 1) × 100`` to a tenth (None without both, or from zero): how a
+    cheapest figure moved, here and on the dashboard's Overview."""
+    return _pct(now - then, then) if now is not None and then else None
 
 
 def compare_rows(
@@ -83,7 +89,7 @@ def compare_rows(
         row["spot_discount_pct"] = _pct(od - spot, od) if od and spot is not None else None
         for k, key in ((1, "change_7d_pct"), (2, "change_30d_pct")):
             then = at.get((k, PricingModel.ON_DEMAND.value))
-            row[key] = _pct(od - then, then) if od is not None and then else None
+            row[key] = change_pct(od, then)
         rows.append(row)
     rows.sort(
         key=lambda r: (

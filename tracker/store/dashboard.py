@@ -1,38 +1,55 @@
 """The dashboard's reads: one page of current offers, and the cheapest offer per GPU.
 
 Both must answer in well under 300 ms over 100,000 offers, so the database sorts,
-counts, pages and picks the winners; Python sees one page or one row per GPU model
-and price group, never the whole listing. They share :func:`queries.current_offers_select`
-with ``offers`` (same joins, same filters), so the pages list what the CLI lists.
-Decimal columns are text on SQLite: ordering and numeric filters compare them as
-floats (a tie at the 10th decimal place orders by the offer's identity instead).
+counts, pages and picks the winners; Python sees one page or one row per GPU model,
+pricing model and currency, never the whole listing. They share
+:func:`queries.current_offers_select` with ``offers`` (same joins, same filters), so the
+pages list what the CLI lists. Decimal columns are text on SQLite: ordering and numeric
+filters compare them as floats (a tie at the 10th decimal place orders by the offer's
+identity instead).
 
-Prices are stored in their own currency: both reads rank by the USD figure at the rate
-in force at ``at`` (:func:`tracker.store.fx.usd_sql`, the stored ECB steps then the
-manual ``fx_rates``). An offer without a rate is left out, never taken at 1.0;
-:func:`without_rate` counts them so the page can say so.
+Prices are stored in their own currency and ranked by the USD figure at the rate in
+force at ``at`` (the stored ECB steps, then the manual ``fx_rates``: the same rule as
+:func:`tracker.store.fx.usd_sql`). The rate is looked up once per currency, not per
+row: the cheapest offers are picked per currency in SQL and compared in USD here; the
+page of offers orders by ``price × rate`` with the rates of the currencies found as
+literals (found by the count that also says which offers have no rate). An offer
+without a rate is left out, never taken at 1.0, and counted by currency (``missing``).
+On Postgres the reads run without JIT compilation: it costs more than the reads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Float, Numeric, and_, case, cast, func, select
+from sqlalchemy import Connection, Engine, Float, Numeric, and_, case, cast, func, literal, select
 from sqlalchemy.dialects.postgresql import array
 
 from tracker.catalog import GpuSelection
 from tracker.fx import Rates
 from tracker.models import PricingModel
 from tracker.store.errors import database_errors
-from tracker.store.fx import usd_sql
+from tracker.store.history import SeriesFilter
 from tracker.store.queries import StoredOffer, _stored, current_offers_select
 from tracker.store.schema import PricePoint, Series
 
-__all__ = ["CheapestRow", "cheapest_per_gpu", "offer_page", "without_rate"]
+__all__ = [
+    "Cheapest",
+    "CheapestRow",
+    "OfferPage",
+    "SpanningLow",
+    "cheapest",
+    "cheapest_per_gpu",
+    "currency_counts",
+    "offer_listing",
+    "offer_page",
+    "without_rate",
+]
 
 Bind = Engine | Connection
 
@@ -44,22 +61,28 @@ _GROUPS = {
 }
 
 
+@contextmanager
+def _connection(bind: Bind) -> Iterator[Connection]:
+    """``bind`` as a connection; one of our own reads without JIT on Postgres (the
+    planner's cost for 100,000 rows makes it compile for ~0.5 s to save nothing)."""
+    if isinstance(bind, Connection):
+        yield bind
+        return
+    with bind.connect() as conn:
+        if bind.dialect.name == "postgresql":
+            conn.exec_driver_sql("SET LOCAL jit = off")
+        yield conn
+
+
 def _execute(bind: Bind, stmt: Any, what: str) -> Sequence[Any]:
-    with database_errors(what):
-        if isinstance(bind, Engine):
-            with bind.connect() as conn:
-                return conn.execute(stmt).all()
-        return bind.execute(stmt).all()
+    with database_errors(what), _connection(bind) as conn:
+        return conn.execute(stmt).all()
 
 
-def _usd(rates: Rates, at: datetime) -> Any:
-    """The open price's USD figure at the rate in force at ``at`` (NULL without one):
-    ``rates`` gives the manual ``fx_rates``, the ECB steps are read in the statement."""
-    return usd_sql(PricePoint.price, PricePoint.currency, at, rates.manual)
-
-
-def _per_gpu(usd: Any) -> Any:
-    return cast(usd, Float) / cast(Series.gpu_count, Float)
+def _rates_of(rates: Rates, at: datetime, currencies: Sequence[str]) -> dict[str, Decimal]:
+    """USD per unit at ``at`` of each of ``currencies`` that has a rate then."""
+    found = {c: rates.usd_per_unit(c, at) for c in currencies}
+    return {c: r for c, r in found.items() if r is not None}
 
 
 def _hardware(stmt: Any, min_vram: float | None, min_gpus: float | None) -> Any:
@@ -70,6 +93,63 @@ def _hardware(stmt: Any, min_vram: float | None, min_gpus: float | None) -> Any:
     if min_gpus is not None:
         stmt = stmt.where(count >= min_gpus)
     return stmt
+
+
+@dataclass(frozen=True, slots=True)
+class _Filters:
+    gpu: GpuSelection | None = None
+    provider: Sequence[str] | None = None
+    region: Sequence[str] | None = None
+    pricing: Sequence[PricingModel] | None = None
+    min_vram: float | None = None
+    min_gpus: float | None = None
+
+    def select(self) -> Any:
+        stmt = current_offers_select(
+            gpu=self.gpu, provider=self.provider, region=self.region, pricing=self.pricing
+        )
+        return _hardware(stmt, self.min_vram, self.min_gpus)
+
+    def aggregate(self, *columns: Any) -> Any:
+        """``columns`` over the same current offers as :meth:`select`, without the join
+        to the availability intervals, which an aggregate does not read (it costs a
+        third of the scan); the filters are the history reads' (same clauses)."""
+        where = SeriesFilter(self.gpu, self.provider, self.region, self.pricing).where()
+        stmt = (
+            select(*columns)
+            .select_from(Series)
+            .join(
+                PricePoint,
+                and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None)),
+            )
+            .where(Series.delisted_at.is_(None), *where)
+        )
+        return _hardware(stmt, self.min_vram, self.min_gpus)
+
+
+def currency_counts(
+    bind: Bind,
+    *,
+    gpu: GpuSelection | None = None,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+    min_vram: float | None = None,
+    min_gpus: float | None = None,
+) -> dict[str, int]:
+    """Matching current offers by currency (one aggregate; no rate needed).
+
+    Unfiltered, the open intervals alone are counted: each belongs to a listed series
+    (delisting closes it in the same transaction), and skipping the join with 100,000
+    series halves the cost of the Offers page's first view."""
+    filters = _Filters(gpu, provider, region, pricing, min_vram, min_gpus)
+    if filters == _Filters():
+        stmt: Any = select(PricePoint.currency, func.count()).where(PricePoint.ended_at.is_(None))
+    else:
+        stmt = filters.aggregate(PricePoint.currency, func.count())
+    stmt = stmt.group_by(PricePoint.currency)
+    rows = _execute(bind, stmt, "cannot count the current offers")
+    return {str(currency): int(n) for currency, n in rows}
 
 
 def without_rate(
@@ -85,16 +165,86 @@ def without_rate(
     min_gpus: float | None = None,
 ) -> dict[str, int]:
     """Matching current offers left out of the USD pages, by currency: no rate at ``at``."""
-    stmt = _hardware(
-        current_offers_select(gpu=gpu, provider=provider, region=region, pricing=pricing),
-        min_vram,
-        min_gpus,
-    ).where(_usd(rates, at).is_(None))
-    stmt = stmt.with_only_columns(
-        PricePoint.currency, func.count(), maintain_column_froms=True
-    ).group_by(PricePoint.currency)
-    rows = _execute(bind, stmt, "cannot count the offers without an exchange rate")
-    return {str(currency): int(n) for currency, n in rows}
+    counts = currency_counts(
+        bind,
+        gpu=gpu,
+        provider=provider,
+        region=region,
+        pricing=pricing,
+        min_vram=min_vram,
+        min_gpus=min_gpus,
+    )
+    priced = _rates_of(rates, at, list(counts))
+    return {c: n for c, n in counts.items() if c not in priced}
+
+
+@dataclass(frozen=True, slots=True)
+class OfferPage:
+    total: int
+    """Matching offers with a USD figure at ``at`` (what the pages count)."""
+    offers: list[StoredOffer]
+    missing: dict[str, int]
+    """Matching offers without a rate at ``at``, by currency (left out)."""
+
+
+def offer_listing(
+    bind: Bind,
+    rates: Rates,
+    at: datetime,
+    *,
+    gpu: GpuSelection | None = None,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+    min_vram: float | None = None,
+    min_gpus: float | None = None,
+    per_gpu: bool = False,
+    offset: int = 0,
+    limit: int = 50,
+) -> OfferPage:
+    """How many offers with a USD figure at ``at`` match, the ``limit`` of them from
+    ``offset`` in the CLI's order ($/hour or $/GPU-hour, then provider, instance type,
+    region, zone), and the ones left out for want of a rate. Two statements: the count
+    per currency, then the page ordered by ``price × rate`` (rates as literals). The
+    offers carry their own currency's price; the caller converts them for display
+    (exactly, with :class:`tracker.fx.Rates`)."""
+    filters = _Filters(gpu, provider, region, pricing, min_vram, min_gpus)
+    counts = currency_counts(
+        bind,
+        gpu=gpu,
+        provider=provider,
+        region=region,
+        pricing=pricing,
+        min_vram=min_vram,
+        min_gpus=min_gpus,
+    )
+    priced = _rates_of(rates, at, list(counts))
+    missing = {c: n for c, n in counts.items() if c not in priced}
+    total = sum(n for c, n in counts.items() if c in priced)
+    if not priced or offset >= total:
+        return OfferPage(total, [], missing)
+    price: Any
+    if len(priced) == 1 and not per_gpu and bind.dialect.name == "postgresql":
+        # One currency: its price order is the USD order (one positive rate), and the
+        # open-price index (0008) hands over the first page without sorting them all.
+        price = PricePoint.price
+    else:
+        rate = case(
+            *((PricePoint.currency == c, literal(r, Numeric(38, 20))) for c, r in priced.items())
+        )
+        usd = cast(cast(PricePoint.price, Numeric()) * rate, Float)
+        price = usd / cast(Series.gpu_count, Float) if per_gpu else usd
+    stmt = (
+        filters.select()
+        .where(PricePoint.currency.in_(list(priced)))
+        .order_by(
+            price, Series.provider, Series.instance_type, Series.region, Series.zone, Series.id
+        )
+        .offset(offset)
+        .limit(limit)
+    )
+    rows = _execute(bind, stmt, "cannot read the current offers")
+    return OfferPage(total, [_stored(row) for row in rows], missing)
 
 
 def offer_page(
@@ -112,22 +262,22 @@ def offer_page(
     offset: int = 0,
     limit: int = 50,
 ) -> tuple[int, list[StoredOffer]]:
-    """(how many offers with a USD figure at ``at`` match, the ``limit`` of them from
-    ``offset``) in the CLI's order: $/hour (or $/GPU-hour), then provider, instance
-    type, region, zone. The offers carry their own currency's price; the caller converts
-    them for display (exactly, with :class:`tracker.fx.Rates`)."""
-    usd = _usd(rates, at)
-    stmt = current_offers_select(gpu=gpu, provider=provider, region=region, pricing=pricing)
-    stmt = _hardware(stmt, min_vram, min_gpus).where(usd.is_not(None))
-    total = _execute(
-        bind, select(func.count()).select_from(stmt.subquery()), "cannot count the offers"
-    )[0][0]
-    price = _per_gpu(usd) if per_gpu else cast(usd, Float)
-    stmt = stmt.order_by(
-        price, Series.provider, Series.instance_type, Series.region, Series.zone, Series.id
+    """(total, offers) of :func:`offer_listing`."""
+    found = offer_listing(
+        bind,
+        rates,
+        at,
+        gpu=gpu,
+        provider=provider,
+        region=region,
+        pricing=pricing,
+        min_vram=min_vram,
+        min_gpus=min_gpus,
+        per_gpu=per_gpu,
+        offset=offset,
+        limit=limit,
     )
-    rows = _execute(bind, stmt.offset(offset).limit(limit), "cannot read the current offers")
-    return int(total), [_stored(row) for row in rows]
+    return found.total, found.offers
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +296,22 @@ class CheapestRow:
     gpu_count: Decimal
 
 
-def cheapest_per_gpu(
+SpanningLow = tuple[str, str, Decimal]
+"""(GPU model, currency, lowest price per GPU-hour in that currency)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cheapest:
+    rows: list[CheapestRow]
+    """By GPU model, then group."""
+    missing: dict[str, int] = field(default_factory=dict)
+    """Matching offers without a rate at ``at``, by currency (left out)."""
+    spanning: list[SpanningLow] = field(default_factory=list)
+    """With ``since``: the lowest open prices started by then, of the ``since_pricing``
+    offers (what :func:`tracker.store.trend.cheapest_trend` calls spanning)."""
+
+
+def cheapest(
     bind: Bind,
     rates: Rates,
     at: datetime,
@@ -155,43 +320,103 @@ def cheapest_per_gpu(
     provider: Sequence[str] | None = None,
     region: Sequence[str] | None = None,
     pricing: Sequence[PricingModel] | None = None,
-) -> list[CheapestRow]:
+    since: datetime | None = None,
+    since_pricing: Sequence[PricingModel] = (),
+) -> Cheapest:
     """Per GPU model and price group, the offer with the lowest $/GPU-hour at the rates
-    in force at ``at`` (ties: the series stored first), in one aggregate over the current
-    offers that have a USD figure plus one lookup of the winners by id.
+    in force at ``at`` (ties: the series stored first), and the offers left out for want
+    of a rate; one aggregate over the current offers plus one lookup of the winners.
 
-    The aggregate carries its winner along instead of sorting or joining back (sorting
-    100,000 rows by text keys under a locale collation, or scanning them twice, costs
-    more than the rest of the page): on Postgres ``min(ARRAY[per_gpu, id])`` (arrays
-    compare element by element, numerics exactly), on SQLite a bare ``id`` beside
-    ``min()``, which SQLite documents to come from the row holding the minimum.
+    With ``since``, the same scan also gives the Overview's trend its *spanning* lows
+    (an aggregate ``FILTER`` on Postgres; a second statement on SQLite, whose bare
+    ``id`` needs ``min()`` to be the only aggregate): ``since_pricing`` must select a
+    subset of what ``pricing`` does. Every open interval belongs to a listed series
+    (delisting closes it), so these are the open intervals the trend would read.
+
+    The aggregate groups by GPU model, pricing model, currency and GPU count and carries
+    each group's winner along instead of sorting or joining back: on Postgres
+    ``min(ARRAY[price, id])`` (arrays compare element by element, numerics exactly), on
+    SQLite a bare ``id`` beside ``min()``, which SQLite documents to come from the row
+    holding the minimum. Within a group the lowest price is the lowest USD figure per
+    GPU (one GPU count, one positive rate), so no row is divided or converted in SQL;
+    the few group winners are compared here, per GPU-hour in USD.
     """
-    group = case(*((Series.pricing == value, label) for value, label in _GROUPS.items()), else_="")
     postgres = bind.dialect.name == "postgresql"
-    usd = _usd(rates, at)
+    started = PricePoint.first_seen <= since if since is not None else None
     if postgres:
-        exact = usd / Series.gpu_count
-        winner: Any = func.min(array([exact, cast(Series.id, Numeric)]))
-        columns = [winner]
+        columns: list[Any] = [func.min(array([PricePoint.price, cast(Series.id, Numeric)]))]
+        if started is not None:
+            columns.append(func.min(PricePoint.price).filter(started))
     else:
-        columns = [func.min(_per_gpu(usd)), Series.id]
+        columns = [func.min(cast(PricePoint.price, Float)), Series.id]
     stmt = (
-        current_offers_select(gpu=gpu, provider=provider, region=region, pricing=pricing)
-        .with_only_columns(
+        _Filters(gpu, provider, region, pricing)
+        .aggregate(
             Series.gpu_model,
-            group.label("grp"),
+            Series.pricing,
+            PricePoint.currency,
+            Series.gpu_count,
             func.count(),
             *columns,
-            maintain_column_froms=False,
         )
-        .where(Series.pricing.in_(list(_GROUPS)), usd.is_not(None))
-        .group_by(Series.gpu_model, group)
+        .where(Series.pricing.in_(list(_GROUPS)))
+        .group_by(Series.gpu_model, Series.pricing, PricePoint.currency, Series.gpu_count)
     )
     groups = _execute(bind, stmt, "cannot read the cheapest offers")
-    winners = {int(row[3][1]) if postgres else int(row[4]): (row[0], row[1]) for row in groups}
+    spanning: list[SpanningLow] = []
+    if since is not None:
+        wanted = {PricingModel(p).value for p in since_pricing}
+        if postgres:
+            spanning = [
+                (str(r[0]), str(r[2]), Decimal(r[6]) / Decimal(r[3]))
+                for r in groups
+                if r[6] is not None and r[1] in wanted
+            ]
+        else:
+            spanning = _spanning_sqlite(bind, stmt, started, wanted)
+    priced = _rates_of(rates, at, sorted({str(row[2]) for row in groups}))
+    missing: dict[str, int] = {}
     per_model: dict[str, int] = {}
+    best: dict[tuple[str, str], tuple[Decimal, int]] = {}
     for row in groups:
-        per_model[row[0]] = per_model.get(row[0], 0) + int(row[2])
+        model, pricing_, currency, n = str(row[0]), str(row[1]), str(row[2]), int(row[4])
+        if currency not in priced:
+            missing[currency] = missing.get(currency, 0) + n
+            continue
+        per_model[model] = per_model.get(model, 0) + n
+        low, sid = (row[5][0], int(row[5][1])) if postgres else (row[5], int(row[6]))
+        key = (Decimal(str(low)) / Decimal(row[3]) * priced[currency], sid)
+        slot = (model, _GROUPS[pricing_])
+        if slot not in best or key < best[slot]:
+            best[slot] = key
+    winners = {sid: slot for slot, (_, sid) in best.items()}
+    return Cheapest(_details(bind, rates, at, winners, per_model), missing, spanning)
+
+
+def _spanning_sqlite(bind: Bind, stmt: Any, started: Any, wanted: set[str]) -> list[SpanningLow]:
+    per = cast(PricePoint.price, Float) / cast(Series.gpu_count, Float)
+    lows = (
+        stmt.with_only_columns(
+            Series.gpu_model, PricePoint.currency, func.min(per), maintain_column_froms=False
+        )
+        .where(started, Series.pricing.in_(sorted(wanted)))
+        .group_by(None)
+        .group_by(Series.gpu_model, PricePoint.currency)
+    )
+    rows = _execute(bind, lows, "cannot read the cheapest offers")
+    return [(str(m), str(c), Decimal(str(v))) for m, c, v in rows]
+
+
+def _details(
+    bind: Bind,
+    rates: Rates,
+    at: datetime,
+    winners: dict[int, tuple[str, str]],
+    per_model: dict[str, int],
+) -> list[CheapestRow]:
+    """The winners' offers, with their exact USD price per hour."""
+    if not winners:
+        return []
     details = _execute(
         bind,
         select(
@@ -215,9 +440,8 @@ def cheapest_per_gpu(
     )
     result = []
     for sid, provider_, instance_type, region_, zone, pricing_, price, currency, gpus in details:
-        # The exact figure (SQLite ranks in REAL arithmetic); same rate, same answer.
         exact_usd = rates.to_usd(price, currency, at)
-        if exact_usd is None:  # the statement kept only offers with a rate at ``at``
+        if exact_usd is None:  # the aggregate kept only currencies with a rate at ``at``
             raise ValueError(f"no USD rate for {currency} at {at}")
         model, grp = winners[sid]
         result.append(
@@ -235,3 +459,19 @@ def cheapest_per_gpu(
             )
         )
     return sorted(result, key=lambda r: (r.gpu_model, r.group))
+
+
+def cheapest_per_gpu(
+    bind: Bind,
+    rates: Rates,
+    at: datetime,
+    *,
+    gpu: GpuSelection | None = None,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+) -> list[CheapestRow]:
+    """The rows of :func:`cheapest` (per GPU model and group, its winner)."""
+    return cheapest(
+        bind, rates, at, gpu=gpu, provider=provider, region=region, pricing=pricing
+    ).rows

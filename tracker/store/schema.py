@@ -114,6 +114,15 @@ class PricePoint(Base):
 
     __table_args__ = (
         Index("ix_price_points_series_first_seen", "series_id", "first_seen"),
+        # The Overview's trend finds the intervals that moved in its window; the Offers
+        # page reads its first rows in price order (both 0008).
+        Index("ix_price_points_ended_first_seen", "ended_at", "first_seen"),
+        Index(
+            "ix_price_points_open_price",
+            "price",
+            postgresql_where=text("ended_at IS NULL"),
+            sqlite_where=text("ended_at IS NULL"),
+        ),
         Index(
             "uq_price_points_open",
             "series_id",

@@ -1,28 +1,48 @@
 """The Overview: per GPU model, the cheapest on-demand, spot and reserved $/GPU-hour now.
 
-The database picks each winner (:func:`tracker.store.dashboard.cheapest_per_gpu`, one
-statement), so the page costs the same for 1,000 offers or 100,000. Reserved is the
+The database picks each winner (:func:`tracker.store.dashboard.cheapest`, one
+aggregate that also counts the offers without an exchange rate), so the page costs
+about the same for 1,000 offers or 100,000. Reserved is the
 cheaper of the 1- and 3-year terms. The spot discount is how far the cheapest spot
 price is below the cheapest on-demand one of the same GPU model.
+
+The trend columns follow the cheapest on-demand $/GPU-hour (the figure ``compare``
+tracks; the filter's pricing models instead when it leaves on-demand out) at each day
+of the last 30, ending now (:func:`tracker.store.trend.cheapest_trend`): the 7- and
+30-day change with ``compare``'s formula, and the days as a sparkline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from tracker.catalog import select_gpus
 from tracker.fx import Rates
+from tracker.history.compare import change_pct
 from tracker.models import PricingModel
-from tracker.store.dashboard import cheapest_per_gpu
+from tracker.store.dashboard import cheapest
 from tracker.store.engine import Engine
+from tracker.store.history import SeriesFilter, Steps
+from tracker.store.trend import cheapest_trend
 
-__all__ = ["COLUMNS", "Cheapest", "GpuOverview", "overview"]
+__all__ = [
+    "COLUMNS",
+    "TREND_DAYS",
+    "Cheapest",
+    "GpuOverview",
+    "Overview",
+    "overview",
+    "trend_pricing",
+]
 
 COLUMNS = ("on_demand", "spot", "reserved")
 """The overview's price groups, in display order."""
+
+TREND_DAYS = 30
+"""The trend covers this many days before now, one figure a day (and one now)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +62,21 @@ class GpuOverview:
     gpu_model: str
     offers: int = 0
     cheapest: dict[str, Cheapest] = field(default_factory=dict)
+    trend: list[Decimal | None] = field(default_factory=list)
+    """The tracked cheapest $/GPU-hour at now − 30 days, now − 29 days, …, now."""
+
+    def _ago(self, days: int) -> Decimal | None:
+        return self.trend[TREND_DAYS - days] if len(self.trend) == TREND_DAYS + 1 else None
+
+    @property
+    def change_7d_pct(self) -> Decimal | None:
+        """(now / 7 days ago − 1) × 100, one decimal; None without both."""
+        return change_pct(self._ago(0), self._ago(7))
+
+    @property
+    def change_30d_pct(self) -> Decimal | None:
+        """(now / 30 days ago − 1) × 100, one decimal; None without both."""
+        return change_pct(self._ago(0), self._ago(30))
 
     @property
     def spot_discount_pct(self) -> Decimal | None:
@@ -55,6 +90,14 @@ class GpuOverview:
         return (ratio * 100).quantize(Decimal("0.1"))
 
 
+@dataclass(frozen=True, slots=True)
+class Overview:
+    rows: list[GpuOverview]
+    """By GPU model name."""
+    missing: dict[str, int]
+    """Matching offers without an exchange rate now, by currency (left out)."""
+
+
 def overview(
     engine: Engine,
     rates: Rates,
@@ -64,21 +107,32 @@ def overview(
     region: Sequence[str] | None = None,
     pricing: Sequence[PricingModel] | None = None,
     gpu: Sequence[str] | None = None,
-) -> list[GpuOverview]:
+) -> Overview:
     """One entry per GPU model with a matching offer that has a USD figure at the rates
-    in force at ``at``, by model name (raises DatabaseError)."""
-    winners = cheapest_per_gpu(
+    in force at ``at``, by model name, with its trend; and the offers left out for want
+    of a rate (raises DatabaseError)."""
+    selection = select_gpus(list(gpu)) if gpu else None
+    days = Steps(at - timedelta(days=TREND_DAYS), timedelta(days=1), TREND_DAYS + 1)
+    followed = trend_pricing(pricing)
+    found = cheapest(
         engine,
         rates,
         at,
-        gpu=select_gpus(list(gpu)) if gpu else None,
+        gpu=selection,
         provider=provider,
         region=region,
         pricing=pricing,
+        since=days.start,
+        since_pricing=followed,
     )
+    where = SeriesFilter(gpu=selection, provider=provider, region=region, pricing=followed)
+    # the open intervals' lows come from the scan above: one pass over them, not two
+    trends = cheapest_trend(engine, rates, days, where, spanning=found.spanning)
     result: dict[str, GpuOverview] = {}
-    for w in winners:
-        entry = result.setdefault(w.gpu_model, GpuOverview(w.gpu_model, w.offers))
+    for w in found.rows:
+        entry = result.setdefault(
+            w.gpu_model, GpuOverview(w.gpu_model, w.offers, trend=trends.get(w.gpu_model, []))
+        )
         entry.cheapest[w.group] = Cheapest(
             (w.price_per_hour_usd / w.gpu_count).quantize(Decimal("1e-6")),
             w.provider,
@@ -87,4 +141,12 @@ def overview(
             w.zone,
             w.pricing,
         )
-    return [result[m] for m in sorted(result)]
+    return Overview([result[m] for m in sorted(result)], found.missing)
+
+
+def trend_pricing(pricing: Sequence[PricingModel] | None) -> list[PricingModel]:
+    """What the trend follows: on-demand, unless the filter leaves it out (then the
+    filter's pricing models together)."""
+    if not pricing or PricingModel.ON_DEMAND in pricing:
+        return [PricingModel.ON_DEMAND]
+    return list(pricing)

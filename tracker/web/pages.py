@@ -27,7 +27,7 @@ from tracker.store import dashboard, queries
 from tracker.web.app import HERE, context_of
 from tracker.web.currency import left_out_line, page_view
 from tracker.web.errors import BadRequest
-from tracker.web.overview import COLUMNS, overview
+from tracker.web.overview import COLUMNS, overview, trend_pricing
 from tracker.web.params import (
     GpuQuery,
     MinQuery,
@@ -39,7 +39,7 @@ from tracker.web.params import (
     clean,
 )
 from tracker.web.profiles import profile_views
-from tracker.web.svg import Series, Step, step_chart
+from tracker.web.svg import Series, Step, sparkline, step_chart
 
 __all__ = ["router", "templates"]
 
@@ -48,6 +48,7 @@ templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["money"] = money
 templates.env.filters["iso"] = lambda v: "" if v is None else jsonable(v)
 templates.env.globals["urlencode"] = lambda params: urlencode(params, doseq=True)
+templates.env.globals["sparkline"] = sparkline
 templates.env.globals["catalog_names"] = frozenset(spec.name for spec in all_specs())
 
 NAV = (
@@ -89,23 +90,17 @@ def overview_page(
         "region": clean(region),
         "pricing": pricing or None,
     }
-    rows = overview(context.engine, view.rates, now, gpu=names, **filters)
-    missing = dashboard.without_rate(
-        context.engine,
-        view.rates,
-        now,
-        gpu=select_gpus(names) if names else None,
-        **filters,
-    )
+    found = overview(context.engine, view.rates, now, gpu=names, **filters)
     return page(
         request,
         "overview.html",
         "Overview",
-        rows=rows,
+        rows=found.rows,
         groups=COLUMNS,
-        left_out=left_out_line(missing),
+        left_out=left_out_line(found.missing),
         filters=_filters(request, ("gpu", "provider", "region", "pricing")),
         pricings=[p.value for p in PricingModel],
+        trend_pricing=" / ".join(p.value.replace("_", "-") for p in trend_pricing(pricing)),
     )
 
 
@@ -137,7 +132,7 @@ def offers_page(
         "min_vram": min_vram,
         "min_gpus": min_gpus,
     }
-    total, found = dashboard.offer_page(
+    listing = dashboard.offer_listing(
         context.engine,
         view.rates,
         now,
@@ -146,12 +141,12 @@ def offers_page(
         offset=(page_number - 1) * size,
         limit=size,
     )
+    total = listing.total
     pages = max(1, math.ceil(total / size))
     if page_number > pages:
         raise BadRequest(f"page: {page_number} is past the last page ({pages})")
-    missing = dashboard.without_rate(context.engine, view.rates, now, **filters)
     shown = []
-    for s in found:
+    for s in listing.offers:
         converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
         if converted is not None:
             shown.append(offer_row(replace(s, offer=converted), view))
@@ -161,7 +156,7 @@ def offers_page(
         "Offers",
         rows=shown,
         total=total,
-        left_out=left_out_line(missing),
+        left_out=left_out_line(listing.missing),
         page=page_number,
         pages=pages,
         filters=_filters(request, OFFER_FILTERS[:-1]),
