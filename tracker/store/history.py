@@ -59,6 +59,7 @@ __all__ = [
     "offer_steps",
     "stored_gpu_names",
     "usd_price",
+    "without_rate_at",
 ]
 
 SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"
@@ -358,6 +359,31 @@ def cheapest_at(
     )
     with database_errors("cannot read the price history"), _reading(engine) as conn:
         return [CheapestStep._make(row) for row in conn.execute(stmt).all()]
+
+
+def without_rate_at(
+    engine: Engine,
+    times: Times,
+    where: SeriesFilter,
+    *,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> dict[str, int]:
+    """The selected offers :func:`cheapest_at` left out at some of ``times`` because
+    their price had no USD figure then (no exchange rate), each counted once, by
+    currency: what its reader reports, so nothing disappears silently.
+
+    Raises :class:`~tracker.store.engine.DatabaseError`.
+    """
+    f = _in_force(engine, times, where)
+    s, p = f.s, f.p
+    stmt = (
+        select(p.c.currency, func.count(func.distinct(s.c.id)))
+        .select_from(f.source)
+        .where(usd_price(p, f.t, fx_rates).is_(None))
+        .group_by(p.c.currency)
+    )
+    with database_errors("cannot read the price history"), _reading(engine) as conn:
+        return {str(currency): int(n) for currency, n in conn.execute(stmt).all()}
 
 
 EXPORT_COLUMNS = (
