@@ -34,6 +34,7 @@ from collectors.base import (
     SkipItem,
     parse_each,
 )
+from collectors.huawei_families import catalog_spelling, family_of
 from collectors.huawei_flavors import FlavorHardware, parse_flavor, sold_charging_modes
 from collectors.huawei_ratings import (
     MAX_PRODUCTS,
@@ -45,7 +46,7 @@ from collectors.huawei_ratings import (
     period_products,
 )
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Interconnect, InvalidOffer, Offer, PricingModel
 from tracker.settings import Settings
 from tracker.settings.huawei import AK_ENV, SK_ENV
 
@@ -92,7 +93,9 @@ def build_offer(
         attributes["term_price"] = rating.amount
     if rating.discount_name:
         attributes["discount_name"] = rating.discount_name
-    match = resolve_gpu(hardware.gpu_name, hardware.vram_gib)
+    generation = hardware.generation or hardware.flavor.partition(".")[0]
+    family = family_of(generation)
+    match = resolve_gpu(catalog_spelling(hardware.gpu_name, generation), hardware.vram_gib)
     if not match.known:
         attributes["gpu_unknown_reason"] = match.reason
     try:
@@ -110,6 +113,7 @@ def build_offer(
             memory_gib=hardware.memory_gib,
             os="linux",
             gpu_raw_name=hardware.gpu_name,
+            interconnect=family.interconnect if family is not None else Interconnect.UNKNOWN,
             gpu_known=match.known,
             attributes=attributes,
         )

@@ -16,6 +16,9 @@ payload exactly as the API sent it (a model drops fields its SDK version does no
 Failures are one line each: refused credentials stop the run (every region would
 fail the same); an unknown region, throttling that outlasts the retries or any other
 API error leaves that region partial (not delisted) and the others collected.
+
+The SDK itself is used from :mod:`collectors.tencent_sdk`, imported on the first call:
+listing the collectors (every CLI command) imports this module, never the SDK.
 """
 
 from __future__ import annotations
@@ -23,18 +26,8 @@ from __future__ import annotations
 import functools
 import logging
 import random
-import time
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, Self
-
-from tencentcloud.common.credential import Credential
-from tencentcloud.common.exception.tencent_cloud_sdk_exception import (
-    TencentCloudSDKException,
-)
-from tencentcloud.common.profile.client_profile import ClientProfile
-from tencentcloud.common.profile.http_profile import HttpProfile
-from tencentcloud.common.retry import StandardRetryer
-from tencentcloud.cvm.v20170312.cvm_client import CvmClient
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from collectors.base import (
     CollectorError,
@@ -48,13 +41,13 @@ from tracker.models import Offer, PricingModel
 from tracker.settings import ConfigError, Settings
 from tracker.settings.tencent import SECRET_ID_ENV, SECRET_KEY_ENV
 
-__all__ = ["INTERNATIONAL_ENDPOINT", "TencentCollector", "describe_error", "endpoint_profile"]
+if TYPE_CHECKING:
+    from tencentcloud.cvm.v20170312.cvm_client import CvmClient
+
+__all__ = ["TencentCollector"]
 
 log = logging.getLogger(__name__)
 
-INTERNATIONAL_ENDPOINT = "cvm.intl.tencentcloudapi.com"
-"""The international site's CVM endpoint (the China site's is the SDK's default,
-``cvm.tencentcloudapi.com``)."""
 _AUTH_CODES = ("AuthFailure", "UnauthorizedOperation")
 _REGION_CODES = ("UnsupportedRegion", "InvalidParameterValue", "InvalidRegion")
 _CREDENTIALS = f"{SECRET_ID_ENV} / {SECRET_KEY_ENV}"
@@ -66,54 +59,6 @@ def default_backoff(settings: Settings) -> Backoff:
     """Exponential backoff with full jitter from ``[http]`` (attempt n waits up to base × 2ⁿ)."""
     base, cap = settings.http.backoff_base_seconds, settings.http.backoff_max_seconds
     return lambda attempt: random.uniform(0, min(cap, base * 2**attempt))
-
-
-def endpoint_profile(settings: Settings) -> HttpProfile:
-    """Where the SDK sends requests: ``endpoint_url`` (scheme and host[:port]) or the site's."""
-    tencent = settings.tencent
-    profile = HttpProfile(reqTimeout=int(max(1, settings.http.timeout_seconds)))
-    if tencent.endpoint_url:
-        scheme, _, host = tencent.endpoint_url.partition("://")
-        profile.protocol = profile.scheme = scheme
-        profile.endpoint = host
-    elif tencent.site == "international":
-        profile.endpoint = INTERNATIONAL_ENDPOINT
-    return profile
-
-
-def describe_error(exc: TencentCloudSDKException) -> str:
-    """``Code: message`` on one line (a network error's message may be a bytes body)."""
-    message = exc.get_message()
-    if isinstance(message, bytes):
-        message = message.decode("utf-8", "replace")
-    text = " ".join(str(message or "").split())
-    return f"{exc.get_code()}: {text}" if text else str(exc.get_code())
-
-
-def _is(exc: TencentCloudSDKException, codes: tuple[str, ...]) -> bool:
-    code = str(exc.get_code() or "")
-    return any(code == c or code.startswith(f"{c}.") for c in codes)
-
-
-class _Retryer(StandardRetryer):  # type: ignore[misc]
-    """The SDK's retry policy (throttling and network errors, its ``should_retry``) with
-    one fix: ``StandardRetryer.send_request`` in tencentcloud-sdk-python-common 3.1.195
-    keeps the previous attempt's exception, so an attempt that succeeds after a
-    throttled one is still judged failed and the call ends with the stale error
-    (tests/collectors/test_tencent.py shows it). Each attempt is judged on its own here.
-    """
-
-    def send_request(self, fn: Callable[[], Any]) -> Any:
-        for attempt in range(self._max_attempts):
-            try:
-                return fn()
-            except TencentCloudSDKException as exc:
-                if attempt + 1 >= self._max_attempts or not self.should_retry(None, exc):
-                    raise
-                delay = self._backoff_fn(attempt)
-                self.on_retry(attempt, delay, None, exc)
-                time.sleep(delay)
-        raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 class TencentCollector:
@@ -136,7 +81,7 @@ class TencentCollector:
         backoff: Backoff | None = None,
     ) -> None:
         self.settings = settings
-        self._credential = Credential(secret_id, secret_key)
+        self._key_pair = (secret_id, secret_key)
         self._backoff = backoff or default_backoff(settings)
 
     @classmethod
@@ -155,20 +100,19 @@ class TencentCollector:
         return cls(settings, *pair)
 
     def client(self, region: str) -> CvmClient:
-        retryer = _Retryer(
-            max_attempts=self.settings.http.max_retries + 1, backoff_fn=self._backoff, logger=log
-        )
-        profile = ClientProfile(
-            httpProfile=endpoint_profile(self.settings), language="en-US", retryer=retryer
-        )
-        return CvmClient(self._credential, region, profile)
+        """A signed CVM client (the SDK is imported here, on first use: see tencent_sdk)."""
+        from collectors.tencent_sdk import make_client
+
+        return make_client(self.settings, *self._key_pair, region, self._backoff)
 
     def _call(self, region: str, action: str, params: dict[str, Any]) -> dict[str, Any]:
         """One signed call; refused credentials raise :class:`CollectorError` at once."""
+        from collectors.tencent_sdk import TencentCloudSDKException, describe_error, is_code
+
         try:
             payload = self.client(region).call_json(action, params)
         except TencentCloudSDKException as exc:
-            if _is(exc, _AUTH_CODES):
+            if is_code(exc, _AUTH_CODES):
                 raise CollectorError(
                     f"tencent: credentials refused ({describe_error(exc)}); check {_CREDENTIALS}"
                 ) from None
@@ -179,6 +123,8 @@ class TencentCollector:
         return response
 
     def regions(self) -> list[str]:
+        from collectors.tencent_sdk import TencentCloudSDKException, describe_error
+
         configured = self.settings.tencent.regions
         if configured:
             return list(dict.fromkeys(configured))
@@ -200,6 +146,8 @@ class TencentCollector:
 
     def fetch(self, region: str, charge_type: str) -> list[Any]:
         """Every item of one region and charge type, all zones."""
+        from collectors.tencent_sdk import TencentCloudSDKException
+
         filters = [{"Name": "instance-charge-type", "Values": [charge_type]}]
         response = self._call(region, "DescribeZoneInstanceConfigInfos", {"Filters": filters})
         items = response.get("InstanceTypeQuotaSet")
@@ -211,6 +159,8 @@ class TencentCollector:
         return items
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
+        from collectors.tencent_sdk import TencentCloudSDKException, describe_error, is_code
+
         wanted = charge_types(ctx.pricing_scope)
         if not wanted:
             return
@@ -222,7 +172,7 @@ class TencentCollector:
                 items = [(c, self.fetch(region, c)) for c in wanted]
             except TencentCloudSDKException as exc:
                 reason = describe_error(exc)
-                if _is(exc, _REGION_CODES):
+                if is_code(exc, _REGION_CODES):
                     reason += (
                         f" (is {region!r} a Tencent Cloud region? see GPU_TRACKER_TENCENT__REGIONS)"
                     )

@@ -144,6 +144,12 @@ class Rates:
         """Whether any rate (stored or manual) exists for ``currency``."""
         return self.usd_per_unit(currency) is not None
 
+    def covered_from(self, at: datetime) -> set[str]:
+        """The currencies with a USD figure at ``at`` and so at every later time (a
+        stored step stays in force until the next one; a manual rate always holds)."""
+        known = {USD, BASE, *self._times, *self.manual}
+        return {c for c in known if self.usd_per_unit(c, at) is not None}
+
 
 @dataclass
 class Conversion:

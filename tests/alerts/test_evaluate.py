@@ -152,7 +152,9 @@ def test_evaluating_one_run_twice_queues_each_event_once(engine: Engine) -> None
         assert conn.execute(select(func.count()).select_from(AlertDelivery)).scalar_one() == 1
 
 
-def test_a_change_of_currency_is_not_a_price_move(sqlite_engine: Engine) -> None:
+def test_a_change_of_currency_without_a_rate_is_not_compared(sqlite_engine: Engine) -> None:
+    """No EUR rate stored: 10 USD and 5 EUR cannot be compared (tests/alerts/
+    test_currency.py compares them once a rate is there), never at 1.0."""
     rule = rules({"name": "moves", "type": "price_change", "threshold_percent": 10})
     collect(sqlite_engine, [offer("a", "10.00")], T0)
     evaluate(sqlite_engine, rule, ["slack"], now=T0)

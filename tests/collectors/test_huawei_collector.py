@@ -91,8 +91,10 @@ def test_collects_gpu_offers_through_the_sdk_with_signed_requests(
     assert "list_price_per_hour" not in p100.attributes  # amount == list price
 
     v100 = got[("p2s.16xlarge.8", OD)]
-    # "8 * NVIDIA V100 / 8 * 32G": the V100 family's 32 GB member; 524288 MiB = 512 GiB.
-    assert (v100.gpu_model, v100.gpu_count, v100.memory_gib) == ("V100-32GB", 8, 512)
+    # "8 * NVIDIA V100 / 8 * 32G" of a p2s flavor: Huawei documents P2s as V100 over
+    # "PCIe Gen3", 32 GiB, so the PCIe card's 32 GB member; 524288 MiB = 512 GiB.
+    assert (v100.gpu_model, v100.gpu_count, v100.memory_gib) == ("V100-PCIE-32GB", 8, 512)
+    assert v100.interconnect == "pcie"
 
     ascend = got[("ai1s.large.4", OD)]
     assert (ascend.gpu_known, ascend.gpu_model, ascend.gpu_count) == (False, "HUAWEI Ascend 310", 1)

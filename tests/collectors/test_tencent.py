@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from collectors.base import CollectorError, MissingCredentials, NotConfigured
-from collectors.tencent import TencentCollector, endpoint_profile
+from collectors.tencent import TencentCollector
+from collectors.tencent_sdk import endpoint_profile
 from tests.collectors.conftest import MakeContext
 from tests.collectors.tencent_server import SECRET_ID, SECRET_KEY, TencentServer, fixture
 from tracker.models import PricingModel
@@ -305,7 +306,7 @@ def test_the_retryer_fixes_the_sdks_stale_error_after_a_throttled_attempt() -> N
     )
     from tencentcloud.common.retry import StandardRetryer
 
-    from collectors.tencent import _Retryer
+    from collectors.tencent_sdk import Retryer
 
     def throttled_once() -> Any:
         calls: list[int] = []
@@ -320,10 +321,10 @@ def test_the_retryer_fixes_the_sdks_stale_error_after_a_throttled_attempt() -> N
 
     # The SDK's own policy ends with the first attempt's error although the second
     # succeeded (tencentcloud-sdk-python-common 3.1.195). When this stops failing, the
-    # SDK is fixed and collectors/tencent.py's _Retryer can go.
+    # SDK is fixed and collectors/tencent_sdk.py's Retryer can go.
     with pytest.raises(TencentCloudSDKException):
         StandardRetryer(max_attempts=3, backoff_fn=lambda n: 0).send_request(throttled_once())
-    assert _Retryer(max_attempts=3, backoff_fn=lambda n: 0).send_request(throttled_once()) == "ok"
+    assert Retryer(max_attempts=3, backoff_fn=lambda n: 0).send_request(throttled_once()) == "ok"
 
 
 def test_tencent_is_registered_like_every_collector() -> None:

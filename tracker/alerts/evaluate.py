@@ -8,22 +8,30 @@ moves no cursor, and one that runs twice queues nothing twice (dedupe keys).
 
 A rule's first evaluation *seeds*: it records where things stand and fires
 nothing, so a fresh database (or a new rule) is not an alert storm.
+
+Rules with prices read them in their ``currency`` (USD by default), converted at the
+exchange rate in force (:meth:`Evaluation.in_currency`); an alert that cannot be shown
+for want of a rate is left out, counted per rule and logged, never converted at 1.0.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from tracker.alerts import offer_rules
 from tracker.alerts.cursor import CHECKPOINTS, GLOBAL_RULE, safe_ids
 from tracker.alerts.rules import AlertRule, CollectorHealthRule, channels_of
+from tracker.fx import Rates
 from tracker.hooks import JobHealthChange
 from tracker.store import alert_events
 from tracker.store import alerts as outbox
+from tracker.store import fx as fx_store
 from tracker.store.engine import Engine
 
 __all__ = ["Evaluation", "evaluate", "health_change_alerts"]
@@ -43,7 +51,28 @@ class Evaluation:
     safe: Mapping[str, int] | None = None
     alerts: list[outbox.NewAlert] = field(default_factory=list)
     state: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    fx_rates: Mapping[str, Decimal] | None = None
+    """The manual ``fx_rates`` setting (currencies the ECB does not publish)."""
+    no_rate: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Alerts left out for want of an exchange rate, by (rule, currency lacking one)."""
     _cache: dict[str, Any] = field(default_factory=dict)
+
+    def rates(self) -> Rates:
+        return self.cached("rates", lambda: fx_store.load_rates(self.engine, self.fx_rates))  # type: ignore[no-any-return]
+
+    def in_currency(
+        self, rule: AlertRule, amount: Decimal, currency: str, at: datetime | None
+    ) -> Decimal | None:
+        """``amount`` of ``currency`` in the rule's currency at the rate in force at
+        ``at``, exact when it is already in it; None (counted) without a rate."""
+        target: str = getattr(rule, "currency", "USD")
+        if currency == target:
+            return amount
+        converted = self.rates().convert(amount, currency, target, at)
+        if converted is None:
+            lacking = currency if self.rates().usd_per_unit(currency, at) is None else target
+            self.no_rate[(rule.name, lacking)] += 1
+        return converted
 
     def rule_state(self, rule: AlertRule) -> dict[str, str]:
         return outbox.read_state(self.engine, rule.name)
@@ -118,14 +147,16 @@ def evaluate(
     *,
     now: datetime | None = None,
     health_only: bool = False,
+    fx_rates: Mapping[str, Decimal] | None = None,
 ) -> list[int]:
     """Evaluate ``rules`` and queue what fired; returns the new alert ids.
 
     ``health_only``: only the collector-health rules (the sender's timer runs them,
-    since failed runs trigger no after-collection hook). Raises
+    since failed runs trigger no after-collection hook). ``fx_rates``: the manual rates
+    setting, for rules whose currency differs from an offer's. Raises
     :class:`~tracker.store.engine.DatabaseError` (nothing queued).
     """
-    ev = Evaluation(engine, (now or datetime.now(UTC)).astimezone(UTC), channels)
+    ev = Evaluation(engine, (now or datetime.now(UTC)).astimezone(UTC), channels, fx_rates=fx_rates)
     if not health_only:
         stored = outbox.read_state(engine, GLOBAL_RULE).get(CHECKPOINTS)
         ev.current, ev.safe, checkpoints = safe_ids(engine, ev.now, stored)
@@ -135,6 +166,7 @@ def evaluate(
             _failing_runs(rule, ev)
         elif not health_only:
             offer_rules.EVALUATORS[rule.type](rule, ev)  # type: ignore[operator]
+    _report_no_rate(ev)
     if not ev.alerts and not ev.state:
         return []
     queued = outbox.queue_alerts(engine, ev.alerts, ev.now, state=ev.state)
@@ -143,6 +175,25 @@ def evaluate(
             "%d alert(s) queued", len(queued), extra={"event": "alerts_queued", "alerts": queued}
         )
     return queued
+
+
+def _report_no_rate(ev: Evaluation) -> None:
+    """One warning per rule that left alerts out for want of an exchange rate."""
+    by_rule: dict[str, Counter[str]] = {}
+    for (rule, currency), n in ev.no_rate.items():
+        by_rule.setdefault(rule, Counter())[currency] += n
+    for rule, missing in sorted(by_rule.items()):
+        which = ", ".join(f"{c} ({n})" for c, n in sorted(missing.items()))
+        total = sum(missing.values())
+        log.warning(
+            "rule %s: %d alert%s left out: no exchange rate for %s (run 'gpu-tracker collect "
+            "-p fx', or set fx_rates for a currency the ECB does not publish)",
+            rule,
+            total,
+            "" if total == 1 else "s",
+            which,
+            extra={"event": "alerts_without_rate", "rule": rule, "missing": dict(missing)},
+        )
 
 
 def _failing_runs(rule: CollectorHealthRule, ev: Evaluation) -> None:

@@ -41,7 +41,7 @@ def after_collection(engine: Engine, settings: Settings) -> None:
     setup = load_setup(settings)
     if not setup.active:
         return
-    evaluate(engine, setup.rules, list(setup.channels))
+    evaluate(engine, setup.rules, list(setup.channels), fx_rates=settings.fx_rates)
     if _deliver.get():
         drain(engine, settings.alerts, setup.channels)
 

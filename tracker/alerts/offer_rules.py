@@ -2,9 +2,14 @@
 
 Each evaluator reads what changed since the rule's cursor (or the current offers),
 applies the rule's filters and threshold, and hands candidate alerts to
-:meth:`Evaluation.emit` (which applies dedupe and cooldown). Percentages compare
-prices in the offer's own currency: a change of currency is not a price move and
-is skipped, never converted with some rate.
+:meth:`Evaluation.emit` (which applies dedupe and cooldown).
+
+Prices are read and shown in the rule's ``currency`` (USD by default), both sides of a
+comparison converted at the one exchange rate in force at the event (the change, now,
+the ranking's snapshot): so a percentage between two prices in one currency is that
+currency's own, exactly, and a rate move alone never fires; two prices in different
+currencies compare in the rule's. Without a rate the alert is left out and counted
+(:meth:`Evaluation.in_currency`), never converted at 1.0.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import fields
+from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +27,7 @@ from tracker.alerts.rules import (
     RankingChangeRule,
     SpotDiscountRule,
 )
+from tracker.fx import USD
 from tracker.models import PricingModel
 from tracker.store import alert_events, queries
 from tracker.store.alerts import NewAlert
@@ -32,6 +39,8 @@ __all__ = ["EVALUATORS", "percent"]
 
 log = logging.getLogger(__name__)
 CENT = Decimal("0.01")
+SHOWN = Decimal("0.0001")
+"""A converted price is shown to a hundredth of a cent (a rate makes ten decimals)."""
 
 
 def percent(old: Decimal, new: Decimal) -> Decimal:
@@ -58,19 +67,28 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     for c in alert_events.price_changes_since(ev.engine, cursor):
         if not rule.matches_priced(c.pricing, c.provider, c.region, c.gpu_model, c.gpu_raw_name):
             continue
-        if c.old_currency != c.currency or not c.old_price:
+        if not c.old_price:
             log.debug("price interval %d: no comparable previous price", c.interval_id)
             continue
-        change = percent(c.old_price, c.new_price)
+        shown = _pair(rule, ev, (c.old_price, c.old_currency), (c.new_price, c.currency), c.at)
+        if shown is None:
+            continue
+        old, new = shown
+        # one currency: its own prices, exactly; two: the rule's, at one rate
+        change = percent(c.old_price, c.new_price) if c.old_currency == c.currency else None
+        change = percent(old, new) if change is None else change
         if (rule.direction == "down" and change >= 0) or (rule.direction == "up" and change <= 0):
             continue
         if abs(change) < rule.threshold_percent:
             continue
-        shown = change.quantize(CENT)
+        pct = change.quantize(CENT)
         where = f"{c.region}/{c.zone}" if c.zone else c.region
+        old_text = _shown(old, c.old_currency, rule.currency)
+        new_text = _shown(new, c.currency, rule.currency)
         title = (
             f"{c.provider} {c.instance_type} {where} {c.pricing}: "
-            f"{_money(c.old_price)} → {_money(c.new_price)} {c.currency}/h ({shown:+}%)"
+            f"{old_text} → {new_text} {rule.currency}/h ({pct:+}%)"
+            + _own(rule.currency, (c.old_price, c.old_currency), (c.new_price, c.currency))
         )
         out.append(
             ev.alert(
@@ -84,15 +102,41 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
                     "region": where,
                     "pricing": c.pricing,
                     "gpu": f"{c.gpu_count.normalize():f}x {c.gpu_model}",
-                    "old": _money(c.old_price),
-                    "new": _money(c.new_price),
-                    "currency": c.currency,
-                    "change_pct": str(shown),
+                    "old": old_text,
+                    "new": new_text,
+                    "currency": rule.currency,
+                    "change_pct": str(pct),
                     "at": c.at.isoformat(),
                 },
             )
         )
     ev.emit(rule, out)
+
+
+Priced = tuple[Decimal, str]
+
+
+def _pair(
+    rule: Any, ev: Evaluation, old: Priced, new: Priced, at: datetime | None
+) -> tuple[Decimal, Decimal] | None:
+    """Both prices in the rule's currency at the rate in force at ``at`` (None, counted
+    by :meth:`Evaluation.in_currency`, when a rate is missing)."""
+    a = ev.in_currency(rule, *old, at)
+    b = None if a is None else ev.in_currency(rule, *new, at)  # one alert: counted once
+    return None if a is None or b is None else (a, b)
+
+
+def _shown(value: Decimal, own: str, shown_in: str) -> str:
+    """A price as an alert shows it: exact in its own currency, else converted and
+    rounded to :data:`SHOWN`."""
+    return _money(value if own == shown_in else value.quantize(SHOWN))
+
+
+def _own(shown_in: str, old: Priced, new: Priced) -> str:
+    """`` [30.00 CNY → 29.00 CNY]``: the provider's own figures, when not in ``shown_in``."""
+    if old[1] == shown_in and new[1] == shown_in:
+        return ""
+    return f" [{_money(old[0])} {old[1]} → {_money(new[0])} {new[1]}]"
 
 
 def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
@@ -122,9 +166,15 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
         if not rule.matches(o.provider, o.region, o.gpu_model, o.gpu_raw_name):
             continue
         od = on_demand.get((o.provider, o.instance_type, o.region, o.os))
-        if od is None or od.offer.currency != o.currency or not od.offer.price_per_hour:
+        if od is None or not od.offer.price_per_hour:
             continue
-        discount = -percent(od.offer.price_per_hour, o.price_per_hour)
+        base: Priced = (od.offer.price_per_hour, od.offer.currency)
+        spot: Priced = (o.price_per_hour, o.currency)
+        same = base[1] == spot[1]
+        pair = None if same else _pair(rule, ev, base, spot, ev.now)
+        if not same and pair is None:
+            continue
+        discount = -percent(base[0], spot[0]) if pair is None else -percent(*pair)
         if discount < rule.threshold_percent:
             continue
         where = f"{o.region}/{o.zone}" if o.zone else o.region
@@ -132,26 +182,38 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
         crossed.add(subject)
         if f"spot:{subject}" in state:
             continue
-        ev.state[(rule.name, f"spot:{subject}")] = ev.now.isoformat()
         if seeding:
+            ev.state[(rule.name, f"spot:{subject}")] = ev.now.isoformat()
             continue
+        pair = pair or _pair(rule, ev, base, spot, ev.now)
+        if pair is None:
+            continue  # not marked crossed: it fires once the rate is there
+        ev.state[(rule.name, f"spot:{subject}")] = ev.now.isoformat()
         shown = discount.quantize(CENT)
+        od_text, spot_text = (
+            _shown(v, c, rule.currency) for v, c in zip(pair, (base[1], spot[1]), strict=True)
+        )
+        own = (
+            f" [spot {_money(spot[0])} {spot[1]}, on-demand {_money(base[0])} {base[1]}]"
+            if {spot[1], base[1]} != {rule.currency}
+            else ""
+        )
         out.append(
             ev.alert(
                 rule,
                 f"{subject}|{s.price_since.isoformat()}|{od.price_since.isoformat()}",
                 subject,
-                f"{o.provider} {o.instance_type} {where} spot {_money(o.price_per_hour)} "
-                f"{o.currency}/h is {shown}% below on-demand {_money(od.offer.price_per_hour)}",
+                f"{o.provider} {o.instance_type} {where} spot {spot_text} "
+                f"{rule.currency}/h is {shown}% below on-demand {od_text}{own}",
                 {
                     "provider": o.provider,
                     "instance_type": o.instance_type,
                     "region": where,
                     "pricing": "spot",
                     "gpu": f"{o.gpu_count.normalize():f}x {o.gpu_model}",
-                    "old": _money(od.offer.price_per_hour),
-                    "new": _money(o.price_per_hour),
-                    "currency": o.currency,
+                    "old": od_text,
+                    "new": spot_text,
+                    "currency": rule.currency,
                     "change_pct": str(-shown),
                 },
             )
@@ -241,19 +303,27 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
     subject = f"profile:{profile}"
     out = []
     base = {"profile": profile}
+
+    def cost(entry: Any) -> str | None:
+        """A job cost (USD) in the rule's currency at the snapshot's rate, or None."""
+        value = ev.in_currency(rule, entry.job_cost_usd, USD, change.computed_at)
+        return None if value is None else _shown(value, USD, rule.currency)
+
     if "leader" in rule.events and change.new_leader and leader is not None:
         was = f" (was {before.provider} {before.instance_type})" if before is not None else ""
-        out.append(
-            ev.alert(
-                rule,
-                f"{profile}|leader|{sid}",
-                f"{subject}:leader",
-                f"best for {profile} now {leader.provider} {leader.instance_type}{was}",
-                {**base, **_entry(leader), "event": "leader", "old": _money(before.job_cost_usd)
-                 if before is not None else "", "new": _money(leader.job_cost_usd),
-                 "currency": "USD"},
-            )
-        )  # fmt: skip
+        new = cost(leader)
+        old = "" if before is None else None if new is None else cost(before)
+        if new is not None and old is not None:
+            out.append(
+                ev.alert(
+                    rule,
+                    f"{profile}|leader|{sid}",
+                    f"{subject}:leader",
+                    f"best for {profile} now {leader.provider} {leader.instance_type}{was}",
+                    {**base, **_entry(leader), "event": "leader", "old": old, "new": new,
+                     "currency": rule.currency},
+                )
+            )  # fmt: skip
     if "top_n" in rule.events:
         top = change.entries[: rule.top_n]
         seen = {e.gpu_model for e in change.previous_entries[: rule.top_n]}
@@ -279,16 +349,18 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
         and abs(pct) >= rule.threshold_percent
         and leader is not None
         and before is not None
+        and (new := cost(leader)) is not None
+        and (old := cost(before)) is not None
     ):
+        # both costs at the snapshot's one rate: the percentage is the USD one
         out.append(
             ev.alert(
                 rule,
                 f"{profile}|cost|{sid}",
                 f"{subject}:cost",
-                f"{profile} job cost {_money(before.job_cost_usd)} → "
-                f"{_money(leader.job_cost_usd)} USD ({pct:+}%)",
-                {**base, **_entry(leader), "event": "cost", "old": _money(before.job_cost_usd),
-                 "new": _money(leader.job_cost_usd), "currency": "USD", "change_pct": str(pct)},
+                f"{profile} job cost {old} → {new} {rule.currency} ({pct:+}%)",
+                {**base, **_entry(leader), "event": "cost", "old": old, "new": new,
+                 "currency": rule.currency, "change_pct": str(pct)},
             )
         )  # fmt: skip
     return out

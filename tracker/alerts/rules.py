@@ -17,9 +17,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 
 from tracker.catalog import GpuSelection, select_gpus
+from tracker.fx import USD, parse_currency
 from tracker.models import PricingModel
 from tracker.settings import ConfigError
 from tracker.settings.base import split_csv
@@ -59,6 +68,8 @@ def parse_duration(value: Any) -> timedelta:
 
 Percent = Annotated[Decimal, Field(gt=0, le=100)]
 Names = Annotated[list[str], Field(default_factory=list)]
+Currency = Annotated[str, AfterValidator(parse_currency)]
+"""The currency a rule reads prices in and shows them in (an ISO code; USD by default)."""
 
 
 class _Rule(BaseModel):
@@ -130,6 +141,7 @@ class PriceChangeRule(_PricedFilters):
     type: Literal["price_change"]
     threshold_percent: Percent
     direction: Literal["either", "down", "up"] = "either"
+    currency: Currency = USD
 
 
 class SpotDiscountRule(_OfferFilters):
@@ -137,6 +149,7 @@ class SpotDiscountRule(_OfferFilters):
 
     type: Literal["spot_discount"]
     threshold_percent: Percent
+    currency: Currency = USD
 
 
 HardwareEvent = Literal["gpu_model", "instance_type", "region"]
@@ -165,6 +178,7 @@ class RankingChangeRule(_Rule):
     """The best job cost moved by at least this much (no threshold: no cost events)."""
     top_n: int = Field(default=3, ge=1, le=100)
     events: list[RankingEvent] = Field(default_factory=lambda: list(RANKING_EVENTS))
+    currency: Currency = USD
 
     _csv = field_validator("profile", "events", mode="before")(split_csv)
 

@@ -1,5 +1,9 @@
 """``compare``: the cheapest $/GPU-hour per GPU model × provider for each pricing model,
-the spot discount and the 7/30-day change (rows from :mod:`tracker.history.compare`)."""
+the spot discount and the 7/30-day change (rows from :mod:`tracker.history.compare`).
+
+Offers are compared in USD at the exchange rates in force at each time; ``--currency C``
+shows the now figures in C too (``display_*`` keys). Offers left out for want of a rate
+are counted on stderr, as ``offers`` does."""
 
 from __future__ import annotations
 
@@ -9,28 +13,37 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.context import open_store, settings_of
+from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.history import gpu_selection, usage_errors
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
-from tracker.history.compare import COMPARE_KEYS, compare_rows
+from tracker.fx import USD
+from tracker.history.compare import (
+    COMPARE_KEYS,
+    DISPLAY_KEYS,
+    compare_rows,
+    compare_without_rate,
+)
 
-__all__ = ["compare", "register"]
+__all__ = ["compare", "compare_table", "register"]
 
 
 def _pct(value: Any) -> str:
     return "" if value is None else f"{cell(value)}%"
 
 
-COMPARE_TABLE = (
-    Column("gpu_model", "GPU"),
-    Column("provider", "provider"),
-    Column("on_demand", "on-demand", money, justify="right"),
-    Column("spot", "spot", money, justify="right"),
-    Column("reserved_1y", "1y", money, justify="right"),
-    Column("reserved_3y", "3y", money, justify="right"),
-    Column("spot_discount_pct", "spot off", _pct, justify="right"),
-    Column("change_7d_pct", "7d", _pct, justify="right"),
-    Column("change_30d_pct", "30d", _pct, justify="right"),
-)
+def compare_table(prefix: str = "") -> tuple[Column, ...]:
+    """The table display; ``prefix`` ``display_`` shows the view currency's figures."""
+    return (
+        Column("gpu_model", "GPU"),
+        Column("provider", "provider"),
+        Column(f"{prefix}on_demand", "on-demand", money, justify="right"),
+        Column(f"{prefix}spot", "spot", money, justify="right"),
+        Column(f"{prefix}reserved_1y", "1y", money, justify="right"),
+        Column(f"{prefix}reserved_3y", "3y", money, justify="right"),
+        Column("spot_discount_pct", "spot off", _pct, justify="right"),
+        Column("change_7d_pct", "7d", _pct, justify="right"),
+        Column("change_30d_pct", "30d", _pct, justify="right"),
+    )
 
 
 def compare(
@@ -40,30 +53,48 @@ def compare(
         typer.Option("--gpu", "-g", help="GPU model or family (repeatable), e.g. H100."),
     ] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p")] = None,
+    currency: CurrencyOption = USD,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Cheapest USD per GPU-hour now per GPU model × provider: on-demand, spot,
-    reserved 1y/3y, spot discount, and the 7- and 30-day change of on-demand."""
+    reserved 1y/3y, spot discount, and the 7- and 30-day change of on-demand
+    (--currency shows the figures in another currency too)."""
     now = datetime.now(UTC).replace(microsecond=0)
+    fx_rates = settings_of(ctx).fx_rates
     with usage_errors():
         engine = open_store(ctx)
+        view = currency_view(ctx, engine, currency)
         selection = gpu_selection(engine, gpu) if gpu else None
+        shown = view.code != USD
         rows = compare_rows(
             engine,
             now=now,
             gpu=selection,
             provider=provider,
-            fx_rates=settings_of(ctx).fx_rates,
+            fx_rates=fx_rates,
+            show=_show(view, now) if shown else None,
+            currency=view.code,
         )
+        left_out = compare_without_rate(
+            engine, now=now, gpu=selection, provider=provider, fx_rates=fx_rates
+        )
+    view.usd.missing.update(left_out)
+    view.report()
     if not rows:
         err("no offer with a current price matches these filters")
+    columns = (*COMPARE_KEYS, "display_currency", *DISPLAY_KEYS) if shown else COMPARE_KEYS
     emit(
         rows,
         fmt,
-        columns=COMPARE_KEYS,
-        table=COMPARE_TABLE,
-        title="USD per GPU-hour, cheapest offer now",
+        columns=columns,
+        table=compare_table("display_" if shown else ""),
+        title=f"{view.code} per GPU-hour, cheapest offer now"
+        + (" (compared in USD)" if shown else ""),
     )
+
+
+def _show(view: CurrencyView, now: datetime) -> Any:
+    return lambda usd, own, code: view.show(usd, original=own, currency=code, at=now)
 
 
 def register(app: typer.Typer) -> None:

@@ -68,11 +68,14 @@ class CurrencyView:
         return self.rates.convert(usd, USD, self.code, at if at is not None else self.usd.at)
 
     def missing_line(self, noun: str) -> str | None:
-        """``2 <noun> have no EUR figure: no exchange rate for XYZ (2)``, or None."""
+        """``2 <noun>s have no EUR figure: no exchange rate for XYZ (2)`` (``noun``
+        singular: ``1 <noun> has``), or None."""
         if not self.usd.missing:
             return None
         which = ", ".join(f"{c} ({n})" for c, n in sorted(self.usd.missing.items()))
-        return f"{self.usd.skipped} {noun} have no {self.code} figure: no exchange rate for {which}"
+        n = self.usd.skipped
+        counted = f"{n} {noun} has" if n == 1 else f"{n} {noun}s have"
+        return f"{counted} no {self.code} figure: no exchange rate for {which}"
 
     def report(self) -> None:
         line = self.usd.report(self.code)

@@ -1,23 +1,62 @@
 """``export``: stored price intervals joined with their offers, to a CSV or Parquet
-file for analysts (written in batches by :mod:`tracker.history.export`)."""
+file for analysts (written in batches by :mod:`tracker.history.export`).
+
+Each interval carries its USD figure at the exchange rate in force when it began;
+``--currency C`` adds ``display_currency`` and ``display_price_per_hour`` (the price in
+C at that rate). Intervals without a figure for want of a rate stay in the file (the
+price is stored data) and are counted on stderr."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from tracker.cli.context import open_store, settings_of
+from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.history import gpu_selection, usage_errors
 from tracker.cli.output import err
+from tracker.fx import USD
 from tracker.history import args as history_args
 from tracker.history.files import ExportFormat, check_writable, export_format
 from tracker.models import PricingModel
-from tracker.store.history import SeriesFilter, export_batches
+from tracker.store.history import EXPORT_COLUMNS, SeriesFilter, export_batches
 
-__all__ = ["export", "register"]
+__all__ = ["export", "in_view", "register"]
+
+Batch = Sequence[tuple[Any, ...]]
+_PRICE, _CURRENCY, _USD, _BEGAN = (
+    EXPORT_COLUMNS.index(c)
+    for c in ("price_per_hour", "currency", "price_per_hour_usd", "first_seen")
+)
+
+
+def _figure(view: CurrencyView, row: tuple[Any, ...]) -> Decimal | None:
+    """The interval's price in the view currency when it began, or None (counted: under
+    the view currency if that had no rate yet, else under the interval's own)."""
+    price, currency, usd, began = row[_PRICE], row[_CURRENCY], row[_USD], row[_BEGAN]
+    if currency == view.code:
+        return price  # type: ignore[no-any-return]
+    shown = None if usd is None else view.show(usd, at=began)
+    if shown is None:
+        lacking = view.code if view.rates.usd_per_unit(view.code, began) is None else currency
+        view.usd.missing[lacking] += 1
+    return shown
+
+
+def in_view(batches: Iterable[Batch], view: CurrencyView) -> Iterator[list[tuple[Any, ...]]]:
+    """The batches with the view currency's columns (none for USD), counting in ``view``
+    the intervals without a figure in it."""
+    for batch in batches:
+        if view.code == USD:
+            view.usd.missing.update(row[_CURRENCY] for row in batch if row[_USD] is None)
+            yield list(batch)
+        else:
+            yield [(*row, view.code, _figure(view, row)) for row in batch]
 
 
 def export(
@@ -34,30 +73,37 @@ def export(
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r")] = None,
     pricing: Annotated[list[PricingModel] | None, typer.Option("--pricing")] = None,
+    currency: CurrencyOption = USD,
     fmt: Annotated[
         ExportFormat | None,
         typer.Option("--format", "-f", help="csv or parquet (default: from FILE's suffix)."),
     ] = None,
 ) -> None:
-    """Price intervals in force between --since and --until, with their offers."""
+    """Price intervals in force between --since and --until, with their offers (USD, and
+    --currency, at the exchange rate in force when each interval began)."""
     now = datetime.now(UTC).replace(microsecond=0)
     with usage_errors():
         chosen = export_format(file, fmt)
         window = history_args.parse_window(since, until, now=now)
         check_writable(file, "FILE")
         engine = open_store(ctx)
+        view = currency_view(ctx, engine, currency)
         where = SeriesFilter(
             gpu=gpu_selection(engine, gpu) if gpu else None,
             provider=provider,
             region=region,
             pricing=pricing,
         )
-        from tracker.history.export import write_export  # pyarrow: only when exporting
+        from tracker.history.export import DISPLAY_COLUMNS, write_export  # pyarrow: on use
 
         batches = export_batches(
             engine, where, window.since, window.until, fx_rates=settings_of(ctx).fx_rates
         )
-        rows = write_export(file, chosen, batches)
+        columns = EXPORT_COLUMNS if view.code == USD else (*EXPORT_COLUMNS, *DISPLAY_COLUMNS)
+        rows = write_export(file, chosen, in_view(batches, view), columns)
+    line = view.missing_line("interval")
+    if line:
+        err(f"gpu-tracker: {line}")
     err(f"exported {rows} intervals to {file}")
 
 

@@ -244,15 +244,16 @@ def _gpu_view(
 ) -> None:
     engine = open_store(ctx)
     selection = gpu_selection(engine, gpu)
-    rows = views.gpu_steps(
-        engine,
-        selection,
-        grid,
-        provider=provider,
-        region=region,
-        pricing=[pricing],
-        fx_rates=settings_of(ctx).fx_rates,
-    )
+    where: dict[str, Any] = {
+        "provider": provider,
+        "region": region,
+        "pricing": [pricing],
+        "fx_rates": settings_of(ctx).fx_rates,
+    }
+    rows = views.gpu_steps(engine, selection, grid, **where)
+    # Offers without a rate at some step never counted as the cheapest: say how many.
+    view.usd.missing.update(views.gpu_steps_without_rate(engine, selection, grid, **where))
+    view.report()
     rows = _in(view, rows, usd_key="price_per_gpu_hour_usd")
     title = f"cheapest {'/'.join(gpu)} {pricing.value}, USD per GPU-hour"
     _show(rows, fmt, GPU_STEP_TABLE, views.GPU_STEP_KEYS, title)

@@ -8,18 +8,25 @@ answers it: the cheapest offer per (GPU model, provider, pricing model) in force
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from tracker.catalog import GpuSelection
-from tracker.history.views import per_gpu_hour
+from tracker.history.views import USD_SCALE, per_gpu_hour
 from tracker.models import PricingModel
 from tracker.store import history as store
 from tracker.store.engine import Engine
 
-__all__ = ["COMPARE_KEYS", "change_pct", "compare_rows"]
+__all__ = [
+    "COMPARE_KEYS",
+    "DISPLAY_KEYS",
+    "Show",
+    "change_pct",
+    "compare_rows",
+    "compare_without_rate",
+]
 
 COMPARE_KEYS = (
     "gpu_model",
@@ -33,6 +40,12 @@ COMPARE_KEYS = (
     "change_30d_pct",
 )
 """A compare row: figures are USD per GPU-hour; percentages to a tenth."""
+
+DISPLAY_KEYS = tuple(f"display_{p.value}" for p in PricingModel)
+"""With a view currency (``show``), the now figures in it, after ``display_currency``."""
+
+Show = Callable[[Decimal, Decimal, str], Decimal | None]
+"""(USD price, own price, own currency) → the price in the view currency, or None."""
 
 AGO = (timedelta(0), timedelta(days=7), timedelta(days=30))
 PERCENT = Decimal("0.1")
@@ -48,6 +61,15 @@ def change_pct(now: Decimal | None, then: Decimal | None) -> Decimal | None:
     return _pct(now - then, then) if now is not None and then else None
 
 
+def _shown(cheapest: store.CheapestStep | None, show: Show) -> Decimal | None:
+    """The per-GPU-hour figure of ``cheapest`` in the view currency, or None."""
+    if cheapest is None:
+        return None
+    usd = Decimal(str(cheapest.price_usd)).quantize(USD_SCALE)
+    shown = show(usd, cheapest.price, cheapest.currency)
+    return None if shown is None else per_gpu_hour(shown, cheapest.gpu_count)
+
+
 def compare_rows(
     engine: Engine,
     *,
@@ -55,6 +77,8 @@ def compare_rows(
     gpu: GpuSelection | None = None,
     provider: Sequence[str] | None = None,
     fx_rates: Mapping[str, Decimal] | None = None,
+    show: Show | None = None,
+    currency: str = "USD",
 ) -> list[dict[str, Any]]:
     """Figures in USD at the exchange rates in force at each time (an offer without a
     rate is not counted). One row per GPU model × provider that has a price in force at ``now``, sorted by
@@ -63,6 +87,11 @@ def compare_rows(
     ``spot_discount_pct`` is ``(1 − spot / on_demand) × 100``; ``change_7d_pct`` and
     ``change_30d_pct`` are ``(now / then − 1) × 100`` of the cheapest on-demand figure
     (None where either side has no on-demand price).
+
+    With ``show`` (the CLI's ``--currency``), each row also has ``display_currency``
+    (``currency``) and :data:`DISPLAY_KEYS`: the now figures, chosen in USD, in that
+    currency at the rate in force now (``show`` keeps an offer's own figure when it is
+    already in that currency; None where it has no rate).
     """
     where = store.SeriesFilter(gpu=gpu, provider=provider)
     found = store.cheapest_at(
@@ -73,7 +102,10 @@ def compare_rows(
         fx_rates=fx_rates,
     )
     figures: dict[tuple[str, str], dict[tuple[int, str], Decimal]] = {}
+    current: dict[tuple[str, str, str], store.CheapestStep] = {}
     for c in found:
+        if c.k == 0:
+            current[(c.gpu_model, c.provider, c.pricing)] = c
         figures.setdefault((c.gpu_model, c.provider), {})[(c.k, c.pricing)] = per_gpu_hour(
             Decimal(str(c.price_usd)), c.gpu_count
         )
@@ -90,6 +122,12 @@ def compare_rows(
         for k, key in ((1, "change_7d_pct"), (2, "change_30d_pct")):
             then = at.get((k, PricingModel.ON_DEMAND.value))
             row[key] = change_pct(od, then)
+        if show is not None:
+            row["display_currency"] = currency
+            for pricing in PricingModel:
+                row[f"display_{pricing.value}"] = _shown(
+                    current.get((gpu_model, prov, pricing.value)), show
+                )
         rows.append(row)
     rows.sort(
         key=lambda r: (
@@ -100,3 +138,17 @@ def compare_rows(
         )
     )
     return rows
+
+
+def compare_without_rate(
+    engine: Engine,
+    *,
+    now: datetime,
+    gpu: GpuSelection | None = None,
+    provider: Sequence[str] | None = None,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> dict[str, int]:
+    """The offers :func:`compare_rows` (same arguments) left out now, 7 or 30 days ago
+    for want of an exchange rate then, by currency (each offer once)."""
+    where = store.SeriesFilter(gpu=gpu, provider=provider)
+    return store.without_rate_at(engine, [now - ago for ago in AGO], where, fx_rates=fx_rates)

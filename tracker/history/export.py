@@ -6,7 +6,9 @@ whatever the size of the history. The file is written beside its destination and
 into place when complete: a failed export leaves no half-written file under its name.
 
 Money is exact: a decimal string in CSV, ``decimal128(20, 10)`` in Parquet (as stored);
-times are UTC (ISO-8601 with ``Z`` in CSV, ``timestamp[us, UTC]`` in Parquet).
+times are UTC (ISO-8601 with ``Z`` in CSV, ``timestamp[us, UTC]`` in Parquet). A USD (or
+view-currency) figure is empty/null where no exchange rate was in force: the interval
+itself is stored data and stays in the file.
 """
 
 from __future__ import annotations
@@ -25,27 +27,38 @@ import pyarrow.parquet as pq
 from tracker.history.files import ExportFormat
 from tracker.store.history import EXPORT_COLUMNS
 
-__all__ = ["SCHEMA", "write_export"]
+__all__ = ["DISPLAY_COLUMNS", "SCHEMA", "schema_of", "write_export"]
 
 _MONEY = pa.decimal128(20, 10)
 _COUNT = {"gpu_count", "gpu_memory_gib", "vcpus", "memory_gib"}
-_MONEY_COLUMNS = {"price_per_hour", "price_per_hour_usd", *_COUNT}
+_MONEY_COLUMNS = {"price_per_hour", "price_per_hour_usd", "display_price_per_hour", *_COUNT}
 _TIMES = {"first_seen", "last_seen", "ended_at"}
+_NULLABLE = {*_TIMES, *_COUNT, "price_per_hour_usd", "display_price_per_hour"}
 
-SCHEMA = pa.schema(
-    [
-        pa.field(
-            name,
-            _MONEY
-            if name in _MONEY_COLUMNS
-            else pa.timestamp("us", tz="UTC")
-            if name in _TIMES
-            else pa.string(),
-            nullable=name in _TIMES or name in _COUNT,
-        )
-        for name in EXPORT_COLUMNS
-    ]
-)
+DISPLAY_COLUMNS = ("display_currency", "display_price_per_hour")
+"""With ``--currency C`` (not USD): C, and the price in C at the rate in force when the
+interval began (the provider's own figure when it is in C already; empty without a rate)."""
+
+
+def schema_of(columns: Sequence[str]) -> pa.Schema:
+    """The Parquet schema of ``columns``: money exact, times UTC, the rest text."""
+    return pa.schema(
+        [
+            pa.field(
+                name,
+                _MONEY
+                if name in _MONEY_COLUMNS
+                else pa.timestamp("us", tz="UTC")
+                if name in _TIMES
+                else pa.string(),
+                nullable=name in _NULLABLE,
+            )
+            for name in columns
+        ]
+    )
+
+
+SCHEMA = schema_of(EXPORT_COLUMNS)
 """The Parquet schema: fixed up front, so every batch (even an empty export) has it."""
 
 
@@ -63,26 +76,31 @@ def _text(value: Any) -> str:
 
 
 def write_export(
-    path: Path, fmt: ExportFormat, batches: Iterable[Sequence[tuple[Any, ...]]]
+    path: Path,
+    fmt: ExportFormat,
+    batches: Iterable[Sequence[tuple[Any, ...]]],
+    columns: Sequence[str] = EXPORT_COLUMNS,
 ) -> int:
-    """Write every batch to ``path`` in ``fmt``; returns the number of rows."""
+    """Write every batch (rows in ``columns`` order) to ``path`` in ``fmt``; returns the
+    number of rows."""
     partial = path.with_name(path.name + ".partial")
     rows = 0
     try:
         if fmt is ExportFormat.csv:
             with partial.open("w", newline="", encoding="utf-8") as out:
                 writer = csv.writer(out, lineterminator="\n")
-                writer.writerow(EXPORT_COLUMNS)
+                writer.writerow(columns)
                 for batch in batches:
                     writer.writerows([_text(v) for v in row] for row in batch)
                     rows += len(batch)
         else:
-            with pq.ParquetWriter(partial, SCHEMA) as writer:
+            schema = schema_of(columns)
+            with pq.ParquetWriter(partial, schema) as writer:
                 for batch in batches:
-                    columns = list(zip(*batch, strict=True)) if batch else []
-                    if not columns:
+                    arrays = list(zip(*batch, strict=True)) if batch else []
+                    if not arrays:
                         continue
-                    writer.write_table(pa.Table.from_arrays(list(columns), schema=SCHEMA))
+                    writer.write_table(pa.Table.from_arrays(list(arrays), schema=schema))
                     rows += len(batch)
         os.replace(partial, path)
     finally:

@@ -29,6 +29,7 @@ __all__ = [
     "OfferKey",
     "find_offer",
     "gpu_steps",
+    "gpu_steps_without_rate",
     "offer_intervals",
     "offer_steps",
     "per_gpu_hour",
@@ -202,6 +203,22 @@ def gpu_steps(
             )
         rows.append(row)
     return rows
+
+
+def gpu_steps_without_rate(
+    engine: Engine,
+    gpu: GpuSelection,
+    grid: Grid,
+    *,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> dict[str, int]:
+    """The offers :func:`gpu_steps` (same arguments) left out at some step for want of
+    an exchange rate then, by currency (each offer once): the count its reader reports."""
+    where = store.SeriesFilter(gpu=gpu, provider=provider, region=region, pricing=pricing)
+    return store.without_rate_at(engine, grid, where, fx_rates=fx_rates)
 
 
 def offer_intervals(
