@@ -2,15 +2,17 @@
 
 A subprocess per CLI call re-imported every cloud SDK (1-3 s each on the CI
 machine) and dominated the suite's time. The console script is ``tracker.cli:main``;
-calling it here with the same argv, environment, working directory and fresh
-stdout/stderr gives the same output and exit code. What only a real process shows
-(the installed script, signals, a plugin on ``PYTHONPATH`` at interpreter start) keeps
-a subprocess: ``cli_runner(..., process=True)`` or its own ``subprocess.run``.
+calling it here with the same argv, environment (``$PYTHONPATH`` entries go first on
+``sys.path``), working directory and fresh stdout/stderr gives the same output and
+exit code. What only a real process shows (the installed script, a pseudo-terminal,
+signals, two processes at once) keeps a subprocess: ``cli_runner(..., process=True)``
+or the test's own ``subprocess`` call.
 
 Process-wide state the CLI changes is put back after each call: the environment,
 the working directory, ``sys.path``, the root logger's handlers and every logger's
-level, and the warning filters (a subprocess starts with Python's defaults, under
-which pytest's ``error::SAWarning`` does not apply: the warning goes to stderr).
+level, the SIGTERM/SIGINT handlers, and the warning filters (a subprocess starts
+with Python's defaults, under which pytest's ``error::SAWarning`` does not apply:
+the warning goes to stderr).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import signal
 import subprocess
 import sys
 import traceback
@@ -86,6 +89,16 @@ def _logging_restored() -> Iterator[None]:
 
 
 @contextmanager
+def _signals_restored() -> Iterator[None]:
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+@contextmanager
 def _subprocess_warnings() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.resetwarnings()
@@ -129,6 +142,7 @@ def run_in_process(
         _environment(env),
         _cwd_and_path(cwd, env.get("PYTHONPATH", "")),
         _logging_restored(),
+        _signals_restored(),
         _subprocess_warnings(),
     ):
         sys.stdout, sys.stderr = out, err

@@ -8,14 +8,15 @@ The result is the same every time, so:
 * Postgres: the session's database is migrated from an empty schema once and its
   catalog fingerprinted. Before each test, if the schema still has exactly that
   fingerprint (tables, columns, defaults, constraints, indexes, triggers, functions,
-  types, sequences) and the head revision, its rows are deleted and its sequences
-  restarted, which leaves it as a fresh migration would; anything else (a test that
+  types, sequences) and the head revision, its rows are deleted (referencing tables
+  first) and its sequences restarted, which leaves it as a fresh migration would; anything else (a test that
   downgraded, dropped or altered something) gets the old drop-and-migrate.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, text
@@ -98,6 +99,12 @@ _TABLES = (
     "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
     "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> 'alembic_version'"
 )
+_FOREIGN_KEYS = (
+    "SELECT child.relname, parent.relname FROM pg_constraint k "
+    "JOIN pg_class child ON child.oid = k.conrelid "
+    "JOIN pg_class parent ON parent.oid = k.confrelid "
+    "JOIN pg_namespace n ON n.oid = k.connamespace WHERE n.nspname = 'public' AND k.contype = 'f'"
+)
 _SEQUENCES = "SELECT sequencename FROM pg_sequences WHERE schemaname = 'public'"
 
 
@@ -133,15 +140,30 @@ class PgFreshSchema:
             with engine.begin() as conn:
                 if _revisions(conn) != [self.head] or _fingerprint(conn) != self.fingerprint:
                     return False
-                tables = conn.execute(text(_TABLES)).scalars().all()
-                sequences = conn.execute(text(_SEQUENCES)).scalars().all()
-                # Foreign keys are triggers: off for this transaction only, since every
-                # table is emptied (needs a superuser, like the tests' DROP DATABASE).
-                conn.execute(text("SET LOCAL session_replication_role = replica"))
-                for table in tables:
+                order = _children_first(
+                    conn.execute(text(_TABLES)).scalars().all(),
+                    [(str(a), str(b)) for a, b in conn.execute(text(_FOREIGN_KEYS))],
+                )
+                if order is None:
+                    return False
+                for table in order:  # as the tables' owner: CI's role is no superuser
                     conn.execute(text(f'DELETE FROM public."{table}"'))
-                for sequence in sequences:
+                for sequence in conn.execute(text(_SEQUENCES)).scalars().all():
                     conn.execute(text(f'ALTER SEQUENCE public."{sequence}" RESTART'))
         except DBAPIError:
             return False
         return True
+
+
+def _children_first(tables: Sequence[str], keys: Sequence[tuple[str, str]]) -> list[str] | None:
+    """``tables`` ordered so each comes before every table it references (so deleting
+    in this order never breaks a foreign key); None for a cycle."""
+    order: list[str] = []
+    left = set(tables)
+    while left:
+        free = sorted(t for t in left if not any(p == t and c in left and c != t for c, p in keys))
+        if not free:
+            return None
+        order.extend(free)
+        left.difference_update(free)
+    return order
