@@ -25,8 +25,9 @@ from sqlalchemy.engine import make_url
 
 from tests import ci_postgres
 from tests.ci_postgres import in_ci
+from tests.cli_inprocess import run_in_process
+from tests.fresh_db import PgFreshSchema, copy_sqlite, migrated_sqlite_file, reset_pg
 from tracker.models import Offer
-from tracker.store import migrate
 from tracker.store.engine import make_engine, normalize_url
 
 pytest_plugins = ("pytester",)
@@ -99,16 +100,19 @@ def pg_url() -> Iterator[str]:
 
 
 def _reset_pg(engine: Engine) -> None:
-    with engine.begin() as conn:
-        conn.execute(text("DROP SCHEMA public CASCADE"))
-        conn.execute(text("CREATE SCHEMA public"))
+    reset_pg(engine)
+
+
+@pytest.fixture(scope="session")
+def _pg_fresh() -> PgFreshSchema:
+    return PgFreshSchema()
 
 
 @pytest.fixture
-def pg_engine(pg_url: str) -> Iterator[Engine]:
+def pg_engine(pg_url: str, _pg_fresh: PgFreshSchema) -> Iterator[Engine]:
+    """The session's Postgres database, freshly migrated (tests/fresh_db.py says how)."""
     engine = make_engine(pg_url)
-    _reset_pg(engine)
-    migrate.upgrade(engine)
+    _pg_fresh.migrated(engine)
     yield engine
     engine.dispose()
 
@@ -118,10 +122,16 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'tracker.db'}"
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once a session; tests get copies of it."""
+    return migrated_sqlite_file(tmp_path_factory.mktemp("sqlite-template") / "migrated.db")
+
+
 @pytest.fixture
-def sqlite_engine(sqlite_url: str) -> Iterator[Engine]:
+def sqlite_engine(sqlite_url: str, sqlite_template: Path) -> Iterator[Engine]:
+    copy_sqlite(sqlite_template, Path(str(make_url(sqlite_url).database)))
     engine = make_engine(sqlite_url)
-    migrate.upgrade(engine)
     yield engine
     engine.dispose()
 
@@ -138,18 +148,24 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'cli.db'}"
     url: str = request.getfixturevalue("pg_url")
-    _reset_pg(make_engine(url))
+    engine = make_engine(url)
+    reset_pg(engine)
+    engine.dispose()
     return url
 
 
 SCRIPT = shutil.which("gpu-tracker", path=str(Path(sys.executable).parent)) or "gpu-tracker"
-"""The installed console script: CLI tests drive the real entry point."""
+"""The installed console script, for the tests that need a real process."""
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def cli_runner(db_url: str, workdir: Path) -> Run:
-    """Runs ``gpu-tracker ARGS`` on ``db_url`` with no config or data of the developer's."""
+def cli_runner(db_url: str, workdir: Path, *, process: bool = False) -> Run:
+    """Runs ``gpu-tracker ARGS`` on ``db_url`` with no config or data of the developer's.
+
+    In this process through ``tracker.cli.main`` (tests/cli_inprocess.py says what
+    is kept apart), or as the installed console script when ``process`` is true.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TRACKER_")}
     env["GPU_TRACKER_DATABASE_URL"] = db_url
     env["XDG_DATA_HOME"] = str(workdir / "data")
@@ -158,9 +174,12 @@ def cli_runner(db_url: str, workdir: Path) -> Run:
     def run(
         *args: str, extra_env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
+        full_env = {**env, **(extra_env or {})}
+        if not process:
+            return run_in_process(args, env=full_env, cwd=workdir)
         return subprocess.run(
             [SCRIPT, *args],
-            env={**env, **(extra_env or {})},
+            env=full_env,
             capture_output=True,
             text=True,
             timeout=120,

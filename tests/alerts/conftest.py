@@ -69,7 +69,9 @@ def slack() -> Iterator[SlackServer]:
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     server_state.url = f"http://127.0.0.1:{httpd.server_port}/services/T0001/B0001/s3cr3tTok3n"
     yield server_state

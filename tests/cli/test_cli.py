@@ -1,4 +1,5 @@
-"""End to end through the installed ``gpu-tracker`` console script, on SQLite and Postgres."""
+"""End to end through the CLI entry point (`tracker.cli:main`, in process; the bare command and
+the lock test run the installed console script), on SQLite and Postgres."""
 
 from __future__ import annotations
 

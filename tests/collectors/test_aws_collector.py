@@ -522,7 +522,9 @@ class _PricingServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     def close(self) -> None:
@@ -533,10 +535,12 @@ class _PricingServer:
 
 @pytest.fixture
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep botocore's retry decisions but not its sleeping (backoff is up to 20 s)."""
-    from botocore.retries import standard
+    """Keep botocore's retry decisions but not its sleeping (backoff is up to 20 s, and
+    adaptive mode's client-side rate limiter waits seconds for tokens after a throttle)."""
+    from botocore.retries import bucket, standard
 
     monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, ctx: 0)
+    monkeypatch.setattr(bucket.TokenBucket, "acquire", lambda self, amount=1, block=True: True)
 
 
 @pytest.mark.parametrize(("throttle", "recovers"), [(2, True), (3, False)])

@@ -1,4 +1,4 @@
-"""``history``, ``compare`` and ``export`` through the installed console script."""
+"""``history``, ``compare`` and ``export`` through the CLI entry point (a terminal: the script)."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.conftest import PG_ADMIN_URL
+from tests.fresh_db import copy_sqlite
 from tests.service import fake_provider
 from tests.service.fake_server import FakeProviders
 from tracker.service import Service
@@ -99,20 +100,36 @@ def create_database(url: str, admin: Any) -> None:
     engine.dispose()
 
 
+@pytest.fixture(scope="session")
+def pg_service_template() -> Iterator[str]:
+    """A database migrated to head once a session, which pg_service_url copies
+    (CREATE DATABASE ... TEMPLATE) instead of migrating each new one."""
+    admin = _admin()
+    name = f"gpu_tracker_svc_tpl_{uuid.uuid4().hex[:10]}"
+    url = normalize_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    try:
+        create_database(url, admin)  # disposes of its engine: no one stays connected
+        yield name
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
 @pytest.fixture
-def pg_service_url(pg_database: tuple[str, Any]) -> str:
+def pg_service_url(pg_database: tuple[str, Any], pg_service_template: str) -> str:
     url, admin = pg_database
-    create_database(url, admin)
+    name = normalize_url(url).database
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{pg_service_template}"'))
     return url
 
 
 @pytest.fixture
-def sqlite_service_url(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'service.db'}"
-    engine = make_engine(url)
-    migrate.upgrade(engine)
-    engine.dispose()
-    return url
+def sqlite_service_url(tmp_path: Path, sqlite_template: Path) -> str:
+    path = tmp_path / "service.db"
+    copy_sqlite(sqlite_template, path)
+    return f"sqlite:///{path}"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -1,15 +1,17 @@
-"""``gpu-tracker serve`` through the real entry point: --once, options, errors."""
+"""``gpu-tracker serve`` through the CLI entry point, in process: --once, options, errors.
+
+The service as a real process (signals, replicas) is tests/service/test_serve_process.py."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_in_process
 from tests.service.fake_server import FakeProviders
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,15 +44,7 @@ def run_cli(
         GPU_TRACKER_HTTP__BACKOFF_BASE_SECONDS="0.01",
     )
     full.update(env)
-    return subprocess.run(
-        [sys.executable, "-c", "from tracker.cli import main; main()", *args],
-        env=full,
-        cwd=tmp,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_in_process(args, env=full, cwd=tmp)
 
 
 def test_once_runs_due_jobs_then_nothing_until_the_next_cadence(

@@ -86,6 +86,9 @@ def _root(
     except ValueError as exc:
         raise CliError(str(exc), USAGE) from None
     ctx.obj = State(config=config, database_url=database_url)
+    # The command's engines close with it: a caller running commands in one process
+    # (tests, an embedding program) is left no connection pool per command.
+    ctx.call_on_close(ctx.obj.close)
 
 
 db_commands.register(app)

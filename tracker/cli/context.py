@@ -57,6 +57,12 @@ class State:
             mask_secrets_of(self._settings)
         return self._settings
 
+    def close(self) -> None:
+        """Dispose of the engines the command opened (their pooled connections)."""
+        for engine in self._engines.values():
+            engine.dispose()
+        self._engines.clear()
+
 
 def state_of(ctx: typer.Context) -> State:
     obj = ctx.find_root().obj

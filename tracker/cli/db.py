@@ -24,6 +24,8 @@ def _with_engine(ctx: typer.Context, action: Callable[[Engine], T]) -> T:
         raise CliError(str(exc), USAGE) from None
     except DatabaseError as exc:
         raise CliError(f"database {redact_url(url)}: {exc.reason}") from None
+    finally:
+        engine.dispose()
 
 
 @db.command("upgrade")
