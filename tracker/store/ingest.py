@@ -14,13 +14,9 @@ has exactly one round.
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
-from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -28,10 +24,9 @@ from sqlalchemy import Connection, text
 from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import ColumnKind, Offer, PricingModel
 from tracker.store import availability, confirm
-from tracker.store.identity import identity_hash
 from tracker.store.last_seen import effective_last_seen_sql
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
-from tracker.store.types import quantize_money
+from tracker.store.staging import offer_hash, store_row
 
 __all__ = [
     "INCOMING_COLUMNS",
@@ -94,58 +89,6 @@ class IngestStats:
             "delisted": self.delisted,
             "relisted": self.relisted,
         }
-
-
-def _money_text(value: Decimal | None) -> str | None:
-    """SQLite's storage form of a decimal (see tracker.store.types.Money)."""
-    return None if value is None else format(quantize_money(value), "f")
-
-
-def _attributes_json(attributes: Mapping[str, Any]) -> str | None:
-    if not attributes:
-        return None
-    return json.dumps(dict(attributes), sort_keys=True, default=str, separators=(",", ":"))
-
-
-_choice_value = attrgetter("value")
-
-
-def _converters(sqlite: bool) -> tuple[tuple[int, Callable[[Any], Any]], ...]:
-    """Per offer column needing one, (position, conversion to the staging table's form)."""
-    convert: dict[ColumnKind, Callable[[Any], Any]] = {
-        ColumnKind.CHOICE: _choice_value,
-        ColumnKind.MAPPING: _attributes_json,
-    }
-    if sqlite:
-        convert[ColumnKind.NUMBER] = _money_text
-    return tuple((i, convert[c.kind]) for i, c in enumerate(OFFER_COLUMNS) if c.kind in convert)
-
-
-_VALUES = attrgetter(*(c.name for c in OFFER_COLUMNS))
-_CONVERTERS = {sqlite: _converters(sqlite) for sqlite in (False, True)}
-
-
-_ATTRIBUTES = next(i for i, c in enumerate(OFFER_COLUMNS) if c.kind is ColumnKind.MAPPING)
-_KEY = attrgetter(*IDENTITY_COLUMNS)
-
-
-def store_row(offer: Offer, *, sqlite: bool = False) -> list[Any]:
-    """The offer's OFFER_COLUMNS values as the staging table takes them (one call per
-    offer of every run: one C-level attribute fetch, then only the columns that convert).
-    On Postgres only the attributes convert: psycopg writes a StrEnum as its value."""
-    values = list(_VALUES(offer))
-    if sqlite:
-        for i, convert in _CONVERTERS[True]:
-            values[i] = convert(values[i])
-    else:
-        values[_ATTRIBUTES] = _attributes_json(values[_ATTRIBUTES])
-    return values
-
-
-def offer_hash(offer: Offer) -> int:
-    """:func:`~tracker.store.identity.identity_hash` of ``offer.key()`` (a StrEnum joins as
-    its value, so the C-level attribute fetch serves as the key)."""
-    return identity_hash(_KEY(offer))
 
 
 _STAGING_TYPE = {
@@ -330,15 +273,18 @@ class Ingest:
         )
         # Anything not newer than the last sighting is already known (an incremental
         # fetch re-sends its boundary point; a sheet may be imported twice).
+        # Probed first with the stored times only (the usual forward run has nothing stale).
         eff = effective_last_seen_sql("p", "s")
-        stats.stale = x(
-            "DELETE FROM gt_obs WHERE EXISTS (SELECT 1 FROM price_points p "
-            "JOIN series s ON s.id = p.series_id WHERE p.series_id = gt_obs.series_id "
-            f"AND p.ended_at IS NULL AND {eff} >= gt_obs.observed_at)"
-        )
+        if self._maybe_stale():
+            stats.stale = x(
+                "DELETE FROM gt_obs WHERE EXISTS (SELECT 1 FROM price_points p "
+                "JOIN series s ON s.id = p.series_id WHERE p.series_id = gt_obs.series_id "
+                f"AND p.ended_at IS NULL AND {eff} >= gt_obs.observed_at)"
+            )
         confirmed: set[tuple[str, str]] = set()
+        everything = False
         if delist is not None and self.run_id is not None and delist.source == self.source:
-            confirmed = confirm.confirmable(
+            confirmed, everything = confirm.confirmable(
                 self.conn,
                 pricing={p.value for p in delist.pricing},
                 exclude_regions=delist.exclude_regions,
@@ -350,7 +296,7 @@ class Ingest:
         }
         stats.rounds = max(per_round, default=0)
         for r in range(1, stats.rounds + 1):
-            self._apply_round(r, per_round.get(r, 0), confirmed, stats)
+            self._apply_round(r, per_round.get(r, 0), confirmed, everything, stats)
         stats.availability_changes = availability.apply_run(
             self.conn, sqlite=self.sqlite, repeats=self._repeats
         )
@@ -418,12 +364,29 @@ class Ingest:
     def _x(self, sql: str, **params: Any) -> int:
         return self.conn.execute(text(sql), params).rowcount
 
+    def _maybe_stale(self) -> bool:
+        """Whether some observation may be no newer than its interval's last sighting:
+        a stored ``last_seen`` or a scope confirmation at or after the oldest one."""
+        oldest = self.conn.execute(text("SELECT MIN(observed_at) FROM gt_obs")).scalar()
+        probe = (
+            "SELECT 1 FROM confirmed_scopes WHERE confirmed_at >= :t UNION ALL "
+            "SELECT 1 FROM gt_obs o JOIN price_points p ON p.series_id = o.series_id "
+            "AND p.ended_at IS NULL AND p.last_seen >= o.observed_at"
+        )
+        hit = self.conn.execute(text(f"SELECT 1 FROM ({probe}) q LIMIT 1"), {"t": oldest})
+        return oldest is not None and hit.first() is not None
+
     def _apply_round(
-        self, r: int, observed: int, confirmed: set[tuple[str, str]], stats: IngestStats
+        self,
+        r: int,
+        observed: int,
+        confirmed: set[tuple[str, str]],
+        every: bool,
+        stats: IngestStats,
     ) -> None:
         """Round ``r`` (``observed`` observations): close changed prices at their last
-        sighting, open the new ones, and write ``last_seen`` of unchanged prices outside
-        the ``confirmed`` scopes (inside them it is derived, tracker.store.last_seen)."""
+        sighting, open new ones, write ``last_seen`` of unchanged prices outside the
+        ``confirmed`` scopes (``every``: all of the run's), tracker.store.last_seen."""
         x = self._x
         same = "p.price = o.price AND p.currency = o.currency"
         eff = effective_last_seen_sql("p", "s")
@@ -442,12 +405,13 @@ class Ingest:
                 params[f"cr{n}"], params[f"cp{n}"] = region, pricing
                 terms.append(f"(o.region = :cr{n} AND o.pricing = :cp{n})")
             outside = f" AND NOT ({' OR '.join(terms)})"
-        x(
-            "UPDATE price_points AS p SET last_seen = o.observed_at "
-            f"FROM gt_obs AS o WHERE o.rn = :r AND p.series_id = o.series_id "
-            f"AND p.ended_at IS NULL AND {same}{outside}",
-            **params,
-        )
+        if not every:  # a scope read in full writes nothing for its unchanged prices
+            x(
+                "UPDATE price_points AS p SET last_seen = o.observed_at "
+                f"FROM gt_obs AS o WHERE o.rn = :r AND p.series_id = o.series_id "
+                f"AND p.ended_at IS NULL AND {same}{outside}",
+                **params,
+            )
         opened = x(
             "INSERT INTO price_points (series_id, price, currency, first_seen, "
             "last_seen) SELECT o.series_id, o.price, o.currency, o.observed_at, "
