@@ -230,19 +230,23 @@ class Ingest:
                 source=self.source,
             )
         self._check_and_update_series(attrs)
-        if not self.sqlite:
-            x("ANALYZE gt_obs")
         # Anything not newer than the last sighting is already known (an incremental
         # fetch re-sends its boundary point; a sheet may be imported twice).
         # Probed first with the stored times only (the usual forward run has nothing stale).
         maybe_stale = self._maybe_stale()
+        # Indexed whatever the plan: with the run's new series not yet analysed, the
+        # planner may probe gt_obs once per listed series (delisting's anti-join).
+        x("CREATE INDEX gt_obs_series ON gt_obs (series_id, rn)")
         if self._repeats or maybe_stale:
-            x("CREATE INDEX gt_obs_series ON gt_obs (series_id, rn)")
             x(temp.format("gt_seen_ids") + "SELECT DISTINCT series_id FROM gt_obs")
             x("CREATE UNIQUE INDEX gt_seen_id ON gt_seen_ids (series_id)")
             x("CREATE TEMPORARY VIEW gt_seen AS SELECT series_id FROM gt_seen_ids")
         else:  # one row per series, none will be dropped: gt_obs lists what was seen
             x("CREATE TEMPORARY VIEW gt_seen AS SELECT series_id FROM gt_obs")
+        if not self.sqlite:
+            x("ANALYZE gt_obs")
+            if self._repeats or maybe_stale:
+                x("ANALYZE gt_seen_ids")
         stats.relisted = x(
             "UPDATE series SET delisted_at = NULL WHERE delisted_at IS NOT NULL "
             "AND id IN (SELECT series_id FROM gt_seen)"
