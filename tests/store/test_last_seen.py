@@ -296,3 +296,19 @@ def test_imports_additive_and_complete(engine: Engine) -> None:
         ODA: [(D2, T0, T0 + 3 * H, None)],
         ODB: [(D2, T0, T0, T0 + 2 * H)],
     }
+
+
+def test_a_series_stamped_before_its_scopes_last_complete_run_keeps_its_stamp(
+    engine: Engine,
+) -> None:
+    run_scoped(engine, [od("a")], T0)
+    run_scoped(engine, [od("a")], T0 + 2 * H)  # complete: us-east-1 on-demand read at T0+2h
+    # A back-filled sheet adds "b" to the same scope, stamped T0+1h (before that run):
+    # it was seen at T0+1h only; the T0+2h run never saw it.
+    run_scoped(engine, [od("b", observed_at=T0 + H)], T0 + 3 * H, delist=False)
+    assert answers(engine) == {
+        ODA: [(D2, T0, T0 + 2 * H, None)],
+        ODB: [(D2, T0 + H, T0 + H, None)],
+    }
+    run_scoped(engine, [od("a"), od("b")], T0 + 4 * H)  # the next complete run sees both
+    assert {k: v[-1][2] for k, v in answers(engine).items()} == {ODA: T0 + 4 * H, ODB: T0 + 4 * H}
