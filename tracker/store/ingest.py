@@ -55,6 +55,18 @@ _STAGING_TYPE = {
     ColumnKind.MAPPING: "TEXT",
 }
 
+_COPY_TYPES = [
+    "int8",
+    *(
+        {ColumnKind.FLAG: "bool", ColumnKind.NUMBER: "numeric"}.get(c.kind, "text")
+        for c in OFFER_COLUMNS
+    ),
+    "timestamptz",
+    "int8",
+]
+"""Postgres types of INCOMING_COLUMNS, declared to COPY so psycopg picks each column's
+dumper once instead of per value."""
+
 Outside = tuple[str, dict[str, str]] | None
 """A where-clause over ``gt_obs o`` and its parameters (:meth:`Ingest._outside`)."""
 
@@ -144,6 +156,7 @@ class Ingest:
         raw = self.conn.connection.driver_connection
         assert raw is not None
         with raw.cursor() as cur, cur.copy(f"COPY gt_incoming ({names}) FROM STDIN") as copy:
+            copy.set_types(_COPY_TYPES)
             for row in rows:
                 copy.write_row(row)
 
