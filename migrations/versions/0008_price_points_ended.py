@@ -1,7 +1,7 @@
 """index price intervals by when they ended, and open prices by price, for the dashboard
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-11-30 15:00:00.000000
 
 The Overview's 30-day trend (tracker.store.trend) pairs with its days only the
@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0008"
-down_revision: str | None = "0006"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
