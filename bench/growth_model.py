@@ -149,7 +149,7 @@ def _secs(value: timedelta) -> str:
 
 def _unit(mix: Mix, n: str, j: str, salt: int) -> str:
     """A uniform number in [0, 1) fixed by (seed, salt, series n, change j)."""
-    h = f"hashint8extended({n} * {_KEY_BITS} + {j}, {mix.seed * 8 + salt})"
+    h = f"hashint8extended(CAST({n} AS bigint) * {_KEY_BITS} + {j}, {mix.seed * 8 + salt})"
     return f"(CAST(({h} % {_HASH_MOD} + {_HASH_MOD}) % {_HASH_MOD} AS numeric) / {_HASH_MOD})"
 
 
