@@ -45,6 +45,7 @@ from tracker.models import PricingModel
 from tracker.store.engine import Engine
 from tracker.store.errors import database_errors
 from tracker.store.fx import usd_sql
+from tracker.store.last_seen import effective_last_seen
 from tracker.store.schema import PricePoint, Series
 from tracker.store.types import UTCDateTime, quantize_money
 
@@ -406,8 +407,9 @@ def export_batches(
         "price_per_hour": p.c.price,
         "price_per_hour_usd": usd_price(p, p.c.first_seen, fx_rates),
     }
-    for column in ("currency", "first_seen", "last_seen", "ended_at"):
+    for column in ("currency", "first_seen", "ended_at"):
         labels[column] = p.c[column]
+    labels["last_seen"] = effective_last_seen(p, s)
     columns = [(labels[c] if c in labels else s.c[c]).label(c) for c in EXPORT_COLUMNS]
     stmt = (
         select(*columns)

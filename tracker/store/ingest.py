@@ -27,16 +27,27 @@ from sqlalchemy import Connection, text
 
 from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import ColumnKind, Offer, PricingModel
-from tracker.store import availability
+from tracker.store import availability, confirm
+from tracker.store.identity import identity_hash
+from tracker.store.last_seen import effective_last_seen_sql
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.types import quantize_money
 
-__all__ = ["INCOMING_COLUMNS", "DelistScope", "Ingest", "IngestStats", "store_row"]
+__all__ = [
+    "INCOMING_COLUMNS",
+    "DelistScope",
+    "IdentityCollision",
+    "Ingest",
+    "IngestStats",
+    "offer_hash",
+    "store_row",
+]
 
 log = logging.getLogger(__name__)
 
-INCOMING_COLUMNS = ("seq", *(c.column for c in OFFER_COLUMNS), "observed_at")
-"""The run's staging table: a sequence number, every offer column, and when it was seen."""
+INCOMING_COLUMNS = ("seq", *(c.column for c in OFFER_COLUMNS), "observed_at", "identity_hash")
+"""The run's staging table: a sequence number, every offer column, when it was seen, and
+the identity's 64-bit hash (:mod:`tracker.store.identity`)."""
 
 _SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # SQLAlchemy's own SQLite DateTime format
 FLUSH_ROWS = 10_000
@@ -49,6 +60,10 @@ class DelistScope:
     source: str
     pricing: frozenset[PricingModel]
     exclude_regions: frozenset[str] = frozenset()
+
+
+class IdentityCollision(Exception):
+    """Two offer identities share a 64-bit identity hash: the run fails, nothing merges."""
 
 
 @dataclass
@@ -110,13 +125,27 @@ _VALUES = attrgetter(*(c.name for c in OFFER_COLUMNS))
 _CONVERTERS = {sqlite: _converters(sqlite) for sqlite in (False, True)}
 
 
+_ATTRIBUTES = next(i for i, c in enumerate(OFFER_COLUMNS) if c.kind is ColumnKind.MAPPING)
+_KEY = attrgetter(*IDENTITY_COLUMNS)
+
+
 def store_row(offer: Offer, *, sqlite: bool = False) -> list[Any]:
     """The offer's OFFER_COLUMNS values as the staging table takes them (one call per
-    offer of every run: one C-level attribute fetch, then only the columns that convert)."""
+    offer of every run: one C-level attribute fetch, then only the columns that convert).
+    On Postgres only the attributes convert: psycopg writes a StrEnum as its value."""
     values = list(_VALUES(offer))
-    for i, convert in _CONVERTERS[sqlite]:
-        values[i] = convert(values[i])
+    if sqlite:
+        for i, convert in _CONVERTERS[True]:
+            values[i] = convert(values[i])
+    else:
+        values[_ATTRIBUTES] = _attributes_json(values[_ATTRIBUTES])
     return values
+
+
+def offer_hash(offer: Offer) -> int:
+    """:func:`~tracker.store.identity.identity_hash` of ``offer.key()`` (a StrEnum joins as
+    its value, so the C-level attribute fetch serves as the key)."""
+    return identity_hash(_KEY(offer))
 
 
 _STAGING_TYPE = {
@@ -128,21 +157,32 @@ _STAGING_TYPE = {
 
 
 class Ingest:
-    """Accumulates one run's offers, then applies them with :meth:`finish`."""
+    """Accumulates one run's offers, then applies them with :meth:`finish`.
 
-    def __init__(self, conn: Connection, *, source: str, run_time: datetime) -> None:
+    ``run_id`` (the ``collection_runs`` row) lets a complete run record the scopes it
+    confirmed (:mod:`tracker.store.confirm`) instead of rewriting ``last_seen`` of
+    every unchanged interval; without it every sighting is written, as before.
+    """
+
+    def __init__(
+        self, conn: Connection, *, source: str, run_time: datetime, run_id: int | None = None
+    ) -> None:
         if run_time.tzinfo is None:
             raise ValueError("run_time must be timezone-aware")
         self.conn = conn
         self.source = source
+        self.run_id = run_id
         self.run_time = run_time.astimezone(UTC)
         self.sqlite = conn.dialect.name == "sqlite"
         self._buffer: list[tuple[Any, ...]] = []
         self._seq = 0
-        # Identities seen so far: a run that reports each identity once (the usual
-        # case) skips the window functions that ordering several observations needs.
-        self._keys: set[tuple[str, ...]] = set()
+        # Identity hashes seen so far (8-byte ints, not the identities): a run that
+        # reports each identity once (the usual case) skips the window functions that
+        # ordering several observations needs. A hash collision only takes that path.
+        self._keys: set[int] = set()
         self._repeats = False
+        self._dated: set[tuple[str, str]] = set()
+        """(region, pricing) scopes holding an offer stamped with its own time."""
         self._create_temp_tables()
 
     # -- loading -----------------------------------------------------------------
@@ -152,7 +192,7 @@ class Ingest:
         ts = "TEXT" if self.sqlite else "TIMESTAMPTZ"
         on_commit = "" if self.sqlite else " ON COMMIT DROP"
         cols = ["seq BIGINT", *(f"{c.column} {types[c.kind]}" for c in OFFER_COLUMNS)]
-        cols.append(f"observed_at {ts}")
+        cols += [f"observed_at {ts}", "identity_hash BIGINT"]
         for table in ("gt_seen", "gt_obs", "gt_latest", "gt_incoming"):
             self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
         self.conn.exec_driver_sql(
@@ -165,17 +205,21 @@ class Ingest:
     def add(self, offer: Offer) -> None:
         # The hot loop of every run (one call per offer).
         self._seq += 1
-        key = offer.key()
+        key = offer_hash(offer)
         if not self._repeats:
             if key in self._keys:
                 self._repeats = True
                 self._keys.clear()
             else:
                 self._keys.add(key)
-        observed = offer.observed_at or self.run_time
+        observed = offer.observed_at
+        if observed is None:
+            observed = self.run_time
+        else:
+            self._dated.add((offer.region, offer.pricing.value))
         # NUMERIC(20,10) and timestamptz columns take Decimal and datetime as they are.
         when = observed.astimezone(UTC).strftime(_SQLITE_TIME) if self.sqlite else observed
-        self._buffer.append((self._seq, *store_row(offer, sqlite=self.sqlite), when))
+        self._buffer.append((self._seq, *store_row(offer, sqlite=self.sqlite), when, key))
         if len(self._buffer) >= FLUSH_ROWS:
             self._flush()
 
@@ -205,13 +249,14 @@ class Ingest:
     def finish(self, delist: DelistScope | None) -> IngestStats:
         """Apply everything added; delist what ``delist`` covers and was not seen."""
         self._flush()
+        self._keys.clear()
         stats = IngestStats(offers_seen=self._seq)
         x = self._x
-        ident = " AND ".join(f"s.{c} = i.{c}" for c in IDENTITY_COLUMNS)
         idcols = ", ".join(IDENTITY_COLUMNS)
         hw = ", ".join(HARDWARE_COLUMNS)
         attrs = "i.attributes" if self.sqlite else "CAST(i.attributes AS JSON)"
         temp = "CREATE TEMPORARY TABLE {} " + ("" if self.sqlite else "ON COMMIT DROP ") + "AS "
+        by_hash = "s.identity_hash = i.identity_hash"
 
         # Each identity's latest row carries its hardware facts and attributes.
         # Materialised (only needed when an identity repeats) so the planner joins
@@ -228,17 +273,16 @@ class Ingest:
         else:
             latest = "(SELECT *, observed_at AS first_obs FROM gt_incoming)"
         hw_values = ", ".join(attrs if c == "attributes" else f"i.{c}" for c in HARDWARE_COLUMNS)
-        # An anti-join, not ON CONFLICT: a plain insert is much cheaper than 200k
-        # speculative ones. Two collectors racing to create the same identity would
+        # An anti-join on the hash, not ON CONFLICT: a plain insert is much cheaper than
+        # 200k speculative ones. Two collectors racing to create the same identity would
         # hit the unique index and fail one run, which the next cadence repeats.
         stats.new_series = x(
-            f"INSERT INTO series ({idcols}, {hw}, source, first_seen) "
-            f"SELECT {', '.join('i.' + c for c in IDENTITY_COLUMNS)}, {hw_values}, "
-            f":source, i.first_obs FROM {latest} i WHERE NOT EXISTS "
-            f"(SELECT 1 FROM series s WHERE {ident})",
+            f"INSERT INTO series (identity_hash, {idcols}, {hw}, source, first_seen) "
+            f"SELECT i.identity_hash, {', '.join('i.' + c for c in IDENTITY_COLUMNS)}, "
+            f"{hw_values}, :source, i.first_obs FROM {latest} i WHERE NOT EXISTS "
+            f"(SELECT 1 FROM series s WHERE {by_hash})",
             source=self.source,
         )
-        # Existing series whose hardware facts or reporting source changed.
         differs = " OR ".join(
             (
                 f"CAST(s.{c} AS TEXT) IS DISTINCT FROM CAST({attrs} AS TEXT)"
@@ -247,40 +291,33 @@ class Ingest:
             )
             for c in HARDWARE_COLUMNS
         )
-        sets = ", ".join(
-            f"{c} = {attrs}" if c == "attributes" else f"{c} = i.{c}" for c in HARDWARE_COLUMNS
-        )
-        update_hardware = (
-            f"UPDATE series AS s SET {sets}, source = :source FROM {{}} AS i "
-            f"WHERE {ident} AND ({differs} OR s.source <> :source)"
-        )
-        # Observations joined to their series, ranked per series in time order;
-        # several offers of one series at one instant keep the last one reported.
+        same_identity = " AND ".join(f"s.{c} = i.{c}" for c in IDENTITY_COLUMNS)
+        # Observations joined to their series on the hash, ranked per series in time
+        # order; several offers of one series at one instant keep the last one reported.
+        # ``collides``: the hash matched another identity (checked below, never merged).
         if self._repeats:
-            x(update_hardware.format("gt_latest"), source=self.source)
             x(
                 temp.format("gt_obs") + "SELECT series_id, observed_at, price, currency, "
+                "region, pricing, hw_changed, took_over, collides, "
                 "ROW_NUMBER() OVER (PARTITION BY series_id ORDER BY observed_at) AS rn "
                 "FROM (SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
+                f"i.region, i.pricing, ({differs}) AS hw_changed, "
+                f"(s.source <> :source) AS took_over, NOT ({same_identity}) AS collides, "
                 "ROW_NUMBER() OVER (PARTITION BY s.id, i.observed_at "
                 "ORDER BY i.seq DESC) AS dup "
-                f"FROM gt_incoming i JOIN series s ON {ident}) d WHERE d.dup = 1"
+                f"FROM gt_incoming i JOIN series s ON {by_hash}) d WHERE d.dup = 1",
+                source=self.source,
             )
         else:
-            # One join finds each row's series and whether its hardware changed;
-            # the (rare) hardware update then runs only when something did.
             x(
                 temp.format("gt_obs")
                 + "SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
-                f"1 AS rn, ({differs} OR s.source <> :source) AS hw_changed "
-                f"FROM gt_incoming i JOIN series s ON {ident}",
+                f"i.region, i.pricing, 1 AS rn, ({differs}) AS hw_changed, "
+                f"(s.source <> :source) AS took_over, NOT ({same_identity}) AS collides "
+                f"FROM gt_incoming i JOIN series s ON {by_hash}",
                 source=self.source,
             )
-            changed = self.conn.execute(
-                text("SELECT 1 FROM gt_obs WHERE hw_changed LIMIT 1")
-            ).first()
-            if changed:
-                x(update_hardware.format("gt_incoming"), source=self.source)
+        self._check_and_update_series(attrs)
         x("CREATE INDEX gt_obs_series ON gt_obs (series_id, rn)")
         x(temp.format("gt_seen") + "SELECT DISTINCT series_id FROM gt_obs")
         x("CREATE UNIQUE INDEX gt_seen_id ON gt_seen (series_id)")
@@ -291,46 +328,127 @@ class Ingest:
             "UPDATE series SET delisted_at = NULL WHERE delisted_at IS NOT NULL "
             "AND id IN (SELECT series_id FROM gt_seen)"
         )
-        # Anything not newer than what is stored is already known (an incremental
+        # Anything not newer than the last sighting is already known (an incremental
         # fetch re-sends its boundary point; a sheet may be imported twice).
+        eff = effective_last_seen_sql("p", "s")
         stats.stale = x(
             "DELETE FROM gt_obs WHERE EXISTS (SELECT 1 FROM price_points p "
-            "WHERE p.series_id = gt_obs.series_id AND p.ended_at IS NULL "
-            "AND p.last_seen >= gt_obs.observed_at)"
+            "JOIN series s ON s.id = p.series_id WHERE p.series_id = gt_obs.series_id "
+            f"AND p.ended_at IS NULL AND {eff} >= gt_obs.observed_at)"
         )
-        rounds = self.conn.execute(text("SELECT MAX(rn) FROM gt_obs")).scalar()
-        stats.rounds = int(rounds or 0)
+        confirmed: set[tuple[str, str]] = set()
+        if delist is not None and self.run_id is not None and delist.source == self.source:
+            confirmed = confirm.confirmable(
+                self.conn,
+                pricing={p.value for p in delist.pricing},
+                exclude_regions=delist.exclude_regions,
+                dated=self._dated,
+            )
+        per_round: dict[int, int] = {
+            int(r): int(n)
+            for r, n in self.conn.execute(text("SELECT rn, COUNT(*) FROM gt_obs GROUP BY rn"))
+        }
+        stats.rounds = max(per_round, default=0)
         for r in range(1, stats.rounds + 1):
-            self._apply_round(r, stats)
+            self._apply_round(r, per_round.get(r, 0), confirmed, stats)
         stats.availability_changes = availability.apply_run(
             self.conn, sqlite=self.sqlite, repeats=self._repeats
         )
 
         if delist is not None:
             self._delist(delist, stats)
+        if confirmed and self.run_id is not None:
+            confirm.record(
+                self.conn,
+                confirmed,
+                source=self.source,
+                run_id=self.run_id,
+                run_time=self._time(self.run_time),
+            )
         for table in ("gt_seen", "gt_obs", "gt_latest", "gt_incoming"):
             x(f"DROP TABLE IF EXISTS {table}")
         return stats
 
+    def _check_and_update_series(self, attrs: str) -> None:
+        """Refuse a hash collision; bring taken-over series' ``last_seen`` into the
+        interval (it was derived from the previous source's runs); then update the
+        hardware facts and source that changed (all in one scan of ``gt_obs``)."""
+        x = self._x
+        flags = self.conn.execute(
+            text(
+                "SELECT MAX(CASE WHEN collides THEN 1 ELSE 0 END), "
+                "MAX(CASE WHEN hw_changed OR took_over THEN 1 ELSE 0 END), "
+                "MAX(CASE WHEN took_over THEN 1 ELSE 0 END) FROM gt_obs"
+            )
+        ).one()
+        if flags[0]:
+            raise IdentityCollision(self._collision())
+        if flags[2]:
+            eff = effective_last_seen_sql("price_points", "s")
+            x(
+                f"UPDATE price_points SET last_seen = (SELECT {eff} FROM series s "
+                "WHERE s.id = price_points.series_id) WHERE ended_at IS NULL AND series_id "
+                "IN (SELECT series_id FROM gt_obs WHERE took_over)"
+            )
+        if flags[1]:
+            sets = ", ".join(
+                f"{c} = {attrs}" if c == "attributes" else f"{c} = i.{c}" for c in HARDWARE_COLUMNS
+            )
+            latest = "gt_latest" if self._repeats else "gt_incoming"
+            x(
+                f"UPDATE series AS s SET {sets}, source = :source FROM {latest} AS i "
+                "WHERE s.identity_hash = i.identity_hash AND s.id IN "
+                "(SELECT series_id FROM gt_obs WHERE hw_changed OR took_over)",
+                source=self.source,
+            )
+
+    def _collision(self) -> str:
+        cols = ", ".join(f"s.{c}, i.{c}" for c in IDENTITY_COLUMNS)
+        row = self.conn.execute(
+            text(
+                f"SELECT {cols} FROM gt_incoming i JOIN series s "
+                "ON s.identity_hash = i.identity_hash WHERE NOT ("
+                + " AND ".join(f"s.{c} = i.{c}" for c in IDENTITY_COLUMNS)
+                + ") LIMIT 1"
+            )
+        ).one()
+        stored, incoming = row[0::2], row[1::2]
+        return f"identity hash collision: {'/'.join(incoming)} matches stored {'/'.join(stored)}"
+
     def _x(self, sql: str, **params: Any) -> int:
         return self.conn.execute(text(sql), params).rowcount
 
-    def _apply_round(self, r: int, stats: IngestStats) -> None:
+    def _apply_round(
+        self, r: int, observed: int, confirmed: set[tuple[str, str]], stats: IngestStats
+    ) -> None:
+        """Round ``r`` (``observed`` observations): close changed prices at their last
+        sighting, open the new ones, and write ``last_seen`` of unchanged prices outside
+        the ``confirmed`` scopes (inside them it is derived, tracker.store.last_seen)."""
         x = self._x
         same = "p.price = o.price AND p.currency = o.currency"
-        stats.unchanged += x(
+        eff = effective_last_seen_sql("p", "s")
+        stats.price_changes += x(
+            "UPDATE price_points AS p SET ended_at = o.observed_at, last_seen = "
+            f"CASE WHEN o.took_over THEN p.last_seen ELSE {eff} END "
+            "FROM gt_obs AS o, series AS s WHERE o.rn = :r AND p.series_id = o.series_id "
+            f"AND s.id = p.series_id AND p.ended_at IS NULL AND NOT ({same})",
+            r=r,
+        )
+        params: dict[str, Any] = {"r": r}
+        outside = ""
+        if confirmed:
+            terms = []
+            for n, (region, pricing) in enumerate(sorted(confirmed)):
+                params[f"cr{n}"], params[f"cp{n}"] = region, pricing
+                terms.append(f"(o.region = :cr{n} AND o.pricing = :cp{n})")
+            outside = f" AND NOT ({' OR '.join(terms)})"
+        x(
             "UPDATE price_points AS p SET last_seen = o.observed_at "
             f"FROM gt_obs AS o WHERE o.rn = :r AND p.series_id = o.series_id "
-            f"AND p.ended_at IS NULL AND {same}",
-            r=r,
+            f"AND p.ended_at IS NULL AND {same}{outside}",
+            **params,
         )
-        stats.price_changes += x(
-            "UPDATE price_points AS p SET ended_at = o.observed_at "
-            "FROM gt_obs AS o WHERE o.rn = :r AND p.series_id = o.series_id "
-            f"AND p.ended_at IS NULL AND NOT ({same})",
-            r=r,
-        )
-        x(
+        opened = x(
             "INSERT INTO price_points (series_id, price, currency, first_seen, "
             "last_seen) SELECT o.series_id, o.price, o.currency, o.observed_at, "
             "o.observed_at FROM gt_obs AS o WHERE o.rn = :r AND NOT EXISTS ("
@@ -338,6 +456,7 @@ class Ingest:
             "AND p.ended_at IS NULL)",
             r=r,
         )
+        stats.unchanged += observed - opened
 
     def _delist(self, scope: DelistScope, stats: IngestStats) -> None:
         params: dict[str, Any] = {"source": scope.source, "run_time": self._time(self.run_time)}
@@ -369,8 +488,11 @@ class Ingest:
             **params,
         )
         if stats.delisted:
+            # Closing writes the last sighting, which may have been derived until now.
+            eff = effective_last_seen_sql("price_points", "s")
             self._x(
-                "UPDATE price_points SET ended_at = :run_time WHERE ended_at IS NULL "
+                f"UPDATE price_points SET ended_at = :run_time, last_seen = (SELECT {eff} "
+                "FROM series s WHERE s.id = price_points.series_id) WHERE ended_at IS NULL "
                 "AND series_id IN (SELECT id FROM series WHERE delisted_at = :run_time "
                 "AND source = :source)",
                 **params,

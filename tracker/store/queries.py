@@ -15,6 +15,7 @@ from tracker.catalog import GpuSelection
 from tracker.models import OFFER_COLUMNS, ColumnGroup, Offer, PricingModel, offer_from_values
 from tracker.store import availability
 from tracker.store.errors import database_errors
+from tracker.store.last_seen import effective_last_seen
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
 __all__ = [
@@ -98,7 +99,7 @@ def _offer_columns() -> list[Any]:
         s.id.label("series_id"),
         s.first_seen,
         p.first_seen.label("price_since"),
-        p.last_seen,
+        effective_last_seen().label("last_seen"),
         s.source,
     ]
     return columns
@@ -194,34 +195,37 @@ def _series_filter(key: Mapping[str, str]) -> list[Any]:
     return [getattr(Series, column) == value for column, value in key.items()]
 
 
-def price_history(bind: Bind, series_id: int) -> list[HistoryPoint]:
+def _intervals(
+    bind: Bind, *where: Any, newest_first: bool = False, limit: int | None = None
+) -> list[HistoryPoint]:
+    p = PricePoint
+    order = p.first_seen.desc() if newest_first else p.first_seen
     stmt = (
-        select(PricePoint).where(PricePoint.series_id == series_id).order_by(PricePoint.first_seen)
+        select(p.price, p.currency, p.first_seen, effective_last_seen(), p.ended_at)
+        .join_from(p, Series, Series.id == p.series_id)
+        .where(*where)
+        .order_by(order)
+        .limit(limit)
     )
-    return [
-        HistoryPoint(p.price, p.currency, p.first_seen, p.last_seen, p.ended_at)
-        for (p,) in _rows(bind, stmt)
-    ]
+    return [HistoryPoint(*row) for row in _rows(bind, stmt)]
+
+
+def price_history(bind: Bind, series_id: int) -> list[HistoryPoint]:
+    return _intervals(bind, PricePoint.series_id == series_id)
 
 
 def price_at(bind: Bind, series_id: int, at: datetime) -> HistoryPoint | None:
     """The price in force at ``at``: the interval that started at or before it and had
     not ended (by a change or a delisting) by then."""
-    stmt = (
-        select(PricePoint)
-        .where(
-            PricePoint.series_id == series_id,
-            PricePoint.first_seen <= at,
-            or_(PricePoint.ended_at.is_(None), PricePoint.ended_at > at),
-        )
-        .order_by(PricePoint.first_seen.desc())
-        .limit(1)
+    points = _intervals(
+        bind,
+        PricePoint.series_id == series_id,
+        PricePoint.first_seen <= at,
+        or_(PricePoint.ended_at.is_(None), PricePoint.ended_at > at),
+        newest_first=True,
+        limit=1,
     )
-    rows = _rows(bind, stmt)
-    if not rows:
-        return None
-    p = rows[0][0]
-    return HistoryPoint(p.price, p.currency, p.first_seen, p.last_seen, p.ended_at)
+    return points[0] if points else None
 
 
 def find_series(bind: Bind, **key: str) -> list[Series]:

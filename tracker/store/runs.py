@@ -18,6 +18,7 @@ from sqlalchemy import Connection, Engine, func, insert, select, update
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.store.errors import database_errors
 from tracker.store.ingest import DelistScope, Ingest, IngestStats
+from tracker.store.last_seen import effective_last_seen
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
 __all__ = [
@@ -67,7 +68,7 @@ class RunWriter:
 
     def __init__(self, conn: Connection, run_id: int, *, source: str, run_time: datetime) -> None:
         self._conn = conn
-        self._ingest = Ingest(conn, source=source, run_time=run_time)
+        self._ingest = Ingest(conn, source=source, run_time=run_time, run_id=run_id)
         self.run_id = run_id
         # Bound once: the runner calls it for every offer of the run.
         self.add: Callable[[Offer], None] = self._ingest.add
@@ -147,7 +148,8 @@ def last_observed(
     """The latest stored observation of ``source``'s offers of ``pricing`` in ``region``
     (where an incremental fetch resumes), or None if none is stored."""
     stmt = (
-        select(func.max(PricePoint.last_seen))  # typed: comes back as an aware UTC time
+        select(func.max(effective_last_seen()))  # typed: comes back as an aware UTC time
+        .select_from(PricePoint)
         .join(Series, Series.id == PricePoint.series_id)
         .where(
             Series.source == source,

@@ -38,6 +38,7 @@ __all__ = [
     "AvailabilityPoint",
     "Base",
     "CollectionRun",
+    "ConfirmedScope",
     "FxRate",
     "PricePoint",
     "Series",
@@ -86,6 +87,9 @@ class Series(Base):
     memory_gib: Mapped[Decimal | None] = mapped_column(Money)
     interconnect: Mapped[str] = mapped_column(String(16))
     attributes: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    identity_hash: Mapped[int] = mapped_column(BigInteger)
+    """The 64-bit hash of the identity columns (:mod:`tracker.store.identity`): what a
+    run's offers are joined on. Unique, like the identity itself."""
     source: Mapped[str] = mapped_column(String(MAX_SOURCE_CHARS))
     """Who last reported this series: a collector's name, or ``import:<name>`` for an
     ad-hoc import. A complete run delists only its own source's series."""
@@ -98,6 +102,7 @@ class Series(Base):
         # case-insensitive, so a plain gpu_model index would not serve them. Every
         # extra index costs each first collection of 200k offers about 0.3 s.
         Index("ix_series_source", "source"),
+        Index("uq_series_identity_hash", "identity_hash", unique=True),
     )
 
 
@@ -179,6 +184,33 @@ class CollectionRun(Base):
         Index("ix_collection_runs_provider_started", "provider", "started_at"),
         Index("ix_collection_runs_source_started", "source", "started_at"),
     )
+
+
+class ConfirmedScope(Base):
+    """The latest complete, successful run of each (source, region, pricing) scope.
+
+    A complete run of a source delists every listed series of a scope it read in full
+    that it did not see, so an interval still open after it was seen by it: its price
+    was confirmed at the run's time. The ingest records that here instead of rewriting
+    ``last_seen`` of every unchanged interval, and readers take ``last_seen`` of an
+    open interval as the later of the stored value and this time
+    (:mod:`tracker.store.last_seen`). Only scopes read completely count: not a partial
+    region, not a scope holding dated observations (spot history at the provider's own
+    times), not an additive run or import; those write ``last_seen`` as before.
+    """
+
+    __tablename__ = "confirmed_scopes"
+
+    source: Mapped[str] = mapped_column(String(MAX_SOURCE_CHARS), primary_key=True)
+    region: Mapped[str] = mapped_column(String(64), primary_key=True)
+    pricing: Mapped[str] = mapped_column(String(16), primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("collection_runs.id"))
+    """The run that confirmed it (``collection_runs``)."""
+    confirmed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    """That run's time: the ``last_seen`` of the scope's open intervals."""
+    max_point_id: Mapped[int] = mapped_column(BigId)
+    """The newest ``price_points.id`` when it ran: an interval opened later (a dated
+    observation older than the run, a relisting) was not confirmed by it."""
 
 
 class FxRate(Base):

@@ -1,0 +1,64 @@
+"""Write side of ``confirmed_scopes``: which scopes a complete run read in full.
+
+Called by :class:`tracker.store.ingest.Ingest` inside the run's transaction. A scope
+(source, region, pricing) is confirmed by a run that was complete for it (a delist
+scope covering its pricing model, the region not marked partial), saw at least one
+offer in it (an empty run delists and confirms nothing), and saw none of them at a
+provider's own timestamp (dated observations keep writing ``last_seen``). The read
+side is :mod:`tracker.store.last_seen`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+__all__ = ["confirmable", "record"]
+
+
+def confirmable(
+    conn: Connection,
+    *,
+    pricing: Collection[str],
+    exclude_regions: Collection[str],
+    dated: Collection[tuple[str, str]],
+) -> set[tuple[str, str]]:
+    """The (region, pricing) scopes of the offers staged in ``gt_incoming`` that this
+    run confirms (see the module docstring)."""
+    rows = conn.execute(text("SELECT DISTINCT region, pricing FROM gt_incoming")).all()
+    return {
+        (r, p) for r, p in rows if p in pricing and r not in exclude_regions and (r, p) not in dated
+    }
+
+
+def record(
+    conn: Connection, scopes: set[tuple[str, str]], *, source: str, run_id: int, run_time: Any
+) -> None:
+    """Record ``scopes`` as confirmed by run ``run_id`` at ``run_time`` (in the form the
+    ingest binds times), keeping a later confirmation already stored (an earlier-stamped
+    run stored afterwards confirms nothing new)."""
+    if not scopes:
+        return
+    newest = conn.execute(text("SELECT MAX(id) FROM price_points")).scalar() or 0
+    conn.execute(
+        text(
+            "INSERT INTO confirmed_scopes (source, region, pricing, run_id, confirmed_at, "
+            "max_point_id) VALUES (:source, :region, :pricing, :run_id, :at, :newest) "
+            "ON CONFLICT (source, region, pricing) DO UPDATE SET run_id = excluded.run_id, "
+            "confirmed_at = excluded.confirmed_at, max_point_id = excluded.max_point_id "
+            "WHERE excluded.confirmed_at >= confirmed_scopes.confirmed_at"
+        ),
+        [
+            {
+                "source": source,
+                "region": r,
+                "pricing": p,
+                "run_id": run_id,
+                "at": run_time,
+                "newest": newest,
+            }
+            for r, p in sorted(scopes)
+        ],
+    )
