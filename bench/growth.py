@@ -38,7 +38,7 @@ from tracker.history import views
 from tracker.history.args import Window, make_grid
 from tracker.models import PricingModel
 from tracker.store import fx as fx_store
-from tracker.store import migrate
+from tracker.store import migrate, queries
 from tracker.store.engine import Engine, make_engine, normalize_url
 
 MIB = 1024 * 1024
@@ -116,8 +116,14 @@ def measure_reads(engine: Engine, mix: Mix, repeat: int) -> dict[str, float]:
     listing_ms, listed = median_ms(lambda: offer_rows(engine, view), repeat)
     assert len(listed) == mix.series, f"offers listed {len(listed)} of {mix.series}"
     h100_ms, h100 = median_ms(lambda: offer_rows(engine, view, gpu=["H100"]), repeat)
-    print(f"offers (all {len(listed):,}): {listing_ms:.0f} ms; --gpu H100 ({len(h100):,}): "
-          f"{h100_ms:.0f} ms")  # fmt: skip
+
+    def store_query() -> list[Any]:
+        with engine.connect() as conn:
+            return list(conn.execute(queries.current_offers_select()).all())
+
+    sql_ms, _ = median_ms(store_query, repeat)
+    print(f"offers (all {len(listed):,}): {listing_ms:.0f} ms, of which the store's query "
+          f"{sql_ms:.0f} ms; --gpu H100 ({len(h100):,}): {h100_ms:.0f} ms")  # fmt: skip
 
     with engine.connect() as conn:
         row = conn.execute(

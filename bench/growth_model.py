@@ -8,9 +8,12 @@ days, so bench/growth.py writes the rows those runs would leave directly. Two pi
   each, at which run of its job its price changes and to what. It is seeded and
   deterministic (``hashint8extended`` of the series number and change number), so the
   same seed gives the same year however the rows are read;
-* the **bulk model** (:func:`build`): the ``series``, ``price_points`` and
-  ``collection_runs`` rows the write path leaves after those runs, computed from the
-  change process in a few INSERT … SELECT statements.
+* the **bulk model** (:func:`build`): the ``series`` (with their identity hash),
+  ``price_points``, ``collection_runs`` and ``confirmed_scopes`` rows the write path
+  leaves after those runs, computed from the change process in a few INSERT … SELECT
+  statements. Unchanged re-collections write no interval: an open interval keeps the
+  ``last_seen`` it was opened with and reads as its scope's last confirmation
+  (tracker.store.last_seen); a closed one stores the run before the change.
 
 tests/store/test_growth_model.py drives the same change process through the real write
 path (``tracker.collect.run_collector``, one run per cadence) and checks that
@@ -31,11 +34,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Connection
 
 from tracker.collect import scope_label
 from tracker.models import PricingModel
+from tracker.store.identity import identity_hash
+from tracker.store.schema import IDENTITY_COLUMNS
 
 PROVIDERS = ("aws", "azure", "gcp", "oci", "alibaba", "tencent", "huawei", "lambda")
 GPUS = (
@@ -251,49 +257,74 @@ SERIES_COLUMNS = (
 def build(conn: Connection, mix: Mix) -> None:
     """Write the rows a year of ``mix``'s runs leaves, into a migrated, empty store.
 
-    Rows go in in time order (as runs write them), so heap and index pages fill as the
-    write path fills them. Foreign-key triggers are off during the load
-    (``session_replication_role``): every interval's series exists by construction, and
-    the faithfulness test checks the rows.
+    Rows go in in the order the runs write them (time, then spot before standard, then
+    provider), so ids, heap pages and index pages come out as the write path leaves them.
+    Foreign-key triggers are off during the load (``session_replication_role``): every
+    reference holds by construction, and the faithfulness test checks the rows.
     """
     raw = conn.connection.driver_connection
     assert raw is not None
-    cur = raw.cursor()
+    with raw.cursor() as cur:
+        cur.execute("SET LOCAL session_replication_role = replica")
+        cur.execute("SET LOCAL work_mem = '256MB'")
+        # No parameters anywhere below: '%' is SQL's modulo, not a placeholder.
+        _series(cur, mix)
+        _points(cur, mix)
+        _runs(cur, mix)
+        _confirmed(cur, mix)
 
-    def x(sql: str) -> None:
-        cur.execute(sql)  # no parameters: '%' is the modulo operator, not a placeholder
 
-    x("SET LOCAL session_replication_role = replica")
-    x("SET LOCAL work_mem = '256MB'")
+def _series(cur: Any, mix: Mix) -> None:
+    """Series number n is series id n + 1, first seen at its job's first run, with the
+    identity hash the write path computes (tracker.store.identity, in Python)."""
+    identity = ", ".join(IDENTITY_COLUMNS)
+    cur.execute(f"SELECT n, {identity} FROM ({catalog_sql(mix)}) AS c")
+    hashes = [(row[0], identity_hash(tuple(row[1:]))) for row in cur.fetchall()]
+    cur.execute("CREATE TEMPORARY TABLE gt_growth_hash (n bigint, h bigint) ON COMMIT DROP")
+    with cur.copy("COPY gt_growth_hash (n, h) FROM STDIN") as copy:
+        for row in hashes:
+            copy.write_row(row)
     cols = ", ".join(SERIES_COLUMNS)
-    # Series number n is series id n + 1; every series is first seen at its job's first
-    # run (the mix starts with every offer listed).
-    x(
-        f"INSERT INTO series (id, {cols}, source, first_seen) "
-        f"SELECT n + 1, {cols}, provider, {_ts(mix.start)} FROM ({catalog_sql(mix)}) AS c "
-        "ORDER BY n"
+    cur.execute(
+        f"INSERT INTO series (id, identity_hash, {cols}, source, first_seen) "
+        f"SELECT c.n + 1, h.h, {cols}, provider, {_ts(mix.start)} "
+        f"FROM ({catalog_sql(mix)}) AS c JOIN gt_growth_hash h ON h.n = c.n ORDER BY c.n"
     )
-    x(f"SELECT setval(pg_get_serial_sequence('series', 'id'), {max(mix.series, 1)})")
+    cur.execute(f"SELECT setval(pg_get_serial_sequence('series', 'id'), {max(mix.series, 1)})")
+
+
+def _points(cur: Any, mix: Mix) -> None:
+    """Each price an interval from the run that first saw it; a changed price closes
+    at the run that saw the next (``last_seen``: the run before, the derived value the
+    write path stores when it closes one); an open interval keeps the ``last_seen`` it
+    was opened with (later sightings are confirmed by ``confirmed_scopes``, not written)."""
     start = _ts(mix.start)
     points = []
-    for job in mix.jobs():
+    for order, job in enumerate(mix.jobs()):
         if not job.count:
             continue
-        every = _secs(job.cadence)
-        at = f"{start} + {every} * "
+        at = f"{start} + {_secs(job.cadence)} * "
+        closed = f"next_r < {job.runs}"
         points.append(
-            f"SELECT n + 1 AS series_id, price, {at}r AS first_seen, "
-            f"CASE WHEN next_r < {job.runs} THEN {at}(next_r - 1) "
-            f"ELSE {at}{job.runs - 1} END AS last_seen, "
-            f"CASE WHEN next_r < {job.runs} THEN {at}next_r END AS ended_at "
+            f"SELECT n + 1 AS series_id, {order} AS job_order, provider, price, "
+            f"{at}r AS first_seen, "
+            f"CASE WHEN {closed} THEN {at}(next_r - 1) ELSE {at}r END AS last_seen, "
+            f"CASE WHEN {closed} THEN {at}next_r END AS ended_at "
             f"FROM ({changes_sql(mix, job)}) AS ch"
         )
     if points:
-        x(
+        cur.execute(
             "INSERT INTO price_points (series_id, price, currency, first_seen, last_seen, "
             f"ended_at) SELECT series_id, price, 'USD', first_seen, last_seen, ended_at "
-            f"FROM ({' UNION ALL '.join(points)}) AS pp ORDER BY first_seen, series_id"
+            f"FROM ({' UNION ALL '.join(points)}) AS pp "
+            "ORDER BY first_seen, job_order, provider, series_id"
         )
+
+
+def _runs(cur: Any, mix: Mix) -> None:
+    """One succeeded run per provider per cadence of each job, with the write path's
+    counts: all offers new at the first run, then the changes of that run."""
+    start = _ts(mix.start)
     runs = []
     for order, job in enumerate(mix.jobs()):
         if not job.count:
@@ -313,7 +344,7 @@ def build(conn: Connection, mix: Mix) -> None:
             "ON ch.provider = g.provider AND ch.r = k"
         )
     if runs:
-        x(
+        cur.execute(
             "INSERT INTO collection_runs (provider, source, scope, status, started_at, "
             "finished_at, offers_seen, new_series, price_changes, unchanged, delisted, "
             "relisted, skipped, skip_reasons) "
@@ -321,4 +352,26 @@ def build(conn: Connection, mix: Mix) -> None:
             "started_at + interval '30 seconds', seen, new_series, changes, unchanged, "
             "0, 0, 0, CAST('null' AS json) "
             f"FROM ({' UNION ALL '.join(runs)}) AS r ORDER BY started_at, job_order, provider"
+        )
+
+
+def _confirmed(cur: Any, mix: Mix) -> None:
+    """Each (source, region, pricing) a provider's job read is confirmed by that job's
+    last run, with the newest interval id once that run had written (tracker.store
+    .confirm): ids follow run order, so it is the last id of a run ordered no later."""
+    start = _ts(mix.start)
+    for order, job in enumerate(mix.jobs()):
+        if not job.count:
+            continue
+        last = f"{start} + {_secs(job.cadence)} * {job.runs - 1}"
+        job_of = "CASE WHEN s.pricing = 'spot' THEN 0 ELSE 1 END"
+        cur.execute(
+            "INSERT INTO confirmed_scopes (source, region, pricing, run_id, confirmed_at, "
+            "max_point_id) SELECT sc.provider, sc.region, sc.pricing, cr.id, cr.started_at, "
+            "COALESCE((SELECT p.id FROM price_points p JOIN series s ON s.id = p.series_id "
+            f"WHERE (p.first_seen, {job_of}, s.provider) <= ({last}, {order}, sc.provider) "
+            "ORDER BY p.id DESC LIMIT 1), 0) "
+            f"FROM (SELECT DISTINCT provider, region, pricing FROM ({catalog_sql(mix, job)}) "
+            "AS c) AS sc JOIN collection_runs cr ON cr.provider = sc.provider "
+            f"AND cr.scope = '{job.scope}' AND cr.started_at = {last}"
         )

@@ -11,7 +11,7 @@ days; every table must hold the same rows (ids and wall-clock finish times aside
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -23,6 +23,7 @@ from tracker.collect import run_collector
 from tracker.models import Offer
 from tracker.settings import Settings
 from tracker.store import migrate
+from tracker.store.last_seen import effective_last_seen_sql
 
 # 2 days; spot every 15 min (192 runs) changing every 2 h (P = 8 runs), standard every
 # 6 h (8 runs) changing every 12 h (P = 2 runs); two providers, two regions.
@@ -118,12 +119,13 @@ def snapshot(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
         engine,
         f"SELECT {key}, offering_class, os, gpu_model, gpu_raw_name, gpu_known, gpu_count, "
         "gpu_memory_gib, vcpus, memory_gib, interconnect, CAST(attributes AS text), source, "
-        f"first_seen, delisted_at FROM series ORDER BY {key}",
+        f"first_seen, delisted_at, identity_hash FROM series ORDER BY {key}",
     )
     snap["price_points"] = rows(
         engine,
         f"SELECT {', '.join('s.' + c for c in key.split(', '))}, p.price, p.currency, "
-        "p.first_seen, p.last_seen, p.ended_at FROM price_points p "
+        "p.first_seen, p.last_seen, p.ended_at, p.ended_at IS NULL, "
+        f"{effective_last_seen_sql('p', 's')} FROM price_points p "
         f"JOIN series s ON s.id = p.series_id ORDER BY {key}, p.first_seen",
     )
     snap["collection_runs"] = rows(
@@ -131,6 +133,14 @@ def snapshot(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
         "SELECT provider, source, scope, status, started_at, offers_seen, new_series, "
         "price_changes, unchanged, delisted, relisted, skipped, CAST(skip_reasons AS text), "
         "error FROM collection_runs ORDER BY started_at, scope, provider",
+    )
+    # Ids are compared too: ``max_point_id`` is an id, and the model writes intervals in
+    # the order the runs do.
+    snap["confirmed_scopes"] = rows(
+        engine,
+        "SELECT c.source, c.region, c.pricing, r.provider, r.scope, r.started_at, "
+        "c.confirmed_at, c.max_point_id, (SELECT max(id) FROM price_points) "
+        "FROM confirmed_scopes c JOIN collection_runs r ON r.id = c.run_id ORDER BY 1, 2, 3",
     )
     return snap
 
@@ -157,6 +167,15 @@ def test_the_bulk_model_leaves_the_rows_the_write_path_leaves(pg_engine: Engine)
     changes = rows(pg_engine, "SELECT scope, sum(price_changes) FROM collection_runs GROUP BY 1")
     # 40 spot series × 23 changes = 920; 10 standard series × 3 changes = 30.
     assert sorted(changes) == [("on_demand,reserved_1y,reserved_3y", 30), ("spot", 920)]
+
+    # Open intervals are last seen at their job's last run (spot: run 191, 47:45 after
+    # the start; standard: run 7, 42:00 after), derived from confirmed_scopes, while
+    # their stored last_seen stays the run that opened them.
+    last = {row[-1] for row in real["price_points"] if row[-2]}
+    assert last == {MIX.start + timedelta(hours=47, minutes=45), MIX.start + timedelta(hours=42)}
+    # 2 providers × 2 regions of spot = 4 scopes; standard: each provider's 5 series sit
+    # in 5 (region, pricing) pairs (series 0-9 → pricing (m // 2) % 3, region (m // 6) % 2).
+    assert real["rows in confirmed_scopes"] == [(4 + 10,)]
 
     assert real.keys() == bulk.keys()
     for table in real:
