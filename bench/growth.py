@@ -60,6 +60,11 @@ def parse_args() -> tuple[Mix, argparse.Namespace]:
     p.add_argument("--scale", type=float, default=1.0, help="multiply both series counts")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per read (median)")
     p.add_argument("--keep", action="store_true", help="keep the database (prints its URL)")
+    p.add_argument(
+        "--fillfactor",
+        type=int,
+        help="set price_points' fillfactor before the load (default: as migrated)",
+    )
     a = p.parse_args()
     mix = Mix(
         spot_series=a.spot_series,
@@ -212,8 +217,13 @@ def main() -> None:
         engine = make_engine(url)
         migrate.upgrade(engine)
         with engine.begin() as conn:
-            build(conn, mix)
+            if args.fillfactor:
+                conn.exec_driver_sql(
+                    f"ALTER TABLE price_points SET (fillfactor = {int(args.fillfactor)})"
+                )
+            took = build(conn, mix)
         built = time.perf_counter() - started
+        print("written: " + ", ".join(f"{t} {s:.0f} s" for t, s in took.items()))
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.execute(text("VACUUM ANALYZE"))  # what autovacuum leaves: maps and stats
         print(f"built in {built:.0f} s, vacuumed in {time.perf_counter() - started - built:.0f} s")
