@@ -86,8 +86,14 @@ def test_the_store_columns_and_the_staging_table_are_the_definition() -> None:
     assert [c.name for c in OFFER_COLUMNS if c not in STORED_OFFER_COLUMNS] == [
         "price_per_hour_usd"
     ]
-    # the run's staging table: a sequence number, every stored column, the observation time
-    assert ("seq", *(c.column for c in STORED_OFFER_COLUMNS), "observed_at") == INCOMING_COLUMNS
+    # the run's staging table: a sequence number, every stored column, the observation
+    # time, the identity's 64-bit hash (issue 17)
+    assert (
+        "seq",
+        *(c.column for c in STORED_OFFER_COLUMNS),
+        "observed_at",
+        "identity_hash",
+    ) == INCOMING_COLUMNS
     # the price column the store names for the interval, not for the hour
     assert {c.name: c.column for c in OFFER_COLUMNS if c.name != c.column} == {
         "price_per_hour": "price",

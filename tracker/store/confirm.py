@@ -24,13 +24,14 @@ def confirmable(
     pricing: Collection[str],
     exclude_regions: Collection[str],
     dated: Collection[tuple[str, str]],
-) -> set[tuple[str, str]]:
+) -> tuple[set[tuple[str, str]], bool]:
     """The (region, pricing) scopes of the offers staged in ``gt_incoming`` that this
-    run confirms (see the module docstring)."""
+    run confirms (see the module docstring), and whether that is all of them."""
     rows = conn.execute(text("SELECT DISTINCT region, pricing FROM gt_incoming")).all()
-    return {
+    scopes = {
         (r, p) for r, p in rows if p in pricing and r not in exclude_regions and (r, p) not in dated
     }
+    return scopes, len(scopes) == len(rows)
 
 
 def record(

@@ -14,24 +14,19 @@ has exactly one round.
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
-from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import Connection, text
 
 from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
-from tracker.models import ColumnKind, Offer, PricingModel
+from tracker.models import ColumnKind, Offer
 from tracker.store import availability, confirm
-from tracker.store.identity import identity_hash
+from tracker.store.ingest_stats import DelistScope, IdentityCollision, IngestStats
 from tracker.store.last_seen import effective_last_seen_sql
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
-from tracker.store.types import quantize_money
+from tracker.store.staging import offer_hash, store_row
 
 __all__ = [
     "INCOMING_COLUMNS",
@@ -53,107 +48,15 @@ _SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # SQLAlchemy's own SQLite DateTime format
 FLUSH_ROWS = 10_000
 
 
-@dataclass(frozen=True)
-class DelistScope:
-    """Which listed series a complete run may delist when they were not seen."""
-
-    source: str
-    pricing: frozenset[PricingModel]
-    exclude_regions: frozenset[str] = frozenset()
-
-
-class IdentityCollision(Exception):
-    """Two offer identities share a 64-bit identity hash: the run fails, nothing merges."""
-
-
-@dataclass
-class IngestStats:
-    offers_seen: int = 0
-    new_series: int = 0
-    price_changes: int = 0
-    unchanged: int = 0
-    stale: int = 0
-    delisted: int = 0
-    relisted: int = 0
-    refused_delist: int = 0
-    rounds: int = 0
-    availability_changes: int = 0
-    """Availability intervals opened (tracker/store/availability.py); not a run count."""
-
-    def run_counts(self) -> dict[str, int]:
-        """The counters a run records in ``collection_runs`` (and the service logs).
-
-        ``unchanged`` there covers both prices re-seen unchanged and observations
-        the store already held (an incremental fetch's boundary point).
-        """
-        return {
-            "offers_seen": self.offers_seen,
-            "new_series": self.new_series,
-            "price_changes": self.price_changes,
-            "unchanged": self.unchanged + self.stale,
-            "delisted": self.delisted,
-            "relisted": self.relisted,
-        }
-
-
-def _money_text(value: Decimal | None) -> str | None:
-    """SQLite's storage form of a decimal (see tracker.store.types.Money)."""
-    return None if value is None else format(quantize_money(value), "f")
-
-
-def _attributes_json(attributes: Mapping[str, Any]) -> str | None:
-    if not attributes:
-        return None
-    return json.dumps(dict(attributes), sort_keys=True, default=str, separators=(",", ":"))
-
-
-_choice_value = attrgetter("value")
-
-
-def _converters(sqlite: bool) -> tuple[tuple[int, Callable[[Any], Any]], ...]:
-    """Per offer column needing one, (position, conversion to the staging table's form)."""
-    convert: dict[ColumnKind, Callable[[Any], Any]] = {
-        ColumnKind.CHOICE: _choice_value,
-        ColumnKind.MAPPING: _attributes_json,
-    }
-    if sqlite:
-        convert[ColumnKind.NUMBER] = _money_text
-    return tuple((i, convert[c.kind]) for i, c in enumerate(OFFER_COLUMNS) if c.kind in convert)
-
-
-_VALUES = attrgetter(*(c.name for c in OFFER_COLUMNS))
-_CONVERTERS = {sqlite: _converters(sqlite) for sqlite in (False, True)}
-
-
-_ATTRIBUTES = next(i for i, c in enumerate(OFFER_COLUMNS) if c.kind is ColumnKind.MAPPING)
-_KEY = attrgetter(*IDENTITY_COLUMNS)
-
-
-def store_row(offer: Offer, *, sqlite: bool = False) -> list[Any]:
-    """The offer's OFFER_COLUMNS values as the staging table takes them (one call per
-    offer of every run: one C-level attribute fetch, then only the columns that convert).
-    On Postgres only the attributes convert: psycopg writes a StrEnum as its value."""
-    values = list(_VALUES(offer))
-    if sqlite:
-        for i, convert in _CONVERTERS[True]:
-            values[i] = convert(values[i])
-    else:
-        values[_ATTRIBUTES] = _attributes_json(values[_ATTRIBUTES])
-    return values
-
-
-def offer_hash(offer: Offer) -> int:
-    """:func:`~tracker.store.identity.identity_hash` of ``offer.key()`` (a StrEnum joins as
-    its value, so the C-level attribute fetch serves as the key)."""
-    return identity_hash(_KEY(offer))
-
-
 _STAGING_TYPE = {
     ColumnKind.TEXT: "TEXT",
     ColumnKind.CHOICE: "TEXT",
     ColumnKind.FLAG: "BOOLEAN",
     ColumnKind.MAPPING: "TEXT",
 }
+
+Outside = tuple[str, dict[str, str]] | None
+"""A where-clause over ``gt_obs o`` and its parameters (:meth:`Ingest._outside`)."""
 
 
 class Ingest:
@@ -193,7 +96,11 @@ class Ingest:
         on_commit = "" if self.sqlite else " ON COMMIT DROP"
         cols = ["seq BIGINT", *(f"{c.column} {types[c.kind]}" for c in OFFER_COLUMNS)]
         cols += [f"observed_at {ts}", "identity_hash BIGINT"]
-        for table in ("gt_seen", "gt_obs", "gt_latest", "gt_incoming"):
+        if not self.sqlite:
+            # The run's joins and anti-joins hash a few hundred thousand ids: room for
+            # that in memory, for this transaction only.
+            self.conn.exec_driver_sql("SET LOCAL work_mem = '64MB'")
+        for table in ("gt_seen_ids", "gt_obs", "gt_latest", "gt_incoming"):
             self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
         self.conn.exec_driver_sql(
             f"CREATE TEMPORARY TABLE gt_incoming ({', '.join(cols)}){on_commit}"
@@ -309,36 +216,52 @@ class Ingest:
                 source=self.source,
             )
         else:
+            # One observation per series: its open interval comes along (one join), so
+            # the round below touches only the intervals that change.
             x(
                 temp.format("gt_obs")
                 + "SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
                 f"i.region, i.pricing, 1 AS rn, ({differs}) AS hw_changed, "
-                f"(s.source <> :source) AS took_over, NOT ({same_identity}) AS collides "
-                f"FROM gt_incoming i JOIN series s ON {by_hash}",
+                f"(s.source <> :source) AS took_over, NOT ({same_identity}) AS collides, "
+                "p.id AS point_id, p.last_seen AS stored_last_seen, "
+                "(p.price = i.price AND p.currency = i.currency) AS same_price "
+                f"FROM gt_incoming i JOIN series s ON {by_hash} LEFT JOIN price_points p "
+                "ON p.series_id = s.id AND p.ended_at IS NULL",
                 source=self.source,
             )
         self._check_and_update_series(attrs)
+        # Anything not newer than the last sighting is already known (an incremental
+        # fetch re-sends its boundary point; a sheet may be imported twice).
+        # Probed first with the stored times only (the usual forward run has nothing stale).
+        maybe_stale = self._maybe_stale()
+        # Indexed whatever the plan: with the run's new series not yet analysed, the
+        # planner may probe gt_obs once per listed series (delisting's anti-join).
         x("CREATE INDEX gt_obs_series ON gt_obs (series_id, rn)")
-        x(temp.format("gt_seen") + "SELECT DISTINCT series_id FROM gt_obs")
-        x("CREATE UNIQUE INDEX gt_seen_id ON gt_seen (series_id)")
+        if self._repeats or maybe_stale:
+            x(temp.format("gt_seen_ids") + "SELECT DISTINCT series_id FROM gt_obs")
+            x("CREATE UNIQUE INDEX gt_seen_id ON gt_seen_ids (series_id)")
+            x("CREATE TEMPORARY VIEW gt_seen AS SELECT series_id FROM gt_seen_ids")
+        else:  # one row per series, none will be dropped: gt_obs lists what was seen
+            x("CREATE TEMPORARY VIEW gt_seen AS SELECT series_id FROM gt_obs")
         if not self.sqlite:
             x("ANALYZE gt_obs")
-            x("ANALYZE gt_seen")
+            if self._repeats or maybe_stale:
+                x("ANALYZE gt_seen_ids")
         stats.relisted = x(
             "UPDATE series SET delisted_at = NULL WHERE delisted_at IS NOT NULL "
             "AND id IN (SELECT series_id FROM gt_seen)"
         )
-        # Anything not newer than the last sighting is already known (an incremental
-        # fetch re-sends its boundary point; a sheet may be imported twice).
         eff = effective_last_seen_sql("p", "s")
-        stats.stale = x(
-            "DELETE FROM gt_obs WHERE EXISTS (SELECT 1 FROM price_points p "
-            "JOIN series s ON s.id = p.series_id WHERE p.series_id = gt_obs.series_id "
-            f"AND p.ended_at IS NULL AND {eff} >= gt_obs.observed_at)"
-        )
+        if maybe_stale:
+            stats.stale = x(
+                "DELETE FROM gt_obs WHERE EXISTS (SELECT 1 FROM price_points p "
+                "JOIN series s ON s.id = p.series_id WHERE p.series_id = gt_obs.series_id "
+                f"AND p.ended_at IS NULL AND {eff} >= gt_obs.observed_at)"
+            )
         confirmed: set[tuple[str, str]] = set()
+        everything = False
         if delist is not None and self.run_id is not None and delist.source == self.source:
-            confirmed = confirm.confirmable(
+            confirmed, everything = confirm.confirmable(
                 self.conn,
                 pricing={p.value for p in delist.pricing},
                 exclude_regions=delist.exclude_regions,
@@ -349,8 +272,12 @@ class Ingest:
             for r, n in self.conn.execute(text("SELECT rn, COUNT(*) FROM gt_obs GROUP BY rn"))
         }
         stats.rounds = max(per_round, default=0)
-        for r in range(1, stats.rounds + 1):
-            self._apply_round(r, per_round.get(r, 0), confirmed, stats)
+        outside = self._outside(confirmed, everything)
+        if self._repeats:
+            for r in range(1, stats.rounds + 1):
+                self._apply_round(r, per_round.get(r, 0), outside, stats)
+        elif stats.rounds:
+            self._apply_single(per_round[1], outside, stats)
         stats.availability_changes = availability.apply_run(
             self.conn, sqlite=self.sqlite, repeats=self._repeats
         )
@@ -365,7 +292,8 @@ class Ingest:
                 run_id=self.run_id,
                 run_time=self._time(self.run_time),
             )
-        for table in ("gt_seen", "gt_obs", "gt_latest", "gt_incoming"):
+        x("DROP VIEW gt_seen")
+        for table in ("gt_seen_ids", "gt_obs", "gt_latest", "gt_incoming"):
             x(f"DROP TABLE IF EXISTS {table}")
         return stats
 
@@ -418,12 +346,64 @@ class Ingest:
     def _x(self, sql: str, **params: Any) -> int:
         return self.conn.execute(text(sql), params).rowcount
 
-    def _apply_round(
-        self, r: int, observed: int, confirmed: set[tuple[str, str]], stats: IngestStats
-    ) -> None:
-        """Round ``r`` (``observed`` observations): close changed prices at their last
-        sighting, open the new ones, and write ``last_seen`` of unchanged prices outside
-        the ``confirmed`` scopes (inside them it is derived, tracker.store.last_seen)."""
+    def _maybe_stale(self) -> bool:
+        """Whether some observation may be no newer than its interval's last sighting:
+        a stored ``last_seen`` or a scope confirmation at or after the oldest one."""
+        oldest = self.conn.execute(text("SELECT MIN(observed_at) FROM gt_obs")).scalar()
+        stored = (
+            "SELECT 1 FROM gt_obs o JOIN price_points p ON p.series_id = o.series_id "
+            "AND p.ended_at IS NULL AND p.last_seen >= o.observed_at"
+            if self._repeats
+            else "SELECT 1 FROM gt_obs o WHERE o.stored_last_seen >= o.observed_at"
+        )
+        probe = f"SELECT 1 FROM confirmed_scopes WHERE confirmed_at >= :t UNION ALL {stored}"
+        hit = self.conn.execute(text(f"SELECT 1 FROM ({probe}) q LIMIT 1"), {"t": oldest})
+        return oldest is not None and hit.first() is not None
+
+    @staticmethod
+    def _outside(confirmed: set[tuple[str, str]], every: bool) -> tuple[str, dict[str, str]] | None:
+        """Where-clause (and its parameters) over ``gt_obs o`` for the observations whose
+        unchanged price gets its ``last_seen`` written: those outside the ``confirmed``
+        scopes (inside, it is derived: tracker.store.last_seen). None: nothing to write
+        (``every`` scope of the run is confirmed)."""
+        if every:
+            return None
+        params: dict[str, str] = {}
+        terms = []
+        for n, (region, pricing) in enumerate(sorted(confirmed)):
+            params[f"cr{n}"], params[f"cp{n}"] = region, pricing
+            terms.append(f"(o.region = :cr{n} AND o.pricing = :cp{n})")
+        return (f"NOT ({' OR '.join(terms)})" if terms else "1 = 1"), params
+
+    def _apply_single(self, observed: int, outside: Outside, stats: IngestStats) -> None:
+        """The one round of a run that saw each series once (``observed`` of them):
+        gt_obs carries each one's open interval, so only the intervals that change are
+        touched: closed at their last sighting, then the new prices opened."""
+        x = self._x
+        eff = effective_last_seen_sql("p", "s")
+        stats.price_changes += x(
+            "UPDATE price_points AS p SET ended_at = o.observed_at, last_seen = "
+            f"CASE WHEN o.took_over THEN p.last_seen ELSE {eff} END "
+            "FROM gt_obs AS o, series AS s WHERE p.id = o.point_id AND NOT o.same_price "
+            "AND s.id = p.series_id"
+        )
+        if outside is not None:
+            x(
+                "UPDATE price_points AS p SET last_seen = o.observed_at FROM gt_obs AS o "
+                f"WHERE p.id = o.point_id AND o.same_price AND {outside[0]}",
+                **outside[1],
+            )
+        opened = x(
+            "INSERT INTO price_points (series_id, price, currency, first_seen, last_seen) "
+            "SELECT o.series_id, o.price, o.currency, o.observed_at, o.observed_at "
+            "FROM gt_obs AS o WHERE o.point_id IS NULL OR NOT o.same_price"
+        )
+        stats.unchanged += observed - opened
+
+    def _apply_round(self, r: int, observed: int, outside: Outside, stats: IngestStats) -> None:
+        """Round ``r`` (``observed`` observations) of a run with several observations
+        of a series: close changed prices at their last sighting, open new ones, write
+        ``last_seen`` of unchanged prices where :meth:`_outside` says."""
         x = self._x
         same = "p.price = o.price AND p.currency = o.currency"
         eff = effective_last_seen_sql("p", "s")
@@ -434,20 +414,14 @@ class Ingest:
             f"AND s.id = p.series_id AND p.ended_at IS NULL AND NOT ({same})",
             r=r,
         )
-        params: dict[str, Any] = {"r": r}
-        outside = ""
-        if confirmed:
-            terms = []
-            for n, (region, pricing) in enumerate(sorted(confirmed)):
-                params[f"cr{n}"], params[f"cp{n}"] = region, pricing
-                terms.append(f"(o.region = :cr{n} AND o.pricing = :cp{n})")
-            outside = f" AND NOT ({' OR '.join(terms)})"
-        x(
-            "UPDATE price_points AS p SET last_seen = o.observed_at "
-            f"FROM gt_obs AS o WHERE o.rn = :r AND p.series_id = o.series_id "
-            f"AND p.ended_at IS NULL AND {same}{outside}",
-            **params,
-        )
+        if outside is not None:
+            x(
+                "UPDATE price_points AS p SET last_seen = o.observed_at "
+                f"FROM gt_obs AS o WHERE o.rn = :r AND p.series_id = o.series_id "
+                f"AND p.ended_at IS NULL AND {same} AND {outside[0]}",
+                r=r,
+                **outside[1],
+            )
         opened = x(
             "INSERT INTO price_points (series_id, price, currency, first_seen, "
             "last_seen) SELECT o.series_id, o.price, o.currency, o.observed_at, "
@@ -484,7 +458,9 @@ class Ingest:
                 return
         stats.delisted = self._x(
             f"UPDATE series AS s SET delisted_at = :run_time WHERE {where} "
-            "AND s.id NOT IN (SELECT series_id FROM gt_seen)",
+            # NOT EXISTS, not NOT IN: past work_mem, Postgres runs NOT IN as a plain
+            # subplan, a scan of gt_seen per listed series (hours at 1,000,000 offers).
+            "AND NOT EXISTS (SELECT 1 FROM gt_seen g WHERE g.series_id = s.id)",
             **params,
         )
         if stats.delisted:

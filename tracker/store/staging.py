@@ -1,0 +1,73 @@
+"""A run's offers as the rows of its staging table (``gt_incoming``, tracker.store.ingest).
+
+One call per offer of every run, so each is a C-level attribute fetch plus only the
+conversions the driver cannot do itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from operator import attrgetter
+from typing import Any
+
+from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
+from tracker.models import ColumnKind, Offer
+from tracker.store.identity import identity_hash
+from tracker.store.schema import IDENTITY_COLUMNS
+from tracker.store.types import quantize_money
+
+__all__ = ["offer_hash", "store_row"]
+
+
+def _money_text(value: Decimal | None) -> str | None:
+    """SQLite's storage form of a decimal (see tracker.store.types.Money)."""
+    return None if value is None else format(quantize_money(value), "f")
+
+
+def _attributes_json(attributes: Mapping[str, Any]) -> str | None:
+    if not attributes:
+        return None
+    return json.dumps(dict(attributes), sort_keys=True, default=str, separators=(",", ":"))
+
+
+_choice_value = attrgetter("value")
+
+
+def _converters(sqlite: bool) -> tuple[tuple[int, Callable[[Any], Any]], ...]:
+    """Per offer column needing one, (position, conversion to the staging table's form)."""
+    convert: dict[ColumnKind, Callable[[Any], Any]] = {
+        ColumnKind.CHOICE: _choice_value,
+        ColumnKind.MAPPING: _attributes_json,
+    }
+    if sqlite:
+        convert[ColumnKind.NUMBER] = _money_text
+    return tuple((i, convert[c.kind]) for i, c in enumerate(OFFER_COLUMNS) if c.kind in convert)
+
+
+_VALUES = attrgetter(*(c.name for c in OFFER_COLUMNS))
+_CONVERTERS = {sqlite: _converters(sqlite) for sqlite in (False, True)}
+
+
+_ATTRIBUTES = next(i for i, c in enumerate(OFFER_COLUMNS) if c.kind is ColumnKind.MAPPING)
+_KEY = attrgetter(*IDENTITY_COLUMNS)
+
+
+def store_row(offer: Offer, *, sqlite: bool = False) -> list[Any]:
+    """The offer's OFFER_COLUMNS values as the staging table takes them (one call per
+    offer of every run: one C-level attribute fetch, then only the columns that convert).
+    On Postgres only the attributes convert: psycopg writes a StrEnum as its value."""
+    values = list(_VALUES(offer))
+    if sqlite:
+        for i, convert in _CONVERTERS[True]:
+            values[i] = convert(values[i])
+    else:
+        values[_ATTRIBUTES] = _attributes_json(values[_ATTRIBUTES])
+    return values
+
+
+def offer_hash(offer: Offer) -> int:
+    """:func:`~tracker.store.identity.identity_hash` of ``offer.key()`` (a StrEnum joins as
+    its value, so the C-level attribute fetch serves as the key)."""
+    return identity_hash(_KEY(offer))
