@@ -9,7 +9,7 @@ Then it prints each table's rows and bytes (heap, indexes, total), bytes per 1,0
 series per year, the database size, and the median latency of
   * ``offers``: the listing the CLI prints with no filter (tracker.cli.offers.offer_rows,
     every current offer, USD), and with ``--gpu H100``;
-  * a one-year ``history`` of one spot series at 1-hour steps (tracker.history.views
+  * a one-year ``history`` of one series (a spot one if any) at 1-hour steps (tracker.history.views
     .offer_steps, what ``history … --since 365d --resample 1h`` prints), and its stored
     intervals over that year (views.offer_intervals, ``history … --since 365d``).
 
@@ -133,11 +133,11 @@ def measure_reads(engine: Engine, mix: Mix, repeat: int) -> dict[str, float]:
     with engine.connect() as conn:
         row = conn.execute(
             text(
-                "SELECT provider, instance_type, region, zone FROM series WHERE pricing = 'spot' "
-                "ORDER BY id LIMIT 1"
+                "SELECT provider, instance_type, region, pricing, zone, payment_option "
+                "FROM series ORDER BY id LIMIT 1"  # a spot series when the mix has any
             )
         ).one()
-    offer = views.OfferKey(row[0], row[1], row[2], PricingModel.SPOT, zone=row[3])
+    offer = views.OfferKey(row[0], row[1], row[2], PricingModel(row[3]), row[4], row[5])
     end = mix.start + timedelta(days=mix.days)
     year = Window(end - timedelta(days=365), end)
     hourly = make_grid(year, timedelta(hours=1))
