@@ -64,8 +64,9 @@ def rows(engine: Engine, sql: str) -> list[tuple[Any, ...]]:
 
 def drive_write_path(engine: Engine) -> None:
     """Every run of every job of ``MIX`` through run_collector, in time order."""
-    identity = [c for c in Offer.__dataclass_fields__ if c != "price_per_hour"]
-    runs: list[tuple[datetime, int, str, Job, list[dict[str, Any]]]] = []
+    # The catalog's columns are named as Offer fields (all but the price).
+    described = [f for f in Offer.__dataclass_fields__ if f != "price_per_hour"]
+    runs: list[tuple[datetime, int, str, Job, list[Offer]]] = []
     for order, job in enumerate(MIX.jobs()):
         catalog = {r["n"]: r for r in map(dict, _mappings(engine, catalog_sql(MIX, job)))}
         prices: dict[int, list[tuple[int, Decimal]]] = {}
@@ -81,7 +82,7 @@ def drive_write_path(engine: Engine) -> None:
                     if c["provider"] != provider:
                         continue
                     price = [p for r, p in prices[n] if r <= k][-1]
-                    fields = {f: c[f] for f in identity if f in c}
+                    fields = {f: c[f] for f in described if f in c}
                     offers.append(
                         Offer(**fields, price_per_hour=price, currency="USD")  # type: ignore[arg-type]
                     )
