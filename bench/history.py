@@ -37,6 +37,8 @@ from tracker.store import migrate
 from tracker.store.engine import Engine, make_engine, normalize_url
 from tracker.store.history import SeriesFilter
 from tracker.store.history import offer_steps as store_steps
+from tracker.store.identity import identity_hash
+from tracker.store.schema import IDENTITY_COLUMNS
 
 GPUS = ["H100-SXM", "H100-PCIE", "H100-NVL", "A100-80GB", "A100-40GB", "L4", "A10G", "T4"]
 END = datetime(2026, 1, 1, tzinfo=UTC)
@@ -52,10 +54,10 @@ def build(engine: Engine, series: int, changes: int) -> None:
         conn.execute(text("SELECT setseed(0.42)"))
         conn.execute(
             text(
-                "INSERT INTO series (id, provider, instance_type, region, zone, pricing, "
-                "payment_option, offering_class, os, gpu_model, gpu_raw_name, gpu_known, "
-                "gpu_count, gpu_memory_gib, vcpus, memory_gib, interconnect, source, first_seen) "
-                "SELECT i, 'cloud' || (i % 7), 'gpu.' || i, 'region-' || (i % 10), '', "
+                "INSERT INTO series (id, identity_hash, provider, instance_type, region, zone, "
+                "pricing, payment_option, offering_class, os, gpu_model, gpu_raw_name, "
+                "gpu_known, gpu_count, gpu_memory_gib, vcpus, memory_gib, interconnect, source, "
+                "first_seen) SELECT i, -i, 'cloud' || (i % 7), 'gpu.' || i, 'region-' || (i % 10), '', "
                 "CASE WHEN i % 5 = 0 THEN 'spot' ELSE 'on_demand' END, '', '', 'linux', "
                 f"({gpus})[1 + i % {len(GPUS)}], ({gpus})[1 + i % {len(GPUS)}], true, "
                 "(ARRAY[1, 2, 4, 8])[1 + (i / 8) % 4], 80, 8, 64, 'nvlink', 'bench', :start "
@@ -66,6 +68,20 @@ def build(engine: Engine, series: int, changes: int) -> None:
         conn.execute(
             text("SELECT setval(pg_get_serial_sequence('series', 'id'), :n)"), {"n": series}
         )
+        # The identity hash the write path computes (in Python), in place of -id.
+        identity = ", ".join(IDENTITY_COLUMNS)
+        rows = conn.execute(text(f"SELECT id, {identity} FROM series")).all()
+        conn.execute(text("CREATE TEMPORARY TABLE gt_bench_hash (id bigint, h bigint)"))
+        conn.execute(
+            text("INSERT INTO gt_bench_hash VALUES (:id, :h)"),
+            [{"id": r[0], "h": identity_hash(tuple(r[1:]))} for r in rows],
+        )
+        conn.execute(
+            text(
+                "UPDATE series SET identity_hash = g.h FROM gt_bench_hash g WHERE g.id = series.id"
+            )
+        )
+        conn.execute(text("DROP TABLE gt_bench_hash"))
         # Interval j of series s starts at start + j·step + a per-series offset; it ends
         # where the next starts, except every 97th (delisted for half a step) and the last
         # (open). Written in time order, as runs write them; every price is in USD, so

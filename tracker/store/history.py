@@ -45,7 +45,7 @@ from tracker.models import PricingModel
 from tracker.store.engine import Engine
 from tracker.store.errors import database_errors
 from tracker.store.fx import load_rates, usd_sql
-from tracker.store.last_seen import effective_last_seen
+from tracker.store.last_seen import effective_last_seen, join_confirmations
 from tracker.store.schema import PricePoint, Series
 from tracker.store.types import UTCDateTime, quantize_money
 
@@ -461,18 +461,14 @@ def export_batches(
     }
     for column in ("currency", "first_seen", "ended_at"):
         labels[column] = p.c[column]
-    labels["last_seen"] = effective_last_seen(p, s)
+    labels["last_seen"] = effective_last_seen(p)
     columns = [(labels[c] if c in labels else s.c[c]).label(c) for c in EXPORT_COLUMNS]
-    stmt = (
-        select(*columns)
-        .select_from(s.join(p, p.c.series_id == s.c.id))
-        .where(
-            *where.where(),
-            p.c.first_seen <= until,
-            or_(p.c.ended_at.is_(None), p.c.ended_at > since),
-        )
-        .order_by(s.c.id, p.c.first_seen)
-    )
+    stmt = join_confirmations(select(*columns).select_from(s.join(p, p.c.series_id == s.c.id)), s)
+    stmt = stmt.where(
+        *where.where(),
+        p.c.first_seen <= until,
+        or_(p.c.ended_at.is_(None), p.c.ended_at > since),
+    ).order_by(s.c.id, p.c.first_seen)
     with database_errors("cannot export the price history"), engine.connect() as conn:
         result = conn.execution_options(stream_results=True, yield_per=batch_rows).execute(stmt)
         usd_at = EXPORT_COLUMNS.index("price_per_hour_usd")

@@ -15,7 +15,7 @@ from tracker.catalog import GpuSelection
 from tracker.models import OFFER_COLUMNS, ColumnGroup, Offer, PricingModel, offer_from_values
 from tracker.store import availability
 from tracker.store.errors import database_errors
-from tracker.store.last_seen import effective_last_seen
+from tracker.store.last_seen import effective_last_seen, join_confirmations
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
 __all__ = [
@@ -118,7 +118,7 @@ def current_offers_select(
     stmt = select(*_offer_columns()).join_from(
         Series, PricePoint, and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None))
     )
-    stmt = availability.join_current(stmt).where(Series.delisted_at.is_(None))
+    stmt = join_confirmations(availability.join_current(stmt)).where(Series.delisted_at.is_(None))
     if available:
         stmt = stmt.where(availability.rentable())
     if gpu is not None:
@@ -200,13 +200,12 @@ def _intervals(
 ) -> list[HistoryPoint]:
     p = PricePoint
     order = p.first_seen.desc() if newest_first else p.first_seen
-    stmt = (
-        select(p.price, p.currency, p.first_seen, effective_last_seen(), p.ended_at)
-        .join_from(p, Series, Series.id == p.series_id)
-        .where(*where)
-        .order_by(order)
-        .limit(limit)
+    stmt = join_confirmations(
+        select(p.price, p.currency, p.first_seen, effective_last_seen(), p.ended_at).join_from(
+            p, Series, Series.id == p.series_id
+        )
     )
+    stmt = stmt.where(*where).order_by(order).limit(limit)
     return [HistoryPoint(*row) for row in _rows(bind, stmt)]
 
 

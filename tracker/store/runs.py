@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Engine, func, insert, select, update
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.store.errors import database_errors
 from tracker.store.ingest import DelistScope, Ingest, IngestStats
-from tracker.store.last_seen import effective_last_seen
+from tracker.store.last_seen import effective_last_seen, join_confirmations
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
 __all__ = [
@@ -147,15 +147,15 @@ def last_observed(
 ) -> datetime | None:
     """The latest stored observation of ``source``'s offers of ``pricing`` in ``region``
     (where an incremental fetch resumes), or None if none is stored."""
-    stmt = (
+    stmt = join_confirmations(
         select(func.max(effective_last_seen()))  # typed: comes back as an aware UTC time
         .select_from(PricePoint)
         .join(Series, Series.id == PricePoint.series_id)
-        .where(
-            Series.source == source,
-            Series.pricing == pricing.value,
-            Series.region == region,
-        )
+    )
+    stmt = stmt.where(
+        Series.source == source,
+        Series.pricing == pricing.value,
+        Series.region == region,
     )
     with database_errors(f"cannot read what {source} last observed"), engine.connect() as conn:
         value: datetime | None = conn.execute(stmt).scalar()
