@@ -127,10 +127,10 @@ def test_offers_show_and_filter_availability(
         ("available", False),
         ("unavailable", True),
     ]
-    # --at: the interval in force then. The second run ended the first interval seconds
-    # after it began (each collect is a process of its own), so the whole second just
-    # before that end lies inside it: "2026-11-30T11:40:07.5Z" -> "2026-11-30T11:40:07".
-    at = history[0]["ended_at"][:19]
+    # --at: the interval in force then. The instant the first interval began lies inside
+    # it (first_seen <= at < ended_at); with both collects in one process they can fall
+    # within the same second, so a time cut to whole seconds could precede it.
+    at = history[0]["first_seen"]
     at_first = rows(cli, "history", *key, "us-west-1", "--availability", "--at", at)
     assert [h["availability"] for h in at_first] == ["available"]
     assert len(rows(cli, "history", *key, "us-west-1")) == 1  # one price interval still
