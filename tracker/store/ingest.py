@@ -110,8 +110,11 @@ class Ingest:
         cols += [f"observed_at {ts}", "identity_hash BIGINT"]
         if not self.sqlite:
             # The run's joins and anti-joins hash a few hundred thousand ids: room for
-            # that in memory, for this transaction only.
+            # that in memory, for this transaction only. No JIT: its compilation is
+            # paid per statement, and a misestimated one (a run's new series are not
+            # yet analysed) crosses the optimising thresholds (~0.2 s for one UPDATE).
             self.conn.exec_driver_sql("SET LOCAL work_mem = '64MB'")
+            self.conn.exec_driver_sql("SET LOCAL jit = off")
         for table in ("gt_seen_ids", "gt_obs", "gt_latest", "gt_incoming"):
             self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
         self.conn.exec_driver_sql(
