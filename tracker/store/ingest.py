@@ -67,9 +67,6 @@ _COPY_TYPES = [
 """Postgres types of INCOMING_COLUMNS, declared to COPY so psycopg picks each column's
 dumper once instead of per value."""
 
-Outside = tuple[str, dict[str, str]] | None
-"""A where-clause over ``gt_obs o`` and its parameters (:meth:`Ingest._outside`)."""
-
 
 class Ingest:
     """Accumulates one run's offers, then applies them with :meth:`finish`.
@@ -199,13 +196,16 @@ class Ingest:
         # An anti-join on the hash, not ON CONFLICT: a plain insert is much cheaper than
         # 200k speculative ones. Two collectors racing to create the same identity would
         # hit the unique index and fail one run, which the next cadence repeats.
-        stats.new_series = x(
+        new_series = (
             f"INSERT INTO series (identity_hash, {idcols}, {hw}, source, first_seen) "
             f"SELECT i.identity_hash, {', '.join('i.' + c for c in IDENTITY_COLUMNS)}, "
             f"{hw_values}, :source, i.first_obs FROM {latest} i WHERE NOT EXISTS "
-            f"(SELECT 1 FROM series s WHERE {by_hash})",
-            source=self.source,
+            f"(SELECT 1 FROM series s WHERE {by_hash})"
         )
+        # Postgres, one observation per series: created after gt_obs joins the known ones.
+        insert_later = not (self.sqlite or self._repeats)
+        if not insert_later:
+            stats.new_series = x(new_series, source=self.source)
         differs = " OR ".join(
             (
                 f"CAST(s.{c} AS TEXT) IS DISTINCT FROM CAST({attrs} AS TEXT)"
@@ -234,7 +234,7 @@ class Ingest:
         else:
             # One observation per series: its open interval comes along (one join), so
             # the round below touches only the intervals that change.
-            x(
+            joined = x(
                 temp.format("gt_obs")
                 + "SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
                 f"i.region, i.pricing, 1 AS rn, ({differs}) AS hw_changed, "
@@ -245,6 +245,18 @@ class Ingest:
                 "ON p.series_id = s.id AND p.ended_at IS NULL",
                 source=self.source,
             )
+            if insert_later and joined < self._seq:
+                # New series' observations come from the insert's RETURNING (no second
+                # join); a run meeting only known series skips the anti-join entirely.
+                stats.new_series = x(
+                    f"WITH new AS ({new_series} RETURNING id, identity_hash) "
+                    "INSERT INTO gt_obs (series_id, observed_at, price, currency, region, "
+                    "pricing, rn, hw_changed, took_over, collides, source) "
+                    "SELECT new.id, i.observed_at, i.price, i.currency, i.region, i.pricing, "
+                    "1, FALSE, FALSE, FALSE, :source FROM new JOIN gt_incoming i "
+                    "ON i.identity_hash = new.identity_hash",
+                    source=self.source,
+                )
         self._check_and_update_series(attrs)
         # Anything not newer than the last sighting is already known (an incremental
         # fetch re-sends its boundary point; a sheet may be imported twice).
@@ -288,7 +300,7 @@ class Ingest:
             for r, n in self.conn.execute(text("SELECT rn, COUNT(*) FROM gt_obs GROUP BY rn"))
         }
         stats.rounds = max(per_round, default=0)
-        outside = self._outside(confirmed, everything)
+        outside = confirm.outside(confirmed, everything)
         if self._repeats:
             for r in range(1, stats.rounds + 1):
                 self._apply_round(r, per_round.get(r, 0), outside, stats)
@@ -376,22 +388,7 @@ class Ingest:
         hit = self.conn.execute(text(f"SELECT 1 FROM ({probe}) q LIMIT 1"), {"t": oldest})
         return oldest is not None and hit.first() is not None
 
-    @staticmethod
-    def _outside(confirmed: set[tuple[str, str]], every: bool) -> tuple[str, dict[str, str]] | None:
-        """Where-clause (and its parameters) over ``gt_obs o`` for the observations whose
-        unchanged price gets its ``last_seen`` written: those outside the ``confirmed``
-        scopes (inside, it is derived: tracker.store.last_seen). None: nothing to write
-        (``every`` scope of the run is confirmed)."""
-        if every:
-            return None
-        params: dict[str, str] = {}
-        terms = []
-        for n, (region, pricing) in enumerate(sorted(confirmed)):
-            params[f"cr{n}"], params[f"cp{n}"] = region, pricing
-            terms.append(f"(o.region = :cr{n} AND o.pricing = :cp{n})")
-        return (f"NOT ({' OR '.join(terms)})" if terms else "1 = 1"), params
-
-    def _apply_single(self, observed: int, outside: Outside, stats: IngestStats) -> None:
+    def _apply_single(self, observed: int, outside: confirm.Outside, stats: IngestStats) -> None:
         """The one round of a run that saw each series once (``observed`` of them):
         gt_obs carries each one's open interval, so only the intervals that change are
         touched: closed at their last sighting, then the new prices opened."""
@@ -418,10 +415,12 @@ class Ingest:
         )
         stats.unchanged += observed - opened
 
-    def _apply_round(self, r: int, observed: int, outside: Outside, stats: IngestStats) -> None:
+    def _apply_round(
+        self, r: int, observed: int, outside: confirm.Outside, stats: IngestStats
+    ) -> None:
         """Round ``r`` (``observed`` observations) of a run with several observations
         of a series: close changed prices at their last sighting, open new ones, write
-        ``last_seen`` of unchanged prices where :meth:`_outside` says."""
+        ``last_seen`` of unchanged prices where :func:`confirm.outside` says."""
         x = self._x
         same = "p.price = o.price AND p.currency = o.currency"
         eff = effective_last_seen_sql("p", "s")
