@@ -254,7 +254,7 @@ class Ingest:
                     "pricing, rn, hw_changed, took_over, collides, source) "
                     "SELECT new.id, i.observed_at, i.price, i.currency, i.region, i.pricing, "
                     "1, FALSE, FALSE, FALSE, :source FROM new JOIN gt_incoming i "
-                    "ON i.identity_hash = new.identity_hash",
+                    "ON i.identity_hash = new.identity_hash ORDER BY new.id",
                     source=self.source,
                 )
         self._check_and_update_series(attrs)
