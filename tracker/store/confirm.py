@@ -15,7 +15,10 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-__all__ = ["confirmable", "record"]
+__all__ = ["Outside", "confirmable", "outside", "record"]
+
+Outside = tuple[str, dict[str, str]] | None
+"""A where-clause over ``gt_obs o`` and its parameters (:func:`outside`)."""
 
 
 def confirmable(
@@ -63,3 +66,18 @@ def record(
             for r, p in sorted(scopes)
         ],
     )
+
+
+def outside(confirmed: set[tuple[str, str]], every: bool) -> Outside:
+    """Where-clause (and its parameters) over ``gt_obs o`` for the observations whose
+    unchanged price gets its ``last_seen`` written: those outside the ``confirmed``
+    scopes (inside, it is derived: tracker.store.last_seen). None: nothing to write
+    (``every`` scope of the run is confirmed)."""
+    if every:
+        return None
+    params: dict[str, str] = {}
+    terms = []
+    for n, (region, pricing) in enumerate(sorted(confirmed)):
+        params[f"cr{n}"], params[f"cp{n}"] = region, pricing
+        terms.append(f"(o.region = :cr{n} AND o.pricing = :cp{n})")
+    return (f"NOT ({' OR '.join(terms)})" if terms else "1 = 1"), params

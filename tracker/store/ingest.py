@@ -67,9 +67,6 @@ _COPY_TYPES = [
 """Postgres types of INCOMING_COLUMNS, declared to COPY so psycopg picks each column's
 dumper once instead of per value."""
 
-Outside = tuple[str, dict[str, str]] | None
-"""A where-clause over ``gt_obs o`` and its parameters (:meth:`Ingest._outside`)."""
-
 
 class Ingest:
     """Accumulates one run's offers, then applies them with :meth:`finish`.
@@ -110,8 +107,11 @@ class Ingest:
         cols += [f"observed_at {ts}", "identity_hash BIGINT"]
         if not self.sqlite:
             # The run's joins and anti-joins hash a few hundred thousand ids: room for
-            # that in memory, for this transaction only.
+            # that in memory, for this transaction only. No JIT: its compilation is
+            # paid per statement, and a misestimated one (a run's new series are not
+            # yet analysed) crosses the optimising thresholds (~0.2 s for one UPDATE).
             self.conn.exec_driver_sql("SET LOCAL work_mem = '64MB'")
+            self.conn.exec_driver_sql("SET LOCAL jit = off")
         for table in ("gt_seen_ids", "gt_obs", "gt_latest", "gt_incoming"):
             self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
         self.conn.exec_driver_sql(
@@ -196,13 +196,16 @@ class Ingest:
         # An anti-join on the hash, not ON CONFLICT: a plain insert is much cheaper than
         # 200k speculative ones. Two collectors racing to create the same identity would
         # hit the unique index and fail one run, which the next cadence repeats.
-        stats.new_series = x(
+        new_series = (
             f"INSERT INTO series (identity_hash, {idcols}, {hw}, source, first_seen) "
             f"SELECT i.identity_hash, {', '.join('i.' + c for c in IDENTITY_COLUMNS)}, "
             f"{hw_values}, :source, i.first_obs FROM {latest} i WHERE NOT EXISTS "
-            f"(SELECT 1 FROM series s WHERE {by_hash})",
-            source=self.source,
+            f"(SELECT 1 FROM series s WHERE {by_hash})"
         )
+        # Postgres, one observation per series: created after gt_obs joins the known ones.
+        insert_later = not (self.sqlite or self._repeats)
+        if not insert_later:
+            stats.new_series = x(new_series, source=self.source)
         differs = " OR ".join(
             (
                 f"CAST(s.{c} AS TEXT) IS DISTINCT FROM CAST({attrs} AS TEXT)"
@@ -231,17 +234,29 @@ class Ingest:
         else:
             # One observation per series: its open interval comes along (one join), so
             # the round below touches only the intervals that change.
-            x(
+            joined = x(
                 temp.format("gt_obs")
                 + "SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
                 f"i.region, i.pricing, 1 AS rn, ({differs}) AS hw_changed, "
                 f"(s.source <> :source) AS took_over, NOT ({same_identity}) AS collides, "
-                "p.id AS point_id, p.last_seen AS stored_last_seen, "
+                "s.source, p.id AS point_id, p.last_seen AS stored_last_seen, "
                 "(p.price = i.price AND p.currency = i.currency) AS same_price "
                 f"FROM gt_incoming i JOIN series s ON {by_hash} LEFT JOIN price_points p "
                 "ON p.series_id = s.id AND p.ended_at IS NULL",
                 source=self.source,
             )
+            if insert_later and joined < self._seq:
+                # New series' observations come from the insert's RETURNING (no second
+                # join); a run meeting only known series skips the anti-join entirely.
+                stats.new_series = x(
+                    f"WITH new AS ({new_series} RETURNING id, identity_hash) "
+                    "INSERT INTO gt_obs (series_id, observed_at, price, currency, region, "
+                    "pricing, rn, hw_changed, took_over, collides, source) "
+                    "SELECT new.id, i.observed_at, i.price, i.currency, i.region, i.pricing, "
+                    "1, FALSE, FALSE, FALSE, :source FROM new JOIN gt_incoming i "
+                    "ON i.identity_hash = new.identity_hash ORDER BY new.id",
+                    source=self.source,
+                )
         self._check_and_update_series(attrs)
         # Anything not newer than the last sighting is already known (an incremental
         # fetch re-sends its boundary point; a sheet may be imported twice).
@@ -285,7 +300,7 @@ class Ingest:
             for r, n in self.conn.execute(text("SELECT rn, COUNT(*) FROM gt_obs GROUP BY rn"))
         }
         stats.rounds = max(per_round, default=0)
-        outside = self._outside(confirmed, everything)
+        outside = confirm.outside(confirmed, everything)
         if self._repeats:
             for r in range(1, stats.rounds + 1):
                 self._apply_round(r, per_round.get(r, 0), outside, stats)
@@ -373,32 +388,19 @@ class Ingest:
         hit = self.conn.execute(text(f"SELECT 1 FROM ({probe}) q LIMIT 1"), {"t": oldest})
         return oldest is not None and hit.first() is not None
 
-    @staticmethod
-    def _outside(confirmed: set[tuple[str, str]], every: bool) -> tuple[str, dict[str, str]] | None:
-        """Where-clause (and its parameters) over ``gt_obs o`` for the observations whose
-        unchanged price gets its ``last_seen`` written: those outside the ``confirmed``
-        scopes (inside, it is derived: tracker.store.last_seen). None: nothing to write
-        (``every`` scope of the run is confirmed)."""
-        if every:
-            return None
-        params: dict[str, str] = {}
-        terms = []
-        for n, (region, pricing) in enumerate(sorted(confirmed)):
-            params[f"cr{n}"], params[f"cp{n}"] = region, pricing
-            terms.append(f"(o.region = :cr{n} AND o.pricing = :cp{n})")
-        return (f"NOT ({' OR '.join(terms)})" if terms else "1 = 1"), params
-
-    def _apply_single(self, observed: int, outside: Outside, stats: IngestStats) -> None:
+    def _apply_single(self, observed: int, outside: confirm.Outside, stats: IngestStats) -> None:
         """The one round of a run that saw each series once (``observed`` of them):
         gt_obs carries each one's open interval, so only the intervals that change are
         touched: closed at their last sighting, then the new prices opened."""
         x = self._x
-        eff = effective_last_seen_sql("p", "s")
+        # gt_obs carries the series' source, region and pricing (what the derived
+        # last_seen reads), so closing joins no series row. A taken-over series keeps
+        # its interval's last_seen (already brought in by _check_and_update_series).
+        eff = effective_last_seen_sql("p", "o")
         stats.price_changes += x(
             "UPDATE price_points AS p SET ended_at = o.observed_at, last_seen = "
             f"CASE WHEN o.took_over THEN p.last_seen ELSE {eff} END "
-            "FROM gt_obs AS o, series AS s WHERE p.id = o.point_id AND NOT o.same_price "
-            "AND s.id = p.series_id"
+            "FROM gt_obs AS o WHERE p.id = o.point_id AND NOT o.same_price"
         )
         if outside is not None:
             x(
@@ -413,10 +415,12 @@ class Ingest:
         )
         stats.unchanged += observed - opened
 
-    def _apply_round(self, r: int, observed: int, outside: Outside, stats: IngestStats) -> None:
+    def _apply_round(
+        self, r: int, observed: int, outside: confirm.Outside, stats: IngestStats
+    ) -> None:
         """Round ``r`` (``observed`` observations) of a run with several observations
         of a series: close changed prices at their last sighting, open new ones, write
-        ``last_seen`` of unchanged prices where :meth:`_outside` says."""
+        ``last_seen`` of unchanged prices where :func:`confirm.outside` says."""
         x = self._x
         same = "p.price = o.price AND p.currency = o.currency"
         eff = effective_last_seen_sql("p", "s")
@@ -470,10 +474,13 @@ class Ingest:
                 stats.refused_delist = int(listed)
                 return
         stats.delisted = self._x(
-            f"UPDATE series AS s SET delisted_at = :run_time WHERE {where} "
-            # NOT EXISTS, not NOT IN: past work_mem, Postgres runs NOT IN as a plain
-            # subplan, a scan of gt_seen per listed series (hours at 1,000,000 offers).
-            "AND NOT EXISTS (SELECT 1 FROM gt_seen g WHERE g.series_id = s.id)",
+            # EXCEPT, not NOT IN or NOT EXISTS: a set operation (hashed or sorted) over
+            # both lists whatever the estimates. Past work_mem, Postgres runs NOT IN as
+            # a scan of gt_seen per listed series (hours at 1,000,000 offers), and with
+            # the run's new series not yet analysed it plans NOT EXISTS as one index
+            # probe of gt_obs per listed series (~0.35 s at 200,000).
+            "UPDATE series SET delisted_at = :run_time WHERE id IN ("
+            f"SELECT s.id FROM series s WHERE {where} EXCEPT SELECT series_id FROM gt_seen)",
             **params,
         )
         if stats.delisted:
