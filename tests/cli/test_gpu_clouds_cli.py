@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.recorded_server import serve_recorded
-from tests.conftest import Run, cli_runner
+from tests.conftest import Run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ROUTES = {
@@ -29,13 +29,6 @@ ROUTES = {
 def server() -> Iterator[str]:
     with serve_recorded({route: path.read_bytes() for route, path in ROUTES.items()}) as url:
         yield url
-
-
-@pytest.fixture
-def cli(db_url: str, tmp_path: Path) -> Run:
-    run = cli_runner(db_url, tmp_path)
-    assert run("db", "upgrade").returncode == 0
-    return run
 
 
 def test_collect_oci_and_vast_into_the_store(cli: Run, server: str) -> None:
