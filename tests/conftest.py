@@ -99,10 +99,6 @@ def pg_url() -> Iterator[str]:
         admin.dispose()
 
 
-def _reset_pg(engine: Engine) -> None:
-    reset_pg(engine)
-
-
 @pytest.fixture(scope="session")
 def _pg_fresh() -> PgFreshSchema:
     return PgFreshSchema()

@@ -8,23 +8,18 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar, Self
+from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
-from sqlalchemy import Engine
 
-from collectors.base import RunContext
 from tests.conftest import make_offer
-from tracker.collect import run_collector
 from tracker.models import Offer
-from tracker.settings import Settings
 
 
 @dataclass
@@ -133,26 +128,6 @@ def smtp() -> Iterator[SmtpServer]:
     controller.start()
     yield state
     controller.stop()
-
-
-class ListCollector:
-    name: ClassVar[str] = "testcloud"
-    description: ClassVar[str] = "offers given by the test"
-
-    def __init__(self, offers: Iterable[Offer]) -> None:
-        self.offers = list(offers)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        return cls([])
-
-    def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        yield from self.offers
-
-
-def collect(engine: Engine, offers: list[Offer], at: datetime) -> None:
-    summary = run_collector(engine, ListCollector(offers), Settings(), now=at)
-    assert summary.status == "succeeded", summary.error
 
 
 def offer(instance: str, price: str, **kw: Any) -> Offer:

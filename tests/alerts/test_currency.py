@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from tests.alerts.conftest import collect, offer
+from tests.alerts.conftest import offer
 from tests.alerts.test_evaluate import fired, rules
+from tests.listed_collector import collect
 from tracker.alerts.evaluate import evaluate
 from tracker.alerts.rules import RulesError
 from tracker.fx import EcbRate

@@ -8,7 +8,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from tests.alerts.conftest import collect, offer
+from tests.alerts.conftest import offer
+from tests.listed_collector import collect
 from tracker.alerts.cursor import safe_ids
 from tracker.alerts.digest import build_digest, id_ranges
 from tracker.store.alerts import DueDelivery

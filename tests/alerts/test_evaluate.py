@@ -7,7 +7,8 @@ from typing import Any
 
 from sqlalchemy import Engine, func, select
 
-from tests.alerts.conftest import collect, offer
+from tests.alerts.conftest import offer
+from tests.listed_collector import collect
 from tracker.alerts.evaluate import evaluate, health_change_alerts
 from tracker.alerts.rules import AlertRule, parse_rules
 from tracker.hooks import JobHealthChange

@@ -8,14 +8,13 @@ A local HTTP server plays Lambda and RunPod with the recorded payloads
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cli.recorded_server import serve_recorded
 from tests.conftest import Run, cli_runner
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -42,36 +41,8 @@ def bodies() -> dict[tuple[str, str], bytes]:
 
 @pytest.fixture
 def server(bodies: dict[tuple[str, str], bytes]) -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self, method: str) -> None:
-            if method == "POST":
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            body = bodies.get((method, self.path.split("?", 1)[0]))
-            self.send_response(200 if body else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body or b"")))
-            self.end_headers()
-            self.wfile.write(body or b"")
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve_recorded(bodies) as url:
+        yield url
 
 
 def collect(cli: Run, server: str, *providers: str) -> None:

@@ -7,16 +7,14 @@ through the ``*_ENDPOINT_URL`` overrides); Lambda and RunPod run without keys.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conftest import Run, cli_runner
+from tests.cli.recorded_server import serve_recorded
+from tests.conftest import Run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ROUTES = {
@@ -29,44 +27,8 @@ ROUTES = {
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self, method: str) -> None:
-            path = ROUTES.get((method, self.path.split("?", 1)[0]))
-            if method == "POST":
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            body = path.read_bytes() if path else b"{}"
-            self.send_response(200 if path else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-@pytest.fixture
-def cli(db_url: str, tmp_path: Path) -> Run:
-    run = cli_runner(db_url, tmp_path)
-    assert run("db", "upgrade").returncode == 0
-    return run
+    with serve_recorded({route: path.read_bytes() for route, path in ROUTES.items()}) as url:
+        yield url
 
 
 def test_collect_oci_and_vast_into_the_store(cli: Run, server: str) -> None:

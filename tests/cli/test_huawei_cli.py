@@ -10,25 +10,17 @@ import json
 import uuid
 from collections.abc import Iterator
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from tests.collectors.huawei_server import HuaweiStandIn, serve
-from tests.conftest import Run, cli_runner
+from tests.conftest import Run
 
 
 @pytest.fixture
 def standin() -> Iterator[HuaweiStandIn]:
     with serve(HuaweiStandIn(ak=f"AK{uuid.uuid4().hex[:18].upper()}", sk=uuid.uuid4().hex)) as s:
         yield s
-
-
-@pytest.fixture
-def cli(db_url: str, tmp_path: Path) -> Run:
-    run = cli_runner(db_url, tmp_path)
-    assert run("db", "upgrade").returncode == 0
-    return run
 
 
 def env_for(standin: HuaweiStandIn, sk: str) -> dict[str, str]:

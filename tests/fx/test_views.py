@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Run, cli_runner
-from tests.conftest import _reset_pg as reset_pg
+from tests.fresh_db import reset_pg
 from tests.fx.ecb_server import EcbServer
 from tracker.store.engine import make_engine
 

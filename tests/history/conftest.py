@@ -15,41 +15,18 @@ time   run                           what changes
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any, ClassVar, Self
+from typing import Any
 
 import pytest
 
-from collectors.base import RunContext
 from tests.conftest import make_offer
-from tracker.collect import run_collector
+from tests.listed_collector import collect
 from tracker.models import Offer
-from tracker.settings import Settings
 from tracker.store.engine import Engine
 
 DAY = datetime(2026, 3, 1, tzinfo=UTC)
-
-
-class ListCollector:
-    name: ClassVar[str] = "testcloud"
-    description: ClassVar[str] = "offers given by the test"
-
-    def __init__(self, offers: Iterable[Offer]) -> None:
-        self.offers = list(offers)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        return cls([])
-
-    def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        return iter(self.offers)
-
-
-def collect(engine: Engine, at: datetime, offers: Iterable[Offer]) -> None:
-    summary = run_collector(engine, ListCollector(offers), Settings(), now=at)
-    assert summary.status == "succeeded", summary.error
 
 
 def h100(provider: str, instance: str, model: str, count: int, price: str, **kw: Any) -> Offer:
@@ -85,9 +62,9 @@ def day_history(engine: Engine) -> Engine:
 
 def build_day_history(engine: Engine) -> Engine:
     always = [LAMBDA, A100, SPOT, EUR]
-    collect(engine, DAY, [aws_p5("98.32"), *always])
-    collect(engine, DAY + timedelta(hours=10, minutes=30), [aws_p5("80.00"), *always])
-    collect(engine, DAY + timedelta(hours=12, minutes=30), [aws_p5("80.00"), AZURE, *always])
-    collect(engine, DAY + timedelta(hours=13), [AZURE, *always])
-    collect(engine, DAY + timedelta(hours=15), [aws_p5("80.00"), AZURE, *always])
+    collect(engine, [aws_p5("98.32"), *always], DAY)
+    collect(engine, [aws_p5("80.00"), *always], DAY + timedelta(hours=10, minutes=30))
+    collect(engine, [aws_p5("80.00"), AZURE, *always], DAY + timedelta(hours=12, minutes=30))
+    collect(engine, [AZURE, *always], DAY + timedelta(hours=13))
+    collect(engine, [aws_p5("80.00"), AZURE, *always], DAY + timedelta(hours=15))
     return engine

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from tests.history.conftest import collect, h100
+from tests.history.conftest import h100
+from tests.listed_collector import collect
 from tracker.catalog import select_gpus
 from tracker.history.compare import compare_rows
 from tracker.store.engine import Engine
@@ -33,10 +34,10 @@ def test_compare_cheapest_discount_and_change(engine: Engine) -> None:
         h100("gcp", "a3-highgpu-1g", "H100-SXM", 1, "11.06"),
     ]
     a100 = h100("gcp", "a2-ultragpu-1g", "A100-80GB", 1, "5.07")
-    collect(engine, NOW - 40 * D, [*aws("98.32"), *others, a100])
-    collect(engine, NOW - 20 * D, [*aws("88.00"), *others, a100])
+    collect(engine, [*aws("98.32"), *others, a100], NOW - 40 * D)
+    collect(engine, [*aws("88.00"), *others, a100], NOW - 20 * D)
     # gcp's H100 is delisted 3 days ago: no current price, no row
-    collect(engine, NOW - 3 * D, [*aws("80.00"), others[0], a100])
+    collect(engine, [*aws("80.00"), others[0], a100], NOW - 3 * D)
 
     rows = compare_rows(engine, now=NOW, gpu=select_gpus(["H100"]))
     assert [(r["gpu_model"], r["provider"]) for r in rows] == [

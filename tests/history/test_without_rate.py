@@ -12,7 +12,8 @@ from decimal import Decimal
 
 from sqlalchemy import Engine
 
-from tests.alerts.conftest import collect, offer
+from tests.alerts.conftest import offer
+from tests.listed_collector import collect
 from tracker.catalog import select_gpus
 from tracker.fx import EcbRate
 from tracker.store.fx import record_rates

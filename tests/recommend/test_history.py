@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any, ClassVar, Self
+from typing import Any
 
 from sqlalchemy import Engine, func, inspect, select
 
-from collectors.base import RunContext
 from tests.conftest import make_offer
-from tracker.collect import run_collector
+from tests.listed_collector import collect
 from tracker.models import Offer
 from tracker.recommend import Assumptions, ProfileSet, make_profile, recompute_rankings
 from tracker.settings import Settings
@@ -20,26 +18,6 @@ from tracker.store.rankings import RankingEntry, RankingSnapshot
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 LORA = dict(params=7e9, task="lora", precision="bf16", tokens=80e6)
-
-
-class ListCollector:
-    name: ClassVar[str] = "testcloud"
-    description: ClassVar[str] = "offers given by the test"
-
-    def __init__(self, offers: Iterable[Offer]) -> None:
-        self.offers = list(offers)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        return cls([])
-
-    def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        yield from self.offers
-
-
-def collect(engine: Engine, offers: list[Offer], at: datetime) -> None:
-    summary = run_collector(engine, ListCollector(offers), Settings(), now=at)
-    assert summary.status == "succeeded", summary.error
 
 
 def gpu_offer(gpu: str, price: str, **kw: Any) -> Offer:

@@ -14,15 +14,14 @@ alpha (us-east-1 / us-west-2)              beta (eu-west-1)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 from sqlalchemy import Engine
 
-from collectors.base import RunContext
 from tests.conftest import make_offer
+from tests.listed_collector import ListCollector
 from tracker.collect import run_collector
 from tracker.models import Offer
 from tracker.recommend.stored import recompute_rankings
@@ -33,26 +32,11 @@ DAY0 = datetime(2026, 3, 1, tzinfo=UTC)
 DAYS = 3
 
 
-class _Listed:
-    name: ClassVar[str] = ""
-    description: ClassVar[str] = "offers given by the test"
-
-    def __init__(self, offers: list[Offer]) -> None:
-        self.offers = offers
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        return cls([])
-
-    def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        yield from self.offers
-
-
-class Alpha(_Listed):
+class Alpha(ListCollector):
     name: ClassVar[str] = "alpha"
 
 
-class Beta(_Listed):
+class Beta(ListCollector):
     name: ClassVar[str] = "beta"
 
 
