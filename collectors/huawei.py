@@ -55,7 +55,6 @@ __all__ = ["HuaweiCollector", "build_offer"]
 log = logging.getLogger(__name__)
 
 PROVIDER = "huawei"
-HOURS_PER_YEAR = 8760
 _MONEY = Decimal(1).scaleb(-10)
 _TERMS: Mapping[PricingModel, int] = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
 
@@ -76,20 +75,19 @@ def build_offer(
     rating: Rating,
 ) -> Offer:
     """The offer of one flavor priced one way; yearly terms become an hourly price."""
-    years = _TERMS.get(pricing)
-    hours = Decimal(years * HOURS_PER_YEAR) if years else Decimal(1)
+    hours = pricing.term_hours
     if rating.amount <= 0:
         raise SkipItem("zero_price", f"{pricing.value} amount {rating.amount}")
-    hourly = (rating.amount / hours).quantize(_MONEY) if years else rating.amount
+    hourly = (rating.amount / hours).quantize(_MONEY) if hours else rating.amount
     attributes: dict[str, AttributeValue] = {
         "performance_type": hardware.performance_type,
         "generation": hardware.generation,
         "operation_status": hardware.operation_status,
     }
     if rating.list_amount is not None and rating.list_amount != rating.amount:
-        listed = (rating.list_amount / hours).quantize(_MONEY) if years else rating.list_amount
+        listed = (rating.list_amount / hours).quantize(_MONEY) if hours else rating.list_amount
         attributes["list_price_per_hour"] = listed
-    if years:
+    if hours:
         attributes["term_price"] = rating.amount
     if rating.discount_name:
         attributes["discount_name"] = rating.discount_name

@@ -43,7 +43,6 @@ __all__ = [
 
 PROVIDER = "tencent"
 _MONEY = Decimal(1).scaleb(-10)
-_HOURS_PER_YEAR = 8760
 
 CHARGE_TYPES: Mapping[str, frozenset[PricingModel]] = {
     "POSTPAID_BY_HOUR": frozenset({PricingModel.ON_DEMAND}),
@@ -52,7 +51,7 @@ CHARGE_TYPES: Mapping[str, frozenset[PricingModel]] = {
 }
 """The ``instance-charge-type`` filter values and the pricing models each yields."""
 
-_TERMS = ((PricingModel.RESERVED_1Y, "OneYear", 1), (PricingModel.RESERVED_3Y, "ThreeYear", 3))
+_TERMS = ((PricingModel.RESERVED_1Y, "OneYear"), (PricingModel.RESERVED_3Y, "ThreeYear"))
 _AVAILABILITY = {
     "EnoughStock": "available",
     "NormalStock": "available",
@@ -182,14 +181,15 @@ def _hourly_prices(price: Mapping[str, Any], model: PricingModel) -> Iterator[_P
 def _term_prices(price: Mapping[str, Any], scope: frozenset[PricingModel]) -> Iterator[_Priced]:
     """One offer per prepaid term the item prices (a 0 term is not offered)."""
     offered = 0
-    for model, suffix, years in _TERMS:
+    for model, suffix in _TERMS:
         paid = _offered(price, f"DiscountPrice{suffix}")
         if paid is None:
             continue
         offered += 1
         if model not in scope:
             continue
-        hours = years * _HOURS_PER_YEAR
+        hours = model.term_hours
+        assert hours is not None  # _TERMS holds reservations only
         attributes: dict[str, AttributeValue] = {"term_price": paid}
         listed = _offered(price, f"OriginalPrice{suffix}")
         if listed is not None and listed != paid:
