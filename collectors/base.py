@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, Protocol, Self, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
 from tracker.models import PricingModel
 
@@ -57,6 +57,7 @@ __all__ = [
     "SkipItem",
     "SkipSink",
     "parse_each",
+    "text_field",
 ]
 
 
@@ -116,6 +117,18 @@ def parse_each(
             continue
         if parsed is not None:
             yield parsed
+
+
+def text_field(item: Mapping[str, Any], field: str, *, required: bool = True) -> str:
+    """``item[field]`` stripped, when it is non-blank text; otherwise "" if not
+    ``required``, else a ``malformed_item`` :class:`SkipItem` naming the field and value
+    (the one check every JSON parser makes of an item's names and ids)."""
+    value = item.get(field)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if required:
+        raise SkipItem("malformed_item", f"{field} missing or not text ({value!r})")
+    return ""
 
 
 ALL_PRICING: frozenset[PricingModel] = frozenset(PricingModel)
