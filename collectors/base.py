@@ -193,6 +193,19 @@ class RunContext:
         self.partial[region] = reason
         log.warning("%s: region %s not fully collected: %s", self.source, region, reason)
 
+    def fail_if_every_region_partial(self, provider: str, regions: Sequence[str]) -> None:
+        """Raise :class:`CollectorError` when every one of ``regions`` was marked partial.
+
+        A run that collected no region at all is a failure, not a partial success; the
+        line names the first region's reason (the one collectors loop regions in order).
+        """
+        if regions and all(region in self.partial for region in regions):
+            first = regions[0]
+            raise CollectorError(
+                f"{provider}: every region failed ({len(regions)}); "
+                f"first: {first}: {self.partial[first]}"
+            )
+
     def last_observed(self, pricing: PricingModel, region: str) -> datetime | None:
         """Latest stored observation of this provider's offers in ``region`` for
         ``pricing`` (for incremental collection), or None if nothing is stored."""
