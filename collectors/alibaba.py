@@ -223,7 +223,6 @@ class AlibabaCollector:
         regions = list(dict.fromkeys(self.cfg.regions))
         if not regions:
             raise NotConfigured("alibaba: no regions (set alibaba.regions)")
-        failures: dict[str, str] = {}
         for region in regions:
             try:
                 yield from self._collect_region(ctx, region, fixed, want_spot)
@@ -233,14 +232,8 @@ class AlibabaCollector:
                         f"alibaba: credentials refused: {exc} "
                         f"(check {ENV_KEY_ID} / {ENV_KEY_SECRET})"
                     ) from None
-                log.warning("alibaba: region %s not collected: %s", region, exc)
                 ctx.mark_partial(region, str(exc))
-                failures[region] = str(exc)
-        if len(failures) == len(regions):
-            first, reason = next(iter(failures.items()))
-            raise CollectorError(
-                f"alibaba: every region failed ({len(regions)}); first: {first}: {reason}"
-            )
+        ctx.fail_if_every_region_partial("alibaba", regions)
 
     def _collect_region(
         self, ctx: RunContext, region: str, fixed: Sequence[PricingModel], want_spot: bool

@@ -49,7 +49,6 @@ _MONEY = Decimal(1).scaleb(-10)
 _FRACTION = re.compile(r"^(?P<name>.+?)\s*\*\s*(?P<num>\d+)\s*/\s*(?P<den>\d+)\s*$")
 _BUCKET = re.compile(r"^\s*\d+\s*-\s*(?P<high>\d+)\s*%\s*$")
 """``InterruptRateDesc`` ranges: ``0-3%``, ``3-5%``, ``5-10%``, ``10-100%``."""
-_TERM_YEARS = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
 
 
 # ---------------------------------------------------------------- currency
@@ -187,7 +186,7 @@ def parse_describe_price(body: Mapping[str, Any], pricing: PricingModel, where: 
 
     ``pricing`` says how the call was made: on-demand asks ``PriceUnit=Hour``; a
     reservation asks ``PriceUnit=Year`` with ``Period`` 1 or 3, and the answer is the
-    whole term's price, so it is divided by years × 8,760 hours.
+    whole term's price, so it is divided by its hours (``pricing.term_hours``).
     """
     info = body.get("PriceInfo")
     price = info.get("Price") if isinstance(info, Mapping) else None
@@ -210,10 +209,9 @@ def parse_describe_price(body: Mapping[str, Any], pricing: PricingModel, where: 
     original = _money(listed, f"{where}.OriginalPrice") if listed is not None else trade
     if trade <= 0:
         raise SkipItem("zero_price", f"{where}: TradePrice {trade}")
-    years = _TERM_YEARS.get(pricing)
-    if years is None:
+    hours = pricing.term_hours
+    if hours is None:
         return TermPrice(trade, original, currency, None, basis)
-    hours = years * 8760
     return TermPrice(
         (trade / hours).quantize(_MONEY),
         (original / hours).quantize(_MONEY),

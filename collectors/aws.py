@@ -212,7 +212,6 @@ class AwsCollector:
             return
         regions = self._regions()
         advisor = self._load_advisor() if want_spot else {}
-        failures: dict[str, str] = {}
         for region in regions:
             try:
                 yield from self._collect_region(ctx, region, want_fixed, want_spot, advisor)
@@ -220,12 +219,7 @@ class AwsCollector:
                 reason = describe_failure(region, exc)
                 log.warning("aws: skipping region %s: %s", region, reason)
                 ctx.mark_partial(region, reason)
-                failures[region] = reason
-        if regions and len(failures) == len(regions):
-            first = next(iter(failures.items()))
-            raise CollectorError(
-                f"aws: every region failed ({len(regions)}); first: {first[0]}: {first[1]}"
-            )
+        ctx.fail_if_every_region_partial("aws", regions)
 
     def _regions(self) -> list[str]:
         if self.aws.regions:

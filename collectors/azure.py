@@ -31,7 +31,14 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from collectors.azure_sizes import SIZES, AzureSize, looks_like_gpu_size
-from collectors.base import CollectorError, NotConfigured, RunContext, SkipItem, SkipSink
+from collectors.base import (
+    CollectorError,
+    NotConfigured,
+    RunContext,
+    SkipItem,
+    SkipSink,
+    text_field,
+)
 from collectors.http import HttpClient, HttpError
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, OfferKey, PricingModel, to_decimal
@@ -141,15 +148,6 @@ def build_queries(
 # ---------------------------------------------------------------- parsing
 
 
-def _text(item: Mapping[str, Any], field: str, *, required: bool = True) -> str:
-    value = item.get(field)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    if required:
-        raise SkipItem("malformed_item", f"{field} missing or not text ({value!r})")
-    return ""
-
-
 def _describe(item: Mapping[str, Any]) -> str:
     keys = ("armSkuName", "armRegionName", "meterName", "type", "reservationTerm")
     return " ".join(f"{k}={item[k]!r}" for k in keys if item.get(k) is not None)
@@ -194,7 +192,7 @@ def _is_low_priority(item: Mapping[str, Any]) -> bool:
 
 def _pricing(item: Mapping[str, Any]) -> tuple[PricingModel, str]:
     """Pricing model and offering class; Low Priority stays apart from Spot."""
-    kind = _text(item, "type")
+    kind = text_field(item, "type")
     if kind == "Consumption":
         spot, low = _is_spot(item), _is_low_priority(item)
         if spot and low:
@@ -203,7 +201,7 @@ def _pricing(item: Mapping[str, Any]) -> tuple[PricingModel, str]:
             return PricingModel.SPOT, "low_priority"
         return (PricingModel.SPOT if spot else PricingModel.ON_DEMAND), ""
     if kind == "Reservation":
-        term = _text(item, "reservationTerm")
+        term = text_field(item, "reservationTerm")
         model = _RESERVATION_TERMS.get(term.lower())
         if model is None:
             raise SkipItem("unknown_reservation_term", f"reservationTerm {term!r}")
@@ -224,7 +222,7 @@ def _hourly(item: Mapping[str, Any], pricing: PricingModel) -> tuple[Decimal, De
     if term_hours is not None:
         # unitOfMeasure says "1 Hour" on reservations too; the price is the term's.
         return (listed / term_hours).quantize(_MONEY), listed
-    unit = _text(item, "unitOfMeasure")
+    unit = text_field(item, "unitOfMeasure")
     match = _HOURS_UNIT.match(unit)
     if match is None or int(match.group(1)) == 0:
         raise SkipItem("unexpected_unit", f"unitOfMeasure {unit!r}")
@@ -251,21 +249,21 @@ def parse_item(item: Any, settings: Settings) -> Offer | None:
         raise SkipItem("malformed_item", f"item is {type(item).__name__}, not an object")
     if classify_item(item, include_low_priority=settings.azure.include_low_priority):
         return None
-    sku = _text(item, "armSkuName")
-    region = _text(item, "armRegionName")
+    sku = text_field(item, "armSkuName")
+    region = text_field(item, "armRegionName")
     size = _size(sku)
     pricing, offering_class = _pricing(item)
     hourly, term_price = _hourly(item, pricing)
     # Kept in the API's currency (azure.currency); the USD figure is computed when read.
-    currency = _text(item, "currencyCode").upper()
+    currency = text_field(item, "currencyCode").upper()
 
     match = resolve_gpu(size.gpu, size.vram_gib)
     attributes: dict[str, AttributeValue] = {
-        "meter_name": _text(item, "meterName", required=False),
-        "sku_name": _text(item, "skuName", required=False),
-        "product_name": _text(item, "productName", required=False),
-        "location": _text(item, "location", required=False),
-        "effective_start": _text(item, "effectiveStartDate", required=False),
+        "meter_name": text_field(item, "meterName", required=False),
+        "sku_name": text_field(item, "skuName", required=False),
+        "product_name": text_field(item, "productName", required=False),
+        "location": text_field(item, "location", required=False),
+        "effective_start": text_field(item, "effectiveStartDate", required=False),
         "vram_total_gib": size.total_vram_gib,
         "hardware_source": size.source,
     }
@@ -274,7 +272,7 @@ def parse_item(item: Any, settings: Settings) -> Offer | None:
     elif pricing is PricingModel.SPOT:
         attributes["azure_priority"] = "spot"
     if term_price is not None:
-        attributes["reservation_term"] = _text(item, "reservationTerm")
+        attributes["reservation_term"] = text_field(item, "reservationTerm")
         attributes["term_price"] = term_price
         # Azure bills the same total upfront or monthly; this is the upfront figure
         # (named in USD only when it is USD: another currency converts like the price).

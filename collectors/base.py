@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, Protocol, Self, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
 from tracker.models import PricingModel
 
@@ -57,6 +57,7 @@ __all__ = [
     "SkipItem",
     "SkipSink",
     "parse_each",
+    "text_field",
 ]
 
 
@@ -116,6 +117,18 @@ def parse_each(
             continue
         if parsed is not None:
             yield parsed
+
+
+def text_field(item: Mapping[str, Any], field: str, *, required: bool = True) -> str:
+    """``item[field]`` stripped, when it is non-blank text; otherwise "" if not
+    ``required``, else a ``malformed_item`` :class:`SkipItem` naming the field and value
+    (the one check every JSON parser makes of an item's names and ids)."""
+    value = item.get(field)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if required:
+        raise SkipItem("malformed_item", f"{field} missing or not text ({value!r})")
+    return ""
 
 
 ALL_PRICING: frozenset[PricingModel] = frozenset(PricingModel)
@@ -179,6 +192,19 @@ class RunContext:
         """This region was not fully collected: do not delist its offers this run."""
         self.partial[region] = reason
         log.warning("%s: region %s not fully collected: %s", self.source, region, reason)
+
+    def fail_if_every_region_partial(self, provider: str, regions: Sequence[str]) -> None:
+        """Raise :class:`CollectorError` when every one of ``regions`` was marked partial.
+
+        A run that collected no region at all is a failure, not a partial success; the
+        line names the first region's reason (the one collectors loop regions in order).
+        """
+        if regions and all(region in self.partial for region in regions):
+            first = regions[0]
+            raise CollectorError(
+                f"{provider}: every region failed ({len(regions)}); "
+                f"first: {first}: {self.partial[first]}"
+            )
 
     def last_observed(self, pricing: PricingModel, region: str) -> datetime | None:
         """Latest stored observation of this provider's offers in ``region`` for

@@ -17,6 +17,7 @@ and ratings is :mod:`collectors.huawei_flavors` and :mod:`collectors.huawei_rati
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -55,7 +56,6 @@ __all__ = ["HuaweiCollector", "build_offer"]
 log = logging.getLogger(__name__)
 
 PROVIDER = "huawei"
-HOURS_PER_YEAR = 8760
 _MONEY = Decimal(1).scaleb(-10)
 _TERMS: Mapping[PricingModel, int] = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
 
@@ -76,20 +76,19 @@ def build_offer(
     rating: Rating,
 ) -> Offer:
     """The offer of one flavor priced one way; yearly terms become an hourly price."""
-    years = _TERMS.get(pricing)
-    hours = Decimal(years * HOURS_PER_YEAR) if years else Decimal(1)
+    hours = pricing.term_hours
     if rating.amount <= 0:
         raise SkipItem("zero_price", f"{pricing.value} amount {rating.amount}")
-    hourly = (rating.amount / hours).quantize(_MONEY) if years else rating.amount
+    hourly = (rating.amount / hours).quantize(_MONEY) if hours else rating.amount
     attributes: dict[str, AttributeValue] = {
         "performance_type": hardware.performance_type,
         "generation": hardware.generation,
         "operation_status": hardware.operation_status,
     }
     if rating.list_amount is not None and rating.list_amount != rating.amount:
-        listed = (rating.list_amount / hours).quantize(_MONEY) if years else rating.list_amount
+        listed = (rating.list_amount / hours).quantize(_MONEY) if hours else rating.list_amount
         attributes["list_price_per_hour"] = listed
-    if years:
+    if hours:
         attributes["term_price"] = rating.amount
     if rating.discount_name:
         attributes["discount_name"] = rating.discount_name
@@ -198,16 +197,14 @@ class HuaweiCollector:
             mode = "demand" if pricing is PricingModel.ON_DEMAND else "period"
             priced = [h for h in hardware if mode in modes[h.flavor]]
             ratings = self._rate(bss, models, region, project_id, pricing, priced)
-            for item in priced:
-                rating = ratings.get(item.flavor)
-                label = f"{item.flavor} {region} {pricing.value}"
-                if rating is None:
-                    ctx.skip("no_price", f"{label}: BSS returned no rating for it")
-                    continue
-                try:
-                    offers.append(build_offer(item, region, pricing, rating))
-                except SkipItem as exc:
-                    ctx.skip(exc.reason, f"{label}: {exc.detail}")
+            offers.extend(
+                parse_each(
+                    priced,
+                    functools.partial(_rated_offer, ratings, region, pricing),
+                    ctx.skip,
+                    functools.partial(_label, region, pricing),
+                )
+            )
         return offers
 
     def _rate(
@@ -257,6 +254,20 @@ class HuaweiCollector:
                 if str(i) in by_id:
                     ratings[name] = by_id[str(i)]
         return ratings
+
+
+def _rated_offer(
+    ratings: Mapping[str, Rating], region: str, pricing: PricingModel, item: FlavorHardware
+) -> Offer:
+    """``item``'s offer at its BSS rating; a flavor BSS did not rate is a ``no_price`` skip."""
+    rating = ratings.get(item.flavor)
+    if rating is None:
+        raise SkipItem("no_price", "BSS returned no rating for it")
+    return build_offer(item, region, pricing, rating)
+
+
+def _label(region: str, pricing: PricingModel, item: FlavorHardware) -> str:
+    return f"{item.flavor} {region} {pricing.value}"
 
 
 def _flavor_name(flavor: Any, region: str) -> str:

@@ -165,7 +165,6 @@ class TencentCollector:
         if not wanted:
             return
         regions = self.regions()
-        failures: dict[str, str] = {}
         for region in regions:
             try:
                 # A region's offers are yielded only once all its charge types arrived.
@@ -177,7 +176,6 @@ class TencentCollector:
                         f" (is {region!r} a Tencent Cloud region? see GPU_TRACKER_TENCENT__REGIONS)"
                     )
                 ctx.mark_partial(region, reason)
-                failures[region] = reason
                 continue
             parse = functools.partial(
                 parse_item, region=region, settings=ctx.settings, scope=ctx.pricing_scope
@@ -185,8 +183,4 @@ class TencentCollector:
             for _charge, batch in items:
                 for offers in parse_each(batch, parse, ctx.skip, describe_item):
                     yield from offers
-        if regions and len(failures) == len(regions):
-            region, reason = next(iter(failures.items()))
-            raise CollectorError(
-                f"tencent: every region failed ({len(regions)}); first: {region}: {reason}"
-            )
+        ctx.fail_if_every_region_partial("tencent", regions)

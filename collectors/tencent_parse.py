@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
-from collectors.base import SkipItem
+from collectors.base import SkipItem, text_field
 from collectors.tencent_families import TencentFamily, family_of
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel, to_decimal
@@ -43,7 +43,6 @@ __all__ = [
 
 PROVIDER = "tencent"
 _MONEY = Decimal(1).scaleb(-10)
-_HOURS_PER_YEAR = 8760
 
 CHARGE_TYPES: Mapping[str, frozenset[PricingModel]] = {
     "POSTPAID_BY_HOUR": frozenset({PricingModel.ON_DEMAND}),
@@ -52,7 +51,7 @@ CHARGE_TYPES: Mapping[str, frozenset[PricingModel]] = {
 }
 """The ``instance-charge-type`` filter values and the pricing models each yields."""
 
-_TERMS = ((PricingModel.RESERVED_1Y, "OneYear", 1), (PricingModel.RESERVED_3Y, "ThreeYear", 3))
+_TERMS = ((PricingModel.RESERVED_1Y, "OneYear"), (PricingModel.RESERVED_3Y, "ThreeYear"))
 _AVAILABILITY = {
     "EnoughStock": "available",
     "NormalStock": "available",
@@ -67,15 +66,6 @@ def charge_types(scope: frozenset[PricingModel]) -> list[str]:
 
 
 # ---------------------------------------------------------------- fields
-
-
-def _text(item: Mapping[str, Any], field: str, *, required: bool = True) -> str:
-    value = item.get(field)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    if required:
-        raise SkipItem("malformed_item", f"{field} missing or not text ({value!r})")
-    return ""
 
 
 def _number(mapping: Mapping[str, Any], field: str) -> Decimal | None:
@@ -113,10 +103,10 @@ def _gpu_count(item: Mapping[str, Any]) -> Decimal | None:
 
 
 def _family(item: Mapping[str, Any]) -> tuple[str, TencentFamily]:
-    name = _text(item, "InstanceFamily", required=False)
+    name = text_field(item, "InstanceFamily", required=False)
     if not name:
         # "GN7.2XLARGE32": the family is what precedes the first dot.
-        name = _text(item, "InstanceType").split(".", 1)[0]
+        name = text_field(item, "InstanceType").split(".", 1)[0]
     family = family_of(name)
     if family is None:
         raise SkipItem(
@@ -129,14 +119,14 @@ def _family(item: Mapping[str, Any]) -> tuple[str, TencentFamily]:
 def _availability(item: Mapping[str, Any]) -> dict[str, AttributeValue]:
     """``Status`` (SELL / SOLD_OUT) and ``StatusCategory`` (stock level) as attributes,
     plus their reading as ``availability``: available, low or sold_out."""
-    status = _text(item, "Status", required=False)
-    stock = _text(item, "StatusCategory", required=False)
+    status = text_field(item, "Status", required=False)
+    stock = text_field(item, "StatusCategory", required=False)
     attributes: dict[str, AttributeValue] = {}
     if status:
         attributes["status"] = status
     if stock:
         attributes["stock"] = stock
-    reason = _text(item, "SoldOutReason", required=False)
+    reason = text_field(item, "SoldOutReason", required=False)
     if reason:
         attributes["sold_out_reason"] = reason
     if status == "SOLD_OUT":
@@ -157,7 +147,7 @@ _Priced = tuple[PricingModel, str, Decimal, dict[str, AttributeValue]]
 
 def _hourly_prices(price: Mapping[str, Any], model: PricingModel) -> Iterator[_Priced]:
     """The one hourly price of a pay-as-you-go or spot item."""
-    unit = _text(price, "ChargeUnit", required=False)
+    unit = text_field(price, "ChargeUnit", required=False)
     if unit and unit.upper() != "HOUR":
         raise SkipItem("unexpected_charge_unit", f"ChargeUnit {unit!r}, expected HOUR")
     paid = _offered(price, "UnitPriceDiscount")
@@ -182,14 +172,15 @@ def _hourly_prices(price: Mapping[str, Any], model: PricingModel) -> Iterator[_P
 def _term_prices(price: Mapping[str, Any], scope: frozenset[PricingModel]) -> Iterator[_Priced]:
     """One offer per prepaid term the item prices (a 0 term is not offered)."""
     offered = 0
-    for model, suffix, years in _TERMS:
+    for model, suffix in _TERMS:
         paid = _offered(price, f"DiscountPrice{suffix}")
         if paid is None:
             continue
         offered += 1
         if model not in scope:
             continue
-        hours = years * _HOURS_PER_YEAR
+        hours = model.term_hours
+        assert hours is not None  # _TERMS holds reservations only
         attributes: dict[str, AttributeValue] = {"term_price": paid}
         listed = _offered(price, f"OriginalPrice{suffix}")
         if listed is not None and listed != paid:
@@ -224,14 +215,14 @@ def parse_item(
         raise SkipItem("malformed_item", f"item is {type(item).__name__}, not an object")
     count = _gpu_count(item)
     if count is None:
-        name = _text(item, "InstanceFamily", required=False)
+        name = text_field(item, "InstanceFamily", required=False)
         if name and family_of(name) is not None:
             raise SkipItem("no_gpu_count", f"GPU family {name} with Gpu/GpuCount 0 or absent")
         return None
     family_name, family = _family(item)
-    instance_type = _text(item, "InstanceType")
-    zone = _text(item, "Zone")
-    charge = _text(item, "InstanceChargeType")
+    instance_type = text_field(item, "InstanceType")
+    zone = text_field(item, "Zone")
+    charge = text_field(item, "InstanceChargeType")
     if charge not in CHARGE_TYPES:
         raise SkipItem("unknown_charge_type", f"InstanceChargeType {charge!r}")
     price = item.get("Price")
@@ -244,8 +235,8 @@ def parse_item(
     match = resolve_gpu(family.gpu, family.vram_gib)
     common: dict[str, AttributeValue] = {
         "instance_family": family_name,
-        "type_name": _text(item, "TypeName", required=False),
-        "cpu_type": _text(item, "CpuType", required=False),
+        "type_name": text_field(item, "TypeName", required=False),
+        "cpu_type": text_field(item, "CpuType", required=False),
         "vram_total_gib": (count * family.vram_gib).quantize(Decimal("0.01")),
         "hardware_source": family.source,
         "site": settings.tencent.site,

@@ -23,10 +23,10 @@ import numpy as np
 from tracker.catalog import GpuSpec
 from tracker.models import Interconnect
 from tracker.recommend.assumptions import Assumptions
-from tracker.recommend.calibration import Basis, Rate
+from tracker.recommend.calibration import Basis, Rate, _family, _load
 from tracker.recommend.fabric import catalog_interconnect
 from tracker.recommend.inference import best_split_tokens_per_second, serving
-from tracker.recommend.kinds import Precision, WorkloadClass
+from tracker.recommend.kinds import WorkloadClass
 from tracker.recommend.measured import Measurement
 from tracker.recommend.profiles import Profile
 from tracker.recommend.throughput import scaling_factor
@@ -35,13 +35,7 @@ __all__ = ["Fit", "fit_serving", "fitted_serving_rate"]
 
 _FLOPS = np.array([2 ** (k / 8) * 1e12 for k in range(81)])  # 1 … 1,024 TFLOPS
 _SCALES = np.array([2 ** (k / 16) for k in range(-16, 17)])  # bandwidth × 0.5 … 2
-_SIXTEEN = (Precision.FP16, Precision.BF16)
 _CACHE: dict[tuple[object, ...], Fit | None] = {}
-
-
-def _family(p: Precision) -> str:
-    """fp16 and bf16 run at one rate on every GPU that has both (as in calibration.py)."""
-    return "16-bit" if p in _SIXTEEN else p.value
 
 
 class Fit:
@@ -63,12 +57,11 @@ def _tokens_per_second(
     """``m``'s setup (GPUs, request shape, concurrency) at each (F, s) of the grid."""
     assert m.input_tokens is not None and m.output_tokens is not None
     assert spec.memory_bandwidth_gbs is not None
-    load = math.inf if m.concurrency is None else float(m.concurrency)
     link = catalog_interconnect(spec) if m.gpu_count > 1 else Interconnect.PCIE
     ones = np.ones(len(flops))
     bandwidth = float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency
     return best_split_tokens_per_second(
-        serving(m.params, m.precision, m.input_tokens, m.output_tokens, load, m.kv_heads, a),
+        serving(m.params, m.precision, m.input_tokens, m.output_tokens, _load(m), m.kv_heads, a),
         ones * m.gpu_count,
         ones * float(spec.vram_gib),
         flops,
