@@ -17,7 +17,6 @@ retried here with exponential backoff, since the SDK does not retry by default.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,6 +39,7 @@ from collectors.alibaba_parse import (
 from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext, SkipItem
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
+from tracker.settings.alibaba import KEY_ID_ENV, KEY_SECRET_ENV
 
 if TYPE_CHECKING:
     from alibabacloud_ecs20140526.client import Client as EcsClient
@@ -50,8 +50,8 @@ __all__ = ["ENV_KEY_ID", "ENV_KEY_SECRET", "AlibabaApiError", "AlibabaCollector"
 
 log = logging.getLogger(__name__)
 
-ENV_KEY_ID = "ALIBABA_CLOUD_ACCESS_KEY_ID"
-ENV_KEY_SECRET = "ALIBABA_CLOUD_ACCESS_KEY_SECRET"
+ENV_KEY_ID = KEY_ID_ENV
+ENV_KEY_SECRET = KEY_SECRET_ENV
 FIXED = (PricingModel.ON_DEMAND, PricingModel.RESERVED_1Y, PricingModel.RESERVED_3Y)
 _PERIOD = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
 TYPES_PAGE = 100
@@ -158,13 +158,12 @@ class AlibabaCollector:
     def from_settings(cls, settings: Settings, environ: Mapping[str, str] | None = None) -> Self:
         if not settings.alibaba.enabled:
             raise NotConfigured("alibaba: disabled in the configuration (alibaba.enabled = false)")
-        env = os.environ if environ is None else environ
-        key_id, secret = env.get(ENV_KEY_ID, "").strip(), env.get(ENV_KEY_SECRET, "").strip()
-        if not key_id or not secret:
+        pair = settings.alibaba.credentials(environ)
+        if pair is None:
             raise MissingCredentials(
                 f"alibaba: no credentials (set {ENV_KEY_ID} and {ENV_KEY_SECRET})"
             )
-        return cls(settings, SecretStr(key_id), SecretStr(secret))
+        return cls(settings, *pair)
 
     # ------------------------------------------------------------------ SDK
 

@@ -1,15 +1,22 @@
 """Settings section `[alibaba]`.
 
-Credentials are not settings: the collector reads Alibaba's own variables
-``ALIBABA_CLOUD_ACCESS_KEY_ID`` / ``ALIBABA_CLOUD_ACCESS_KEY_SECRET`` (the names
-Alibaba's SDKs and CLI use), so one pair serves every Alibaba tool on the machine.
+The key pair is the section's own (``access_key_id`` / ``access_key_secret`` or their
+``*_file``, e.g. a mounted Docker secret), else Alibaba's own variables
+``ALIBABA_CLOUD_ACCESS_KEY_ID`` / ``ALIBABA_CLOUD_ACCESS_KEY_SECRET`` (the names its SDKs
+and CLI use), as for Tencent and Huawei.
 """
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from collections.abc import Mapping
+from pathlib import Path
 
-from tracker.settings.base import CsvList, Section, endpoint_origin, split_csv
+from pydantic import Field, SecretStr, field_validator
+
+from tracker.settings.base import CsvList, Section, endpoint_origin, secret_or_env, split_csv
+
+KEY_ID_ENV = "ALIBABA_CLOUD_ACCESS_KEY_ID"
+KEY_SECRET_ENV = "ALIBABA_CLOUD_ACCESS_KEY_SECRET"
 
 DEFAULT_REGIONS = ("cn-hangzhou", "cn-beijing", "cn-shanghai", "ap-southeast-1")
 """Regions with the widest GPU choice on both sites; override with ``regions``."""
@@ -19,6 +26,10 @@ class AlibabaSettings(Section):
     """Alibaba Cloud ECS prices (collectors/alibaba.py)."""
 
     enabled: bool = True
+    access_key_id: SecretStr | None = None
+    access_key_id_file: Path | None = None
+    access_key_secret: SecretStr | None = None
+    access_key_secret_file: Path | None = None
     regions: CsvList = Field(default_factory=lambda: list(DEFAULT_REGIONS))
     """Region ids (``cn-hangzhou``, ``ap-southeast-1``); the account's site decides the
     currency (CNY on the China site, USD on the international one)."""
@@ -37,3 +48,17 @@ class AlibabaSettings(Section):
 
     _split = field_validator("regions", mode="before")(split_csv)
     _origin = field_validator("endpoint_url")(endpoint_origin)
+
+    def credentials(
+        self, environ: Mapping[str, str] | None = None
+    ) -> tuple[SecretStr, SecretStr] | None:
+        """(key id, key secret) from the section or Alibaba's variables; None when either
+        half is missing."""
+        pair = [
+            secret_or_env(
+                getattr(self, name), getattr(self, f"{name}_file"), f"alibaba.{name}", var, environ
+            )
+            for name, var in (("access_key_id", KEY_ID_ENV), ("access_key_secret", KEY_SECRET_ENV))
+        ]
+        key_id, secret = pair
+        return (key_id, secret) if key_id is not None and secret is not None else None
