@@ -10,7 +10,7 @@ at each step with ``resample``. Argument errors are the history module's one lin
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from starlette.requests import Request
@@ -120,6 +120,13 @@ def api_compare(
 ) -> JSONResponse:
     """Per GPU model × provider the cheapest on-demand, spot, reserved $/GPU-hour now, the
     spot discount and the 7- and 30-day change of on-demand."""
+    return JSONResponse(jsonable(_compare(request, gpu, provider)))
+
+
+def _compare(
+    request: Request, gpu: list[str] | None, provider: list[str] | None
+) -> list[dict[str, Any]]:
+    """The compare rows for the API and the page alike (400 for an unknown GPU name)."""
     context = context_of(request)
     check_known(request, ("gpu", "provider"))
     names = clean(gpu)
@@ -127,8 +134,7 @@ def api_compare(
         selection = gpu_selection(context.engine, names) if names else None
     except HistoryArgumentError as exc:
         raise BadRequest(str(exc)) from None
-    rows = compare_rows(context.engine, now=_now(), gpu=selection, provider=clean(provider))
-    return JSONResponse(jsonable(rows))
+    return compare_rows(context.engine, now=_now(), gpu=selection, provider=clean(provider))
 
 
 @page_router.get("/compare", response_class=HTMLResponse)
@@ -139,13 +145,6 @@ def compare_page(
     30-day change of on-demand (history reads at three times: slower than the Overview)."""
     from tracker.web.pages import page
 
-    context = context_of(request)
-    check_known(request, ("gpu", "provider"))
-    names = clean(gpu)
-    try:
-        selection = gpu_selection(context.engine, names) if names else None
-    except HistoryArgumentError as exc:
-        raise BadRequest(str(exc)) from None
-    rows = compare_rows(context.engine, now=_now(), gpu=selection, provider=clean(provider))
-    filters = {"gpu": names or [], "provider": clean(provider) or []}
+    rows = _compare(request, gpu, provider)
+    filters = {"gpu": clean(gpu) or [], "provider": clean(provider) or []}
     return page(request, "compare.html", "Compare", rows=rows, filters=filters)
