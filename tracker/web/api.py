@@ -7,7 +7,6 @@ Each route calls the function the CLI command calls and encodes with the CLI's
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -21,7 +20,7 @@ from tracker.fx import USD
 from tracker.recommend import ProfileError, WorkloadError, load_offer_table, rank_table
 from tracker.recommend.stored import profiles_for
 from tracker.web.app import context_of
-from tracker.web.currency import currency_view
+from tracker.web.currency import currency_view, log_left_out
 from tracker.web.errors import BadRequest
 from tracker.web.params import (
     GpuQuery,
@@ -36,8 +35,6 @@ from tracker.web.params import (
 )
 
 __all__ = ["router"]
-
-log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
@@ -90,9 +87,7 @@ def api_offers(
         sort=sort,
         limit=limit,
     )
-    left_out = view.usd.report(view.code)
-    if left_out:
-        log.warning("/api/v1/offers: %s", left_out)
+    log_left_out("/api/v1/offers", view.usd.missing, view.code)
     return rows_response(rows)
 
 
