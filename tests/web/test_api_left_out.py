@@ -4,7 +4,9 @@ configured ``fx_rates`` too, and an offer left out for want of a rate is logged 
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -100,3 +102,20 @@ def test_compare_and_history_use_the_configured_fx_rates(
         ("gamma", "0.135"),
     ]
     assert "left out" not in caplog.text
+
+
+def test_gpu_page_chart_uses_the_configured_fx_rates(store: tuple[str, Engine]) -> None:
+    """The GPU page's history chart is ``history --gpu`` at the same rates as its table."""
+    url, engine = store
+    server = serve(Settings(database_url=url, fx_rates={"AED": Decimal("0.27")}), engine)
+    try:
+        r = httpx.get(f"{server.url}/gpu", params={"name": "H100-SXM"}, timeout=30)
+    finally:
+        server.stop()
+    assert r.status_code == 200, r.text
+    found = re.search(r'data-name="on_demand" data-points="([^"]+)"', r.text)
+    assert found is not None, r.text
+    points = json.loads(found.group(1).replace("&quot;", '"'))
+    # every daily step's cheapest on-demand: gamma 0.5 AED × 0.27 = 0.135 USD per GPU-hour
+    # (without fx_rates beta's 3.60 would be the cheapest)
+    assert {value for _start, _end, value in points} == {"0.135"}
