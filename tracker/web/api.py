@@ -7,37 +7,24 @@ Each route calls the function the CLI command calls and encodes with the CLI's
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from tracker.cli.offers import SortKey, offer_rows
+from tracker.cli.offers import offer_rows
 from tracker.cli.output import jsonable
 from tracker.cli.recommend import ranking_rows
 from tracker.fx import USD
 from tracker.recommend import ProfileError, WorkloadError, load_offer_table, rank_table
 from tracker.recommend.stored import profiles_for
 from tracker.web.app import context_of
-from tracker.web.currency import currency_view
+from tracker.web.currency import currency_view, log_left_out
 from tracker.web.errors import BadRequest
-from tracker.web.params import (
-    GpuQuery,
-    MinQuery,
-    PricingQuery,
-    ProviderQuery,
-    RegionQuery,
-    SortQuery,
-    check_known,
-    check_limit,
-    clean,
-)
+from tracker.web.params import OfferFilters, check_known, check_limit, offer_filters
 
 __all__ = ["router"]
-
-log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
@@ -61,13 +48,7 @@ def rows_response(rows: list[dict[str, Any]]) -> JSONResponse:
 @router.get("/offers", summary="Current offers (gpu-tracker offers --format json)")
 def api_offers(
     request: Request,
-    gpu: GpuQuery = None,
-    provider: ProviderQuery = None,
-    region: RegionQuery = None,
-    pricing: PricingQuery = None,
-    min_vram: MinQuery = None,
-    min_gpus: MinQuery = None,
-    sort: SortQuery = SortKey.price,
+    filters: Annotated[OfferFilters, Depends(offer_filters)],
     limit: Annotated[int | None, Query(ge=1)] = None,
     currency: Annotated[str, Query(max_length=10, description="View currency (ISO code).")] = USD,
 ) -> JSONResponse:
@@ -81,18 +62,16 @@ def api_offers(
     rows = offer_rows(
         context.engine,
         view,
-        gpu=clean(gpu),
-        provider=clean(provider),
-        region=clean(region),
-        pricing=pricing or None,
-        min_vram=min_vram,
-        min_gpus=min_gpus,
-        sort=sort,
+        gpu=filters.gpu,
+        provider=filters.provider,
+        region=filters.region,
+        pricing=filters.pricing,
+        min_vram=filters.min_vram,
+        min_gpus=filters.min_gpus,
+        sort=filters.sort,
         limit=limit,
     )
-    left_out = view.usd.report(view.code)
-    if left_out:
-        log.warning("/api/v1/offers: %s", left_out)
+    log_left_out("/api/v1/offers", view.usd.missing, view.code)
     return rows_response(rows)
 
 

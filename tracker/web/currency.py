@@ -8,15 +8,20 @@ currency has no rate are left out and counted (logged for the API, shown on the 
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from tracker.cli.currency import CurrencyView
-from tracker.fx import USD, parse_currency
+from tracker.fx import USD, Conversion, Rates, parse_currency
 from tracker.store import fx as fx_store
 from tracker.web.app import WebContext
 from tracker.web.errors import BadRequest
 
-__all__ = ["currency_view", "left_out_line", "page_view"]
+__all__ = ["currency_view", "left_out_line", "log_left_out", "page_view"]
+
+log = logging.getLogger(__name__)
 
 
 def currency_view(
@@ -53,3 +58,11 @@ def left_out_line(missing: dict[str, int]) -> str | None:
     which = ", ".join(f"{c} ({n})" for c, n in sorted(missing.items()))
     noun = "offer" if total == 1 else "offers"
     return f"{total} {noun} left out: no exchange rate for {which}"
+
+
+def log_left_out(route: str, missing: Mapping[str, int], view: str = USD) -> None:
+    """Log the offers ``route`` left out for want of an exchange rate, by currency (the
+    line the CLI prints on stderr), so an API answer never drops them silently."""
+    line = Conversion(Rates(), missing=Counter(missing)).report(view)
+    if line:
+        log.warning("%s: %s", route, line)

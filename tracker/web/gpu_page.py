@@ -6,8 +6,10 @@ winner query as the Overview, narrowed to this model.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -46,7 +48,7 @@ def gpu_page(
         spec = get_spec(name)
     except KeyError:
         raise BadRequest(f"name: {name!r} is not a canonical GPU model (see 'gpus')") from None
-    chart = _history_chart(context.engine, spec.name)
+    chart = _history_chart(context.engine, spec.name, context.settings.fx_rates)
     view, now = page_view(context)
     only = GpuSelection(models=(spec.name,), names=())
     winners = {w.group: w for w in cheapest_per_gpu(context.engine, view.rates, now, gpu=only)}
@@ -65,16 +67,17 @@ def gpu_page(
 HISTORY_DAYS = 90
 
 
-def _history_chart(engine: Engine, model: str) -> Markup:
+def _history_chart(engine: Engine, model: str, fx_rates: Mapping[str, Decimal]) -> Markup:
     """The cheapest $/GPU-hour across providers at each day of the last 90, one step
-    line per pricing model (tracker.history's aggregate, what ``history --gpu`` prints)."""
+    line per pricing model (tracker.history's aggregate, what ``history --gpu`` prints,
+    at the same rates: the stored ones and ``fx_rates``)."""
     now = datetime.now(UTC).replace(microsecond=0)
     window = Window(now - timedelta(days=HISTORY_DAYS), now)
     grid = make_grid(window, timedelta(days=1), "1d")
     selection = GpuSelection(models=(model,), names=())
     series = []
     for pricing in (PricingModel.ON_DEMAND, PricingModel.SPOT, PricingModel.RESERVED_1Y):
-        rows = gpu_steps(engine, selection, grid, pricing=[pricing])
+        rows = gpu_steps(engine, selection, grid, pricing=[pricing], fx_rates=fx_rates)
         steps = [
             Step(a["time"], b["time"], a["price_per_gpu_hour_usd"])
             for a, b in zip(rows, [*rows[1:], {"time": now}], strict=True)

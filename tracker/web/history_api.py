@@ -10,7 +10,7 @@ at each step with ``resample``. Argument errors are the history module's one lin
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from starlette.requests import Request
@@ -21,9 +21,10 @@ from tracker.cli.output import jsonable
 from tracker.history import args as history_args
 from tracker.history import views
 from tracker.history.args import HistoryArgumentError
-from tracker.history.compare import compare_rows
+from tracker.history.compare import compare_rows, compare_without_rate
 from tracker.models import PricingModel
 from tracker.web.app import context_of
+from tracker.web.currency import log_left_out
 from tracker.web.errors import BadRequest
 from tracker.web.params import GpuQuery, ProviderQuery, RegionQuery, check_known, clean
 
@@ -70,7 +71,7 @@ def api_history(
     """One offer's intervals or resampled steps, or a GPU's cheapest offer per step."""
     context = context_of(request)
     check_known(request, HISTORY_PARAMS)
-    engine, now = context.engine, _now()
+    engine, now, fx_rates = context.engine, _now(), context.settings.fx_rates
     try:
         window = history_args.parse_window(since, until, now=now) if since or until else None
         grid_window = window or history_args.parse_window(None, None, now=now)
@@ -82,13 +83,17 @@ def api_history(
                     "gpu reads many offers: drop instance_type, zone, payment_option and at"
                 )
             grid = history_args.make_grid(grid_window, history_args.parse_step(rule), rule)
-            rows = views.gpu_steps(
-                engine,
-                gpu_selection(engine, names),
-                grid,
-                provider=clean(provider),
-                region=clean(region),
-                pricing=[pricing],
+            selection = gpu_selection(engine, names)
+            where: dict[str, Any] = {
+                "provider": clean(provider),
+                "region": clean(region),
+                "pricing": [pricing],
+                "fx_rates": fx_rates,
+            }
+            rows = views.gpu_steps(engine, selection, grid, **where)
+            # as the CLI: offers without a rate at some step never counted; say how many
+            log_left_out(
+                "/api/v1/history", views.gpu_steps_without_rate(engine, selection, grid, **where)
             )
             return JSONResponse(jsonable(rows))
         providers, regions = clean(provider) or [], clean(region) or []
@@ -103,12 +108,12 @@ def api_history(
             if resample or window:
                 raise HistoryArgumentError("at reads one time: drop since/until/resample")
             moment = at.replace(tzinfo=UTC) if at.tzinfo is None else at
-            rows = views.offer_intervals(engine, offer, at=moment)
+            rows = views.offer_intervals(engine, offer, at=moment, fx_rates=fx_rates)
         elif resample is None:
-            rows = views.offer_intervals(engine, offer, window=window)
+            rows = views.offer_intervals(engine, offer, window=window, fx_rates=fx_rates)
         else:
             grid = history_args.make_grid(grid_window, history_args.parse_step(rule), rule)
-            rows = views.offer_steps(engine, offer, grid)
+            rows = views.offer_steps(engine, offer, grid, fx_rates=fx_rates)
     except HistoryArgumentError as exc:
         raise BadRequest(str(exc)) from None
     return JSONResponse(jsonable(rows))
@@ -120,6 +125,15 @@ def api_compare(
 ) -> JSONResponse:
     """Per GPU model × provider the cheapest on-demand, spot, reserved $/GPU-hour now, the
     spot discount and the 7- and 30-day change of on-demand."""
+    return JSONResponse(jsonable(_compare(request, gpu, provider, "/api/v1/compare")))
+
+
+def _compare(
+    request: Request, gpu: list[str] | None, provider: list[str] | None, route: str
+) -> list[dict[str, Any]]:
+    """The compare rows for the API and the page alike (400 for an unknown GPU name),
+    in USD at the stored rates and ``fx_rates`` as the CLI's; offers left out for want
+    of a rate are logged."""
     context = context_of(request)
     check_known(request, ("gpu", "provider"))
     names = clean(gpu)
@@ -127,8 +141,15 @@ def api_compare(
         selection = gpu_selection(context.engine, names) if names else None
     except HistoryArgumentError as exc:
         raise BadRequest(str(exc)) from None
-    rows = compare_rows(context.engine, now=_now(), gpu=selection, provider=clean(provider))
-    return JSONResponse(jsonable(rows))
+    where: dict[str, Any] = {
+        "now": _now(),
+        "gpu": selection,
+        "provider": clean(provider),
+        "fx_rates": context.settings.fx_rates,
+    }
+    rows = compare_rows(context.engine, **where)
+    log_left_out(route, compare_without_rate(context.engine, **where))
+    return rows
 
 
 @page_router.get("/compare", response_class=HTMLResponse)
@@ -139,13 +160,6 @@ def compare_page(
     30-day change of on-demand (history reads at three times: slower than the Overview)."""
     from tracker.web.pages import page
 
-    context = context_of(request)
-    check_known(request, ("gpu", "provider"))
-    names = clean(gpu)
-    try:
-        selection = gpu_selection(context.engine, names) if names else None
-    except HistoryArgumentError as exc:
-        raise BadRequest(str(exc)) from None
-    rows = compare_rows(context.engine, now=_now(), gpu=selection, provider=clean(provider))
-    filters = {"gpu": names or [], "provider": clean(provider) or []}
+    rows = _compare(request, gpu, provider, "/compare")
+    filters = {"gpu": clean(gpu) or [], "provider": clean(provider) or []}
     return page(request, "compare.html", "Compare", rows=rows, filters=filters)

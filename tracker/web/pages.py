@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -30,13 +30,13 @@ from tracker.web.errors import BadRequest
 from tracker.web.overview import COLUMNS, overview, trend_pricing
 from tracker.web.params import (
     GpuQuery,
-    MinQuery,
+    OfferFilters,
     PricingQuery,
     ProviderQuery,
     RegionQuery,
-    SortQuery,
     check_known,
     clean,
+    offer_filters,
 )
 from tracker.web.profiles import profile_views
 from tracker.web.svg import Series, Step, sparkline, step_chart
@@ -110,34 +110,24 @@ OFFER_FILTERS = ("gpu", "provider", "region", "pricing", "min_vram", "min_gpus",
 @router.get("/offers", response_class=HTMLResponse)
 def offers_page(
     request: Request,
-    gpu: GpuQuery = None,
-    provider: ProviderQuery = None,
-    region: RegionQuery = None,
-    pricing: PricingQuery = None,
-    min_vram: MinQuery = None,
-    min_gpus: MinQuery = None,
-    sort: SortQuery = SortKey.price,
+    offers: Annotated[OfferFilters, Depends(offer_filters)],
     page_number: Annotated[int, Query(alias="page", ge=1, le=1_000_000)] = 1,
 ) -> HTMLResponse:
     context = context_of(request)
     check_known(request, OFFER_FILTERS)
     size = context.settings.web.page_size
-    names = clean(gpu)
     view, now = page_view(context)
-    filters: dict[str, Any] = {
-        "gpu": select_gpus(names) if names else None,
-        "provider": clean(provider),
-        "region": clean(region),
-        "pricing": pricing or None,
-        "min_vram": min_vram,
-        "min_gpus": min_gpus,
-    }
     listing = dashboard.offer_listing(
         context.engine,
         view.rates,
         now,
-        **filters,
-        per_gpu=sort is SortKey.price_per_gpu,
+        gpu=select_gpus(offers.gpu) if offers.gpu else None,
+        provider=offers.provider,
+        region=offers.region,
+        pricing=offers.pricing,
+        min_vram=offers.min_vram,
+        min_gpus=offers.min_gpus,
+        per_gpu=offers.sort is SortKey.price_per_gpu,
         offset=(page_number - 1) * size,
         limit=size,
     )

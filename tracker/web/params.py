@@ -8,6 +8,7 @@ every offer), and ``limit`` is bounded by ``web.max_limit``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -22,6 +23,7 @@ __all__ = [
     "DropEmptyFilters",
     "GpuQuery",
     "MinQuery",
+    "OfferFilters",
     "PricingQuery",
     "ProviderQuery",
     "RegionQuery",
@@ -29,6 +31,7 @@ __all__ = [
     "check_known",
     "check_limit",
     "clean",
+    "offer_filters",
 ]
 
 GpuQuery = Annotated[
@@ -40,6 +43,41 @@ RegionQuery = Annotated[list[str] | None, Query(description="Region; repeatable.
 PricingQuery = Annotated[list[PricingModel] | None, Query(description="Pricing model; repeatable.")]
 MinQuery = Annotated[float | None, Query(ge=0, allow_inf_nan=False)]
 SortQuery = Annotated[SortKey, Query(description="price (per hour) or price_per_gpu.")]
+
+
+@dataclass(frozen=True)
+class OfferFilters:
+    """The filters /api/v1/offers and the Offers page both take, cleaned (blanks dropped)."""
+
+    gpu: list[str] | None
+    provider: list[str] | None
+    region: list[str] | None
+    pricing: list[PricingModel] | None
+    min_vram: float | None
+    min_gpus: float | None
+    sort: SortKey
+
+
+def offer_filters(
+    gpu: GpuQuery = None,
+    provider: ProviderQuery = None,
+    region: RegionQuery = None,
+    pricing: PricingQuery = None,
+    min_vram: MinQuery = None,
+    min_gpus: MinQuery = None,
+    sort: SortQuery = SortKey.price,
+) -> OfferFilters:
+    """The offers filters as one FastAPI dependency, so the API and the page declare and
+    clean them in one place (their OpenAPI parameters stay flat)."""
+    return OfferFilters(
+        gpu=clean(gpu),
+        provider=clean(provider),
+        region=clean(region),
+        pricing=pricing or None,
+        min_vram=min_vram,
+        min_gpus=min_gpus,
+        sort=sort,
+    )
 
 
 def check_known(request: Request, known: Iterable[str]) -> None:
