@@ -46,6 +46,22 @@ def read_secret(value: SecretStr | None, file: Path | None, name: str) -> Secret
         raise ConfigError(f"{name}_file: cannot read {file}: {exc.strerror}") from None
 
 
+def secret_or_env(
+    value: SecretStr | None,
+    file: Path | None,
+    name: str,
+    env_var: str,
+    environ: Mapping[str, str] | None = None,
+) -> SecretStr | None:
+    """The setting ``name`` (or its ``*_file``) when not blank, else the provider's own
+    variable ``env_var`` (stripped); None when neither holds one."""
+    secret = read_secret(value, file, name)
+    if secret is not None and secret.get_secret_value().strip():
+        return secret
+    fallback = (os.environ if environ is None else environ).get(env_var, "").strip()
+    return SecretStr(fallback) if fallback else None
+
+
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -86,11 +102,13 @@ class KeyedCloudSettings(Section):
     _origin = field_validator("endpoint_url")(endpoint_origin)
 
     def resolved_api_key(self, environ: Mapping[str, str] | None = None) -> SecretStr | None:
-        key = read_secret(self.api_key, self.api_key_file, f"{self._section}.api_key")
-        if key is not None and key.get_secret_value().strip():
-            return key
-        fallback = (os.environ if environ is None else environ).get(self._fallback_env, "")
-        return SecretStr(fallback.strip()) if fallback.strip() else None
+        return secret_or_env(
+            self.api_key,
+            self.api_key_file,
+            f"{self._section}.api_key",
+            self._fallback_env,
+            environ,
+        )
 
     @classmethod
     def key_setting(cls) -> str:

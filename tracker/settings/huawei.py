@@ -7,14 +7,13 @@ Credentials follow the Huawei SDK's own convention (``HUAWEICLOUD_SDK_AK`` /
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
 
-from tracker.settings.base import CsvList, Section, endpoint_origin, read_secret, split_csv
+from tracker.settings.base import CsvList, Section, endpoint_origin, secret_or_env, split_csv
 
 AK_ENV = "HUAWEICLOUD_SDK_AK"
 SK_ENV = "HUAWEICLOUD_SDK_SK"
@@ -61,17 +60,6 @@ class HuaweiSettings(Section):
         self, environ: Mapping[str, str] | None = None
     ) -> tuple[SecretStr, SecretStr] | None:
         """(AK, SK) from the section or the SDK's variables; None when either is missing."""
-        env = os.environ if environ is None else environ
-        pair = []
-        for value, file, name, var in (
-            (self.ak, self.ak_file, "huawei.ak", AK_ENV),
-            (self.sk, self.sk_file, "huawei.sk", SK_ENV),
-        ):
-            secret = read_secret(value, file, name)
-            if secret is None or not secret.get_secret_value().strip():
-                fallback = env.get(var, "").strip()
-                secret = SecretStr(fallback) if fallback else None
-            if secret is None:
-                return None
-            pair.append(secret)
-        return pair[0], pair[1]
+        ak = secret_or_env(self.ak, self.ak_file, "huawei.ak", AK_ENV, environ)
+        sk = secret_or_env(self.sk, self.sk_file, "huawei.sk", SK_ENV, environ)
+        return (ak, sk) if ak is not None and sk is not None else None

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 
-from tracker.settings.base import CsvList, Section, endpoint_origin, read_secret, split_csv
+from tracker.settings.base import CsvList, Section, endpoint_origin, secret_or_env, split_csv
 
 SECRET_ID_ENV = "TENCENTCLOUD_SECRET_ID"
 SECRET_KEY_ENV = "TENCENTCLOUD_SECRET_KEY"
@@ -45,13 +44,11 @@ class TencentSettings(Section):
     def credentials(self, environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
         """(secret id, secret key): the section's own (or its ``*_file``), else the
         ``TENCENTCLOUD_*`` variables; None when either half is missing."""
-        env = os.environ if environ is None else environ
-        pair = []
-        for name, env_name in (("secret_id", SECRET_ID_ENV), ("secret_key", SECRET_KEY_ENV)):
-            value = read_secret(
-                getattr(self, name), getattr(self, f"{name}_file"), f"tencent.{name}"
+        pair = [
+            secret_or_env(
+                getattr(self, name), getattr(self, f"{name}_file"), f"tencent.{name}", var, environ
             )
-            text = value.get_secret_value().strip() if value is not None else ""
-            pair.append(text or env.get(env_name, "").strip())
-        secret_id, secret_key = pair
+            for name, var in (("secret_id", SECRET_ID_ENV), ("secret_key", SECRET_KEY_ENV))
+        ]
+        secret_id, secret_key = (s.get_secret_value().strip() if s else "" for s in pair)
         return (secret_id, secret_key) if secret_id and secret_key else None
