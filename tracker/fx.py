@@ -34,6 +34,7 @@ from tracker.models import Offer
 
 __all__ = [
     "BASE",
+    "NO_RATE_HINT",
     "USD",
     "Conversion",
     "EcbRate",
@@ -41,11 +42,16 @@ __all__ = [
     "Rates",
     "parse_currency",
     "valid_from",
+    "which_missing",
 ]
 
 BASE = "EUR"
 """The currency the ECB's rates are quoted against (units of X per one EUR)."""
 USD = "USD"
+NO_RATE_HINT = (
+    "run 'gpu-tracker collect -p fx', or set fx_rates for a currency the ECB does not publish"
+)
+"""What to do about a missing rate, said by every line that counts figures left out."""
 _QUANTUM = Decimal("1e-10")  # the store's money scale: figures read like stored ones
 
 
@@ -195,13 +201,17 @@ class Conversion:
         """``2 offers left out of the USD view: no exchange rate for XYZ (2)``, or None."""
         if not self.missing:
             return None
-        which = ", ".join(f"{c} ({n})" for c, n in sorted(self.missing.items()))
         noun = "offer" if self.skipped == 1 else "offers"
         return (
-            f"{self.skipped} {noun} left out of the {view} view: no exchange rate for {which}"
-            " (run 'gpu-tracker collect -p fx', or set fx_rates for a currency the ECB"
-            " does not publish)"
+            f"{self.skipped} {noun} left out of the {view} view: no exchange rate for "
+            f"{which_missing(self.missing)} ({NO_RATE_HINT})"
         )
+
+
+def which_missing(missing: Mapping[str, int]) -> str:
+    """``AED (1), XYZ (2)``: the currencies without a rate, each with how many figures
+    went without one (the tail of every no-rate line)."""
+    return ", ".join(f"{c} ({n})" for c, n in sorted(missing.items()))
 
 
 def parse_currency(value: str) -> str:

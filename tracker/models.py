@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "OFFER_COLUMNS",
@@ -243,6 +243,25 @@ def _optional_positive(value: Any, name: str) -> Decimal | None:
     return _positive(value, name)
 
 
+_E = TypeVar("_E", bound=StrEnum)
+
+
+def _choice(value: Any, choices: type[_E], name: str) -> _E:
+    """``value`` as one of ``choices``, else the field-naming error (the slow path)."""
+    try:
+        return choices(value)
+    except ValueError:
+        allowed = ", ".join(c.value for c in choices)
+        raise InvalidOffer(name, f"{value!r} is not one of {allowed}") from None
+
+
+_CHOICE_FIELDS: tuple[tuple[str, type[StrEnum]], ...] = (
+    ("pricing", PricingModel),
+    ("interconnect", Interconnect),
+    ("availability", Availability),
+)
+
+
 def _required_text(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidOffer(name, "must not be empty")
@@ -296,28 +315,10 @@ class Offer:
             value = getattr(self, name)
             if type(value) is not str or not value or value != value.strip():
                 s(self, name, _required_text(value, name))
-        if type(self.pricing) is not PricingModel:
-            try:
-                s(self, "pricing", PricingModel(self.pricing))
-            except ValueError:
-                allowed = ", ".join(p.value for p in PricingModel)
-                raise InvalidOffer("pricing", f"{self.pricing!r} is not one of {allowed}") from None
-        if type(self.interconnect) is not Interconnect:
-            try:
-                s(self, "interconnect", Interconnect(self.interconnect))
-            except ValueError:
-                allowed = ", ".join(i.value for i in Interconnect)
-                raise InvalidOffer(
-                    "interconnect", f"{self.interconnect!r} is not one of {allowed}"
-                ) from None
-        if type(self.availability) is not Availability:
-            try:
-                s(self, "availability", Availability(self.availability))
-            except ValueError:
-                allowed = ", ".join(a.value for a in Availability)
-                raise InvalidOffer(
-                    "availability", f"{self.availability!r} is not one of {allowed}"
-                ) from None
+        for name, choices in _CHOICE_FIELDS:
+            value = getattr(self, name)
+            if type(value) is not choices:
+                s(self, name, _choice(value, choices, name))
         for name in ("price_per_hour", "gpu_count"):
             value = getattr(self, name)
             if type(value) is not Decimal or not value.is_finite() or value <= 0:

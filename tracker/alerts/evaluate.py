@@ -27,7 +27,7 @@ from typing import Any
 from tracker.alerts import offer_rules
 from tracker.alerts.cursor import CHECKPOINTS, GLOBAL_RULE, safe_ids
 from tracker.alerts.rules import AlertRule, CollectorHealthRule, channels_of
-from tracker.fx import Rates
+from tracker.fx import NO_RATE_HINT, Rates, which_missing
 from tracker.hooks import JobHealthChange
 from tracker.store import alert_events
 from tracker.store import alerts as outbox
@@ -183,15 +183,14 @@ def _report_no_rate(ev: Evaluation) -> None:
     for (rule, currency), n in ev.no_rate.items():
         by_rule.setdefault(rule, Counter())[currency] += n
     for rule, missing in sorted(by_rule.items()):
-        which = ", ".join(f"{c} ({n})" for c, n in sorted(missing.items()))
         total = sum(missing.values())
         log.warning(
-            "rule %s: %d alert%s left out: no exchange rate for %s (run 'gpu-tracker collect "
-            "-p fx', or set fx_rates for a currency the ECB does not publish)",
+            "rule %s: %d alert%s left out: no exchange rate for %s (%s)",
             rule,
             total,
             "" if total == 1 else "s",
-            which,
+            which_missing(missing),
+            NO_RATE_HINT,
             extra={"event": "alerts_without_rate", "rule": rule, "missing": dict(missing)},
         )
 

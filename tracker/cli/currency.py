@@ -18,7 +18,7 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, settings_of
 from tracker.cli.output import err
-from tracker.fx import USD, Conversion, Rates, parse_currency
+from tracker.fx import USD, Conversion, Rates, parse_currency, which_missing
 from tracker.models import Offer
 from tracker.store import fx as fx_store
 from tracker.store.engine import DatabaseError, Engine
@@ -72,9 +72,9 @@ class CurrencyView:
         singular: ``1 <noun> has``), or None."""
         if not self.usd.missing:
             return None
-        which = ", ".join(f"{c} ({n})" for c, n in sorted(self.usd.missing.items()))
         n = self.usd.skipped
         counted = f"{n} {noun} has" if n == 1 else f"{n} {noun}s have"
+        which = which_missing(self.usd.missing)
         return f"{counted} no {self.code} figure: no exchange rate for {which}"
 
     def report(self) -> None:
