@@ -34,7 +34,7 @@ from tracker.catalog import GpuSelection
 from tracker.fx import Rates
 from tracker.models import PricingModel
 from tracker.store.errors import database_errors
-from tracker.store.history import SeriesFilter
+from tracker.store.history import SeriesFilter, _reading
 from tracker.store.queries import StoredOffer, _stored, current_offers_select
 from tracker.store.schema import PricePoint, Series
 
@@ -63,14 +63,13 @@ _GROUPS = {
 
 @contextmanager
 def _connection(bind: Bind) -> Iterator[Connection]:
-    """``bind`` as a connection; one of our own reads without JIT on Postgres (the
-    planner's cost for 100,000 rows makes it compile for ~0.5 s to save nothing)."""
+    """``bind`` as a connection; one of our own reads without JIT on Postgres, as the
+    history reads open theirs (the planner's cost for 100,000 rows makes it compile
+    for ~0.5 s to save nothing)."""
     if isinstance(bind, Connection):
         yield bind
         return
-    with bind.connect() as conn:
-        if bind.dialect.name == "postgresql":
-            conn.exec_driver_sql("SET LOCAL jit = off")
+    with _reading(bind) as conn:
         yield conn
 
 
