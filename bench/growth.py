@@ -20,17 +20,15 @@ series per year, the database size, and the median latency of
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import time
-import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from growth_model import Mix, build  # bench/ is the script's own directory
-from sqlalchemy import create_engine, text
+from scratch_db import scratch_database
+from sqlalchemy import text
 
 from tracker.cli.currency import CurrencyView
 from tracker.cli.offers import offer_rows
@@ -39,7 +37,7 @@ from tracker.history.args import Window, make_grid
 from tracker.models import PricingModel
 from tracker.store import fx as fx_store
 from tracker.store import migrate, queries
-from tracker.store.engine import Engine, make_engine, normalize_url
+from tracker.store.engine import Engine, make_engine
 
 MIB = 1024 * 1024
 
@@ -198,22 +196,13 @@ def report(engine: Engine, mix: Mix) -> float:
 
 def main() -> None:
     mix, args = parse_args()
-    base = os.environ.get("GPU_TRACKER_DATABASE_URL", "")
-    server = normalize_url(base) if base else None
-    if server is None or server.get_backend_name() != "postgresql":
-        sys.exit("set GPU_TRACKER_DATABASE_URL to a postgresql:// URL (the bench makes its own DB)")
     spot, standard = mix.jobs()
     print(f"mix: {mix.spot_series:,} spot series every {mix.spot_minutes} min (change every "
           f"{spot.period} runs on average), {mix.standard_series:,} on-demand/reserved every "
           f"{mix.standard_minutes} min (change every {standard.period} runs), "
           f"{mix.providers} providers × {mix.regions} regions, {mix.days:g} days")  # fmt: skip
-    name = f"gpu_tracker_bench_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = server.set(database=name).render_as_string(hide_password=False)
     started = time.perf_counter()
-    try:
+    with scratch_database(keep=args.keep) as url:
         engine = make_engine(url)
         migrate.upgrade(engine)
         with engine.begin() as conn:
@@ -234,12 +223,6 @@ def main() -> None:
             ).scalar_one()
         reads = measure_reads(engine, mix, args.repeat)
         engine.dispose()
-    finally:
-        if args.keep:
-            print(f"kept {server.set(database=name).render_as_string(hide_password=True)}")
-        else:
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     print(f"total {time.perf_counter() - started:.0f} s")
     print(
         f"growth bytes_per_1000_series_year={per_1000:.0f} db_mib={db_bytes / MIB:.0f} "

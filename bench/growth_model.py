@@ -42,7 +42,7 @@ from sqlalchemy import Connection
 from tracker.collect import scope_label
 from tracker.models import PricingModel
 from tracker.store.identity import identity_hash
-from tracker.store.schema import IDENTITY_COLUMNS
+from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 
 PROVIDERS = ("aws", "azure", "gcp", "oci", "alibaba", "tencent", "huawei", "lambda")
 GPUS = (
@@ -235,24 +235,9 @@ CROSS JOIN LATERAL (SELECT {_change_run(mix, job, "i + 1")} AS r) AS nx
 WHERE st.r < {job.runs}"""
 
 
-SERIES_COLUMNS = (
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "payment_option",
-    "offering_class",
-    "os",
-    "gpu_model",
-    "gpu_raw_name",
-    "gpu_known",
-    "gpu_count",
-    "gpu_memory_gib",
-    "vcpus",
-    "memory_gib",
-    "interconnect",
-)
+SERIES_COLUMNS = IDENTITY_COLUMNS + tuple(c for c in HARDWARE_COLUMNS if c != "attributes")
+"""What :func:`catalog_sql` gives of a series: the schema's identity and hardware columns,
+but ``attributes`` (the synthetic offers report none: NULL, as the write path stores it)."""
 
 
 def build(conn: Connection, mix: Mix) -> dict[str, float]:

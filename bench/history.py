@@ -18,23 +18,21 @@ throwaway database created next to the one GPU_TRACKER_DATABASE_URL names.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import create_engine, text
+from scratch_db import scratch_database  # bench/ is the script's own directory
+from sqlalchemy import text
 
 from tracker.catalog import select_gpus
 from tracker.history import views
 from tracker.history.args import Window, make_grid
 from tracker.models import PricingModel
 from tracker.store import migrate
-from tracker.store.engine import Engine, make_engine, normalize_url
+from tracker.store.engine import Engine, make_engine
 from tracker.store.history import SeriesFilter
 from tracker.store.history import offer_steps as store_steps
 from tracker.store.identity import identity_hash
@@ -171,16 +169,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.series, args.changes = 200, 200
-    base = os.environ.get("GPU_TRACKER_DATABASE_URL", "")
-    server = normalize_url(base) if base else None
-    if server is None or server.get_backend_name() != "postgresql":
-        sys.exit("set GPU_TRACKER_DATABASE_URL to a postgresql:// URL (the bench makes its own DB)")
-    name = f"gpu_tracker_bench_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = server.set(database=name).render_as_string(hide_password=False)
-    try:
+    with scratch_database() as url:
         engine = make_engine(url)
         migrate.upgrade(engine)
         started = time.perf_counter()
@@ -242,9 +231,6 @@ def main() -> None:
         assert got_agg == want_agg, "aggregated answers differ"
         assert len(agg) == days.count
         engine.dispose()
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     print(f"single series, 90 days hourly ({grid.count} steps): project {single_s * 1000:.1f} ms "
           f"(of which the store's query and typed rows {query_s * 1000:.1f} ms), "
           f"hand-written SQL {hand_single_s * 1000:.1f} ms")  # fmt: skip

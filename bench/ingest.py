@@ -14,12 +14,10 @@ throwaway database created next to the one GPU_TRACKER_DATABASE_URL names.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import resource
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -27,14 +25,14 @@ from decimal import Decimal
 from itertools import islice
 from typing import ClassVar, Self
 
-from sqlalchemy import create_engine, text
+from scratch_db import scratch_database  # bench/ is the script's own directory
 
 from collectors.base import RunContext
 from tracker.collect import run_collector
 from tracker.models import Interconnect, Offer, PricingModel
 from tracker.settings import Settings
 from tracker.store import migrate
-from tracker.store.engine import make_engine, normalize_url
+from tracker.store.engine import make_engine
 from tracker.store.ingest import INCOMING_COLUMNS, offer_hash, store_row
 
 GPUS = [
@@ -156,16 +154,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=200_000)
     args = parser.parse_args()
-    base = os.environ.get("GPU_TRACKER_DATABASE_URL", "")
-    server = normalize_url(base) if base else None
-    if server is None or server.get_backend_name() != "postgresql":
-        sys.exit("set GPU_TRACKER_DATABASE_URL to a postgresql:// URL (the bench makes its own DB)")
-    name = f"gpu_tracker_bench_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = server.set(database=name).render_as_string(hide_password=False)
-    try:
+    with scratch_database() as url:
         migrate.upgrade(make_engine(url))
         n = args.offers
         raw_s = raw_copy(url, synthetic_offers(n))
@@ -181,9 +170,6 @@ def main() -> None:
         again_s, changes = project_run(url, again, t0 + timedelta(hours=6))
         again_s -= gen_again
         assert changes == n // 10, f"expected {n // 10} price changes, got {changes}"
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"offers: {n} (generating them: {gen_first:.2f} s, with changes {gen_again:.2f} s)")
     print(f"raw COPY:            {n / raw_s:>10,.0f} rows/s ({raw_s:.2f} s)")

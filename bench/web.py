@@ -24,10 +24,8 @@ tracker.store.trend for the cost when every price moved).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -35,17 +33,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import create_engine, text
 
 from tracker.fx import Rates
 from tracker.service.web import WebServer
 from tracker.settings import Settings
 from tracker.store import migrate
-from tracker.store.engine import Engine, make_engine, normalize_url
+from tracker.store.engine import Engine, make_engine
 from tracker.web import WebContext, create_app
 from tracker.web.overview import overview
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from scratch_db import scratch_database
+
 from bench.history import GPUS, build  # the same data as bench/history.py
 
 HAND_OVERVIEW = """
@@ -95,50 +94,44 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.series, args.changes = 10_000, 12
-    base = os.environ.get("GPU_TRACKER_DATABASE_URL", "")
-    server_url = normalize_url(base) if base else None
-    if server_url is None or server_url.get_backend_name() != "postgresql":
-        sys.exit("set GPU_TRACKER_DATABASE_URL to a postgresql:// URL (the bench makes its own DB)")
-    name = f"gpu_tracker_bench_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = server_url.set(database=name).render_as_string(hide_password=False)
-    engine = make_engine(url)
-    try:
-        migrate.upgrade(engine)
-        started = time.perf_counter()
-        build(engine, args.series, args.changes)
-        built = time.perf_counter() - started
-        print(f"built {args.series:,} series × {args.changes} intervals in {built:.0f} s")
-
-        settings = Settings(database_url=url)
-        app = create_app(WebContext(settings, engine))
-        server = WebServer("127.0.0.1:0", app)
-        server.start()
+    with scratch_database() as url:
+        engine = make_engine(url)
         try:
-            sql_s, expected = best(lambda: hand(engine), args.repeat)
-            shown = {
-                (row.gpu_model, group): cheapest.price_per_gpu_hour_usd
-                for row in overview(engine, Rates(), datetime.now(UTC)).rows  # all USD: no rates
-                for group, cheapest in row.cheapest.items()
-            }
-            assert shown == expected, "the overview's figures differ from the SQL answer"
-            overview_s, html = best(page(f"{server.url}/"), args.repeat)
-            assert all(g in html for g in GPUS)
-            offers_s, html = best(page(f"{server.url}/offers"), args.repeat)
-            assert f"{args.series:,}".replace(",", "") in html.replace(",", "")
+            run(engine, url, args)
         finally:
-            server.stop()
-        print(f"hand-written SQL of the overview's figures: {sql_s * 1000:.0f} ms")
-        print(f"overview page: {overview_s * 1000:.0f} ms (ratio {overview_s / sql_s:.2f} of SQL)")
-        print(f"offers page (first of {args.series // 50:,} pages): {offers_s * 1000:.0f} ms")
-        print(f"web overview_ms={overview_s * 1000:.0f} offers_ms={offers_s * 1000:.0f}")
+            engine.dispose()
+
+
+def run(engine: Engine, url: str, args: argparse.Namespace) -> None:
+    """Build the data in ``url``, then time the pages against the hand-written SQL."""
+    migrate.upgrade(engine)
+    started = time.perf_counter()
+    build(engine, args.series, args.changes)
+    built = time.perf_counter() - started
+    print(f"built {args.series:,} series × {args.changes} intervals in {built:.0f} s")
+
+    settings = Settings(database_url=url)
+    app = create_app(WebContext(settings, engine))
+    server = WebServer("127.0.0.1:0", app)
+    server.start()
+    try:
+        sql_s, expected = best(lambda: hand(engine), args.repeat)
+        shown = {
+            (row.gpu_model, group): cheapest.price_per_gpu_hour_usd
+            for row in overview(engine, Rates(), datetime.now(UTC)).rows  # all USD: no rates
+            for group, cheapest in row.cheapest.items()
+        }
+        assert shown == expected, "the overview's figures differ from the SQL answer"
+        overview_s, html = best(page(f"{server.url}/"), args.repeat)
+        assert all(g in html for g in GPUS)
+        offers_s, html = best(page(f"{server.url}/offers"), args.repeat)
+        assert f"{args.series:,}".replace(",", "") in html.replace(",", "")
     finally:
-        engine.dispose()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+        server.stop()
+    print(f"hand-written SQL of the overview's figures: {sql_s * 1000:.0f} ms")
+    print(f"overview page: {overview_s * 1000:.0f} ms (ratio {overview_s / sql_s:.2f} of SQL)")
+    print(f"offers page (first of {args.series // 50:,} pages): {offers_s * 1000:.0f} ms")
+    print(f"web overview_ms={overview_s * 1000:.0f} offers_ms={offers_s * 1000:.0f}")
 
 
 if __name__ == "__main__":

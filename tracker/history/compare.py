@@ -14,10 +14,11 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from tracker.catalog import GpuSelection
-from tracker.history.views import USD_SCALE, per_gpu_hour
+from tracker.history.views import per_gpu_hour
 from tracker.models import PricingModel
 from tracker.store import history as store
 from tracker.store.engine import Engine
+from tracker.store.types import quantize_money
 
 __all__ = [
     "COMPARE_KEYS",
@@ -65,7 +66,7 @@ def _shown(cheapest: store.CheapestStep | None, show: Show) -> Decimal | None:
     """The per-GPU-hour figure of ``cheapest`` in the view currency, or None."""
     if cheapest is None:
         return None
-    usd = Decimal(str(cheapest.price_usd)).quantize(USD_SCALE)
+    usd = quantize_money(Decimal(str(cheapest.price_usd)))
     shown = show(usd, cheapest.price, cheapest.currency)
     return None if shown is None else per_gpu_hour(shown, cheapest.gpu_count)
 

@@ -22,6 +22,7 @@ from tracker.store import fx as fx_store
 from tracker.store import history as store
 from tracker.store import queries
 from tracker.store.engine import Engine
+from tracker.store.types import quantize_money
 
 __all__ = [
     "GPU_STEP_KEYS",
@@ -67,7 +68,6 @@ GPU_STEP_KEYS = (
 """A row of a GPU's cheapest-offer history: the figure, then which offer it was."""
 
 GPU_HOUR = Decimal("1e-6")
-USD_SCALE = Decimal("1e-10")
 
 
 def per_gpu_hour(price_usd: Decimal, gpu_count: Decimal) -> Decimal:
@@ -112,7 +112,7 @@ def find_offer(engine: Engine, offer: OfferKey) -> list[Any]:
 
 def _usd(value: Any) -> Decimal | None:
     """A USD figure read from SQL (REAL arithmetic on SQLite) at the store's money scale."""
-    return None if value is None else Decimal(str(value)).quantize(USD_SCALE)
+    return None if value is None else quantize_money(Decimal(str(value)))
 
 
 def offer_steps(

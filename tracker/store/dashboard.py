@@ -34,7 +34,7 @@ from tracker.catalog import GpuSelection
 from tracker.fx import Rates
 from tracker.models import PricingModel
 from tracker.store.errors import database_errors
-from tracker.store.history import SeriesFilter
+from tracker.store.history import SeriesFilter, _reading
 from tracker.store.queries import StoredOffer, _stored, current_offers_select
 from tracker.store.schema import PricePoint, Series
 
@@ -63,14 +63,13 @@ _GROUPS = {
 
 @contextmanager
 def _connection(bind: Bind) -> Iterator[Connection]:
-    """``bind`` as a connection; one of our own reads without JIT on Postgres (the
-    planner's cost for 100,000 rows makes it compile for ~0.5 s to save nothing)."""
+    """``bind`` as a connection; one of our own reads without JIT on Postgres, as the
+    history reads open theirs (the planner's cost for 100,000 rows makes it compile
+    for ~0.5 s to save nothing)."""
     if isinstance(bind, Connection):
         yield bind
         return
-    with bind.connect() as conn:
-        if bind.dialect.name == "postgresql":
-            conn.exec_driver_sql("SET LOCAL jit = off")
+    with _reading(bind) as conn:
         yield conn
 
 
@@ -142,7 +141,10 @@ def currency_counts(
     Unfiltered, the open intervals alone are counted: each belongs to a listed series
     (delisting closes it in the same transaction), and skipping the join with 100,000
     series halves the cost of the Offers page's first view."""
-    filters = _Filters(gpu, provider, region, pricing, min_vram, min_gpus)
+    return _counts(bind, _Filters(gpu, provider, region, pricing, min_vram, min_gpus))
+
+
+def _counts(bind: Bind, filters: _Filters) -> dict[str, int]:
     if filters == _Filters():
         stmt: Any = select(PricePoint.currency, func.count()).where(PricePoint.ended_at.is_(None))
     else:
@@ -165,15 +167,7 @@ def without_rate(
     min_gpus: float | None = None,
 ) -> dict[str, int]:
     """Matching current offers left out of the USD pages, by currency: no rate at ``at``."""
-    counts = currency_counts(
-        bind,
-        gpu=gpu,
-        provider=provider,
-        region=region,
-        pricing=pricing,
-        min_vram=min_vram,
-        min_gpus=min_gpus,
-    )
+    counts = _counts(bind, _Filters(gpu, provider, region, pricing, min_vram, min_gpus))
     priced = _rates_of(rates, at, list(counts))
     return {c: n for c, n in counts.items() if c not in priced}
 
@@ -209,15 +203,7 @@ def offer_listing(
     offers carry their own currency's price; the caller converts them for display
     (exactly, with :class:`tracker.fx.Rates`)."""
     filters = _Filters(gpu, provider, region, pricing, min_vram, min_gpus)
-    counts = currency_counts(
-        bind,
-        gpu=gpu,
-        provider=provider,
-        region=region,
-        pricing=pricing,
-        min_vram=min_vram,
-        min_gpus=min_gpus,
-    )
+    counts = _counts(bind, filters)
     priced = _rates_of(rates, at, list(counts))
     missing = {c: n for c, n in counts.items() if c not in priced}
     total = sum(n for c, n in counts.items() if c in priced)

@@ -46,6 +46,8 @@ the identity's 64-bit hash (:mod:`tracker.store.identity`)."""
 
 _SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # SQLAlchemy's own SQLite DateTime format
 FLUSH_ROWS = 10_000
+_TEMP_TABLES = ("gt_seen_ids", "gt_obs", "gt_latest", "gt_incoming")
+"""The run's temporary tables, dropped before the run starts and after it finishes."""
 
 
 _STAGING_TYPE = {
@@ -112,7 +114,7 @@ class Ingest:
             # yet analysed) crosses the optimising thresholds (~0.2 s for one UPDATE).
             self.conn.exec_driver_sql("SET LOCAL work_mem = '64MB'")
             self.conn.exec_driver_sql("SET LOCAL jit = off")
-        for table in ("gt_seen_ids", "gt_obs", "gt_latest", "gt_incoming"):
+        for table in _TEMP_TABLES:
             self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
         self.conn.exec_driver_sql(
             f"CREATE TEMPORARY TABLE gt_incoming ({', '.join(cols)}){on_commit}"
@@ -321,7 +323,7 @@ class Ingest:
                 run_time=self._time(self.run_time),
             )
         x("DROP VIEW gt_seen")
-        for table in ("gt_seen_ids", "gt_obs", "gt_latest", "gt_incoming"):
+        for table in _TEMP_TABLES:
             x(f"DROP TABLE IF EXISTS {table}")
         return stats
 

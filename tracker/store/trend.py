@@ -104,26 +104,17 @@ def cheapest_trend(
         )
     if engine.dialect.name == "postgresql":
         lo, hi = _day_range(times)
-        stmts.append(
-            select(s.gpu_model, p.currency, s.gpu_count, lo, hi, p.price)
-            .select_from(both)
-            .where(*filters, moved, p.first_seen <= last)
-        )
+        moving: Any = both
     else:
         grid = _grid(engine, times)
         covers = and_(p.first_seen <= grid.c.t, or_(p.ended_at.is_(None), p.ended_at > grid.c.t))
-        stmts.append(
-            select(
-                s.gpu_model,
-                p.currency,
-                s.gpu_count,
-                grid.c.k.label("k0"),
-                grid.c.k.label("k1"),
-                p.price,
-            )
-            .select_from(both.join(grid, covers))
-            .where(*filters, moved, p.first_seen <= last)
-        )
+        lo, hi = grid.c.k.label("k0"), grid.c.k.label("k1")
+        moving = both.join(grid, covers)
+    stmts.append(
+        select(s.gpu_model, p.currency, s.gpu_count, lo, hi, p.price)
+        .select_from(moving)
+        .where(*filters, moved, p.first_seen <= last)
+    )
     combined: Any = union_all(*stmts) if len(stmts) > 1 else stmts[0]
     found = combined.subquery("found")
     col = found.c
