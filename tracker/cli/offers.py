@@ -139,14 +139,22 @@ def offer_rows(
         min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
         available=available,
     )
-    rows = []
+    priced = []
     for s in found:
         converted = view.offer(s.offer)
         if converted is not None:
-            rows.append(offer_row(replace(s, offer=converted), view))
-    key = "price_per_hour_usd" if sort is SortKey.price else "price_per_gpu_hour_usd"
-    rows.sort(key=lambda r: (r[key], r["provider"], r["instance_type"], r["region"], r["zone"]))
-    return rows[:limit] if limit else rows
+            priced.append(replace(s, offer=converted))
+
+    def order(s: queries.StoredOffer) -> tuple[Any, ...]:
+        # The rows' own figures: price_per_hour_usd, or price_per_gpu_hour_usd as
+        # offer_row rounds it; then provider, instance type, region, zone.
+        o = s.offer
+        usd = o.usd if sort is SortKey.price else (o.usd / o.gpu_count).quantize(_PER_GPU)
+        return (usd, o.provider, o.instance_type, o.region, o.zone)
+
+    # Sorted and cut before the rows are built: --limit 10 of 100,000 offers formats 10.
+    priced.sort(key=order)
+    return [offer_row(s, view) for s in (priced[:limit] if limit else priced)]
 
 
 def offers(
