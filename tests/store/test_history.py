@@ -187,15 +187,15 @@ def test_database_failure_inside_the_write_leaves_store_unchanged(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A failure after half the set-wise statements (not in the collector) rolls back too."""
-    from tracker.store import ingest
+    from tracker.store import delist
 
     run(engine, fleet(), T0)
     before = snapshot(engine)
 
-    def broken_delist(self: Any, scope: Any, stats: Any) -> None:
+    def broken_delist(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("connection lost")
 
-    monkeypatch.setattr(ingest.Ingest, "_delist", broken_delist)
+    monkeypatch.setattr(delist, "apply", broken_delist)
     changed = [
         make_offer(instance_type=o.instance_type, price_per_hour=Decimal(7)) for o in fleet(3)
     ]

@@ -22,15 +22,15 @@ Outside = tuple[str, dict[str, str]] | None
 
 
 def confirmable(
-    conn: Connection,
+    seen: Collection[tuple[str, str]],
     *,
     pricing: Collection[str],
     exclude_regions: Collection[str],
     dated: Collection[tuple[str, str]],
 ) -> tuple[set[tuple[str, str]], bool]:
-    """The (region, pricing) scopes of the offers staged in ``gt_incoming`` that this
-    run confirms (see the module docstring), and whether that is all of them."""
-    rows = conn.execute(text("SELECT DISTINCT region, pricing FROM gt_incoming")).all()
+    """The (region, pricing) scopes of the run's offers (``seen``) that this run
+    confirms (see the module docstring), and whether that is all of them."""
+    rows = {(r, str(p)) for r, p in seen}
     scopes = {
         (r, p) for r, p in rows if p in pricing and r not in exclude_regions and (r, p) not in dated
     }

@@ -14,7 +14,6 @@ has exactly one round.
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,7 +22,9 @@ from sqlalchemy import Connection, text
 from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import ColumnKind, Offer
 from tracker.store import availability, confirm
+from tracker.store import delist as delisting
 from tracker.store.ingest_stats import DelistScope, IdentityCollision, IngestStats
+from tracker.store.known import FLUSH_ROWS, KNOWN_TABLES, KnownSeries, hardware_differs
 from tracker.store.last_seen import effective_last_seen_sql
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.staging import offer_hash, store_row
@@ -38,15 +39,12 @@ __all__ = [
     "store_row",
 ]
 
-log = logging.getLogger(__name__)
-
 INCOMING_COLUMNS = ("seq", *(c.column for c in OFFER_COLUMNS), "observed_at", "identity_hash")
 """The run's staging table: a sequence number, every offer column, when it was seen, and
 the identity's 64-bit hash (:mod:`tracker.store.identity`)."""
 
 _SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # SQLAlchemy's own SQLite DateTime format
-FLUSH_ROWS = 10_000
-_TEMP_TABLES = ("gt_seen_ids", "gt_obs", "gt_latest", "gt_incoming")
+_TEMP_TABLES = ("gt_seen_all", "gt_seen_ids", "gt_obs", "gt_latest", "gt_incoming", *KNOWN_TABLES)
 """The run's temporary tables, dropped before the run starts and after it finishes."""
 
 
@@ -97,15 +95,27 @@ class Ingest:
         self._repeats = False
         self._dated: set[tuple[str, str]] = set()
         """(region, pricing) scopes holding an offer stamped with its own time."""
-        self._create_temp_tables()
+        self._scopes: dict[tuple[str, str], int] = {}
+        """Offers per (region, pricing) scope: which scopes the run may confirm, and
+        whether it saw every listed series of its delist scope."""
+        self._oldest = self.run_time
+        self._staged_run_time = self._time(self.run_time)
+        """The oldest observation (an offer's own time, else the run's)."""
+        columns = self._create_temp_tables()
+        self._known = KnownSeries(
+            conn, source=source, sqlite=self.sqlite, columns=columns, copy=self._copy
+        )
 
     # -- loading -----------------------------------------------------------------
 
-    def _create_temp_tables(self) -> None:
+    def _create_temp_tables(self) -> str:
+        """Create ``gt_incoming``; returns the hardware columns' definitions (the compact
+        staging's ``gt_hardware`` holds them in the same types)."""
         types = {**_STAGING_TYPE, ColumnKind.NUMBER: "TEXT" if self.sqlite else "NUMERIC(20,10)"}
         ts = "TEXT" if self.sqlite else "TIMESTAMPTZ"
         on_commit = "" if self.sqlite else " ON COMMIT DROP"
-        cols = ["seq BIGINT", *(f"{c.column} {types[c.kind]}" for c in OFFER_COLUMNS)]
+        defs = {c.column: f"{c.column} {types[c.kind]}" for c in OFFER_COLUMNS}
+        cols = ["seq BIGINT", *defs.values()]
         cols += [f"observed_at {ts}", "identity_hash BIGINT"]
         if not self.sqlite:
             # The run's joins and anti-joins hash a few hundred thousand ids: room for
@@ -119,6 +129,7 @@ class Ingest:
         self.conn.exec_driver_sql(
             f"CREATE TEMPORARY TABLE gt_incoming ({', '.join(cols)}){on_commit}"
         )
+        return ", ".join(defs[c] for c in HARDWARE_COLUMNS)
 
     def _time(self, value: datetime) -> Any:
         return value.astimezone(UTC).strftime(_SQLITE_TIME) if self.sqlite else value
@@ -133,32 +144,41 @@ class Ingest:
                 self._keys.clear()
             else:
                 self._keys.add(key)
-        observed = offer.observed_at
-        if observed is None:
-            observed = self.run_time
-        else:
-            self._dated.add((offer.region, offer.pricing.value))
+        scope = (offer.region, offer.pricing)
+        self._scopes[scope] = self._scopes.get(scope, 0) + 1
         # NUMERIC(20,10) and timestamptz columns take Decimal and datetime as they are.
-        when = observed.astimezone(UTC).strftime(_SQLITE_TIME) if self.sqlite else observed
+        observed: Any = offer.observed_at
+        if observed is not None:
+            self._dated.add((offer.region, offer.pricing.value))
+            self._oldest = min(self._oldest, observed)
+            if self.sqlite:
+                observed = observed.astimezone(UTC).strftime(_SQLITE_TIME)
+        if not self._repeats and self._known.stage(self._seq, key, offer, observed):
+            return  # compact (an observed of None: the run's time)
+        when = self._staged_run_time if observed is None else observed
         self._buffer.append((self._seq, *store_row(offer, sqlite=self.sqlite), when, key))
         if len(self._buffer) >= FLUSH_ROWS:
             self._flush()
 
     def _flush(self) -> None:
-        if not self._buffer:
-            return
-        rows, self._buffer = self._buffer, []
-        names = ", ".join(INCOMING_COLUMNS)
-        if self.sqlite:
-            marks = ", ".join("?" for _ in INCOMING_COLUMNS)
-            raw = self.conn.connection.driver_connection
-            assert raw is not None
-            raw.executemany(f"INSERT INTO gt_incoming ({names}) VALUES ({marks})", rows)
-            return
+        if self._buffer:
+            rows, self._buffer = self._buffer, []
+            self._copy("gt_incoming", INCOMING_COLUMNS, rows, _COPY_TYPES)
+
+    def _copy(
+        self, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]], types: list[str]
+    ) -> None:
+        """Write ``rows`` into the staging ``table``: COPY on Postgres (``types`` declared,
+        so psycopg picks each column's dumper once), batched inserts on SQLite."""
+        names = ", ".join(columns)
         raw = self.conn.connection.driver_connection
         assert raw is not None
-        with raw.cursor() as cur, cur.copy(f"COPY gt_incoming ({names}) FROM STDIN") as copy:
-            copy.set_types(_COPY_TYPES)
+        if self.sqlite:
+            marks = ", ".join("?" for _ in columns)
+            raw.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+            return
+        with raw.cursor() as cur, cur.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+            copy.set_types(types)
             for row in rows:
                 copy.write_row(row)
 
@@ -171,9 +191,28 @@ class Ingest:
     def finish(self, delist: DelistScope | None) -> IngestStats:
         """Apply everything added; delist what ``delist`` covers and was not seen."""
         self._flush()
+        self._known.flush()
         self._keys.clear()
         stats = IngestStats(offers_seen=self._seq)
         x = self._x
+        run_time = self._time(self.run_time)
+        if self._repeats:  # several observations of a series: every row in full
+            self._known.to_incoming(run_time)
+        compact = self._known.count
+        joined_compact = 0
+        confirmed: set[tuple[str, str]] = set()
+        everything = False
+        if delist is not None and self.run_id is not None and delist.source == self.source:
+            confirmed, everything = confirm.confirmable(
+                self._scopes,
+                pricing={p.value for p in delist.pricing},
+                exclude_regions=delist.exclude_regions,
+                dated=self._dated,
+            )
+        outside = confirm.outside(confirmed, everything)
+        # A confirmation at or after the oldest observation: some observation may be
+        # stale (checked below against every one), so every compact row joins gt_obs.
+        confirmed_since = self._seq > 0 and self._confirmed_since(self._oldest)
         idcols = ", ".join(IDENTITY_COLUMNS)
         hw = ", ".join(HARDWARE_COLUMNS)
         attrs = "i.attributes" if self.sqlite else "CAST(i.attributes AS JSON)"
@@ -208,14 +247,7 @@ class Ingest:
         insert_later = not (self.sqlite or self._repeats)
         if not insert_later:
             stats.new_series = x(new_series, source=self.source)
-        differs = " OR ".join(
-            (
-                f"CAST(s.{c} AS TEXT) IS DISTINCT FROM CAST({attrs} AS TEXT)"
-                if c == "attributes"
-                else f"s.{c} IS DISTINCT FROM i.{c}"
-            )
-            for c in HARDWARE_COLUMNS
-        )
+        differs = hardware_differs("s", "i")
         same_identity = " AND ".join(f"s.{c} = i.{c}" for c in IDENTITY_COLUMNS)
         # Observations joined to their series on the hash, ranked per series in time
         # order; several offers of one series at one instant keep the last one reported.
@@ -247,7 +279,7 @@ class Ingest:
                 "ON p.series_id = s.id AND p.ended_at IS NULL",
                 source=self.source,
             )
-            if insert_later and joined < self._seq:
+            if insert_later and joined < self._seq - compact:
                 # New series' observations come from the insert's RETURNING (no second
                 # join); a run meeting only known series skips the anti-join entirely.
                 stats.new_series = x(
@@ -259,11 +291,15 @@ class Ingest:
                     "ON i.identity_hash = new.identity_hash ORDER BY new.id",
                     source=self.source,
                 )
+            if compact:
+                joined_compact = self._known.observe(
+                    source=self.source, run_time=run_time, outside=outside, all_rows=confirmed_since
+                )
         self._check_and_update_series(attrs)
         # Anything not newer than the last sighting is already known (an incremental
         # fetch re-sends its boundary point; a sheet may be imported twice).
         # Probed first with the stored times only (the usual forward run has nothing stale).
-        maybe_stale = self._maybe_stale()
+        maybe_stale = confirmed_since or self._maybe_stale()
         # Indexed whatever the plan: with the run's new series not yet analysed, the
         # planner may probe gt_obs once per listed series (delisting's anti-join).
         x("CREATE INDEX gt_obs_series ON gt_obs (series_id, rn)")
@@ -288,39 +324,41 @@ class Ingest:
                 "JOIN series s ON s.id = p.series_id WHERE p.series_id = gt_obs.series_id "
                 f"AND p.ended_at IS NULL AND {eff} >= gt_obs.observed_at)"
             )
-        confirmed: set[tuple[str, str]] = set()
-        everything = False
-        if delist is not None and self.run_id is not None and delist.source == self.source:
-            confirmed, everything = confirm.confirmable(
-                self.conn,
-                pricing={p.value for p in delist.pricing},
-                exclude_regions=delist.exclude_regions,
-                dated=self._dated,
-            )
         per_round: dict[int, int] = {
             int(r): int(n)
             for r, n in self.conn.execute(text("SELECT rn, COUNT(*) FROM gt_obs GROUP BY rn"))
         }
-        stats.rounds = max(per_round, default=0)
-        outside = confirm.outside(confirmed, everything)
+        stats.rounds = max(per_round, default=1 if compact else 0)
         if self._repeats:
             for r in range(1, stats.rounds + 1):
                 self._apply_round(r, per_round.get(r, 0), outside, stats)
         elif stats.rounds:
-            self._apply_single(per_round[1], outside, stats)
+            # The compact rows left out of gt_obs were seen unchanged.
+            self._apply_single(per_round.get(1, 0) + compact - joined_compact, outside, stats)
         stats.availability_changes = availability.apply_run(
             self.conn, sqlite=self.sqlite, repeats=self._repeats
         )
 
         if delist is not None:
-            self._delist(delist, stats)
+            delisting.apply(
+                self.conn,
+                delist,
+                stats,
+                run_time=run_time,
+                sqlite=self.sqlite,
+                # Each offer its own series, all now the scope's: counted, not compared.
+                seen=None
+                if self._repeats or delist.source != self.source
+                else delisting.offers_in(delist, self._scopes),
+                compact_ids=self._known.seen_ids() if self._known.count else None,
+            )
         if confirmed and self.run_id is not None:
             confirm.record(
                 self.conn,
                 confirmed,
                 source=self.source,
                 run_id=self.run_id,
-                run_time=self._time(self.run_time),
+                run_time=run_time,
             )
         x("DROP VIEW gt_seen")
         for table in _TEMP_TABLES:
@@ -359,6 +397,8 @@ class Ingest:
                 "(SELECT series_id FROM gt_obs WHERE hw_changed OR took_over)",
                 source=self.source,
             )
+            if self._known.count:
+                self._known.update_hardware(self.source)
 
     def _collision(self) -> str:
         cols = ", ".join(f"s.{c}, i.{c}" for c in IDENTITY_COLUMNS)
@@ -376,19 +416,25 @@ class Ingest:
     def _x(self, sql: str, **params: Any) -> int:
         return self.conn.execute(text(sql), params).rowcount
 
+    def _confirmed_since(self, oldest: datetime) -> bool:
+        """Whether a scope confirmation is at or after ``oldest`` (then an observation
+        may be no newer than its interval's derived last sighting)."""
+        hit = self.conn.execute(
+            text("SELECT 1 FROM confirmed_scopes WHERE confirmed_at >= :t LIMIT 1"),
+            {"t": self._time(oldest)},
+        )
+        return hit.first() is not None
+
     def _maybe_stale(self) -> bool:
-        """Whether some observation may be no newer than its interval's last sighting:
-        a stored ``last_seen`` or a scope confirmation at or after the oldest one."""
-        oldest = self.conn.execute(text("SELECT MIN(observed_at) FROM gt_obs")).scalar()
+        """Whether some observation in gt_obs is no newer than its interval's stored
+        ``last_seen`` (the compact rows where that holds are in gt_obs)."""
         stored = (
             "SELECT 1 FROM gt_obs o JOIN price_points p ON p.series_id = o.series_id "
             "AND p.ended_at IS NULL AND p.last_seen >= o.observed_at"
             if self._repeats
             else "SELECT 1 FROM gt_obs o WHERE o.stored_last_seen >= o.observed_at"
         )
-        probe = f"SELECT 1 FROM confirmed_scopes WHERE confirmed_at >= :t UNION ALL {stored}"
-        hit = self.conn.execute(text(f"SELECT 1 FROM ({probe}) q LIMIT 1"), {"t": oldest})
-        return oldest is not None and hit.first() is not None
+        return self.conn.execute(text(f"{stored} LIMIT 1")).first() is not None
 
     def _apply_single(self, observed: int, outside: confirm.Outside, stats: IngestStats) -> None:
         """The one round of a run that saw each series once (``observed`` of them):
@@ -450,51 +496,3 @@ class Ingest:
             r=r,
         )
         stats.unchanged += observed - opened
-
-    def _delist(self, scope: DelistScope, stats: IngestStats) -> None:
-        params: dict[str, Any] = {"source": scope.source, "run_time": self._time(self.run_time)}
-        conds = ["s.source = :source", "s.delisted_at IS NULL"]
-        names = []
-        for n, pricing in enumerate(sorted(p.value for p in scope.pricing)):
-            params[f"p{n}"] = pricing
-            names.append(f":p{n}")
-        conds.append(f"s.pricing IN ({', '.join(names) or 'NULL'})")
-        for n, region in enumerate(sorted(scope.exclude_regions)):
-            params[f"xr{n}"] = region
-            conds.append(f"s.region <> :xr{n}")
-        where = " AND ".join(conds)
-        if self._seq == 0:
-            listed = self.conn.execute(
-                text(f"SELECT COUNT(*) FROM series s WHERE {where}"), params
-            ).scalar()
-            if listed:
-                log.warning(
-                    "%s: run returned no offers; not delisting its %d listed series",
-                    scope.source,
-                    listed,
-                )
-                stats.refused_delist = int(listed)
-                return
-        stats.delisted = self._x(
-            # EXCEPT, not NOT IN or NOT EXISTS: a set operation (hashed or sorted) over
-            # both lists whatever the estimates. Past work_mem, Postgres runs NOT IN as
-            # a scan of gt_seen per listed series (hours at 1,000,000 offers), and with
-            # the run's new series not yet analysed it plans NOT EXISTS as one index
-            # probe of gt_obs per listed series (~0.35 s at 200,000).
-            "UPDATE series SET delisted_at = :run_time WHERE id IN ("
-            f"SELECT s.id FROM series s WHERE {where} EXCEPT SELECT series_id FROM gt_seen)",
-            **params,
-        )
-        if stats.delisted:
-            # Closing writes the last sighting, which may have been derived until now.
-            eff = effective_last_seen_sql("price_points", "s")
-            self._x(
-                f"UPDATE price_points SET ended_at = :run_time, last_seen = (SELECT {eff} "
-                "FROM series s WHERE s.id = price_points.series_id) WHERE ended_at IS NULL "
-                "AND series_id IN (SELECT id FROM series WHERE delisted_at = :run_time "
-                "AND source = :source)",
-                **params,
-            )
-            availability.close_delisted(
-                self.conn, source=scope.source, delisted_at=params["run_time"]
-            )

@@ -18,7 +18,7 @@ from tracker.store.identity import identity_hash
 from tracker.store.schema import IDENTITY_COLUMNS
 from tracker.store.types import quantize_money
 
-__all__ = ["offer_hash", "store_row"]
+__all__ = ["attributes_json", "offer_hash", "store_row"]
 
 
 def _money_text(value: Decimal | None) -> str | None:
@@ -26,7 +26,7 @@ def _money_text(value: Decimal | None) -> str | None:
     return None if value is None else format(quantize_money(value), "f")
 
 
-def _attributes_json(attributes: Mapping[str, Any]) -> str | None:
+def attributes_json(attributes: Mapping[str, Any]) -> str | None:
     if not attributes:
         return None
     return json.dumps(dict(attributes), sort_keys=True, default=str, separators=(",", ":"))
@@ -39,7 +39,7 @@ def _converters(sqlite: bool) -> tuple[tuple[int, Callable[[Any], Any]], ...]:
     """Per offer column needing one, (position, conversion to the staging table's form)."""
     convert: dict[ColumnKind, Callable[[Any], Any]] = {
         ColumnKind.CHOICE: _choice_value,
-        ColumnKind.MAPPING: _attributes_json,
+        ColumnKind.MAPPING: attributes_json,
     }
     if sqlite:
         convert[ColumnKind.NUMBER] = _money_text
@@ -63,7 +63,7 @@ def store_row(offer: Offer, *, sqlite: bool = False) -> list[Any]:
         for i, convert in _CONVERTERS[True]:
             values[i] = convert(values[i])
     else:
-        values[_ATTRIBUTES] = _attributes_json(values[_ATTRIBUTES])
+        values[_ATTRIBUTES] = attributes_json(values[_ATTRIBUTES])
     return values
 
 

@@ -1,0 +1,131 @@
+"""Known series travel compact (tracker.store.known); the answers stay those of full rows.
+
+A re-collection stages the offers of series its source lists as (identity hash,
+hardware number, price) rows; these tests pin which offers go which way and the cases
+the compact rows must still get right: hardware that changed, an identity reported
+twice, a series that went missing while a new one appeared. Both engines.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from sqlalchemy import Connection, Engine, text
+
+from tests.conftest import make_offer
+from tests.store.test_last_seen import answers, od, run_scoped
+from tracker.models import Availability
+from tracker.store import queries
+from tracker.store.ingest import Ingest
+
+T0 = datetime(2026, 4, 1, tzinfo=UTC)
+H = timedelta(hours=1)
+
+
+def staged(conn: Connection) -> tuple[int, int]:
+    """(full rows, compact rows) staged so far."""
+    full = conn.execute(text("SELECT COUNT(*) FROM gt_incoming")).scalar()
+    compact = conn.execute(text("SELECT COUNT(*) FROM gt_known")).scalar()
+    return int(full or 0), int(compact or 0)
+
+
+def test_known_series_are_staged_compact_the_rest_in_full(engine: Engine) -> None:
+    run_scoped(engine, [od("a"), od("b"), od("gone")], T0)
+    with engine.begin() as conn:
+        conn.execute(
+            text("UPDATE series SET delisted_at = first_seen WHERE instance_type = 'gone'")
+        )
+    with engine.begin() as conn:
+        ingest = Ingest(conn, source="testcloud", run_time=T0 + H)
+        for offer in (
+            od("a"),  # listed, same price: compact
+            od("b", "2.50"),  # listed, new price: compact
+            od("c"),  # new: full
+            od("gone"),  # delisted: full (it is relisted)
+            od("d", availability=Availability.AVAILABLE),  # reports availability: full
+        ):
+            ingest.add(offer)
+        ingest._flush()
+        ingest._known.flush()
+        assert staged(conn) == (3, 2)
+        stats = ingest.finish(None)
+    assert (stats.new_series, stats.price_changes, stats.unchanged) == (2, 1, 2)
+    assert stats.relisted == 1
+
+
+def test_another_sources_series_is_staged_in_full(engine: Engine) -> None:
+    run_scoped(engine, [od("a")], T0)
+    with engine.begin() as conn:
+        ingest = Ingest(conn, source="othersource", run_time=T0 + H)
+        ingest.add(od("a"))
+        ingest._flush()
+        ingest._known.flush()
+        assert staged(conn) == (1, 0)
+        ingest.finish(None)
+    [series] = queries.find_series(engine)
+    assert series.source == "othersource"
+
+
+def test_hardware_that_changed_is_written_per_series(engine: Engine) -> None:
+    # One instance type in two regions with the same facts, then one region's differ
+    # in a number and in an attribute's type (1 and True are different facts).
+    first = [
+        od("a", region="r1", vcpus=Decimal(8), attributes={"k": 1}),
+        od("a", region="r2", vcpus=Decimal(8), attributes={"k": 1}),
+    ]
+    run_scoped(engine, first, T0)
+    again = [
+        od("a", region="r1", vcpus=Decimal("8.0"), attributes={"k": 1}),  # same value
+        od("a", region="r2", vcpus=Decimal(16), attributes={"k": True}),
+    ]
+    summary = run_scoped(engine, again, T0 + H)
+    assert summary.stats.price_changes == 0 and summary.stats.unchanged == 2
+    stored = {s.region: s for s in queries.find_series(engine)}
+    assert (stored["r1"].vcpus, stored["r1"].attributes) == (Decimal(8), {"k": 1})
+    assert (stored["r2"].vcpus, stored["r2"].attributes) == (Decimal(16), {"k": True})
+
+
+def test_an_identity_reported_twice_takes_its_compact_row_along(engine: Engine) -> None:
+    run_scoped(engine, [od("a", "2.00")], T0)
+    # At T0+2h the run reports "a" at 2.00 (compact: listed), then the same offer dated
+    # T0+1h at 3.00: two observations of one series, applied in time order.
+    dated = make_offer(instance_type="a", price_per_hour=Decimal("3.00"), observed_at=T0 + H)
+    run_scoped(engine, [od("a", "2.00"), dated], T0 + 2 * H)
+    two, three = Decimal("2.00"), Decimal("3.00")
+    # 2.00 from T0, last confirmed by the T0 run, ends at T0+1h; 3.00 seen at T0+1h
+    # only, ends at T0+2h; 2.00 again from T0+2h, the run's own time. Without the
+    # compact row the run would end at 3.00.
+    assert answers(engine)[("a", "us-east-1", "", "on_demand")] == [
+        (two, T0, T0, T0 + H),
+        (three, T0 + H, T0 + H, T0 + 2 * H),
+        (two, T0 + 2 * H, T0 + 2 * H, None),
+    ]
+
+
+def test_a_series_missing_while_a_new_one_appears_is_delisted(engine: Engine) -> None:
+    # As many offers as before, one of them new: counting alone would call it complete.
+    run_scoped(engine, [od("a"), od("b")], T0)
+    summary = run_scoped(engine, [od("a"), od("c")], T0 + H)
+    assert (summary.stats.new_series, summary.stats.delisted) == (1, 1)
+    listed = {s.instance_type: s.delisted_at for s in queries.find_series(engine)}
+    assert listed == {"a": None, "b": T0 + H, "c": None}
+
+
+def test_a_complete_recollection_delists_nothing_it_saw(engine: Engine) -> None:
+    run_scoped(engine, [od("a"), od("b"), od("c", region="eu-west-1")], T0)
+    summary = run_scoped(engine, [od("a"), od("b", "2.10"), od("c", region="eu-west-1")], T0 + H)
+    assert (summary.stats.delisted, summary.stats.price_changes) == (0, 1)
+    assert all(s.delisted_at is None for s in queries.find_series(engine))
+
+
+def test_a_compact_row_older_than_its_stored_sighting_is_stale(engine: Engine) -> None:
+    run_scoped(engine, [od("a")], T0)
+    run_scoped(engine, [od("a")], T0 + 5 * H, delist=False)  # additive: writes T0+5h
+    # A complete run stamped T0+3h (a late, out-of-order run) re-sees "a": it knew
+    # that already, so it counts as stale and moves nothing back.
+    summary = run_scoped(engine, [od("a")], T0 + 3 * H)
+    assert (summary.stats.stale, summary.stats.unchanged) == (1, 0)
+    assert answers(engine)[("a", "us-east-1", "", "on_demand")] == [
+        (Decimal("2.00"), T0, T0 + 5 * H, None)
+    ]
