@@ -5,8 +5,10 @@ instead of on the eight identity text columns. It is computed here, in Python, f
 both engines (the same value on SQLite and Postgres, and across versions of either:
 no database hash function is guaranteed stable), and stored in
 ``series.identity_hash`` (unique; migration 0007 back-filled existing series). The
-full identity stays unique too, and the ingest verifies it on every match, so a
-collision fails a run with a clear message instead of merging two offers.
+full identity stays unique too, and the ingest verifies it for every offer it stages
+in full, so a collision fails a run with a clear message instead of merging two offers
+(an offer of a series its source lists is matched on the hash alone: tracker.store.known
+says why that is sound).
 """
 
 from __future__ import annotations

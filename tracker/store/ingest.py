@@ -1,10 +1,12 @@
 """The write path: one collection run's offers into series and price intervals.
 
-Offers stream into a temporary table (COPY on Postgres, batched inserts on
+Offers stream into temporary tables (COPY on Postgres, batched inserts on
 SQLite), then a handful of set-wise statements do the change detection, so the
-cost is a few scans per run instead of a SELECT per offer. Everything happens on
-the caller's connection inside the caller's transaction: the runner commits the
-whole run or nothing.
+cost is a few scans per run instead of a SELECT per offer. An offer of a series its
+source already lists travels compact (tracker.store.known) and joins the run's
+observations only if it changes something; every other offer is staged in full in
+``gt_incoming``. Everything happens on the caller's connection inside the caller's
+transaction: the runner commits the whole run or nothing.
 
 Observations of one series are applied in time order in *rounds* (round k holds
 each series' k-th observation), which is how dated history such as AWS spot

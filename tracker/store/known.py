@@ -14,7 +14,7 @@ Matching on the hash alone is sound here because the hash comes from a stored
 series: the offer's identity was verified against the full identity when that series
 was created, so a compact row is a new identity only if that identity's 64-bit hash
 equals one of the listed series' hashes, about ``listed / 2**64`` per never-seen
-identity (1e-13 at a million series). A first sighting is staged in full and checked.
+identity (5e-14 at a million series). A first sighting is staged in full and checked.
 
 The compact rows are joined to their series and open interval in SQL, where the ones
 that need nothing (same price, same hardware, same source, still listed) stay out of
@@ -36,7 +36,7 @@ from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import Availability, ColumnGroup, ColumnKind, Offer
 from tracker.store.confirm import Outside
 from tracker.store.schema import HARDWARE_COLUMNS
-from tracker.store.staging import attributes_json, store_row
+from tracker.store.staging import attributes_json, money_text, store_row
 
 __all__ = ["FLUSH_ROWS", "KNOWN_TABLES", "Copy", "KnownSeries", "hardware_differs"]
 
@@ -135,9 +135,9 @@ class KnownSeries:
         if key not in self.hashes or offer.availability is not _UNKNOWN:
             return False
         hw = self._hardware_id(offer)
-        price: Decimal | str = offer.price_per_hour
+        price: Decimal | str | None = offer.price_per_hour
         if self.sqlite:
-            price = store_row(offer, sqlite=True)[_PRICE]
+            price = money_text(offer.price_per_hour)
         rows = self._rows
         rows.append((seq, key, hw, price, offer.currency, observed))
         if len(rows) >= FLUSH_ROWS:
@@ -264,7 +264,6 @@ class KnownSeries:
         return "SELECT s.id FROM gt_known k JOIN series s ON s.identity_hash = k.identity_hash"
 
 
-_PRICE = next(i for i, c in enumerate(OFFER_COLUMNS) if c.column == "price")
 _KNOWN_COLUMNS = ("seq", "identity_hash", "hw_id", "price", "currency", "observed_at")
 _KNOWN_TYPES = ["int8", "int8", "int4", "numeric", "text", "timestamptz"]
 _HARDWARE_TYPES = [

@@ -18,10 +18,10 @@ from tracker.store.identity import identity_hash
 from tracker.store.schema import IDENTITY_COLUMNS
 from tracker.store.types import quantize_money
 
-__all__ = ["attributes_json", "offer_hash", "store_row"]
+__all__ = ["attributes_json", "money_text", "offer_hash", "store_row"]
 
 
-def _money_text(value: Decimal | None) -> str | None:
+def money_text(value: Decimal | None) -> str | None:
     """SQLite's storage form of a decimal (see tracker.store.types.Money)."""
     return None if value is None else format(quantize_money(value), "f")
 
@@ -42,7 +42,7 @@ def _converters(sqlite: bool) -> tuple[tuple[int, Callable[[Any], Any]], ...]:
         ColumnKind.MAPPING: attributes_json,
     }
     if sqlite:
-        convert[ColumnKind.NUMBER] = _money_text
+        convert[ColumnKind.NUMBER] = money_text
     return tuple((i, convert[c.kind]) for i, c in enumerate(OFFER_COLUMNS) if c.kind in convert)
 
 
