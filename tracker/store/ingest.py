@@ -101,8 +101,8 @@ class Ingest:
         """Offers per (region, pricing) scope: which scopes the run may confirm, and
         whether it saw every listed series of its delist scope."""
         self._oldest = self.run_time
-        self._staged_run_time = self._time(self.run_time)
         """The oldest observation (an offer's own time, else the run's)."""
+        self._staged_run_time = self._time(self.run_time)
         columns = self._create_temp_tables()
         self._known = KnownSeries(
             conn, source=source, sqlite=self.sqlite, columns=columns, copy=self._copy
