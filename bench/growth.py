@@ -11,7 +11,10 @@ series per year, the database size, and the median latency of
     every current offer, USD), and with ``--gpu H100``;
   * a one-year ``history`` of one series (a spot one if any) at 1-hour steps (tracker.history.views
     .offer_steps, what ``history … --since 365d --resample 1h`` prints), and its stored
-    intervals over that year (views.offer_intervals, ``history … --since 365d``).
+    intervals over that year (views.offer_intervals, ``history … --since 365d``);
+and, last, the write path at that size: one provider's next run of each job through
+``run_collector`` with 10% of its prices moved, against a raw COPY of the same rows
+(bench/ingest.py's baseline).
 
     GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         python bench/growth.py [--scale 0.1] [--days 365] [--spot-series 10000] …
@@ -20,21 +23,27 @@ series per year, the database size, and the median latency of
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
-from growth_model import Mix, build  # bench/ is the script's own directory
+from growth_model import PROVIDERS, Mix, build  # bench/ is the script's own directory
+from ingest import ListCollector, raw_copy
 from scratch_db import scratch_database
 from sqlalchemy import text
 
 from tracker.cli.currency import CurrencyView
 from tracker.cli.offers import offer_rows
+from tracker.collect import run_collector
 from tracker.history import views
 from tracker.history.args import Window, make_grid
 from tracker.models import PricingModel
+from tracker.settings import Settings
 from tracker.store import fx as fx_store
 from tracker.store import migrate, queries
 from tracker.store.engine import Engine, make_engine
@@ -149,6 +158,41 @@ def measure_reads(engine: Engine, mix: Mix, repeat: int) -> dict[str, float]:
     return {"offers": listing_ms, "history": steps_ms}
 
 
+def steady_runs(url: str, engine: Engine, mix: Mix) -> None:
+    """The next run of each job of the first provider, through the real write path, with
+    10% of its offers' prices 5% higher; against a raw COPY of the same rows."""
+    end = mix.start + timedelta(days=mix.days)
+    for job in mix.jobs():
+        stored = queries.current_offers(
+            engine, provider=PROVIDERS[0], pricing=sorted(job.pricing_scope)
+        )
+        if not stored:
+            continue
+        offers = [s.offer for s in stored]
+        moved = set(random.Random(mix.seed).sample(range(len(offers)), len(offers) // 10))
+        for i in moved:
+            new = offers[i].price_per_hour * Decimal("1.05")
+            offers[i] = replace(offers[i], price_per_hour=new, price_per_hour_usd=new)
+        raw_s = raw_copy(url, iter(offers))
+        start = time.perf_counter()
+        summary = run_collector(
+            engine,
+            ListCollector(iter(offers)),
+            Settings(),
+            pricing_scope=job.pricing_scope,
+            now=end + job.cadence,
+            source=PROVIDERS[0],
+        )
+        took = time.perf_counter() - start
+        assert summary.status == "succeeded", summary.error
+        assert summary.stats.price_changes == len(moved), summary.stats
+        print(f"next {job.name} run of {PROVIDERS[0]} ({len(offers):,} offers, "
+              f"{len(moved):,} moved): {took:.2f} s; raw COPY of its rows {raw_s:.2f} s "
+              f"(ratio {raw_s / took:.2f})")  # fmt: skip
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE IF EXISTS raw_copy"))
+
+
 def report(engine: Engine, mix: Mix) -> float:
     """Print the per-table figures; returns bytes per 1,000 series per year."""
     sizes = table_sizes(engine)
@@ -222,6 +266,7 @@ def main() -> None:
                 text("SELECT pg_database_size(current_database())")
             ).scalar_one()
         reads = measure_reads(engine, mix, args.repeat)
+        steady_runs(url, engine, mix)
         engine.dispose()
     print(f"total {time.perf_counter() - started:.0f} s")
     print(
