@@ -25,9 +25,9 @@ from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import ColumnKind, Offer
 from tracker.store import availability, confirm
 from tracker.store import delist as delisting
+from tracker.store import last_seen as seen
 from tracker.store.ingest_stats import DelistScope, IdentityCollision, IngestStats
 from tracker.store.known import FLUSH_ROWS, KNOWN_TABLES, KnownSeries, hardware_differs
-from tracker.store.last_seen import effective_last_seen_sql
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.staging import offer_hash, store_row
 
@@ -319,7 +319,7 @@ class Ingest:
             "UPDATE series SET delisted_at = NULL WHERE delisted_at IS NOT NULL "
             "AND id IN (SELECT series_id FROM gt_seen)"
         )
-        eff = effective_last_seen_sql("p", "s")
+        eff = seen.effective_last_seen_sql("p", "s")
         if maybe_stale:
             stats.stale = x(
                 "DELETE FROM gt_obs WHERE EXISTS (SELECT 1 FROM price_points p "
@@ -382,7 +382,7 @@ class Ingest:
         if flags[0]:
             raise IdentityCollision(self._collision())
         if flags[2]:
-            eff = effective_last_seen_sql("price_points", "s")
+            eff = seen.effective_last_seen_sql("price_points", "s")
             x(
                 f"UPDATE price_points SET last_seen = (SELECT {eff} FROM series s "
                 "WHERE s.id = price_points.series_id) WHERE ended_at IS NULL AND series_id "
@@ -443,14 +443,13 @@ class Ingest:
         gt_obs carries each one's open interval, so only the intervals that change are
         touched: closed at their last sighting, then the new prices opened."""
         x = self._x
-        # gt_obs carries the series' source, region and pricing (what the derived
-        # last_seen reads), so closing joins no series row. A taken-over series keeps
-        # its interval's last_seen (already brought in by _check_and_update_series).
-        eff = effective_last_seen_sql("p", "o")
+        # gt_obs carries the series' scope, so closing joins the confirmations once and no
+        # series row. A taken-over series keeps its interval's last_seen (brought in above).
         stats.price_changes += x(
             "UPDATE price_points AS p SET ended_at = o.observed_at, last_seen = "
-            f"CASE WHEN o.took_over THEN p.last_seen ELSE {eff} END "
-            "FROM gt_obs AS o WHERE p.id = o.point_id AND NOT o.same_price"
+            f"CASE WHEN o.took_over THEN p.last_seen ELSE {seen.joined_last_seen_sql('p')} END "
+            f"FROM gt_obs AS o {seen.confirmation_join_sql('o')} "
+            "WHERE p.id = o.point_id AND NOT o.same_price"
         )
         if outside is not None:
             x(
@@ -473,7 +472,7 @@ class Ingest:
         ``last_seen`` of unchanged prices where :func:`confirm.outside` says."""
         x = self._x
         same = "p.price = o.price AND p.currency = o.currency"
-        eff = effective_last_seen_sql("p", "s")
+        eff = seen.effective_last_seen_sql("p", "s")
         stats.price_changes += x(
             "UPDATE price_points AS p SET ended_at = o.observed_at, last_seen = "
             f"CASE WHEN o.took_over THEN p.last_seen ELSE {eff} END "

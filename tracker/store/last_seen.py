@@ -31,7 +31,13 @@ from sqlalchemy.sql.elements import ColumnElement
 from tracker.store.schema import ConfirmedScope
 from tracker.store.types import UTCDateTime
 
-__all__ = ["effective_last_seen", "effective_last_seen_sql", "join_confirmations"]
+__all__ = [
+    "confirmation_join_sql",
+    "effective_last_seen",
+    "effective_last_seen_sql",
+    "join_confirmations",
+    "joined_last_seen_sql",
+]
 
 CONFIRMATION = "gt_conf"
 """The alias readers join ``confirmed_scopes`` under (:func:`join_confirmations`)."""
@@ -59,6 +65,20 @@ def effective_last_seen_sql(points: str = "p", series: str = "s") -> str:
     )
 
 
+def confirmation_join_sql(series: str) -> str:
+    """SQL text: the outer join of the confirmation of ``series``' scope (``series`` an
+    alias carrying source, region and pricing), for :func:`joined_last_seen_sql`. For a
+    statement over many intervals: one hash join, not a probe per interval."""
+    return f"LEFT JOIN confirmed_scopes {CONFIRMATION} ON " + _ON.format(c=CONFIRMATION, s=series)
+
+
+def joined_last_seen_sql(points: str) -> str:
+    """SQL text: ``last_seen`` of an interval of ``points`` in a statement that joined
+    :func:`confirmation_join_sql` (SQL text or :func:`join_confirmations`)."""
+    rule = _RULE.format(p=points, c=CONFIRMATION)
+    return f"CASE WHEN {rule} THEN {CONFIRMATION}.confirmed_at ELSE {points}.last_seen END"
+
+
 def join_confirmations(stmt: Stmt, series: Any = None) -> Stmt:
     """``stmt`` (a select whose FROM has ``series``, the series table or an alias) with
     its scope's confirmation outer-joined, as :func:`effective_last_seen` reads it.
@@ -76,6 +96,4 @@ def effective_last_seen(points: Any = None) -> ColumnElement[Any]:
     a column, for a select passed through :func:`join_confirmations`, whose join matched
     the interval's scope (without the join the statement fails: no silent cross join)."""
     p = "price_points" if points is None else points.name
-    rule = _RULE.format(p=p, c=CONFIRMATION)
-    sql = f"CASE WHEN {rule} THEN {CONFIRMATION}.confirmed_at ELSE {p}.last_seen END"
-    return type_coerce(literal_column(sql), UTCDateTime())
+    return type_coerce(literal_column(joined_last_seen_sql(p)), UTCDateTime())
