@@ -31,7 +31,7 @@ def staged(conn: Connection) -> tuple[int, int]:
 
 
 def test_known_series_are_staged_compact_the_rest_in_full(engine: Engine) -> None:
-    run_scoped(engine, [od("a"), od("b"), od("gone")], T0)
+    run_scoped(engine, [od("a"), od("b"), od("d"), od("gone")], T0)
     with engine.begin() as conn:
         conn.execute(
             text("UPDATE series SET delisted_at = first_seen WHERE instance_type = 'gone'")
@@ -43,14 +43,15 @@ def test_known_series_are_staged_compact_the_rest_in_full(engine: Engine) -> Non
             od("b", "2.50"),  # listed, new price: compact
             od("c"),  # new: full
             od("gone"),  # delisted: full (it is relisted)
-            od("d", availability=Availability.AVAILABLE),  # reports availability: full
+            od("d", availability=Availability.AVAILABLE),  # listed, but says availability: full
         ):
             ingest.add(offer)
         ingest._flush()
         ingest._known.flush()
         assert staged(conn) == (3, 2)
         stats = ingest.finish(None)
-    assert (stats.new_series, stats.price_changes, stats.unchanged) == (2, 1, 2)
+    # New: c. Moved: b. Unchanged: a, d, and "gone" (its interval stayed open at 2.00).
+    assert (stats.new_series, stats.price_changes, stats.unchanged) == (1, 1, 3)
     assert stats.relisted == 1
 
 
@@ -68,22 +69,24 @@ def test_another_sources_series_is_staged_in_full(engine: Engine) -> None:
 
 
 def test_hardware_that_changed_is_written_per_series(engine: Engine) -> None:
-    # One instance type in two regions with the same facts, then one region's differ
-    # in a number and in an attribute's type (1 and True are different facts).
-    first = [
-        od("a", region="r1", vcpus=Decimal(8), attributes={"k": 1}),
-        od("a", region="r2", vcpus=Decimal(8), attributes={"k": 1}),
-    ]
-    run_scoped(engine, first, T0)
+    # One instance type in three regions with the same facts; then one region's differ
+    # in a number only, another's in an attribute's type (1 and True are other facts).
+    run_scoped(
+        engine, [od("a", region=r, vcpus=Decimal(8), attributes={"k": 1}) for r in "xyz"], T0
+    )
     again = [
-        od("a", region="r1", vcpus=Decimal("8.0"), attributes={"k": 1}),  # same value
-        od("a", region="r2", vcpus=Decimal(16), attributes={"k": True}),
+        od("a", region="x", vcpus=Decimal("8.0"), attributes={"k": 1}),  # the same value
+        od("a", region="y", vcpus=Decimal(16), attributes={"k": 1}),
+        od("a", region="z", vcpus=Decimal(8), attributes={"k": True}),
     ]
     summary = run_scoped(engine, again, T0 + H)
-    assert summary.stats.price_changes == 0 and summary.stats.unchanged == 2
-    stored = {s.region: s for s in queries.find_series(engine)}
-    assert (stored["r1"].vcpus, stored["r1"].attributes) == (Decimal(8), {"k": 1})
-    assert (stored["r2"].vcpus, stored["r2"].attributes) == (Decimal(16), {"k": True})
+    assert summary.stats.price_changes == 0 and summary.stats.unchanged == 3
+    stored = {s.region: (s.vcpus, s.attributes) for s in queries.find_series(engine)}
+    assert stored == {
+        "x": (Decimal(8), {"k": 1}),
+        "y": (Decimal(16), {"k": 1}),
+        "z": (Decimal(8), {"k": True}),
+    }
 
 
 def test_an_identity_reported_twice_takes_its_compact_row_along(engine: Engine) -> None:
