@@ -82,7 +82,7 @@ def answers(engine: Engine) -> dict[Label, list[Interval]]:
     current = {label(o.offer): o.last_seen for o in queries.current_offers(engine)}
     assert current == open_last_seen
     # the dashboard's page reads the same select.
-    _, page = dashboard.offer_page(engine, Rates(), LATER, limit=1000)
+    page = dashboard.offer_listing(engine, Rates(), LATER, limit=1000).offers
     assert {label(o.offer): o.last_seen for o in page} == open_last_seen
     # history --at: the interval in force then.
     for key, sid in ids.items():

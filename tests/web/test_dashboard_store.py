@@ -18,7 +18,7 @@ from tracker.fx import USD, EcbRate, Rates
 from tracker.models import PricingModel
 from tracker.settings import Settings
 from tracker.store import fx as fx_store
-from tracker.store.dashboard import cheapest_per_gpu, offer_page, without_rate
+from tracker.store.dashboard import cheapest_per_gpu, offer_listing, without_rate
 
 NOW = datetime(2026, 3, 10, tzinfo=UTC)
 USD_ONLY = Rates()
@@ -76,7 +76,7 @@ def test_offer_pages_are_the_cli_listing_cut_in_pages(filled: Engine) -> None:
             assert len(listing) == expected_total
             pages = []
             for offset in range(0, expected_total, 3):
-                total, found = offer_page(
+                page = offer_listing(
                     filled,
                     USD_ONLY,
                     NOW,
@@ -85,6 +85,7 @@ def test_offer_pages_are_the_cli_listing_cut_in_pages(filled: Engine) -> None:
                     limit=3,
                     **filters,  # type: ignore[arg-type]
                 )
+                total, found = page.total, page.offers
                 assert total == expected_total
                 pages += [
                     (s.offer.provider, s.offer.instance_type, s.offer.pricing, s.offer.zone)
@@ -132,7 +133,8 @@ def test_foreign_prices_rank_at_the_rate_in_force_and_no_rate_means_left_out(
     # the AED L4 (0.5 "dollars" if taken at 1.0) would beat beta's 0.80 L4: left out
     assert winners[("L4", "on_demand")].provider == "beta"
     assert h100.offers == 6 and winners[("L4", "on_demand")].offers == 1  # 5 H100 + gamma
-    total, found = offer_page(filled, rates, NOW, pricing=[PricingModel.ON_DEMAND], limit=100)
+    page = offer_listing(filled, rates, NOW, pricing=[PricingModel.ON_DEMAND], limit=100)
+    total, found = page.total, page.offers
     # 5 on-demand offers in USD + gamma's CNY one; by USD/h: 0.80, 2.20, 2.50, 3.00 (CNY),
     # 3.60, 32.00; the AED L4 is not among them
     assert total == 6

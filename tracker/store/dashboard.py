@@ -47,7 +47,6 @@ __all__ = [
     "cheapest_per_gpu",
     "currency_counts",
     "offer_listing",
-    "offer_page",
     "without_rate",
 ]
 
@@ -231,39 +230,6 @@ def offer_listing(
     )
     rows = _execute(bind, stmt, "cannot read the current offers")
     return OfferPage(total, [_stored(row) for row in rows], missing)
-
-
-def offer_page(
-    bind: Bind,
-    rates: Rates,
-    at: datetime,
-    *,
-    gpu: GpuSelection | None = None,
-    provider: Sequence[str] | None = None,
-    region: Sequence[str] | None = None,
-    pricing: Sequence[PricingModel] | None = None,
-    min_vram: float | None = None,
-    min_gpus: float | None = None,
-    per_gpu: bool = False,
-    offset: int = 0,
-    limit: int = 50,
-) -> tuple[int, list[StoredOffer]]:
-    """(total, offers) of :func:`offer_listing`."""
-    found = offer_listing(
-        bind,
-        rates,
-        at,
-        gpu=gpu,
-        provider=provider,
-        region=region,
-        pricing=pricing,
-        min_vram=min_vram,
-        min_gpus=min_gpus,
-        per_gpu=per_gpu,
-        offset=offset,
-        limit=limit,
-    )
-    return found.total, found.offers
 
 
 @dataclass(frozen=True, slots=True)
