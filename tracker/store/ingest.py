@@ -27,9 +27,15 @@ from tracker.store import availability, confirm
 from tracker.store import delist as delisting
 from tracker.store import last_seen as seen
 from tracker.store.ingest_stats import DelistScope, IdentityCollision, IngestStats
-from tracker.store.known import FLUSH_ROWS, KNOWN_TABLES, KnownSeries, hardware_differs
+from tracker.store.known import FLUSH_ROWS, KNOWN_TABLES, KnownSeries
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
-from tracker.store.staging import offer_hash, store_row
+from tracker.store.staging import (
+    COPY_TYPE,
+    hardware_differs,
+    hardware_values,
+    offer_hash,
+    store_row,
+)
 
 __all__ = [
     "INCOMING_COLUMNS",
@@ -57,17 +63,7 @@ _STAGING_TYPE = {
     ColumnKind.MAPPING: "TEXT",
 }
 
-_COPY_TYPES = [
-    "int8",
-    *(
-        {ColumnKind.FLAG: "bool", ColumnKind.NUMBER: "numeric"}.get(c.kind, "text")
-        for c in OFFER_COLUMNS
-    ),
-    "timestamptz",
-    "int8",
-]
-"""Postgres types of INCOMING_COLUMNS, declared to COPY so psycopg picks each column's
-dumper once instead of per value."""
+_COPY_TYPES = [COPY_TYPE[c] for c in INCOMING_COLUMNS]
 
 
 class Ingest:
@@ -110,15 +106,16 @@ class Ingest:
 
     # -- loading -----------------------------------------------------------------
 
-    def _create_temp_tables(self) -> str:
-        """Create ``gt_incoming``; returns the hardware columns' definitions (the compact
-        staging's ``gt_hardware`` holds them in the same types)."""
+    def _create_temp_tables(self) -> dict[str, str]:
+        """Create ``gt_incoming``; returns every staging column's definition by name (the
+        compact staging's tables hold theirs in the same types)."""
         types = {**_STAGING_TYPE, ColumnKind.NUMBER: "TEXT" if self.sqlite else "NUMERIC(20,10)"}
         ts = "TEXT" if self.sqlite else "TIMESTAMPTZ"
         on_commit = "" if self.sqlite else " ON COMMIT DROP"
         defs = {c.column: f"{c.column} {types[c.kind]}" for c in OFFER_COLUMNS}
-        cols = ["seq BIGINT", *defs.values()]
-        cols += [f"observed_at {ts}", "identity_hash BIGINT"]
+        defs |= {"seq": "seq BIGINT", "observed_at": f"observed_at {ts}"}
+        defs |= {"identity_hash": "identity_hash BIGINT", "hw_id": "hw_id INTEGER"}
+        cols = [defs[c] for c in INCOMING_COLUMNS]
         if not self.sqlite:
             # The run's joins and anti-joins hash a few hundred thousand ids: room for
             # that in memory, for this transaction only. No JIT: its compilation is
@@ -131,7 +128,7 @@ class Ingest:
         self.conn.exec_driver_sql(
             f"CREATE TEMPORARY TABLE gt_incoming ({', '.join(cols)}){on_commit}"
         )
-        return ", ".join(defs[c] for c in HARDWARE_COLUMNS)
+        return defs
 
     def _time(self, value: datetime) -> Any:
         return value.astimezone(UTC).strftime(_SQLITE_TIME) if self.sqlite else value
@@ -197,7 +194,7 @@ class Ingest:
         self._keys.clear()
         stats = IngestStats(offers_seen=self._seq)
         x = self._x
-        run_time = self._time(self.run_time)
+        run_time = self._staged_run_time
         if self._repeats:  # several observations of a series: every row in full
             self._known.to_incoming(run_time)
         compact = self._known.count
@@ -217,7 +214,6 @@ class Ingest:
         confirmed_since = self._seq > 0 and self._confirmed_since(self._oldest)
         idcols = ", ".join(IDENTITY_COLUMNS)
         hw = ", ".join(HARDWARE_COLUMNS)
-        attrs = "i.attributes" if self.sqlite else "CAST(i.attributes AS JSON)"
         temp = "CREATE TEMPORARY TABLE {} " + ("" if self.sqlite else "ON COMMIT DROP ") + "AS "
         by_hash = "s.identity_hash = i.identity_hash"
 
@@ -235,7 +231,7 @@ class Ingest:
             latest = "gt_latest"
         else:
             latest = "(SELECT *, observed_at AS first_obs FROM gt_incoming)"
-        hw_values = ", ".join(attrs if c == "attributes" else f"i.{c}" for c in HARDWARE_COLUMNS)
+        hw_values = ", ".join(hardware_values("i", self.sqlite))
         # An anti-join on the hash, not ON CONFLICT: a plain insert is much cheaper than
         # 200k speculative ones. Two collectors racing to create the same identity would
         # hit the unique index and fail one run, which the next cadence repeats.
@@ -297,7 +293,7 @@ class Ingest:
                 joined_compact = self._known.observe(
                     source=self.source, run_time=run_time, outside=outside, all_rows=confirmed_since
                 )
-        self._check_and_update_series(attrs)
+        self._check_and_update_series()
         # Anything not newer than the last sighting is already known (an incremental
         # fetch re-sends its boundary point; a sheet may be imported twice).
         # Probed first with the stored times only (the usual forward run has nothing stale).
@@ -367,7 +363,7 @@ class Ingest:
             x(f"DROP TABLE IF EXISTS {table}")
         return stats
 
-    def _check_and_update_series(self, attrs: str) -> None:
+    def _check_and_update_series(self) -> None:
         """Refuse a hash collision; bring taken-over series' ``last_seen`` into the
         interval (it was derived from the previous source's runs); then update the
         hardware facts and source that changed (all in one scan of ``gt_obs``)."""
@@ -389,9 +385,8 @@ class Ingest:
                 "IN (SELECT series_id FROM gt_obs WHERE took_over)"
             )
         if flags[1]:
-            sets = ", ".join(
-                f"{c} = {attrs}" if c == "attributes" else f"{c} = i.{c}" for c in HARDWARE_COLUMNS
-            )
+            values = hardware_values("i", self.sqlite)
+            sets = ", ".join(f"{c} = {v}" for c, v in zip(HARDWARE_COLUMNS, values, strict=True))
             latest = "gt_latest" if self._repeats else "gt_incoming"
             x(
                 f"UPDATE series AS s SET {sets}, source = :source FROM {latest} AS i "

@@ -36,9 +36,16 @@ from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import Availability, ColumnGroup, ColumnKind, Offer
 from tracker.store.confirm import Outside
 from tracker.store.schema import HARDWARE_COLUMNS
-from tracker.store.staging import attributes_json, money_text, store_row
+from tracker.store.staging import (
+    COPY_TYPE,
+    attributes_json,
+    hardware_differs,
+    hardware_values,
+    money_text,
+    store_row,
+)
 
-__all__ = ["FLUSH_ROWS", "KNOWN_TABLES", "Copy", "KnownSeries", "hardware_differs"]
+__all__ = ["FLUSH_ROWS", "KNOWN_TABLES", "Copy", "KnownSeries"]
 
 FLUSH_ROWS = 10_000
 """Rows buffered before they are written to a staging table."""
@@ -50,10 +57,8 @@ KNOWN_TABLES = ("gt_known", "gt_hardware")
 
 _UNKNOWN = Availability.UNKNOWN
 _HEAD_KINDS = (ColumnKind.TEXT, ColumnKind.CHOICE, ColumnKind.FLAG)
-_HARDWARE_POSITIONS = tuple(
-    i for i, c in enumerate(OFFER_COLUMNS) if c.group is ColumnGroup.HARDWARE
-)
 _HARDWARE = [c for c in OFFER_COLUMNS if c.group is ColumnGroup.HARDWARE]
+_HARDWARE_POSITIONS = tuple(OFFER_COLUMNS.index(c) for c in _HARDWARE)
 _HARDWARE_HEAD = attrgetter("instance_type", *(c.name for c in _HARDWARE if c.kind in _HEAD_KINDS))
 _HARDWARE_NUMBERS = attrgetter(*(c.name for c in _HARDWARE if c.kind is ColumnKind.NUMBER))
 """An offer's hardware facts, looked up in two steps (one call per offer of every run):
@@ -61,26 +66,13 @@ by the instance type and the texts, which hash cheaply, then by the numbers, com
 (a Decimal's hash is computed anew on every call; equality is a few comparisons)."""
 
 
-def hardware_differs(series: str, staged: str) -> str:
-    """SQL: the stored hardware of ``series`` differs from the staged facts of ``staged``
-    (an alias of a table with the HARDWARE_COLUMNS in their staging types). The
-    attributes compare as text, unparsed: a JSON column keeps the text it was given."""
-    return " OR ".join(
-        (
-            f"CAST({series}.{c} AS TEXT) IS DISTINCT FROM {staged}.{c}"
-            if c == "attributes"
-            else f"{series}.{c} IS DISTINCT FROM {staged}.{c}"
-        )
-        for c in HARDWARE_COLUMNS
-    )
-
-
 class KnownSeries:
     """One run's compact staging (see the module docstring), on the run's connection."""
 
     def __init__(
-        self, conn: Connection, *, source: str, sqlite: bool, columns: str, copy: Copy
+        self, conn: Connection, *, source: str, sqlite: bool, columns: dict[str, str], copy: Copy
     ) -> None:
+        """``columns``: the staging tables' column definitions, by name (gt_incoming's)."""
         self.conn = conn
         self.sqlite = sqlite
         self._copy = copy
@@ -94,15 +86,10 @@ class KnownSeries:
         self._hardware: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], int]]] = {}
         self._hardware_ids: dict[tuple[Any, ...], int] = {}
         on_commit = "" if sqlite else " ON COMMIT DROP"
-        number = "TEXT" if sqlite else "NUMERIC(20,10)"
-        ts = "TEXT" if sqlite else "TIMESTAMPTZ"
-        conn.exec_driver_sql(
-            f"CREATE TEMPORARY TABLE gt_known (seq BIGINT, identity_hash BIGINT, hw_id INTEGER, "
-            f"price {number}, currency TEXT, observed_at {ts}){on_commit}"
-        )
-        conn.exec_driver_sql(
-            f"CREATE TEMPORARY TABLE gt_hardware (hw_id INTEGER, {columns}){on_commit}"
-        )
+        known = ", ".join(columns[c] for c in _KNOWN_COLUMNS)
+        hardware = ", ".join(columns[c] for c in _HARDWARE_COLUMNS)
+        conn.exec_driver_sql(f"CREATE TEMPORARY TABLE gt_known ({known}){on_commit}")
+        conn.exec_driver_sql(f"CREATE TEMPORARY TABLE gt_hardware ({hardware}){on_commit}")
 
     def _listed(self, source: str) -> set[int]:
         # A source with an open availability interval stages in full: the availability
@@ -171,12 +158,12 @@ class KnownSeries:
         if self._hardware_rows:
             rows, self._hardware_rows = self._hardware_rows, []
             self._copy(
-                "gt_hardware", ("hw_id", *HARDWARE_COLUMNS), rows, ["int4", *_HARDWARE_TYPES]
+                "gt_hardware", _HARDWARE_COLUMNS, rows, [COPY_TYPE[c] for c in _HARDWARE_COLUMNS]
             )
         if self._rows:
             rows, self._rows = self._rows, []
             self.count += len(rows)
-            self._copy("gt_known", _KNOWN_COLUMNS, rows, _KNOWN_TYPES)
+            self._copy("gt_known", _KNOWN_COLUMNS, rows, [COPY_TYPE[c] for c in _KNOWN_COLUMNS])
 
     # -- SQL over the staged rows ------------------------------------------------------
 
@@ -246,10 +233,8 @@ class KnownSeries:
     def update_hardware(self, source: str) -> None:
         """Bring the hardware facts (and source) of the compact rows' series that
         ``gt_obs`` marks changed or taken over up to date."""
-        attrs = "h.attributes" if self.sqlite else "CAST(h.attributes AS JSON)"
-        sets = ", ".join(
-            f"{c} = {attrs if c == 'attributes' else 'h.' + c}" for c in HARDWARE_COLUMNS
-        )
+        values = hardware_values("h", self.sqlite)
+        sets = ", ".join(f"{c} = {v}" for c, v in zip(HARDWARE_COLUMNS, values, strict=True))
         self.conn.execute(
             text(
                 f"UPDATE series AS s SET {sets}, source = :source FROM gt_known k "
@@ -265,9 +250,4 @@ class KnownSeries:
 
 
 _KNOWN_COLUMNS = ("seq", "identity_hash", "hw_id", "price", "currency", "observed_at")
-_KNOWN_TYPES = ["int8", "int8", "int4", "numeric", "text", "timestamptz"]
-_HARDWARE_TYPES = [
-    {"FLAG": "bool", "NUMBER": "numeric"}.get(c.kind.name, "text")
-    for c in OFFER_COLUMNS
-    if c.group is ColumnGroup.HARDWARE
-]
+_HARDWARE_COLUMNS = ("hw_id", *HARDWARE_COLUMNS)

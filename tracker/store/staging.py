@@ -15,10 +15,18 @@ from typing import Any
 from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import ColumnKind, Offer
 from tracker.store.identity import identity_hash
-from tracker.store.schema import IDENTITY_COLUMNS
+from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.types import quantize_money
 
-__all__ = ["attributes_json", "money_text", "offer_hash", "store_row"]
+__all__ = [
+    "COPY_TYPE",
+    "attributes_json",
+    "hardware_differs",
+    "hardware_values",
+    "money_text",
+    "offer_hash",
+    "store_row",
+]
 
 
 def money_text(value: Decimal | None) -> str | None:
@@ -71,3 +79,37 @@ def offer_hash(offer: Offer) -> int:
     """:func:`~tracker.store.identity.identity_hash` of ``offer.key()`` (a StrEnum joins as
     its value, so the C-level attribute fetch serves as the key)."""
     return identity_hash(_KEY(offer))
+
+
+COPY_TYPE = {
+    **{
+        c.column: {ColumnKind.FLAG: "bool", ColumnKind.NUMBER: "numeric"}.get(c.kind, "text")
+        for c in OFFER_COLUMNS
+    },
+    "seq": "int8",
+    "observed_at": "timestamptz",
+    "identity_hash": "int8",
+    "hw_id": "int4",
+}
+"""Postgres type of each staging column (the offer's, then the run's bookkeeping),
+declared to COPY so psycopg picks each column's dumper once instead of per value."""
+
+
+def hardware_values(staged: str, sqlite: bool) -> list[str]:
+    """SQL: the HARDWARE_COLUMNS of the staging table aliased ``staged``, as ``series``
+    takes them (the attributes' text as JSON on Postgres)."""
+    attrs = f"{staged}.attributes" if sqlite else f"CAST({staged}.attributes AS JSON)"
+    return [attrs if c == "attributes" else f"{staged}.{c}" for c in HARDWARE_COLUMNS]
+
+
+def hardware_differs(series: str, staged: str) -> str:
+    """SQL: the stored hardware of ``series`` differs from the staged facts of ``staged``.
+    The attributes compare as text, unparsed: a JSON column keeps the text it was given."""
+    return " OR ".join(
+        (
+            f"CAST({series}.{c} AS TEXT) IS DISTINCT FROM {staged}.{c}"
+            if c == "attributes"
+            else f"{series}.{c} IS DISTINCT FROM {staged}.{c}"
+        )
+        for c in HARDWARE_COLUMNS
+    )
