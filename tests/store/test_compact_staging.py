@@ -23,8 +23,10 @@ T0 = datetime(2026, 4, 1, tzinfo=UTC)
 H = timedelta(hours=1)
 
 
-def staged(conn: Connection) -> tuple[int, int]:
-    """(full rows, compact rows) staged so far."""
+def staged(conn: Connection, ingest: Ingest) -> tuple[int, int]:
+    """(full rows, compact rows) ``ingest`` staged so far, its buffers written first."""
+    ingest._flush()
+    ingest._known.flush()
     full = conn.execute(text("SELECT COUNT(*) FROM gt_incoming")).scalar()
     compact = conn.execute(text("SELECT COUNT(*) FROM gt_known")).scalar()
     return int(full or 0), int(compact or 0)
@@ -46,9 +48,7 @@ def test_known_series_are_staged_compact_the_rest_in_full(engine: Engine) -> Non
             od("d", availability=Availability.AVAILABLE),  # listed, but says availability: full
         ):
             ingest.add(offer)
-        ingest._flush()
-        ingest._known.flush()
-        assert staged(conn) == (3, 2)
+        assert staged(conn, ingest) == (3, 2)
         stats = ingest.finish(None)
     # New: c. Moved: b. Unchanged: a, d, and "gone" (its interval stayed open at 2.00).
     assert (stats.new_series, stats.price_changes, stats.unchanged) == (1, 1, 3)
@@ -60,9 +60,7 @@ def test_another_sources_series_is_staged_in_full(engine: Engine) -> None:
     with engine.begin() as conn:
         ingest = Ingest(conn, source="othersource", run_time=T0 + H)
         ingest.add(od("a"))
-        ingest._flush()
-        ingest._known.flush()
-        assert staged(conn) == (1, 0)
+        assert staged(conn, ingest) == (1, 0)
         ingest.finish(None)
     [series] = queries.find_series(engine)
     assert series.source == "othersource"
