@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from sqlalchemy import Engine
 
 from collectors.base import RunContext
@@ -27,6 +28,9 @@ from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
 from tracker.store import dashboard, queries, runs
 from tracker.store.history import SeriesFilter, export_batches
+
+# Each scenario also with a chunk per compact row (tests/store/conftest.py).
+pytestmark = pytest.mark.usefixtures("chunking")
 
 T0 = datetime(2026, 4, 1, tzinfo=UTC)
 H = timedelta(hours=1)

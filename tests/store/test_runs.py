@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import Engine, select, text
 
+from collectors.base import RunContext
 from tests.conftest import make_offer
 from tests.store.test_history import ListCollector
 from tracker.collect import run_collector
-from tracker.models import PricingModel, RunStatus
+from tracker.models import Offer, PricingModel, RunStatus
 from tracker.settings import Settings
 from tracker.store import job_runs, runs
 from tracker.store.engine import DatabaseError, make_engine, ping
@@ -167,3 +170,29 @@ def test_a_secret_a_provider_echoes_in_its_error_is_masked_in_the_run_log(
     with engine.connect() as conn:
         stored = conn.execute(select(CollectionRun.error)).scalar_one()
     assert key not in stored and "key=***" in stored
+
+
+def test_a_run_freezes_the_heap_only_while_it_runs(engine: Engine) -> None:
+    # run_transaction freezes the objects that exist before a run (gc.freeze) so the
+    # collector's full collections skip them; afterwards they must be collectable
+    # again, or cyclic garbage made before a run would live as long as the process.
+    frozen_during: list[int] = []
+
+    class Watching(ListCollector):
+        def collect(self, ctx: RunContext) -> Iterator[Offer]:
+            frozen_during.append(gc.get_freeze_count())
+            yield make_offer()
+
+    assert gc.get_freeze_count() == 0
+    summary = run_collector(engine, Watching([]), Settings(), now=T0)
+    assert summary.status == RunStatus.SUCCEEDED
+    assert frozen_during[0] > 0 and gc.get_freeze_count() == 0
+
+    class Failing(ListCollector):
+        def collect(self, ctx: RunContext) -> Iterator[Offer]:
+            yield make_offer()
+            raise RuntimeError("provider went away")
+
+    summary = run_collector(engine, Failing([]), Settings(), now=T0 + timedelta(hours=1))
+    assert summary.status == RunStatus.FAILED
+    assert gc.get_freeze_count() == 0

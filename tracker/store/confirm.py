@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-__all__ = ["Outside", "confirmable", "outside", "record"]
+__all__ = ["Outside", "any_since", "confirmable", "outside", "record"]
 
 Outside = tuple[str, dict[str, str]] | None
 """A where-clause over ``gt_obs o`` and its parameters (:func:`outside`)."""
@@ -35,6 +35,16 @@ def confirmable(
         (r, p) for r, p in rows if p in pricing and r not in exclude_regions and (r, p) not in dated
     }
     return scopes, len(scopes) == len(rows)
+
+
+def any_since(conn: Connection, when: Any) -> bool:
+    """Whether some scope was confirmed at or after ``when`` (bound as the ingest binds
+    times): then an observation that old may be no newer than its interval's derived
+    last sighting."""
+    hit = conn.execute(
+        text("SELECT 1 FROM confirmed_scopes WHERE confirmed_at >= :t LIMIT 1"), {"t": when}
+    )
+    return hit.first() is not None
 
 
 def record(

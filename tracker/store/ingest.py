@@ -3,9 +3,10 @@
 Offers stream into temporary tables (COPY on Postgres, batched inserts on
 SQLite), then a handful of set-wise statements do the change detection, so the
 cost is a few scans per run instead of a SELECT per offer. An offer of a series its
-source already lists travels compact (tracker.store.known) and joins the run's
-observations only if it changes something; every other offer is staged in full in
-``gt_incoming``. Everything happens on the caller's connection inside the caller's
+source already lists travels compact (tracker.store.known): a chunk at a time, joined
+and its plain price changes applied while the next chunk is staged, joining the run's
+observations only if it changes something else; every other offer is staged in full
+in ``gt_incoming``. Everything happens on the caller's connection inside the caller's
 transaction: the runner commits the whole run or nothing.
 
 Observations of one series are applied in time order in *rounds* (round k holds
@@ -101,7 +102,12 @@ class Ingest:
         self._staged_run_time = self._time(self.run_time)
         columns = self._create_temp_tables()
         self._known = KnownSeries(
-            conn, source=source, sqlite=self.sqlite, columns=columns, copy=self._copy
+            conn,
+            source=source,
+            run_time=self._staged_run_time,
+            sqlite=self.sqlite,
+            columns=columns,
+            copy=self._copy,
         )
 
     # -- loading -----------------------------------------------------------------
@@ -161,6 +167,7 @@ class Ingest:
 
     def _flush(self) -> None:
         if self._buffer:
+            self._known.settle()  # no COPY while a chunk's join is in flight
             rows, self._buffer = self._buffer, []
             self._copy("gt_incoming", INCOMING_COLUMNS, rows, _COPY_TYPES)
 
@@ -185,19 +192,21 @@ class Ingest:
     def count(self) -> int:
         return self._seq
 
+    def abandon(self) -> None:
+        """The run is failing: leave no statement in flight on the connection."""
+        self._known.abandon()
+
     # -- applying ----------------------------------------------------------------
 
     def finish(self, delist: DelistScope | None) -> IngestStats:
         """Apply everything added; delist what ``delist`` covers and was not seen."""
         self._flush()
-        self._known.flush()
+        self._known.flush(apply=not self._repeats)
+        self._known.settle()
         self._keys.clear()
         stats = IngestStats(offers_seen=self._seq)
         x = self._x
         run_time = self._staged_run_time
-        if self._repeats:  # several observations of a series: every row in full
-            self._known.to_incoming(run_time)
-        compact = self._known.count
         joined_compact = 0
         confirmed: set[tuple[str, str]] = set()
         everything = False
@@ -211,7 +220,12 @@ class Ingest:
         outside = confirm.outside(confirmed, everything)
         # A confirmation at or after the oldest observation: some observation may be
         # stale (checked below against every one), so every compact row joins gt_obs.
-        confirmed_since = self._seq > 0 and self._confirmed_since(self._oldest)
+        confirmed_since = self._seq > 0 and confirm.any_since(self.conn, self._time(self._oldest))
+        if self._repeats:  # several observations of a series: every row in full,
+            self._known.undo()  # the chunks' price changes taken back (tracker.store.known)
+            self._known.to_incoming(run_time)
+        stats.price_changes = self._known.count_applied()
+        compact = self._known.count
         idcols = ", ".join(IDENTITY_COLUMNS)
         hw = ", ".join(HARDWARE_COLUMNS)
         temp = "CREATE TEMPORARY TABLE {} " + ("" if self.sqlite else "ON COMMIT DROP ") + "AS "
@@ -290,9 +304,7 @@ class Ingest:
                     source=self.source,
                 )
             if compact:
-                joined_compact = self._known.observe(
-                    source=self.source, run_time=run_time, outside=outside, all_rows=confirmed_since
-                )
+                joined_compact = self._known.observe(outside=outside, all_rows=confirmed_since)
         self._check_and_update_series()
         # Anything not newer than the last sighting is already known (an incremental
         # fetch re-sends its boundary point; a sheet may be imported twice).
@@ -331,8 +343,10 @@ class Ingest:
             for r in range(1, stats.rounds + 1):
                 self._apply_round(r, per_round.get(r, 0), outside, stats)
         elif stats.rounds:
-            # The compact rows left out of gt_obs were seen unchanged.
-            self._apply_single(per_round.get(1, 0) + compact - joined_compact, outside, stats)
+            # The compact rows left out of gt_obs were seen unchanged, but for the
+            # price changes applied by chunk (counted already).
+            observed = per_round.get(1, 0) + compact - joined_compact - stats.price_changes
+            self._apply_single(observed, outside, stats)
         stats.availability_changes = availability.apply_run(
             self.conn, sqlite=self.sqlite, repeats=self._repeats
         )
@@ -412,15 +426,6 @@ class Ingest:
 
     def _x(self, sql: str, **params: Any) -> int:
         return self.conn.execute(text(sql), params).rowcount
-
-    def _confirmed_since(self, oldest: datetime) -> bool:
-        """Whether a scope confirmation is at or after ``oldest`` (then an observation
-        may be no newer than its interval's derived last sighting)."""
-        hit = self.conn.execute(
-            text("SELECT 1 FROM confirmed_scopes WHERE confirmed_at >= :t LIMIT 1"),
-            {"t": self._time(oldest)},
-        )
-        return hit.first() is not None
 
     def _maybe_stale(self) -> bool:
         """Whether some observation in gt_obs is no newer than its interval's stored

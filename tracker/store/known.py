@@ -21,11 +21,23 @@ that need nothing (same price, same hardware, same source, still listed) stay ou
 the run's observation table (``gt_obs``). A run that needs every observation there
 (an identity reported twice, a possibly stale observation) gets them all
 (:meth:`KnownSeries.to_incoming`, or no filter).
+
+The join runs per chunk of :data:`CHUNK_ROWS` rows, as each chunk is written, and
+the chunk's plain price changes (:data:`_PLAIN`: a new price and nothing else) are
+applied there and then: the open interval closes, the new price opens. The rest of
+what the join found goes to ``gt_changed``, for the end of the run. On Postgres all of
+it is sent in a psycopg pipeline and runs on the server while Python stages the next
+chunk (a run is one Python thread, so this is how it gets the second core); only the
+last chunk is waited for. Each chunk sees its series as they were when the run began:
+its series are its own (a run stops staging compact at the first identity it meets
+twice, and then takes the chunks' changes back, :meth:`KnownSeries.undo`, to apply
+every observation in time order), and the run's other writes come after the last chunk.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, suppress
 from decimal import Decimal
 from operator import attrgetter
 from typing import Any
@@ -34,6 +46,7 @@ from sqlalchemy import Connection, text
 
 from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import Availability, ColumnGroup, ColumnKind, Offer
+from tracker.store import last_seen as seen
 from tracker.store.confirm import Outside
 from tracker.store.schema import HARDWARE_COLUMNS
 from tracker.store.staging import (
@@ -45,15 +58,29 @@ from tracker.store.staging import (
     store_row,
 )
 
-__all__ = ["FLUSH_ROWS", "KNOWN_TABLES", "Copy", "KnownSeries"]
+__all__ = ["CHUNK_ROWS", "FLUSH_ROWS", "KNOWN_TABLES", "Copy", "KnownSeries"]
 
 FLUSH_ROWS = 10_000
-"""Rows buffered before they are written to a staging table."""
+"""Full rows buffered before they are written to a staging table."""
+
+CHUNK_ROWS = 50_000
+"""Compact rows per chunk: each chunk is written, then joined and applied while the run
+stages the next one. Long enough for that to finish first and for each chunk's scans of
+``series`` and ``price_points`` to pay off; the last chunk, waited for at the end, is at
+most this long. (Halving the chunks towards the end of the listed series, for a
+shorter wait, measured no faster: small chunks probe both tables row by row.)"""
 
 Copy = Callable[[str, tuple[str, ...], list[tuple[Any, ...]], list[str]], None]
 """Writes rows into a staging table: (table, columns, rows, Postgres COPY types)."""
 
-KNOWN_TABLES = ("gt_known", "gt_hardware")
+KNOWN_TABLES = (
+    "gt_known",
+    "gt_chunk",
+    "gt_chunk_obs",
+    "gt_changed",
+    "gt_applied",
+    "gt_hardware",
+)
 
 _UNKNOWN = Availability.UNKNOWN
 _HEAD_KINDS = (ColumnKind.TEXT, ColumnKind.CHOICE, ColumnKind.FLAG)
@@ -70,17 +97,31 @@ class KnownSeries:
     """One run's compact staging (see the module docstring), on the run's connection."""
 
     def __init__(
-        self, conn: Connection, *, source: str, sqlite: bool, columns: dict[str, str], copy: Copy
+        self,
+        conn: Connection,
+        *,
+        source: str,
+        run_time: Any,
+        sqlite: bool,
+        columns: dict[str, str],
+        copy: Copy,
     ) -> None:
-        """``columns``: the staging tables' column definitions, by name (gt_incoming's)."""
+        """``columns``: the staging tables' column definitions, by name (gt_incoming's);
+        ``run_time`` in the form the ingest binds times."""
         self.conn = conn
         self.sqlite = sqlite
         self._copy = copy
+        self._params = {"source": source, "run_time": run_time}
+        self._applied_pending = False
+        self._pipeline: AbstractContextManager[Any] | None = None
+        """The entered psycopg pipeline a chunk's join was sent in (Postgres), or None."""
         self.hashes = self._listed(source)
         """Identity hashes of the source's listed series: an offer among them is staged
         compact. Empty when the source keeps availability (those runs stage in full)."""
         self.count = 0
         """Compact rows written (:meth:`flush` first)."""
+        self.applied = 0
+        """Price changes the chunks applied (:meth:`count_applied` reads it)."""
         self._rows: list[tuple[Any, ...]] = []
         self._hardware_rows: list[tuple[Any, ...]] = []
         self._hardware: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], int]]] = {}
@@ -88,8 +129,18 @@ class KnownSeries:
         on_commit = "" if sqlite else " ON COMMIT DROP"
         known = ", ".join(columns[c] for c in _KNOWN_COLUMNS)
         hardware = ", ".join(columns[c] for c in _HARDWARE_COLUMNS)
-        conn.exec_driver_sql(f"CREATE TEMPORARY TABLE gt_known ({known}){on_commit}")
+        for table in ("gt_known", "gt_chunk"):
+            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {table} ({known}){on_commit}")
         conn.exec_driver_sql(f"CREATE TEMPORARY TABLE gt_hardware ({hardware}){on_commit}")
+        temp = "CREATE TEMPORARY TABLE {} " + ("" if sqlite else "ON COMMIT DROP ")
+        for table, cols in (("gt_chunk_obs", _CHUNK_OBS), ("gt_changed", _OBS)):
+            joined = self._joined("gt_chunk", seen_last=True)
+            sql = f"AS SELECT {cols} FROM ({joined}) o WHERE 1 = 0"
+            conn.execute(text(temp.format(table) + sql), self._params)
+        conn.exec_driver_sql(
+            temp.format("gt_applied") + "AS SELECT series_id, point_id, stored_last_seen "
+            "FROM gt_changed WHERE 1 = 0"
+        )
 
     def _listed(self, source: str) -> set[int]:
         # A source with an open availability interval stages in full: the availability
@@ -127,7 +178,7 @@ class KnownSeries:
             price = money_text(offer.price_per_hour)
         rows = self._rows
         rows.append((seq, key, hw, price, offer.currency, observed))
-        if len(rows) >= FLUSH_ROWS:
+        if len(rows) >= CHUNK_ROWS:
             self.flush()
         return True
 
@@ -153,53 +204,157 @@ class KnownSeries:
         seen.append((numbers, hw))
         return hw
 
-    def flush(self) -> None:
-        """Write the buffered rows (through the ingest's COPY/insert helper)."""
+    def flush(self, *, apply: bool = True) -> None:
+        """Write the buffered rows as one chunk (through the ingest's COPY/insert helper).
+        With ``apply`` (a run that has reported each identity once so far), join the chunk
+        to its series and apply its plain price changes (:data:`_PLAIN`); on Postgres this
+        runs while the run stages the next chunk."""
+        if not self._rows and not self._hardware_rows:
+            return
+        self.settle()
         if self._hardware_rows:
             rows, self._hardware_rows = self._hardware_rows, []
             self._copy(
                 "gt_hardware", _HARDWARE_COLUMNS, rows, [COPY_TYPE[c] for c in _HARDWARE_COLUMNS]
             )
-        if self._rows:
-            rows, self._rows = self._rows, []
-            self.count += len(rows)
-            self._copy("gt_known", _KNOWN_COLUMNS, rows, [COPY_TYPE[c] for c in _KNOWN_COLUMNS])
+        if not self._rows:
+            return
+        rows, self._rows = self._rows, []
+        self.count += len(rows)
+        types = [COPY_TYPE[c] for c in _KNOWN_COLUMNS]
+        if not apply:  # the run needs every observation: joined at the end (to_incoming)
+            self._copy("gt_known", _KNOWN_COLUMNS, rows, types)
+            return
+        self._copy("gt_chunk", _KNOWN_COLUMNS, rows, types)
+        empty = "DELETE FROM" if self.sqlite else "TRUNCATE"
+        self._send(
+            f"INSERT INTO gt_chunk_obs ({_CHUNK_OBS}) SELECT {_CHUNK_OBS} "
+            f"FROM ({self._joined('gt_chunk', seen_last=True)}) o WHERE {' OR '.join(_CHANGES)}"
+        )
+        self._send("INSERT INTO gt_known SELECT * FROM gt_chunk")
+        self._send(f"{empty} gt_chunk")
+        # Plain price changes: the interval closes at its last sighting (as readers answer
+        # it, which is what tracker.store.ingest writes when it closes one), the new opens.
+        self._send(
+            "UPDATE price_points AS p SET ended_at = o.observed_at, last_seen = o.seen_last "
+            f"FROM gt_chunk_obs AS o WHERE p.id = o.point_id AND {_PLAIN}"
+        )
+        self._send(
+            "INSERT INTO price_points (series_id, price, currency, first_seen, last_seen) "
+            f"SELECT o.series_id, o.price, o.currency, o.observed_at, o.observed_at "
+            f"FROM gt_chunk_obs AS o WHERE {_PLAIN}"
+        )
+        self._send(
+            "INSERT INTO gt_applied (series_id, point_id, stored_last_seen) "
+            f"SELECT o.series_id, o.point_id, o.stored_last_seen FROM gt_chunk_obs AS o "
+            f"WHERE {_PLAIN}"
+        )
+        self._send(
+            f"INSERT INTO gt_changed ({_OBS}) SELECT {_OBS} FROM gt_chunk_obs AS o "
+            f"WHERE NOT ({_PLAIN})"
+        )
+        self._send(f"{empty} gt_chunk_obs")
+        self._applied_pending = True
+
+    def _send(self, sql: str) -> None:
+        """Run ``sql`` (with the run's parameters); on Postgres, sent in a pipeline that
+        :meth:`settle` waits for, so the server works while Python goes on."""
+        if self.sqlite:
+            self.conn.execute(text(sql), self._params)
+            return
+        raw = self.conn.connection.driver_connection
+        assert raw is not None
+        if self._pipeline is None:
+            self._pipeline = raw.pipeline()
+            self._pipeline.__enter__()
+        compiled = text(sql).compile(dialect=self.conn.dialect)
+        raw.execute(str(compiled), compiled.construct_params(self._params))
+
+    def settle(self) -> None:
+        """Wait for the statements :meth:`_send` sent (raising their error, if any): before
+        anything else uses the connection."""
+        if self._pipeline is not None:
+            pipeline, self._pipeline = self._pipeline, None
+            pipeline.__exit__(None, None, None)
+
+    def abandon(self) -> None:
+        """Leave pipeline mode without raising (the run is failing for another reason)."""
+        pipeline, self._pipeline = self._pipeline, None
+        if pipeline is not None:
+            with suppress(Exception):
+                pipeline.__exit__(None, None, None)
 
     # -- SQL over the staged rows ------------------------------------------------------
 
-    def _joined(self) -> str:
-        """FROM/SELECT of every compact row with its series, hardware and open interval,
-        as the columns ``gt_obs`` holds (plus ``delisted_at``), named as there."""
+    def _joined(self, table: str, *, seen_last: bool = False) -> str:
+        """FROM/SELECT of every compact row of ``table`` with its series, hardware and open
+        interval, as the columns ``gt_obs`` holds (plus ``delisted_at``), named as there;
+        with ``seen_last``, also the open interval's last sighting as readers answer it
+        (tracker.store.last_seen)."""
+        last = conf = ""
+        if seen_last:
+            last = f", {seen.joined_last_seen_sql('p')} AS seen_last"
+            conf = f" {seen.confirmation_join_sql('s')}"
         return (
             "SELECT s.id AS series_id, COALESCE(k.observed_at, :run_time) AS observed_at, "
             "k.price, k.currency, s.region, s.pricing, 1 AS rn, "
             f"({hardware_differs('s', 'h')}) AS hw_changed, "
             "(s.source <> :source) AS took_over, FALSE AS collides, s.source, "
             "p.id AS point_id, p.last_seen AS stored_last_seen, "
-            "(p.price = k.price AND p.currency = k.currency) AS same_price, s.delisted_at "
-            "FROM gt_known k JOIN series s ON s.identity_hash = k.identity_hash "
+            f"(p.price = k.price AND p.currency = k.currency) AS same_price, s.delisted_at{last} "
+            f"FROM {table} k JOIN series s ON s.identity_hash = k.identity_hash "
             "JOIN gt_hardware h ON h.hw_id = k.hw_id LEFT JOIN price_points p "
-            "ON p.series_id = s.id AND p.ended_at IS NULL"
+            f"ON p.series_id = s.id AND p.ended_at IS NULL{conf}"
         )
 
-    def observe(self, *, source: str, run_time: Any, outside: Outside, all_rows: bool) -> int:
-        """Add to ``gt_obs`` the compact rows that change something: a new price or
-        hardware, a series taken over or relisted, a sighting to write (``outside`` the
-        confirmed scopes) or no newer than the stored one; every row if ``all_rows``.
-        Returns how many were added."""
-        wanted = ["o.same_price IS NOT TRUE", "o.hw_changed", "o.took_over"]
-        wanted += ["o.delisted_at IS NOT NULL", "o.stored_last_seen >= o.observed_at"]
-        params: dict[str, Any] = {"source": source, "run_time": run_time}
+    def observe(self, *, outside: Outside, all_rows: bool) -> int:
+        """Add to ``gt_obs`` the compact rows that change something, but for the price
+        changes the chunks applied: a new price or hardware, a series taken over or
+        relisted, a sighting to write (``outside`` the confirmed scopes) or no newer than
+        the stored one; every row if ``all_rows``. Returns how many."""
+        if outside is None and not all_rows:  # what the chunks' joins kept
+            sql = f"INSERT INTO gt_obs ({_OBS}) SELECT {_OBS} FROM gt_changed"
+            return self.conn.execute(text(sql)).rowcount
+        wanted = list(_CHANGES)
+        params = dict(self._params)
         if outside is not None:
             wanted.append(outside[0])
             params.update(outside[1])
-        where = "" if all_rows else f" WHERE {' OR '.join(wanted)}"
-        obs = (
-            "series_id, observed_at, price, currency, region, pricing, rn, hw_changed, "
-            "took_over, collides, source, point_id, stored_last_seen, same_price"
+        where = "" if all_rows else f" AND ({' OR '.join(wanted)})"
+        if self.count_applied():  # done by chunk: not observed twice
+            where += " AND o.series_id NOT IN (SELECT series_id FROM gt_applied)"
+        sql = (
+            f"INSERT INTO gt_obs ({_OBS}) SELECT {_OBS} FROM ({self._joined('gt_known')}) o "
+            f"WHERE TRUE{where}"
         )
-        sql = f"INSERT INTO gt_obs ({obs}) SELECT {obs} FROM ({self._joined()}) o{where}"
         return self.conn.execute(text(sql), params).rowcount
+
+    def count_applied(self) -> int:
+        """Settle, then the number of price changes the chunks applied (:attr:`applied`)."""
+        self.settle()
+        if self._applied_pending:
+            self._applied_pending = False
+            n = self.conn.execute(text("SELECT COUNT(*) FROM gt_applied")).scalar()
+            self.applied = int(n or 0)
+        return self.applied
+
+    def undo(self) -> None:
+        """Take back the chunks' price changes, for a run that reported an identity twice
+        (its observations of a series are then applied together, in time order): the
+        opened intervals go, the closed ones reopen with their stored ``last_seen``."""
+        if not self.count_applied():
+            return
+        applied = "SELECT series_id FROM gt_applied"
+        self.conn.exec_driver_sql(
+            f"DELETE FROM price_points WHERE ended_at IS NULL AND series_id IN ({applied})"
+        )
+        self.conn.exec_driver_sql(
+            "UPDATE price_points SET ended_at = NULL, last_seen = (SELECT a.stored_last_seen "
+            "FROM gt_applied a WHERE a.point_id = price_points.id) "
+            "WHERE id IN (SELECT point_id FROM gt_applied)"
+        )
+        self.conn.exec_driver_sql("DELETE FROM gt_applied")
+        self.applied = 0
 
     def to_incoming(self, run_time: Any) -> int:
         """Move the compact rows into ``gt_incoming`` as full rows (their identity from
@@ -249,5 +404,28 @@ class KnownSeries:
         return "SELECT s.id FROM gt_known k JOIN series s ON s.identity_hash = k.identity_hash"
 
 
+_OBS = (
+    "series_id, observed_at, price, currency, region, pricing, rn, hw_changed, "
+    "took_over, collides, source, point_id, stored_last_seen, same_price"
+)
+"""The columns of ``gt_obs`` a compact row fills."""
+_CHANGES = (
+    "o.same_price IS NOT TRUE",
+    "o.hw_changed",
+    "o.took_over",
+    "o.delisted_at IS NOT NULL",
+    "o.stored_last_seen >= o.observed_at",
+)
+"""A compact row changes something whatever the run's scopes: a new price or hardware,
+a series taken over or relisted, a sighting no newer than the stored one."""
+_PLAIN = (
+    "o.point_id IS NOT NULL AND NOT o.same_price AND NOT o.hw_changed AND NOT o.took_over "
+    "AND o.delisted_at IS NULL AND o.seen_last < o.observed_at"
+)
+"""A plain price change over ``gt_chunk_obs o``: the series' open interval ends and a new
+price opens, nothing else about the series changes, and the sighting is newer than the
+last one, stored or derived (so no stale check at the end can undo it). Applied as each
+chunk is joined (:meth:`KnownSeries.flush`)."""
+_CHUNK_OBS = f"{_OBS}, delisted_at, seen_last"
 _KNOWN_COLUMNS = ("seq", "identity_hash", "hw_id", "price", "currency", "observed_at")
 _HARDWARE_COLUMNS = ("hw_id", *HARDWARE_COLUMNS)

@@ -9,6 +9,7 @@ the run log is in :mod:`tracker.store.job_runs`.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -82,6 +83,10 @@ class RunWriter:
         """Apply the offers (and delist what ``delist`` covers and was not seen)."""
         return self._ingest.finish(delist)
 
+    def abandon(self) -> None:
+        """The run is failing: leave the connection ready for its rollback."""
+        self._ingest.abandon()
+
     def succeeded(
         self,
         stats: IngestStats,
@@ -113,8 +118,28 @@ def run_transaction(
     A database failure inside (including the commit) comes out as ``DatabaseError``;
     anything else, such as the collector's own failure, passes through unchanged.
     """
-    with database_errors(f"run {run_id} of {source}"), engine.begin() as conn:
-        yield RunWriter(conn, run_id, source=source, run_time=run_time)
+    with _frozen_heap(), database_errors(f"run {run_id} of {source}"), engine.begin() as conn:
+        writer = RunWriter(conn, run_id, source=source, run_time=run_time)
+        try:
+            yield writer
+        except BaseException:
+            writer.abandon()  # before the rollback: nothing left in flight
+            raise
+
+
+@contextmanager
+def _frozen_heap() -> Iterator[None]:
+    """Keep the objects that exist before a run out of the garbage collector's way while
+    it runs. A run allocates a few objects per offer, enough for a full collection or
+    two, and each full collection walks every object of the process (the CLI's imports
+    alone are ~140,000: 70-80 ms per walk). Frozen (``gc.freeze``), they are skipped;
+    unfrozen afterwards, they are collected as before, so nothing is kept alive. Runs
+    overlapping in the service's threads only share the benefit."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def record_failure(

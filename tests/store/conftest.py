@@ -1,0 +1,16 @@
+"""Fixtures shared by the store's tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracker.store import known
+
+
+@pytest.fixture(params=["usual chunks", "a chunk per row"])
+def chunking(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs the test twice: with the write path's own chunk size, and with every compact
+    row its own chunk (each chunk's join and price changes sent while the next row is
+    staged; tracker.store.known), so a scenario's answers cannot depend on the split."""
+    if request.param == "a chunk per row":
+        monkeypatch.setattr(known, "CHUNK_ROWS", 1)
