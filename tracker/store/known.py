@@ -36,6 +36,7 @@ every observation in time order), and the run's other writes come after the last
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from contextlib import AbstractContextManager, suppress
 from decimal import Decimal
@@ -58,17 +59,27 @@ from tracker.store.staging import (
     store_row,
 )
 
-__all__ = ["CHUNK_ROWS", "FLUSH_ROWS", "KNOWN_TABLES", "Copy", "KnownSeries"]
+__all__ = ["CHUNK_ROWS", "FLUSH_ROWS", "KNOWN_TABLES", "Copy", "KnownSeries", "chunk_rows"]
 
 FLUSH_ROWS = 10_000
 """Full rows buffered before they are written to a staging table."""
 
 CHUNK_ROWS = 50_000
-"""Compact rows per chunk: each chunk is written, then joined and applied while the run
-stages the next one. Long enough for that to finish first and for each chunk's scans of
-``series`` and ``price_points`` to pay off; the last chunk, waited for at the end, is at
-most this long. (Halving the chunks towards the end of the listed series, for a
-shorter wait, measured no faster: small chunks probe both tables row by row.)"""
+"""Compact rows per chunk, about: each chunk is written, then joined and applied while
+the run stages the next one. Long enough for that to finish first and for each chunk's
+scans of ``series`` and ``price_points`` to pay off (:func:`chunk_rows` sizes a run's)."""
+
+
+def chunk_rows(listed: int) -> int:
+    """Rows per chunk for a run whose source lists ``listed`` series (a re-collection sees
+    about as many compact rows): about :data:`CHUNK_ROWS`, so that the last chunk, the one
+    the run waits for, is half the others. At 200,000 that wait went from 0.26 to 0.17 s,
+    plus 0.03 s for the chunk before it. Halving every chunk towards the end measured no
+    faster: small chunks probe both tables row by row, so each costs more than it saves."""
+    if listed <= 0:
+        return CHUNK_ROWS
+    return math.ceil(listed / (max(1, round(listed / CHUNK_ROWS)) + 0.5))
+
 
 Copy = Callable[[str, tuple[str, ...], list[tuple[Any, ...]], list[str]], None]
 """Writes rows into a staging table: (table, columns, rows, Postgres COPY types)."""
@@ -122,6 +133,7 @@ class KnownSeries:
         """Compact rows written (:meth:`flush` first)."""
         self.applied = 0
         """Price changes the chunks applied (:meth:`count_applied` reads it)."""
+        self._chunk = chunk_rows(len(self.hashes))
         self._rows: list[tuple[Any, ...]] = []
         self._hardware_rows: list[tuple[Any, ...]] = []
         self._hardware: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], int]]] = {}
@@ -154,18 +166,22 @@ class KnownSeries:
         ).first()
         if keeps_availability:
             return set()
-        listed = "FROM series WHERE source = :source AND delisted_at IS NULL"
         if self.sqlite:
-            return set(
-                self.conn.execute(
-                    text(f"SELECT identity_hash {listed}"), {"source": source}
-                ).scalars()
+            listed = (
+                "SELECT identity_hash FROM series WHERE source = :source AND delisted_at IS NULL"
             )
-        # One array, not a row per series: 200,000 rows through a result cost ~0.2 s.
-        hashes = self.conn.execute(
-            text(f"SELECT array_agg(identity_hash) {listed}"), {"source": source}
-        ).scalar()
-        return set(hashes or ())
+            return set(self.conn.execute(text(listed), {"source": source}).scalars())
+        # One array, not a row per series (200,000 rows through a result cost ~0.2 s),
+        # in binary: 0.037 s against 0.058 s as text at 200,000.
+        raw = self.conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor(binary=True) as cur:
+            row = cur.execute(
+                "SELECT array_agg(identity_hash) FROM series "
+                "WHERE source = %(source)s AND delisted_at IS NULL",
+                {"source": source},
+            ).fetchone()
+        return set(row[0] or ()) if row else set()
 
     def stage(self, seq: int, key: int, offer: Offer, observed: Any) -> bool:
         """Stage ``offer`` (identity hash ``key``; ``observed``: its own time in staging
@@ -178,7 +194,7 @@ class KnownSeries:
             price = money_text(offer.price_per_hour)
         rows = self._rows
         rows.append((seq, key, hw, price, offer.currency, observed))
-        if len(rows) >= CHUNK_ROWS:
+        if len(rows) >= self._chunk:
             self.flush()
         return True
 
