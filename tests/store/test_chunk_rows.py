@@ -13,8 +13,9 @@ from tracker.store.known import CHUNK_ROWS, chunk_rows
         # 200,000 / 50,000 = 4 chunks; 200,000 / 4.5 = 44,444.4 -> 44,445, so four chunks
         # hold 177,780 and the last, waited-for one 22,220 (half of one).
         (200_000, 44_445),
-        # 1,000,000 / 50,000 = 20; 1,000,000 / 20.5 = 48,780.5 -> 48,781 (last 24,380).
-        (1_000_000, 48_781),
+        # 1,000,000 / 50,000 = 20 chunks, capped at 8: 1,000,000 / 8.5 = 117,647.06 ->
+        # 117,648 (eight hold 941,184; the last 58,816).
+        (1_000_000, 117_648),
         # 25,000 rounds to no full chunk: one of 25,000 / 1.5 = 16,666.7 -> 16,667 while
         # staging, the last 8,333 at the end.
         (25_000, 16_667),

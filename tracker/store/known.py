@@ -59,7 +59,15 @@ from tracker.store.staging import (
     store_row,
 )
 
-__all__ = ["CHUNK_ROWS", "FLUSH_ROWS", "KNOWN_TABLES", "Copy", "KnownSeries", "chunk_rows"]
+__all__ = [
+    "CHUNK_ROWS",
+    "FLUSH_ROWS",
+    "KNOWN_TABLES",
+    "MAX_CHUNKS",
+    "Copy",
+    "KnownSeries",
+    "chunk_rows",
+]
 
 FLUSH_ROWS = 10_000
 """Full rows buffered before they are written to a staging table."""
@@ -70,15 +78,23 @@ the run stages the next one. Long enough for that to finish first and for each c
 scans of ``series`` and ``price_points`` to pay off (:func:`chunk_rows` sizes a run's)."""
 
 
+MAX_CHUNKS = 8
+"""Full chunks per run at most: each chunk's join scans ``series`` and the open intervals
+once, so with a fixed chunk size a larger source would cost the database its size times
+its chunk count (at 1,000,000 offers, 20 chunks of 50,000 left Python waiting)."""
+
+
 def chunk_rows(listed: int) -> int:
     """Rows per chunk for a run whose source lists ``listed`` series (a re-collection sees
-    about as many compact rows): about :data:`CHUNK_ROWS`, so that the last chunk, the one
-    the run waits for, is half the others. At 200,000 that wait went from 0.26 to 0.17 s,
-    plus 0.03 s for the chunk before it. Halving every chunk towards the end measured no
-    faster: small chunks probe both tables row by row, so each costs more than it saves."""
+    about as many compact rows): about :data:`CHUNK_ROWS`, at most :data:`MAX_CHUNKS` of
+    them, sized so that the last chunk, the one the run waits for, is half the others. At
+    200,000 that wait went from 0.26 to 0.17 s, plus 0.03 s for the chunk before it.
+    Halving every chunk towards the end measured no faster: small chunks probe both tables
+    row by row, so each costs more than it saves."""
     if listed <= 0:
         return CHUNK_ROWS
-    return math.ceil(listed / (max(1, round(listed / CHUNK_ROWS)) + 0.5))
+    chunks = min(MAX_CHUNKS, max(1, round(listed / CHUNK_ROWS)))
+    return math.ceil(listed / (chunks + 0.5))
 
 
 Copy = Callable[[str, tuple[str, ...], list[tuple[Any, ...]], list[str]], None]
