@@ -13,4 +13,9 @@ def chunking(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
     row its own chunk (each chunk's join and price changes sent while the next row is
     staged; tracker.store.known), so a scenario's answers cannot depend on the split."""
     if request.param == "a chunk per row":
-        monkeypatch.setattr(known, "CHUNK_ROWS", 1)
+        one_row_chunks(monkeypatch)
+
+
+def one_row_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every compact row of a run its own chunk (tracker.store.known.chunk_rows)."""
+    monkeypatch.setattr(known, "chunk_rows", lambda listed: 1)

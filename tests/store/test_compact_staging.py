@@ -21,6 +21,7 @@ from sqlalchemy import Connection, Engine, text
 from collectors.base import RunContext
 from tests.conftest import make_offer
 from tests.listed_collector import ListCollector
+from tests.store.conftest import one_row_chunks
 from tests.store.test_last_seen import ODA, ODB, answers, od, run_scoped
 from tracker.collect import run_collector
 from tracker.models import Availability, Offer
@@ -147,7 +148,7 @@ def test_a_compact_row_older_than_its_stored_sighting_is_stale(engine: Engine) -
 def test_a_run_failing_while_a_chunk_is_joined_stores_nothing_and_frees_the_connection(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(known, "CHUNK_ROWS", 1)
+    one_row_chunks(monkeypatch)
     run_scoped(engine, [od("a"), od("b")], T0)
     in_flight: list[bool] = []
     drivers: list[Any] = []
@@ -205,7 +206,7 @@ def test_a_chunk_join_that_fails_fails_the_run_with_the_database_error(
 def test_a_repeat_after_a_chunk_applied_a_change_takes_it_back(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(known, "CHUNK_ROWS", 1)
+    one_row_chunks(monkeypatch)
     run_scoped(engine, [od("a", "2.00")], T0)
     # At T0+2h "a" at 2.50 is a plain change, applied with its chunk; then "a" again,
     # dated T0+1h at 3.00: the run needs both observations in time order.
@@ -224,7 +225,7 @@ def test_a_repeat_after_a_chunk_applied_a_change_takes_it_back(
 def test_a_change_applied_by_chunk_is_not_counted_stale(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(known, "CHUNK_ROWS", 1)
+    one_row_chunks(monkeypatch)
     run_scoped(engine, [od("a"), od("b")], T0)  # confirms us-east-1 on-demand at T0
     # At T0+2h: a at 2.50 (plain, applied with its chunk); b dated T0-1h, older than
     # the T0 confirmation, so every observation is checked for staleness at the end.

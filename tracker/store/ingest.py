@@ -219,7 +219,8 @@ class Ingest:
             )
         outside = confirm.outside(confirmed, everything)
         # A confirmation at or after the oldest observation: some observation may be
-        # stale (checked below against every one), so every compact row joins gt_obs.
+        # stale (checked below against every one), so every compact row joins gt_obs
+        # (but for the chunks' price changes, each newer than its derived sighting).
         confirmed_since = self._seq > 0 and confirm.any_since(self.conn, self._time(self._oldest))
         if self._repeats:  # several observations of a series: every row in full,
             self._known.undo()  # the chunks' price changes taken back (tracker.store.known)

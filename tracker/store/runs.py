@@ -131,8 +131,8 @@ def run_transaction(
 def _frozen_heap() -> Iterator[None]:
     """Keep the objects that exist before a run out of the garbage collector's way while
     it runs. A run allocates a few objects per offer, enough for a full collection or
-    two, and each full collection walks every object of the process (the CLI's imports
-    alone are ~140,000: 70-80 ms per walk). Frozen (``gc.freeze``), they are skipped;
+    two, and each full collection walks every object of the process (88,000 once the write
+    path is imported, 140,000 in bench/ingest.py's process: 70-80 ms per walk). Frozen (``gc.freeze``), they are skipped;
     unfrozen afterwards, they are collected as before, so nothing is kept alive. Runs
     overlapping in the service's threads only share the benefit."""
     gc.freeze()
