@@ -140,6 +140,7 @@ class KnownSeries:
         self._copy = copy
         self._params = {"source": source, "run_time": run_time}
         self._applied_pending = False
+        """A chunk's changes were applied since :attr:`applied` was last counted."""
         self._pipeline: AbstractContextManager[Any] | None = None
         """The entered psycopg pipeline a chunk's join was sent in (Postgres), or None."""
         self.hashes = self._listed(source)
