@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Engine, and_, func, select, text
 from tracker.models import OFFER_KEY_FIELDS, Availability, OfferKey
 from tracker.store.errors import database_errors
 from tracker.store.schema import AvailabilityPoint, Series
+from tracker.store.staging import temp_table
 
 __all__ = [
     "AvailabilityInterval",
@@ -78,7 +79,7 @@ def apply_run(conn: Connection, *, sqlite: bool, repeats: bool) -> int:
         if not still_open:
             return 0
     ident = " AND ".join(f"s.{c} = i.{c}" for c in OFFER_KEY_FIELDS)
-    temp = "CREATE TEMPORARY TABLE gt_av " + ("" if sqlite else "ON COMMIT DROP ") + "AS "
+    temp = temp_table("gt_av", sqlite=sqlite)
     x("DROP TABLE IF EXISTS gt_av")
     if repeats:
         # Several observations of one series (dated history): applied in time order,

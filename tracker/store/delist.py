@@ -17,6 +17,7 @@ from sqlalchemy import Connection, text
 from tracker.store import availability
 from tracker.store.ingest_stats import DelistScope, IngestStats
 from tracker.store.last_seen import effective_last_seen_sql
+from tracker.store.staging import temp_table
 
 __all__ = ["apply", "offers_in"]
 
@@ -83,8 +84,8 @@ def apply(
             return
     seen_ids = "gt_seen"
     if compact_ids is not None:  # gt_seen lacks the compact rows that changed nothing
-        temp = "CREATE TEMPORARY TABLE gt_seen_all " + ("" if sqlite else "ON COMMIT DROP ")
-        x(f"{temp}AS SELECT series_id FROM gt_seen UNION {compact_ids}")
+        temp = temp_table("gt_seen_all", sqlite=sqlite)
+        x(f"{temp}SELECT series_id FROM gt_seen UNION {compact_ids}")
         seen_ids = "gt_seen_all"
     stats.delisted = x(
         # EXCEPT, not NOT IN or NOT EXISTS: a set operation (hashed or sorted) over

@@ -35,7 +35,9 @@ from tracker.store.staging import (
     hardware_differs,
     hardware_values,
     offer_hash,
+    open_intervals,
     store_row,
+    temp_table,
 )
 
 __all__ = [
@@ -117,7 +119,6 @@ class Ingest:
         compact staging's tables hold theirs in the same types)."""
         types = {**_STAGING_TYPE, ColumnKind.NUMBER: "TEXT" if self.sqlite else "NUMERIC(20,10)"}
         ts = "TEXT" if self.sqlite else "TIMESTAMPTZ"
-        on_commit = "" if self.sqlite else " ON COMMIT DROP"
         defs = {c.column: f"{c.column} {types[c.kind]}" for c in OFFER_COLUMNS}
         defs |= {"seq": "seq BIGINT", "observed_at": f"observed_at {ts}"}
         defs |= {"identity_hash": "identity_hash BIGINT", "hw_id": "hw_id INTEGER"}
@@ -132,7 +133,7 @@ class Ingest:
         for table in _TEMP_TABLES:
             self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
         self.conn.exec_driver_sql(
-            f"CREATE TEMPORARY TABLE gt_incoming ({', '.join(cols)}){on_commit}"
+            temp_table("gt_incoming", sqlite=self.sqlite, columns=", ".join(cols))
         )
         return defs
 
@@ -229,7 +230,6 @@ class Ingest:
         compact = self._known.count
         idcols = ", ".join(IDENTITY_COLUMNS)
         hw = ", ".join(HARDWARE_COLUMNS)
-        temp = "CREATE TEMPORARY TABLE {} " + ("" if self.sqlite else "ON COMMIT DROP ") + "AS "
         by_hash = "s.identity_hash = i.identity_hash"
 
         # Each identity's latest row carries its hardware facts and attributes.
@@ -237,7 +237,7 @@ class Ingest:
         # a table of known size instead of a window subquery it misestimates.
         if self._repeats:
             x(
-                temp.format("gt_latest")
+                temp_table("gt_latest", sqlite=self.sqlite)
                 + f"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY {idcols} "
                 "ORDER BY observed_at DESC, seq DESC) AS rn, "
                 f"MIN(observed_at) OVER (PARTITION BY {idcols}) AS first_obs "
@@ -267,7 +267,8 @@ class Ingest:
         # ``collides``: the hash matched another identity (checked below, never merged).
         if self._repeats:
             x(
-                temp.format("gt_obs") + "SELECT series_id, observed_at, price, currency, "
+                temp_table("gt_obs", sqlite=self.sqlite)
+                + "SELECT series_id, observed_at, price, currency, "
                 "region, pricing, hw_changed, took_over, collides, "
                 "ROW_NUMBER() OVER (PARTITION BY series_id ORDER BY observed_at) AS rn "
                 "FROM (SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
@@ -282,7 +283,7 @@ class Ingest:
             # One observation per series: its open interval comes along (one join), so
             # the round below touches only the intervals that change.
             joined = x(
-                temp.format("gt_obs")
+                temp_table("gt_obs", sqlite=self.sqlite)
                 + "SELECT s.id AS series_id, i.observed_at, i.price, i.currency, "
                 f"i.region, i.pricing, 1 AS rn, ({differs}) AS hw_changed, "
                 f"(s.source <> :source) AS took_over, NOT ({same_identity}) AS collides, "
@@ -315,7 +316,10 @@ class Ingest:
         # planner may probe gt_obs once per listed series (delisting's anti-join).
         x("CREATE INDEX gt_obs_series ON gt_obs (series_id, rn)")
         if self._repeats or maybe_stale:
-            x(temp.format("gt_seen_ids") + "SELECT DISTINCT series_id FROM gt_obs")
+            x(
+                temp_table("gt_seen_ids", sqlite=self.sqlite)
+                + "SELECT DISTINCT series_id FROM gt_obs"
+            )
             x("CREATE UNIQUE INDEX gt_seen_id ON gt_seen_ids (series_id)")
             x("CREATE TEMPORARY VIEW gt_seen AS SELECT series_id FROM gt_seen_ids")
         else:  # one row per series, none will be dropped: gt_obs lists what was seen
@@ -458,11 +462,7 @@ class Ingest:
                 f"WHERE p.id = o.point_id AND o.same_price AND {outside[0]}",
                 **outside[1],
             )
-        opened = x(
-            "INSERT INTO price_points (series_id, price, currency, first_seen, last_seen) "
-            "SELECT o.series_id, o.price, o.currency, o.observed_at, o.observed_at "
-            "FROM gt_obs AS o WHERE o.point_id IS NULL OR NOT o.same_price"
-        )
+        opened = x(open_intervals("gt_obs", "o.point_id IS NULL OR NOT o.same_price"))
         stats.unchanged += observed - opened
 
     def _apply_round(
@@ -490,11 +490,11 @@ class Ingest:
                 **outside[1],
             )
         opened = x(
-            "INSERT INTO price_points (series_id, price, currency, first_seen, "
-            "last_seen) SELECT o.series_id, o.price, o.currency, o.observed_at, "
-            "o.observed_at FROM gt_obs AS o WHERE o.rn = :r AND NOT EXISTS ("
-            "SELECT 1 FROM price_points p WHERE p.series_id = o.series_id "
-            "AND p.ended_at IS NULL)",
+            open_intervals(
+                "gt_obs",
+                "o.rn = :r AND NOT EXISTS (SELECT 1 FROM price_points p "
+                "WHERE p.series_id = o.series_id AND p.ended_at IS NULL)",
+            ),
             r=r,
         )
         stats.unchanged += observed - opened

@@ -56,7 +56,9 @@ from tracker.store.staging import (
     hardware_differs,
     hardware_values,
     money_text,
+    open_intervals,
     store_row,
+    temp_table,
 )
 
 __all__ = [
@@ -139,8 +141,6 @@ class KnownSeries:
         self.sqlite = sqlite
         self._copy = copy
         self._params = {"source": source, "run_time": run_time}
-        self._applied_pending = False
-        """A chunk's changes were applied since :attr:`applied` was last counted."""
         self._pipeline: AbstractContextManager[Any] | None = None
         """The entered psycopg pipeline a chunk's join was sent in (Postgres), or None."""
         self.hashes = self._listed(source)
@@ -148,27 +148,23 @@ class KnownSeries:
         compact. Empty when the source keeps availability (those runs stage in full)."""
         self.count = 0
         """Compact rows written (:meth:`flush` first)."""
-        self.applied = 0
-        """Price changes the chunks applied (:meth:`count_applied` reads it)."""
         self._chunk = chunk_rows(len(self.hashes))
         self._rows: list[tuple[Any, ...]] = []
         self._hardware_rows: list[tuple[Any, ...]] = []
         self._hardware: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], int]]] = {}
         self._hardware_ids: dict[tuple[Any, ...], int] = {}
-        on_commit = "" if sqlite else " ON COMMIT DROP"
         known = ", ".join(columns[c] for c in _KNOWN_COLUMNS)
         hardware = ", ".join(columns[c] for c in _HARDWARE_COLUMNS)
         for table in ("gt_known", "gt_chunk"):
-            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {table} ({known}){on_commit}")
-        conn.exec_driver_sql(f"CREATE TEMPORARY TABLE gt_hardware ({hardware}){on_commit}")
-        temp = "CREATE TEMPORARY TABLE {} " + ("" if sqlite else "ON COMMIT DROP ")
+            conn.exec_driver_sql(temp_table(table, sqlite=sqlite, columns=known))
+        conn.exec_driver_sql(temp_table("gt_hardware", sqlite=sqlite, columns=hardware))
+        joined = self._joined("gt_chunk", seen_last=True)
         for table, cols in (("gt_chunk_obs", _CHUNK_OBS), ("gt_changed", _OBS)):
-            joined = self._joined("gt_chunk", seen_last=True)
-            sql = f"AS SELECT {cols} FROM ({joined}) o WHERE 1 = 0"
-            conn.execute(text(temp.format(table) + sql), self._params)
+            sql = f"SELECT {cols} FROM ({joined}) o WHERE 1 = 0"
+            conn.execute(text(temp_table(table, sqlite=sqlite) + sql), self._params)
         conn.exec_driver_sql(
-            temp.format("gt_applied") + "AS SELECT series_id, point_id, stored_last_seen "
-            "FROM gt_changed WHERE 1 = 0"
+            temp_table("gt_applied", sqlite=sqlite)
+            + "SELECT series_id, point_id, stored_last_seen FROM gt_changed WHERE 1 = 0"
         )
 
     def _listed(self, source: str) -> set[int]:
@@ -247,18 +243,15 @@ class KnownSeries:
         self.settle()
         if self._hardware_rows:
             rows, self._hardware_rows = self._hardware_rows, []
-            self._copy(
-                "gt_hardware", _HARDWARE_COLUMNS, rows, [COPY_TYPE[c] for c in _HARDWARE_COLUMNS]
-            )
+            self._copy("gt_hardware", _HARDWARE_COLUMNS, rows, _HARDWARE_TYPES)
         if not self._rows:
             return
         rows, self._rows = self._rows, []
         self.count += len(rows)
-        types = [COPY_TYPE[c] for c in _KNOWN_COLUMNS]
         if not apply:  # the run needs every observation: joined at the end (to_incoming)
-            self._copy("gt_known", _KNOWN_COLUMNS, rows, types)
+            self._copy("gt_known", _KNOWN_COLUMNS, rows, _KNOWN_TYPES)
             return
-        self._copy("gt_chunk", _KNOWN_COLUMNS, rows, types)
+        self._copy("gt_chunk", _KNOWN_COLUMNS, rows, _KNOWN_TYPES)
         empty = "DELETE FROM" if self.sqlite else "TRUNCATE"
         self._send(
             f"INSERT INTO gt_chunk_obs ({_CHUNK_OBS}) SELECT {_CHUNK_OBS} "
@@ -272,11 +265,7 @@ class KnownSeries:
             "UPDATE price_points AS p SET ended_at = o.observed_at, last_seen = o.seen_last "
             f"FROM gt_chunk_obs AS o WHERE p.id = o.point_id AND {_PLAIN}"
         )
-        self._send(
-            "INSERT INTO price_points (series_id, price, currency, first_seen, last_seen) "
-            f"SELECT o.series_id, o.price, o.currency, o.observed_at, o.observed_at "
-            f"FROM gt_chunk_obs AS o WHERE {_PLAIN}"
-        )
+        self._send(open_intervals("gt_chunk_obs", _PLAIN))
         self._send(
             "INSERT INTO gt_applied (series_id, point_id, stored_last_seen) "
             f"SELECT o.series_id, o.point_id, o.stored_last_seen FROM gt_chunk_obs AS o "
@@ -287,7 +276,6 @@ class KnownSeries:
             f"WHERE NOT ({_PLAIN})"
         )
         self._send(f"{empty} gt_chunk_obs")
-        self._applied_pending = True
 
     def _send(self, sql: str) -> None:
         """Run ``sql`` (with the run's parameters); on Postgres, sent in a pipeline that
@@ -363,13 +351,9 @@ class KnownSeries:
         return self.conn.execute(text(sql), params).rowcount
 
     def count_applied(self) -> int:
-        """Settle, then the number of price changes the chunks applied (:attr:`applied`)."""
+        """Settle, then the number of price changes the chunks applied."""
         self.settle()
-        if self._applied_pending:
-            self._applied_pending = False
-            n = self.conn.execute(text("SELECT COUNT(*) FROM gt_applied")).scalar()
-            self.applied = int(n or 0)
-        return self.applied
+        return int(self.conn.execute(text("SELECT COUNT(*) FROM gt_applied")).scalar() or 0)
 
     def undo(self) -> None:
         """Take back the chunks' price changes, for a run that reported an identity twice
@@ -387,7 +371,6 @@ class KnownSeries:
             "WHERE id IN (SELECT point_id FROM gt_applied)"
         )
         self.conn.exec_driver_sql("DELETE FROM gt_applied")
-        self.applied = 0
 
     def to_incoming(self, run_time: Any) -> int:
         """Move the compact rows into ``gt_incoming`` as full rows (their identity from
@@ -462,3 +445,5 @@ chunk is joined (:meth:`KnownSeries.flush`)."""
 _CHUNK_OBS = f"{_OBS}, delisted_at, seen_last"
 _KNOWN_COLUMNS = ("seq", "identity_hash", "hw_id", "price", "currency", "observed_at")
 _HARDWARE_COLUMNS = ("hw_id", *HARDWARE_COLUMNS)
+_KNOWN_TYPES = [COPY_TYPE[c] for c in _KNOWN_COLUMNS]
+_HARDWARE_TYPES = [COPY_TYPE[c] for c in _HARDWARE_COLUMNS]

@@ -1,7 +1,8 @@
 """A run's offers as the rows of its staging table (``gt_incoming``, tracker.store.ingest).
 
 One call per offer of every run, so each is a C-level attribute fetch plus only the
-conversions the driver cannot do itself.
+conversions the driver cannot do itself. Also the SQL the ingest, the compact staging
+(tracker.store.known), availability and delisting share over the run's staged rows.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ __all__ = [
     "hardware_values",
     "money_text",
     "offer_hash",
+    "open_intervals",
     "store_row",
+    "temp_table",
 ]
 
 
@@ -113,3 +116,24 @@ def hardware_differs(series: str, staged: str) -> str:
         )
         for c in HARDWARE_COLUMNS
     )
+
+
+def open_intervals(observations: str, where: str) -> str:
+    """SQL: open a price interval, first and last seen at its observation, for each row
+    of ``observations`` (a table of the run's observations, aliased ``o``) that ``where``
+    selects: the ingest's rounds and a compact chunk's plain price changes."""
+    return (
+        "INSERT INTO price_points (series_id, price, currency, first_seen, last_seen) "
+        "SELECT o.series_id, o.price, o.currency, o.observed_at, o.observed_at "
+        f"FROM {observations} AS o WHERE {where}"
+    )
+
+
+def temp_table(name: str, *, sqlite: bool, columns: str | None = None) -> str:
+    """SQL: create the run's temporary table ``name``. With ``columns`` (their definitions)
+    the whole statement; without, the head of a ``CREATE … AS`` for a SELECT to follow.
+    Postgres drops it at commit; the ingest drops SQLite's (which outlive a transaction)."""
+    drop = "" if sqlite else " ON COMMIT DROP"
+    if columns is not None:
+        return f"CREATE TEMPORARY TABLE {name} ({columns}){drop}"
+    return f"CREATE TEMPORARY TABLE {name}{drop} AS "
