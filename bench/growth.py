@@ -37,8 +37,6 @@ from ingest import ListCollector, raw_copy
 from scratch_db import scratch_database
 from sqlalchemy import text
 
-from tracker.cli.currency import CurrencyView
-from tracker.cli.offers import offer_rows
 from tracker.collect import run_collector
 from tracker.history import views
 from tracker.history.args import Window, make_grid
@@ -47,6 +45,8 @@ from tracker.settings import Settings
 from tracker.store import fx as fx_store
 from tracker.store import migrate, queries
 from tracker.store.engine import Engine, make_engine
+from tracker.views.currency import CurrencyView
+from tracker.views.offers import offer_rows
 
 MIB = 1024 * 1024
 

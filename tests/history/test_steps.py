@@ -50,11 +50,12 @@ def test_steps_keep_the_original_currency_beside_usd(day_history: Engine) -> Non
     assert row["price_per_hour_usd"] == Decimal("3.0240")
 
 
-def test_before_the_first_price_is_empty(day_history: Engine) -> None:
+def test_steps_before_the_first_price_are_left_out(day_history: Engine) -> None:
     offer = views.OfferKey("azure", "Standard_NC40ads_H100_v5", "eastus")
-    rows = views.offer_steps(day_history, offer, hourly(12, 13))
-    # first seen at 12:30: nothing in force at 12:00, 11.50 at 13:00
-    assert [r["price_per_hour"] for r in rows] == [None, Decimal("11.50")]
+    rows = views.offer_steps(day_history, offer, hourly(11, 13))
+    # first seen at 12:30: nothing in force at 11:00 or 12:00 (no history yet: no row),
+    # 11.50 at 13:00
+    assert [(r["time"].hour, r["price_per_hour"]) for r in rows] == [(13, Decimal("11.50"))]
 
 
 def test_gpu_family_aggregate_picks_the_cheapest_offer_at_each_step(day_history: Engine) -> None:
@@ -92,7 +93,7 @@ def test_gpu_aggregate_filters_pricing_and_provider(day_history: Engine) -> None
     )  # fmt: skip
     assert [r["provider"] for r in only_lambda] == ["lambda"]
     before = views.gpu_steps(day_history, select_gpus(["a100 80gb"]), hourly(-2, -1))
-    assert [r["price_per_gpu_hour_usd"] for r in before] == [None, None]
+    assert before == []  # before any price: no history yet, no rows
 
 
 def test_an_unknown_offer_is_an_argument_error(day_history: Engine) -> None:

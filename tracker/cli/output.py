@@ -18,7 +18,6 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -27,6 +26,8 @@ import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
+
+from tracker.views.encode import jsonable
 
 __all__ = ["Column", "FormatOption", "OutputFormat", "cell", "emit", "err", "jsonable", "money"]
 
@@ -42,22 +43,6 @@ class OutputFormat(StrEnum):
 
 FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 """The ``--format`` option every listing command takes."""
-
-
-def jsonable(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        # Exact, without the storage scale's trailing zeros or an exponent.
-        text = format(value, "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    if isinstance(value, StrEnum):
-        return value.value
-    if isinstance(value, Mapping):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    return value
 
 
 def cell(value: Any) -> str:

@@ -10,10 +10,9 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
+from tracker.cli.currency import CurrencyOption, currency_view
 from tracker.cli.offers import OFFER_HEAD
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
-from tracker.models import Offer, offer_dict
 from tracker.recommend import (
     Assumptions,
     Profile,
@@ -24,15 +23,15 @@ from tracker.recommend import (
     WorkloadError,
     estimate_vram,
     load_profiles,
-    load_usd_offer_table,
     make_profile,
-    rank_table,
 )
 from tracker.recommend.profiles import Task, user_profiles_path
 from tracker.recommend.vram import GIB
 from tracker.store.engine import DatabaseError
+from tracker.views import rankings as views_rankings
+from tracker.views.rankings import rank_offers, ranking_rows
 
-__all__ = ["register"]
+__all__ = ["ranking_rows", "register"]
 
 ProfilesFileOption = Annotated[
     Path | None,
@@ -107,14 +106,7 @@ def _num(value: float) -> str:
     return f"{value:g}".replace("e+0", "e").replace("e+", "e")
 
 
-def _d(value: float) -> Decimal:
-    """A float estimate as a 2-decimal Decimal (JSON shows it as an exact string)."""
-    return Decimal(f"{value:.2f}")
-
-
-def _d_or_none(value: float | None) -> Decimal | None:
-    """Job figures are empty (null) when the profile gives no work size."""
-    return None if value is None else _d(value)
+_d = views_rankings.two_places
 
 
 def _profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
@@ -125,81 +117,6 @@ def _profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
         return load_profiles(user_profiles_path(configured))
     except ProfileError as exc:
         raise CliError(str(exc), USAGE) from None
-
-
-_RANKED_OFFER_FIELDS = (
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "payment_option",
-    "offering_class",
-    "gpu_model",
-    "gpu_count",
-    "interconnect",
-)
-"""The offer columns a ranking row repeats (documented in the README)."""
-
-
-def _base_row(o: Offer) -> dict[str, Any]:
-    values = offer_dict(o)
-    return {name: values[name] for name in _RANKED_OFFER_FIELDS}
-
-
-def _shown(view: CurrencyView | None, usd: Decimal | None) -> Decimal | None:
-    """A USD figure in the view currency at the latest rate (USD itself without a view)."""
-    if view is None or usd is None:
-        return usd
-    return view.show(usd)
-
-
-def ranking_rows(
-    ranking: Ranking, explain: bool, view: CurrencyView | None = None
-) -> list[dict[str, Any]]:
-    """The documented JSON rows: candidates first; with --explain, excluded offers after.
-
-    Ranked in USD whatever the view; ``display_*`` are the USD figures in ``view``'s
-    currency at the latest rate."""
-    rows: list[dict[str, Any]] = []
-    for c in ranking.candidates:
-        rows.append(
-            {
-                "rank": c.rank,
-                **_base_row(c.offer),
-                "vram_needed_gib": _d(c.vram_needed_gib),
-                "vram_available_gib": _d(c.vram_available_gib),
-                "vram_needed_per_gpu_gib": _d(c.vram_needed_per_gpu_gib),
-                "sharded": c.sharded,
-                "price_per_hour_usd": c.price_per_hour_usd,
-                "effective_price_per_hour_usd": c.effective_hourly_usd,
-                "price_per_gpu_hour_usd": c.price_per_gpu_hour_usd.quantize(Decimal("1e-6")),
-                "compute_hours": _d_or_none(c.compute_hours),
-                "job_hours": _d_or_none(c.job_hours),
-                "job_cost_usd": c.job_cost_usd,
-                "display_currency": "USD" if view is None else view.code,
-                "display_effective_price_per_hour": _shown(view, c.effective_hourly_usd),
-                "display_job_cost": _shown(view, c.job_cost_usd),
-                "interruption_pct": c.interruption_pct,
-                "basis": c.rate.label,
-                "basis_source": c.rate.source,
-                "compute_precision": c.rate.precision.value,
-                "precision_fallback": c.rate.fallback or None,
-                "excluded_reason": None,
-                "excluded_detail": None,
-            }
-        )
-    if explain:
-        for e in ranking.exclusions:
-            rows.append(
-                {
-                    "rank": None,
-                    **_base_row(e.offer),
-                    "excluded_reason": e.reason.label,
-                    "excluded_detail": e.detail,
-                }
-            )
-    return rows
 
 
 def _adhoc_fields(**flags: Any) -> dict[str, Any]:
@@ -316,17 +233,17 @@ def recommend(
             chosen = make_profile("ad-hoc", overrides)
         engine = open_store(ctx)
         view = currency_view(ctx, engine, currency)
-        table, conversion = load_usd_offer_table(engine, settings_of(ctx))
-        view.usd = conversion  # what the USD ranking left out is what gets reported
-        ranking = rank_table(
+        found = rank_offers(
+            engine,
+            settings_of(ctx),
             chosen,
-            table,
-            profile_set.assumptions,
+            profile_set=profile_set,
             top=top,
             explain=explain,
-            measurements=profile_set.measurements,
             include_unavailable=include_unavailable,
         )
+        view.usd = found.conversion  # what the USD ranking left out is what gets reported
+        ranking = found.ranking
     except (ProfileError, WorkloadError) as exc:
         raise CliError(str(exc), USAGE) from None
     except DatabaseError as exc:

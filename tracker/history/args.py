@@ -20,6 +20,7 @@ __all__ = [
     "Grid",
     "HistoryArgumentError",
     "Window",
+    "ending_at",
     "make_grid",
     "parse_step",
     "parse_time",
@@ -111,6 +112,15 @@ def make_grid(window: Window, step: timedelta, rule: str = "") -> Grid:
             f"more than {MAX_POINTS}: use a coarser step or a shorter window"
         )
     return Grid(start, step, count)
+
+
+def ending_at(grid: Grid, until: datetime) -> Grid:
+    """``grid`` with ``until`` (the window's end: now by default) as its last time when
+    the regular steps stop before it, so a history's last row is the price in force then."""
+    regular = grid.start + (grid.count - 1) * grid.step
+    if until <= regular:
+        return grid
+    return Grid(grid.start, grid.step, grid.count, end=until)
 
 
 def require_gpus(names: Sequence[str], stored: Callable[[Sequence[str]], set[str]]) -> GpuSelection:

@@ -4,7 +4,8 @@ at each step, and one offer's raw intervals.
 Each function takes parsed arguments (see :mod:`tracker.history.args`) and returns the
 documented row dicts the CLI renders as a table, CSV or JSON and the web API returns as
 JSON, so both show the same rows. Keys never disappear: a step where nothing was in
-force (a delisted gap, before the first price) has its price keys set to None.
+force (a delisted gap) has its price keys set to None; steps before the first price are
+left out, so a history starts when its data does.
 """
 
 from __future__ import annotations
@@ -137,6 +138,15 @@ def offer_steps(
     if not steps:
         raise HistoryArgumentError(f"no stored offer {offer.describe()}")
     times = grid.times()
+    # Steps are ordered by series then time: a series' steps before its first price
+    # (before it was first observed) are left out; a gap after it (delisted) stays.
+    started: set[tuple[Any, ...]] = set()
+    kept = []
+    for step in steps:
+        series = tuple(step[1:7])
+        if series in started or step.price is not None:
+            started.add(series)
+            kept.append(step)
     return [
         {
             "time": times[k],
@@ -161,7 +171,7 @@ def offer_steps(
             price,
             currency,
             usd,
-        ) in steps
+        ) in kept
     ]
 
 
@@ -182,7 +192,10 @@ def gpu_steps(
     found = {c.k: c for c in store.cheapest_at(engine, grid, where, fx_rates=fx_rates)}
     times = grid.times()
     rows: list[dict[str, Any]] = []
+    first = min(found, default=len(times))
     for k, t in enumerate(times):
+        if k < first:
+            continue
         c = found.get(k)
         row: dict[str, Any] = dict.fromkeys(GPU_STEP_KEYS)
         row["time"] = t

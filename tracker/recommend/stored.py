@@ -29,7 +29,6 @@ from tracker.store.rankings import current_offer_rows
 __all__ = [
     "load_offer_table",
     "load_offers",
-    "load_usd_offer_table",
     "profiles_for",
     "recompute_rankings",
     "usd_conversion",
@@ -66,22 +65,15 @@ def _usd_rows(rows: list[tuple[Any, ...]], conversion: Conversion) -> list[tuple
     return result
 
 
-def load_usd_offer_table(
-    engine: Engine, settings: Settings | None = None
-) -> tuple[OfferTable, Conversion]:
-    """The current offers as ranking columns in USD (latest rates), read without
-    building every record, and the conversion that says which were left out for want
-    of a rate (raises :class:`~tracker.store.engine.DatabaseError`)."""
+def load_offer_table(engine: Engine, settings: Settings) -> tuple[OfferTable, Conversion]:
+    """The current offers as ranking columns in USD at the latest rates (the stored ECB
+    series plus ``settings.fx_rates``: required, so no reader ranks without them), read
+    without building every record, and the conversion that says which were left out for
+    want of a rate; those are logged too (raises DatabaseError)."""
     conversion = usd_conversion(engine, settings)
     rows = _usd_rows(current_offer_rows(engine), conversion)
-    return OfferTable.from_rows(rows), conversion
-
-
-def load_offer_table(engine: Engine, settings: Settings | None = None) -> OfferTable:
-    """:func:`load_usd_offer_table` without the conversion's account (it is logged)."""
-    table, conversion = load_usd_offer_table(engine, settings)
     _log_missing(conversion)
-    return table
+    return OfferTable.from_rows(rows), conversion
 
 
 def _log_missing(conversion: Conversion) -> None:
@@ -115,11 +107,8 @@ def recompute_rankings(
     profile_set = profiles or profiles_for(settings)
     a = profile_set.assumptions
     started = clock()
-    conversion = usd_conversion(engine, settings)
-    rows = _usd_rows(current_offer_rows(engine), conversion)
-    _log_missing(conversion)
+    table, _ = load_offer_table(engine, settings)
     loaded = clock()
-    table = OfferTable.from_rows(rows)
     rankings: list[tuple[Ranking, str]] = []
     for name, profile in sorted(profile_set.profiles.items()):
         if not profile.has_work_size:
@@ -137,7 +126,7 @@ def recompute_rankings(
             log.error("ranking skipped: %s", exc)
             continue
         rankings.append((ranking, fingerprint(profile, a)))
-        log.debug("profile %s: %d of %d offers feasible", name, ranking.feasible, len(rows))
+        log.debug("profile %s: %d of %d offers feasible", name, ranking.feasible, len(table))
     ranked = clock()
     computed_at = (now or datetime.now(UTC)).astimezone(UTC)
     changes = record_rankings(engine, rankings, computed_at)
@@ -147,7 +136,7 @@ def recompute_rankings(
     log.info(
         "rankings recomputed for %d profiles over %d offers (%d changed)",
         len(changes),
-        len(rows),
+        len(table),
         sum(1 for c in changes if c.changed),
     )
     return changes

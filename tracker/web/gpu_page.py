@@ -18,18 +18,18 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from tracker.catalog import GpuSelection, GpuSpec, get_spec
-from tracker.history.args import Window, make_grid
+from tracker.history.args import Window, ending_at, make_grid
 from tracker.history.views import gpu_steps
 from tracker.models import PricingModel
 from tracker.store.dashboard import cheapest_per_gpu
 from tracker.store.engine import Engine
-from tracker.web.app import context_of
+from tracker.web.context import context_of
 from tracker.web.currency import page_view
 from tracker.web.errors import BadRequest
 from tracker.web.overview import COLUMNS
 from tracker.web.pages import page
 from tracker.web.params import check_known
-from tracker.web.svg import Series, Step, step_chart
+from tracker.web.svg import Series, chart_steps, step_chart
 
 __all__ = ["router"]
 
@@ -68,21 +68,18 @@ HISTORY_DAYS = 90
 
 
 def _history_chart(engine: Engine, model: str, fx_rates: Mapping[str, Decimal]) -> Markup:
-    """The cheapest $/GPU-hour across providers at each day of the last 90, one step
-    line per pricing model (tracker.history's aggregate, what ``history --gpu`` prints,
-    at the same rates: the stored ones and ``fx_rates``)."""
+    """The cheapest $/GPU-hour across providers at each day of the last 90 and now, one
+    step line per pricing model (tracker.history's aggregate, what ``history --gpu``
+    prints, at the same rates: the stored ones and ``fx_rates``): the line ends at the
+    price in force now, the "Cheapest now" table's figure."""
     now = datetime.now(UTC).replace(microsecond=0)
     window = Window(now - timedelta(days=HISTORY_DAYS), now)
-    grid = make_grid(window, timedelta(days=1), "1d")
+    grid = ending_at(make_grid(window, timedelta(days=1), "1d"), now)
     selection = GpuSelection(models=(model,), names=())
     series = []
     for pricing in (PricingModel.ON_DEMAND, PricingModel.SPOT, PricingModel.RESERVED_1Y):
         rows = gpu_steps(engine, selection, grid, pricing=[pricing], fx_rates=fx_rates)
-        steps = [
-            Step(a["time"], b["time"], a["price_per_gpu_hour_usd"])
-            for a, b in zip(rows, [*rows[1:], {"time": now}], strict=True)
-            if a["price_per_gpu_hour_usd"] is not None
-        ]
-        if steps:
-            series.append(Series(pricing.value, steps))
+        series_steps = chart_steps(rows, "price_per_gpu_hour_usd")
+        if series_steps:
+            series.append(Series(pricing.value, series_steps))
     return step_chart(series, unit="USD/GPU·h", title=f"cheapest {model}")

@@ -18,13 +18,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from tracker.catalog import all_specs, select_gpus
-from tracker.cli.offers import SortKey, offer_row
-from tracker.cli.output import jsonable, money
+from tracker.format import amount, percent, pricing_label, when
 from tracker.models import PricingModel
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
 from tracker.store import dashboard, queries
-from tracker.web.app import HERE, context_of
+from tracker.views.encode import jsonable
+from tracker.views.offers import SortKey, offer_row
+from tracker.web.context import HERE, context_of
 from tracker.web.currency import left_out_line, page_view
 from tracker.web.errors import BadRequest
 from tracker.web.overview import COLUMNS, overview, trend_pricing
@@ -45,7 +46,10 @@ __all__ = ["router", "templates"]
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=HERE / "templates")
-templates.env.filters["money"] = money
+templates.env.filters["money"] = lambda v: "" if v is None else amount(v)
+templates.env.filters["percent"] = lambda v: "" if v is None else percent(v, signed=True)
+templates.env.filters["pricing"] = pricing_label
+templates.env.filters["when"] = lambda v: "" if v is None else when(v)
 templates.env.filters["iso"] = lambda v: "" if v is None else jsonable(v)
 templates.env.globals["urlencode"] = lambda params: urlencode(params, doseq=True)
 templates.env.globals["sparkline"] = sparkline
@@ -232,7 +236,13 @@ def profiles_page(
     context = context_of(request)
     check_known(request, ("profile", "top"))
     try:
-        views = profile_views(context.engine, profiles_for(context.settings), top=top, only=profile)
+        views = profile_views(
+            context.engine,
+            context.settings,
+            profiles_for(context.settings),
+            top=top,
+            only=profile,
+        )
     except ProfileError as exc:
         raise BadRequest(str(exc)) from None
     return page(request, "profiles.html", "Profiles", views=views, top=top)

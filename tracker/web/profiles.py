@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from tracker.recommend import Ranking, WorkloadError, load_offer_table, rank_table
 from tracker.recommend.history import RankedEntry, RankingChange
 from tracker.recommend.profiles import ProfileSet
+from tracker.settings import Settings
 from tracker.store.engine import Engine
 from tracker.store.rankings import snapshot_history
 
@@ -57,10 +58,16 @@ def _changes(engine: Engine, profile: str) -> list[RankingChange]:
 
 
 def profile_views(
-    engine: Engine, profile_set: ProfileSet, *, top: int, only: str | None = None
+    engine: Engine,
+    settings: Settings,
+    profile_set: ProfileSet,
+    *,
+    top: int,
+    only: str | None = None,
 ) -> list[ProfileView]:
-    """Every profile (or ``only``), by name; raises DatabaseError, ProfileError."""
-    table = load_offer_table(engine)
+    """Every profile (or ``only``), by name, ranked in USD at the stored rates plus
+    ``settings.fx_rates`` (as ``recommend``); raises DatabaseError, ProfileError."""
+    table, _ = load_offer_table(engine, settings)
     names = [only] if only else sorted(profile_set.profiles)
     views = []
     for name in names:
