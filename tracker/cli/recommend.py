@@ -29,7 +29,7 @@ from tracker.recommend.profiles import Task, user_profiles_path
 from tracker.recommend.vram import GIB
 from tracker.store.engine import DatabaseError
 from tracker.views import rankings as views_rankings
-from tracker.views.rankings import rank_offers, ranking_rows
+from tracker.views.rankings import choose_profile, rank_offers, ranking_rows
 
 __all__ = ["ranking_rows", "register"]
 
@@ -212,25 +212,9 @@ def recommend(
         budget_usd=budget,
     )
     try:
-        if profile is not None:
-            base = profile_set.get(profile)
-            chosen = base
-            if overrides:
-                data = base.model_dump(exclude={"name"}, exclude_none=True)
-                if {"tokens", "images", "epochs", "reference_gpu_hours"} & overrides.keys():
-                    for size in (
-                        "tokens",
-                        "images",
-                        "epochs",
-                        "reference_gpu_hours",
-                        "reference_gpu",
-                    ):
-                        data.pop(size, None)
-                chosen = make_profile(base.name, {**data, **overrides})
-        elif not overrides:
+        if profile is None and not overrides:
             raise CliError("give --profile NAME or ad-hoc flags (--params, --task, ...)", USAGE)
-        else:
-            chosen = make_profile("ad-hoc", overrides)
+        chosen = choose_profile(profile_set, profile, overrides)
         engine = open_store(ctx)
         view = currency_view(ctx, engine, currency)
         found = rank_offers(

@@ -10,13 +10,14 @@ from enum import StrEnum
 from typing import Any
 
 from tracker.catalog import all_specs, select_gpus
-from tracker.models import PricingModel, offer_dict
+from tracker.models import OFFER_COLUMNS, PricingModel, offer_dict
 from tracker.store import queries
 from tracker.store.engine import Engine
 from tracker.views.currency import CurrencyView
 from tracker.views.errors import ReadError
 
 __all__ = [
+    "OFFER_ROW_KEYS",
     "PER_GPU",
     "SortKey",
     "gpu_catalog_rows",
@@ -30,6 +31,20 @@ class SortKey(StrEnum):
     price = "price"
     price_per_gpu = "price_per_gpu"
 
+
+OFFER_ROW_KEYS = (
+    *(c.name for c in OFFER_COLUMNS if c.name != "attributes"),
+    "price_per_gpu_hour_usd",
+    "display_currency",
+    "display_price_per_hour",
+    "display_price_per_gpu_hour",
+    "first_seen",
+    "price_since",
+    "last_seen",
+    "source",
+    "attributes",
+)
+"""The keys of :func:`offer_row`, in order (the documented JSON shape)."""
 
 PER_GPU = Decimal("1e-6")
 """USD per GPU-hour is kept to a millionth of a dollar in every row."""

@@ -8,13 +8,14 @@ can rank without them (as ``/api/v1/recommend`` once did).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from tracker.fx import Conversion
 from tracker.models import Offer, offer_dict
-from tracker.recommend.profiles import Profile, ProfileSet
+from tracker.recommend.profiles import Profile, ProfileError, ProfileSet, make_profile
 from tracker.recommend.rank import Ranking, rank_table
 from tracker.recommend.stored import load_offer_table, profiles_for
 from tracker.settings import Settings
@@ -22,7 +23,17 @@ from tracker.store.engine import Engine
 from tracker.views.currency import CurrencyView
 from tracker.views.offers import PER_GPU
 
-__all__ = ["Recommendation", "profiles_of", "rank_offers", "ranking_rows", "two_places"]
+__all__ = [
+    "OPTION_FIELDS",
+    "RANKING_ROW_KEYS",
+    "Recommendation",
+    "choose_profile",
+    "profile_fields",
+    "profiles_of",
+    "rank_offers",
+    "ranking_rows",
+    "two_places",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +47,48 @@ class Recommendation:
 def profiles_of(settings: Settings) -> ProfileSet:
     """The built-in profiles plus the user's file (raises ProfileError, one line)."""
     return profiles_for(settings)
+
+
+WORK_SIZE = ("tokens", "images", "epochs", "reference_gpu_hours")
+
+OPTION_FIELDS = {
+    "seq_len": "sequence_length",
+    "batch": "batch_size",
+    "spot": "interruptible",
+    "checkpoint_hours": "checkpoint_interval_hours",
+    "provider": "providers",
+    "region": "regions",
+    "gpu": "gpus",
+    "max_price": "max_price_per_hour",
+    "budget": "budget_usd",
+}
+"""``recommend``'s option names (``--seq-len`` → ``seq_len``) → the profile's fields;
+the other options (params, task, precision, tokens, …) are named as the fields."""
+
+
+def profile_fields(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Options as ``recommend`` names them → profile fields, unset ones dropped."""
+    return {OPTION_FIELDS.get(k, k): v for k, v in options.items() if v is not None and v != []}
+
+
+def choose_profile(
+    profile_set: ProfileSet, name: str | None, overrides: Mapping[str, Any]
+) -> Profile:
+    """Profile ``name`` with ``overrides`` (profile fields) applied, or an ad-hoc one
+    from the overrides alone; a new work size replaces the profile's whole work size.
+    Raises ProfileError (one line naming the field)."""
+    if name is None:
+        if not overrides:
+            raise ProfileError("give a profile name or ad-hoc fields (params, task, ...)")
+        return make_profile("ad-hoc", dict(overrides))
+    base = profile_set.get(name)
+    if not overrides:
+        return base
+    data = base.model_dump(exclude={"name"}, exclude_none=True)
+    if set(WORK_SIZE) & overrides.keys():
+        for size in (*WORK_SIZE, "reference_gpu"):
+            data.pop(size, None)
+    return make_profile(base.name, {**data, **overrides})
 
 
 def rank_offers(
@@ -88,6 +141,32 @@ _RANKED_OFFER_FIELDS = (
     "interconnect",
 )
 """The offer columns a ranking row repeats (documented in the README)."""
+
+RANKING_ROW_KEYS = (
+    "rank",
+    *_RANKED_OFFER_FIELDS,
+    "vram_needed_gib",
+    "vram_available_gib",
+    "vram_needed_per_gpu_gib",
+    "sharded",
+    "price_per_hour_usd",
+    "effective_price_per_hour_usd",
+    "price_per_gpu_hour_usd",
+    "compute_hours",
+    "job_hours",
+    "job_cost_usd",
+    "display_currency",
+    "display_effective_price_per_hour",
+    "display_job_cost",
+    "interruption_pct",
+    "basis",
+    "basis_source",
+    "compute_precision",
+    "precision_fallback",
+    "excluded_reason",
+    "excluded_detail",
+)
+"""The keys of a candidate's row (:func:`ranking_rows`), in order."""
 
 
 def _base_row(o: Offer) -> dict[str, Any]:
