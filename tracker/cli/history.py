@@ -25,8 +25,8 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
-from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, money
-from tracker.format import iso_z, when
+from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, moment, money
+from tracker.format import iso_z, pricing_label, when
 from tracker.history import args as history_args
 from tracker.history import views
 from tracker.history.args import HistoryArgumentError
@@ -47,7 +47,7 @@ __all__ = ["DEFAULT_STEP", "gpu_selection", "history", "register", "usage_errors
 
 
 OFFER_STEP_TABLE = (
-    Column("time", "time"),
+    Column("time", "time", moment),
     Column("zone", "zone"),
     Column("payment_option", "payment"),
     Column("price_per_hour", "price/h", cell, justify="right"),
@@ -55,13 +55,13 @@ OFFER_STEP_TABLE = (
     Column("price_per_hour_usd", "$/h", money, justify="right"),
 )
 GPU_STEP_TABLE = (
-    Column("time", "time"),
+    Column("time", "time", moment),
     Column("price_per_gpu_hour_usd", "$/GPU·h", money, justify="right"),
     Column("provider", "provider"),
     Column("instance_type", "instance"),
     Column("region", "region"),
     Column("zone", "zone"),
-    Column("pricing", "pricing"),
+    Column("pricing", "pricing", lambda v: "" if v is None else pricing_label(v)),
     Column("gpu_model", "GPU"),
 )
 

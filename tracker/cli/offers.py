@@ -7,9 +7,11 @@ from typing import Annotated, Any
 
 import typer
 
+from tracker import format as fmt_people
 from tracker.cli.context import CliError, open_store
 from tracker.cli.currency import CurrencyOption, currency_view
-from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
+from tracker.format import pricing_label
 from tracker.models import Availability, PricingModel
 from tracker.store.engine import DatabaseError
 from tracker.views.errors import ReadError
@@ -46,7 +48,7 @@ CSV_COLUMNS = (
 
 def gpus_cell(row: Mapping[str, Any]) -> str:
     """``8× H100-SXM``: how many of which GPU, in one short cell."""
-    return f"{cell(row['gpu_count'])}× {row['gpu_model']}"
+    return fmt_people.gpus(row["gpu_count"], row["gpu_model"])
 
 
 OFFER_HEAD = (
@@ -54,7 +56,7 @@ OFFER_HEAD = (
     Column("instance_type", "instance"),
     Column("region", "region"),
     Column("zone", "zone"),
-    Column("pricing", "pricing"),
+    Column("pricing", "pricing", lambda v: pricing_label(str(v))),
     Column("payment_option", "payment"),
     Column("", "GPUs", gpus_cell),
 )

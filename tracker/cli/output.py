@@ -18,7 +18,6 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -27,9 +26,20 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from tracker.format import amount, when
 from tracker.views.encode import jsonable
 
-__all__ = ["Column", "FormatOption", "OutputFormat", "cell", "emit", "err", "jsonable", "money"]
+__all__ = [
+    "Column",
+    "FormatOption",
+    "OutputFormat",
+    "cell",
+    "emit",
+    "err",
+    "jsonable",
+    "moment",
+    "money",
+]
 
 TABLE_WIDTH = 100
 """Columns a table takes when its output is not a terminal and ``$COLUMNS`` is unset."""
@@ -54,13 +64,14 @@ def cell(value: Any) -> str:
 
 
 def money(value: Any) -> str:
-    """A price for reading: cents from $1 up, a tenth of a cent below (0.526 → 0.526,
-    3.673385 → 3.67), half-even as banks round; JSON and CSV keep the exact figure."""
-    if value is None:
-        return ""
-    amount = value if isinstance(value, Decimal) else Decimal(str(value))
-    places = Decimal("0.01") if abs(amount) >= 1 else Decimal("0.001")
-    return f"{amount.quantize(places, rounding=ROUND_HALF_EVEN):f}"
+    """A price for reading (:func:`tracker.format.amount`: cents from 1 up, a tenth of a
+    cent below, half-even, thousands separated); JSON and CSV keep the exact figure."""
+    return "" if value is None else amount(value)
+
+
+def moment(value: Any) -> str:
+    """A time for reading (:func:`tracker.format.when`: ``2026-03-01 10:30 UTC``)."""
+    return "" if value is None else when(value)
 
 
 @dataclass(frozen=True, slots=True)
