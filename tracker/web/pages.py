@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from tracker.catalog import all_specs, select_gpus
-from tracker.format import amount, percent, pricing_label, when
+from tracker.format import amount, count, percent, pricing_label, when
 from tracker.models import PricingModel
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
@@ -47,9 +47,11 @@ __all__ = ["router", "templates"]
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["money"] = lambda v: "" if v is None else amount(v)
-templates.env.filters["percent"] = lambda v: "" if v is None else percent(v, signed=True)
-templates.env.filters["pricing"] = pricing_label
+templates.env.filters["percent"] = lambda v: "" if v is None else percent(v)
+templates.env.filters["change"] = lambda v: "" if v is None else percent(v, signed=True)
+templates.env.filters["pricing"] = lambda v, payment=None: pricing_label(str(v), payment)
 templates.env.filters["when"] = lambda v: "" if v is None else when(v)
+templates.env.filters["gpu_count"] = lambda v: count(v, "GPU")
 templates.env.filters["iso"] = lambda v: "" if v is None else jsonable(v)
 templates.env.globals["urlencode"] = lambda params: urlencode(params, doseq=True)
 templates.env.globals["sparkline"] = sparkline
