@@ -3,14 +3,9 @@ with exit 2, the web app as HTTP 400, tracker.api as the exception)."""
 
 from __future__ import annotations
 
-__all__ = ["NoData", "ReadError"]
+__all__ = ["ReadError"]
 
 
 class ReadError(ValueError):
     """An argument a read cannot use (an unknown currency, an offer not stored); the
     message is one line naming the argument."""
-
-
-class NoData(LookupError):
-    """A read that found nothing in its range: the message says so in one line (the CLI
-    exits 1 with it and writes no file)."""

@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
 from tracker.catalog import all_specs, select_gpus
 from tracker.models import OFFER_COLUMNS, PricingModel, offer_dict
-from tracker.store import queries
+from tracker.store import dashboard, queries
 from tracker.store.engine import Engine
 from tracker.views.currency import CurrencyView
 from tracker.views.errors import ReadError
@@ -19,8 +20,10 @@ from tracker.views.errors import ReadError
 __all__ = [
     "OFFER_ROW_KEYS",
     "PER_GPU",
+    "OfferPage",
     "SortKey",
     "gpu_catalog_rows",
+    "offer_page",
     "offer_row",
     "offer_rows",
     "unknown_gpu_rows",
@@ -119,6 +122,56 @@ def offer_rows(
     # Sorted and cut before the rows are built: limit 10 of 100,000 offers builds 10.
     priced.sort(key=order)
     return [offer_row(s, view) for s in (priced[:limit] if limit else priced)]
+
+
+@dataclass(frozen=True, slots=True)
+class OfferPage:
+    total: int
+    """Matching offers with a USD figure at the view's time (what a pager counts)."""
+    rows: list[dict[str, Any]]
+    """This page's offers as :func:`offer_row` rows, in the ``offers`` order."""
+    missing: dict[str, int]
+    """Matching offers left out for want of a rate, by currency."""
+
+
+def offer_page(
+    engine: Engine,
+    view: CurrencyView,
+    at: datetime,
+    *,
+    gpu: Sequence[str] | None = None,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+    min_vram: float | None = None,
+    min_gpus: float | None = None,
+    sort: SortKey = SortKey.price,
+    offset: int = 0,
+    limit: int = 50,
+) -> OfferPage:
+    """One page of the ``offers`` listing, ordered and cut in SQL (the Offers page over
+    100,000 offers builds 50 rows); ``view`` must read its rates at ``at``, as the SQL
+    that orders by USD does (raises DatabaseError)."""
+    listing = dashboard.offer_listing(
+        engine,
+        view.rates,
+        at,
+        gpu=select_gpus(list(gpu)) if gpu else None,
+        provider=provider,
+        region=region,
+        pricing=pricing,
+        min_vram=min_vram,
+        min_gpus=min_gpus,
+        per_gpu=sort is SortKey.price_per_gpu,
+        offset=offset,
+        limit=limit,
+    )
+    rows = []
+    for s in listing.offers:
+        converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
+        if converted is not None:
+            rows.append(offer_row(replace(s, offer=converted), view))
+    return OfferPage(listing.total, rows, dict(listing.missing))
 
 
 def gpu_catalog_rows() -> list[dict[str, Any]]:

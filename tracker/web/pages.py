@@ -8,7 +8,6 @@ JSON) and turns a database failure into a 503.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -17,14 +16,15 @@ from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from tracker.catalog import all_specs, select_gpus
+from tracker.catalog import all_specs
 from tracker.format import amount, count, percent, pricing_label, when
 from tracker.models import PricingModel
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
-from tracker.store import dashboard, queries
+from tracker.store import queries
+from tracker.views import offers as offer_views
 from tracker.views.encode import jsonable
-from tracker.views.offers import SortKey, offer_row
+from tracker.views.health import last_run_per_provider
 from tracker.web.context import HERE, context_of
 from tracker.web.currency import left_out_line, page_view
 from tracker.web.errors import BadRequest
@@ -123,17 +123,17 @@ def offers_page(
     check_known(request, OFFER_FILTERS)
     size = context.settings.web.page_size
     view, now = page_view(context)
-    listing = dashboard.offer_listing(
+    listing = offer_views.offer_page(
         context.engine,
-        view.rates,
+        view,
         now,
-        gpu=select_gpus(offers.gpu) if offers.gpu else None,
+        gpu=offers.gpu,
         provider=offers.provider,
         region=offers.region,
         pricing=offers.pricing,
         min_vram=offers.min_vram,
         min_gpus=offers.min_gpus,
-        per_gpu=offers.sort is SortKey.price_per_gpu,
+        sort=offers.sort,
         offset=(page_number - 1) * size,
         limit=size,
     )
@@ -141,16 +141,11 @@ def offers_page(
     pages = max(1, math.ceil(total / size))
     if page_number > pages:
         raise BadRequest(f"page: {page_number} is past the last page ({pages})")
-    shown = []
-    for s in listing.offers:
-        converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
-        if converted is not None:
-            shown.append(offer_row(replace(s, offer=converted), view))
     return page(
         request,
         "offers.html",
         "Offers",
-        rows=shown,
+        rows=listing.rows,
         total=total,
         left_out=left_out_line(listing.missing),
         page=page_number,
@@ -214,9 +209,6 @@ def collectors_page(request: Request) -> HTMLResponse:
     context = context_of(request)
     check_known(request, ())
     healthy, report = context.health() if context.health else (True, {"collectors": {}})
-    last_runs: dict[str, Any] = {}
-    for run in queries.recent_runs(context.engine, limit=500):
-        last_runs.setdefault(run.provider, run)
     return page(
         request,
         "collectors.html",
@@ -225,7 +217,7 @@ def collectors_page(request: Request) -> HTMLResponse:
         report=report,
         jobs=sorted(report.get("collectors", {}).values(), key=lambda j: j["collector"]),
         disabled=report.get("disabled", {}),
-        last_runs=[last_runs[p] for p in sorted(last_runs)],
+        last_runs=last_run_per_provider(context.engine),
     )
 
 
