@@ -70,10 +70,16 @@ def load_offer_table(engine: Engine, settings: Settings) -> tuple[OfferTable, Co
     series plus ``settings.fx_rates``: required, so no reader ranks without them), read
     without building every record, and the conversion that says which were left out for
     want of a rate; those are logged too (raises DatabaseError)."""
+    rows, conversion = _read_usd_rows(engine, settings)
+    return OfferTable.from_rows(rows), conversion
+
+
+def _read_usd_rows(engine: Engine, settings: Settings) -> tuple[list[tuple[Any, ...]], Conversion]:
+    """The database side of :func:`load_offer_table` (timed apart by recompute_rankings)."""
     conversion = usd_conversion(engine, settings)
     rows = _usd_rows(current_offer_rows(engine), conversion)
     _log_missing(conversion)
-    return OfferTable.from_rows(rows), conversion
+    return rows, conversion
 
 
 def _log_missing(conversion: Conversion) -> None:
@@ -107,8 +113,9 @@ def recompute_rankings(
     profile_set = profiles or profiles_for(settings)
     a = profile_set.assumptions
     started = clock()
-    table, _ = load_offer_table(engine, settings)
+    rows, _ = _read_usd_rows(engine, settings)
     loaded = clock()
+    table = OfferTable.from_rows(rows)
     rankings: list[tuple[Ranking, str]] = []
     for name, profile in sorted(profile_set.profiles.items()):
         if not profile.has_work_size:
