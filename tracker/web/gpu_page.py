@@ -23,10 +23,10 @@ from tracker.history.views import gpu_steps
 from tracker.models import PricingModel
 from tracker.store.dashboard import cheapest_per_gpu
 from tracker.store.engine import Engine
+from tracker.views.overview import COLUMNS
 from tracker.web.context import context_of
 from tracker.web.currency import page_view
 from tracker.web.errors import BadRequest
-from tracker.web.overview import COLUMNS
 from tracker.web.pages import page
 from tracker.web.params import check_known
 from tracker.web.svg import Series, chart_steps, step_chart

@@ -25,10 +25,11 @@ from tracker.store import queries
 from tracker.views import offers as offer_views
 from tracker.views.encode import jsonable
 from tracker.views.health import last_run_per_provider
+from tracker.views.overview import COLUMNS, overview, trend_pricing
+from tracker.views.profiles import profile_views
 from tracker.web.context import HERE, context_of
 from tracker.web.currency import left_out_line, page_view
 from tracker.web.errors import BadRequest
-from tracker.web.overview import COLUMNS, overview, trend_pricing
 from tracker.web.params import (
     GpuQuery,
     OfferFilters,
@@ -39,7 +40,6 @@ from tracker.web.params import (
     clean,
     offer_filters,
 )
-from tracker.web.profiles import profile_views
 from tracker.web.svg import Series, Step, sparkline, step_chart
 
 __all__ = ["router", "templates"]
