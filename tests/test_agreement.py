@@ -251,6 +251,16 @@ def test_gpu_history_ends_at_the_cheapest_offer_now(world: World) -> None:
         ]
         assert len(steps) == 4 and steps[3][0] > m
         assert steps[3][1:] == ("aedcloud", D("2.7"))
+    # and says since when data exists: the first observation, M-3d+10h
+    since = world.first_seen
+    r = httpx.get(f"{world.web}/api/v1/history", params={"gpu": "H100"}, timeout=30)
+    assert r.headers["X-Data-Since"] == since.isoformat().replace("+00:00", "Z")
+    proc = cli_runner(world.url, world.tmp)(
+        "--config", str(world.config), "history", "--gpu", "H100", "--format", "json"
+    )
+    assert proc.stderr.strip() == (
+        f"gpu-tracker: data since {since:%Y-%m-%d %H:%M} UTC: no row before it"
+    )
     # = offers' cheapest now
     assert (
         _cli(world, "offers", "--gpu", "H100", "--sort", "price_per_gpu")[0][

@@ -25,7 +25,16 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
-from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, moment, money
+from tracker.cli.output import (
+    Column,
+    FormatOption,
+    OutputFormat,
+    cell,
+    emit,
+    err,
+    moment,
+    money,
+)
 from tracker.format import iso_z, pricing_label, when
 from tracker.history import args as history_args
 from tracker.history import views
@@ -171,6 +180,9 @@ def history(
         )
     if not any(_priced(r) for r in result.rows):
         raise CliError(_no_data(result, query, now))
+    if result.starts_late and result.data_since and fmt is not OutputFormat.table:
+        # a table's title says it; JSON and CSV keep their rows, so stderr does
+        err(f"gpu-tracker: data since {when(result.data_since)}: no row before it")
     if result.kind == "gpu_steps":
         view.usd.missing.update(result.without_rate)
         view.report()

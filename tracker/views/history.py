@@ -86,6 +86,17 @@ class HistoryResult:
     without_rate: dict[str, int] = field(default_factory=dict)
     """Offers left out at some step for want of an exchange rate, by currency."""
     offer: views.OfferKey | None = None
+    window_since: datetime | None = None
+    """Where the window read starts (None: every stored interval)."""
+
+    @property
+    def starts_late(self) -> bool:
+        """The data begins after the window does (its first steps were left out)."""
+        return (
+            self.data_since is not None
+            and self.window_since is not None
+            and self.data_since > self.window_since
+        )
 
 
 def gpu_selection(engine: Engine, names: Sequence[str]) -> GpuSelection:
@@ -124,7 +135,9 @@ def read_history(
             raise HistoryArgumentError(
                 f"{flag('gpu')} reads many offers: drop {named} and {flag('at')}"
             )
-        return _gpu_history(engine, q, _grid(window, q.resample, now), fx_rates)
+        found = _gpu_history(engine, q, _grid(window, q.resample, now), fx_rates)
+        found.window_since = _start(window, now)
+        return found
     offer = offer_key(q, flag)
     if q.at is not None:
         if q.resample or window or steps:
@@ -141,11 +154,24 @@ def read_history(
     if q.resample is None and not steps:
         rows = views.offer_intervals(engine, offer, window=window, fx_rates=fx_rates)
         since = first_observed(engine, where)
-        return HistoryResult("offer_intervals", rows, offer.describe(), since, offer=offer)
+        return HistoryResult(
+            "offer_intervals",
+            rows,
+            offer.describe(),
+            since,
+            offer=offer,
+            window_since=window.since if window else None,
+        )
     grid = _grid(window, q.resample, now)
     rows = views.offer_steps(engine, offer, grid, fx_rates=fx_rates)
     since = first_observed(engine, where)
-    return HistoryResult("offer_steps", rows, offer.describe(), since, offer=offer)
+    return HistoryResult(
+        "offer_steps", rows, offer.describe(), since, offer=offer, window_since=_start(window, now)
+    )
+
+
+def _start(window: history_args.Window | None, now: datetime) -> datetime:
+    return (window or history_args.parse_window(None, None, now=now)).since
 
 
 def _gpu_history(

@@ -5,6 +5,8 @@ The history route takes the command's options as parameters and picks the view t
 same way: ``gpu`` → the cheapest offer per step; one ``provider``, ``instance_type``
 and ``region`` → that offer's intervals (``at``: the one in force then), or its price
 at each step with ``resample``. Argument errors are the history module's one line (400).
+The ``X-Data-Since`` header says when the store's data for the question begins (the
+rows leave out the steps before it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
+from tracker.format import iso_z
 from tracker.history.args import HistoryArgumentError
 from tracker.models import PricingModel
 from tracker.views.encode import jsonable
@@ -89,7 +92,8 @@ def api_history(
     if result.without_rate:
         # as the CLI: offers without a rate at some step never counted; say how many
         log_left_out("/api/v1/history", result.without_rate)
-    return JSONResponse(jsonable(result.rows))
+    headers = {"X-Data-Since": iso_z(result.data_since)} if result.data_since else None
+    return JSONResponse(jsonable(result.rows), headers=headers)
 
 
 @router.get("/compare", summary="Cheapest per GPU × provider (gpu-tracker compare --format json)")
