@@ -28,8 +28,7 @@ from tracker.recommend import (
 from tracker.recommend.profiles import Task, user_profiles_path
 from tracker.recommend.vram import GIB
 from tracker.store.engine import DatabaseError
-from tracker.views import rankings as views_rankings
-from tracker.views.rankings import choose_profile, rank_offers, ranking_rows
+from tracker.views.rankings import choose_profile, rank_offers, ranking_rows, two_places
 
 __all__ = ["ranking_rows", "register"]
 
@@ -104,9 +103,6 @@ EXCLUDED_TABLE = (
 def _num(value: float) -> str:
     """7e9 rather than 7e+09: how people write parameter counts."""
     return f"{value:g}".replace("e+0", "e").replace("e+", "e")
-
-
-_d = views_rankings.two_places
 
 
 def _profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
@@ -311,13 +307,15 @@ def _estimate_title(p: Profile) -> str:
 
 def estimate_rows(p: Profile, a: Assumptions, gpus: int | None) -> list[dict[str, Any]]:
     vram = estimate_vram(p, a)
-    rows: list[dict[str, Any]] = [{"component": name, "gib": _d(gib)} for name, gib in vram.rows()]
-    rows.append({"component": "total (one GPU)", "gib": _d(vram.total / GIB)})
+    rows: list[dict[str, Any]] = [
+        {"component": name, "gib": two_places(gib)} for name, gib in vram.rows()
+    ]
+    rows.append({"component": "total (one GPU)", "gib": two_places(vram.total / GIB)})
     if gpus is not None and gpus > 1:
         rows.append(
             {
                 "component": f"per GPU, {gpus} GPUs sharded",
-                "gib": _d(vram.per_gpu(gpus, sharded=True) / GIB),
+                "gib": two_places(vram.per_gpu(gpus, sharded=True) / GIB),
             }
         )
     return rows
