@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from tracker.catalog import GpuSelection, select_gpus
+from tracker.format import iso_z
 from tracker.store.history import Steps
 
 __all__ = [
@@ -141,7 +142,7 @@ def require_gpus(names: Sequence[str], stored: Callable[[Sequence[str]], set[str
 
 
 def _show(t: datetime) -> str:
-    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return iso_z(t)
 
 
 def _show_step(step: timedelta) -> str:

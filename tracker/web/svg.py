@@ -24,6 +24,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from tracker.format import iso_z
+
 __all__ = ["PALETTE", "Series", "Step", "sparkline", "step_chart"]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
@@ -54,7 +56,7 @@ class Series:
 
 
 def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return iso_z(t)
 
 
 def _fmt(value: float) -> str:
