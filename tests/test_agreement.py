@@ -29,6 +29,7 @@ import pytest
 
 import tracker.api
 from tests.conftest import cli_runner, make_offer
+from tests.fresh_db import reset_pg
 from tests.listed_collector import ListCollector
 from tests.web.conftest import serve
 from tracker.collect import run_collector
@@ -75,13 +76,21 @@ class World:
     web: str
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("agreement")
-    url = f"sqlite:///{tmp / 'tracker.db'}"
+    url: str = (
+        f"sqlite:///{tmp / 'tracker.db'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("pg_url")
+    )
     config = tmp / "tracker.toml"
     config.write_text('fx_rates = { AED = "0.27" }\n')
     engine = make_engine(url)
+    if request.param == "postgres":
+        reset_pg(engine)
     migrate.upgrade(engine)
     settings = load_settings(config, database_url=url)
     now = datetime.now(UTC).replace(microsecond=0)
