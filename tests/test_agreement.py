@@ -311,3 +311,19 @@ def test_the_python_api_answers_an_empty_store_with_the_columns(tmp_path: Path) 
         assert list(t.offers().columns) == list(OFFER_ROW_KEYS)
         assert list(t.recommend("llm-7b-lora").columns) == list(RANKING_ROW_KEYS)
         assert t.history(gpu="H100").empty
+
+
+def test_tables_and_pages_read_through_one_format(world: World) -> None:
+    """What people read (not JSON): money to the cent, "on-demand", times "… UTC"."""
+    run = cli_runner(world.url, world.tmp)
+    offers = run("--config", str(world.config), "offers", "--gpu", "H100")
+    assert offers.returncode == 0, offers.stderr
+    aed = next(line for line in offers.stdout.splitlines() if "aedcloud" in line)
+    assert "on-demand" in aed and "1× H100-SXM" in aed and aed.split()[-2:] == ["2.70", "2.70"]
+    history = run("--config", str(world.config), "history", "--gpu", "H100")
+    assert history.returncode == 0, history.stderr
+    first = f"{world.midnight - timedelta(days=2):%Y-%m-%d} 00:00 UTC"
+    assert any(line.startswith(first) for line in history.stdout.splitlines()), history.stdout
+    row = _table(_page(world, "/offers", gpu="H100"))[0]
+    assert row[4][0] == "on-demand"  # pricing
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", row[9][0]), row[9]  # price since
