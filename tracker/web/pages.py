@@ -230,7 +230,7 @@ def profiles_page(
     context = context_of(request)
     check_known(request, ("profile", "top"))
     try:
-        views = profile_views(
+        found = profile_views(
             context.engine,
             context.settings,
             profiles_for(context.settings),
@@ -239,7 +239,8 @@ def profiles_page(
         )
     except ProfileError as exc:
         raise BadRequest(str(exc)) from None
-    return page(request, "profiles.html", "Profiles", views=views, top=top)
+    left_out = left_out_line(found.missing)
+    return page(request, "profiles.html", "Profiles", views=found.views, top=top, left_out=left_out)
 
 
 @router.get("/api/docs", response_class=HTMLResponse)
