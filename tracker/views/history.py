@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from tracker.catalog import GpuSelection
@@ -40,6 +40,7 @@ __all__ = [
     "cli_flag",
     "compare",
     "gpu_selection",
+    "model_history",
     "offer_key",
     "read_history",
 ]
@@ -194,6 +195,24 @@ def _gpu_history(
     )
     title = f"cheapest {'/'.join(q.gpu or ())} {q.pricing.value}"
     return HistoryResult("gpu_steps", rows, title, since, dict(missing))
+
+
+def model_history(
+    engine: Engine,
+    settings: Settings,
+    model: str,
+    pricing: PricingModel,
+    *,
+    days: int,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """One catalog model's cheapest $/GPU-hour across providers at each of the last
+    ``days`` midnights and at ``now`` (``history --gpu MODEL --since {days}d``, the GPU
+    page's chart), at the stored rates and ``settings.fx_rates``."""
+    window = history_args.Window(now - timedelta(days=days), now)
+    grid = history_args.ending_at(history_args.make_grid(window, timedelta(days=1), "1d"), now)
+    selection = GpuSelection(models=(model,), names=())
+    return views.gpu_steps(engine, selection, grid, pricing=[pricing], fx_rates=settings.fx_rates)
 
 
 def offer_key(q: HistoryQuery, flag: Callable[[str], str] = _plain) -> views.OfferKey:
