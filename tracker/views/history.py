@@ -17,29 +17,34 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any, Literal
 
 from tracker.catalog import GpuSelection
-from tracker.fx import USD
+from tracker.fx import USD, Rates
 from tracker.history import args as history_args
 from tracker.history import views
 from tracker.history.args import HistoryArgumentError
 from tracker.history.compare import compare_rows, compare_without_rate
 from tracker.models import PricingModel
 from tracker.settings import Settings
+from tracker.store import queries
 from tracker.store.coverage import first_observed
 from tracker.store.engine import Engine
 from tracker.store.history import SeriesFilter, stored_gpu_names
 from tracker.views.currency import CurrencyView
+from tracker.views.errors import ReadError
 
 __all__ = [
     "DEFAULT_STEP",
     "Compared",
     "HistoryQuery",
     "HistoryResult",
+    "SeriesHistory",
     "cli_flag",
     "compare",
     "gpu_selection",
+    "instance_history",
     "model_history",
     "offer_key",
     "read_history",
@@ -213,6 +218,33 @@ def model_history(
     grid = history_args.ending_at(history_args.make_grid(window, timedelta(days=1), "1d"), now)
     selection = GpuSelection(models=(model,), names=())
     return views.gpu_steps(engine, selection, grid, pricing=[pricing], fx_rates=settings.fx_rates)
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesHistory:
+    """One stored series of an instance type and its intervals, each with its USD
+    figure at the rate in force when it began (None without a rate then)."""
+
+    series: Any
+    intervals: list[tuple[Any, Decimal | None]]
+
+
+def instance_history(
+    engine: Engine, rates: Rates, provider: str, instance_type: str, region: str
+) -> list[SeriesHistory]:
+    """Every series of one instance type in one region (on-demand, spot per zone,
+    reserved) with its raw intervals: the offer page. ReadError when none is stored."""
+    found = queries.find_series(
+        engine, provider=provider, instance_type=instance_type, region=region
+    )
+    if not found:
+        raise ReadError(f"no stored offer {provider} {instance_type} {region}")
+    out = []
+    for s in found:
+        points = queries.price_history(engine, s.id)
+        usd = [rates.to_usd(p.price, p.currency, p.first_seen) for p in points]
+        out.append(SeriesHistory(s, list(zip(points, usd, strict=True))))
+    return out
 
 
 def offer_key(q: HistoryQuery, flag: Callable[[str], str] = _plain) -> views.OfferKey:

@@ -1,8 +1,8 @@
 """The dashboard's HTML pages, rendered on the server (tables work without JavaScript).
 
-Every page reads through the same functions as the CLI and /api/v1 (``offer_rows``,
-``rank_table``, ``queries``), validates its query like the API (400, one line of
-JSON) and turns a database failure into a 503.
+Every page reads through the read layer the CLI and /api/v1 use (:mod:`tracker.views`),
+validates its query like the API (400, one line of JSON) and turns a database failure
+into a 503; what people read is written by :mod:`tracker.format`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from tracker.format import amount, count, percent, pricing_label, when
 from tracker.models import PricingModel
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
-from tracker.store import queries
 from tracker.views import offers as offer_views
 from tracker.views.encode import jsonable
+from tracker.views.errors import ReadError
 from tracker.views.health import last_run_per_provider
+from tracker.views.history import instance_history
 from tracker.views.overview import COLUMNS, overview, trend_pricing
 from tracker.views.profiles import profile_views
 from tracker.web.context import HERE, context_of
@@ -174,26 +175,22 @@ def offer_page(
     reserved on one chart, and each one's raw intervals."""
     context = context_of(request)
     check_known(request, ("provider", "instance_type", "region"))
-    found = queries.find_series(
-        context.engine, provider=provider, instance_type=instance_type, region=region
-    )
-    if not found:
-        raise BadRequest(f"no stored offer {provider} {instance_type} {region}")
     view, now = page_view(context)
+    try:
+        found = instance_history(context.engine, view.rates, provider, instance_type, region)
+    except ReadError as exc:
+        raise BadRequest(str(exc)) from None
     chart_series, tables = [], []
-    for s in found:
-        points = queries.price_history(context.engine, s.id)
-        name = _series_name(s)
-        # USD at the rate in force when each interval started; none without a rate then.
-        usd = [view.rates.to_usd(p.price, p.currency, p.first_seen) for p in points]
+    for h in found:
+        name = _series_name(h.series)
         steps = [
             Step(p.first_seen, p.ended_at or min(p.last_seen, now), u)
-            for p, u in zip(points, usd, strict=True)
+            for p, u in h.intervals
             if u is not None
         ]
         chart_series.append(Series(name, steps))
-        tables.append((name, s, list(zip(points, usd, strict=True))))
-    first = found[0]
+        tables.append((name, h.series, h.intervals))
+    first = found[0].series
     return page(
         request,
         "offer.html",
