@@ -7,7 +7,7 @@ tests/store/test_growth_model.py): by default 10,000 spot series re-collected ev
 series re-collected every 6 hours whose prices change monthly, over two providers.
 Then it prints each table's rows and bytes (heap, indexes, total), bytes per 1,000
 series per year, the database size, and the median latency of
-  * ``offers``: the listing the CLI prints with no filter (tracker.cli.offers.offer_rows,
+  * ``offers``: the listing the CLI prints with no filter (tracker.views.offers.offer_rows,
     every current offer, USD), and with ``--gpu H100``;
   * a one-year ``history`` of one series (a spot one if any) at 1-hour steps (tracker.history.views
     .offer_steps, what ``history … --since 365d --resample 1h`` prints), and its stored
