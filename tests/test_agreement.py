@@ -327,3 +327,17 @@ def test_tables_and_pages_read_through_one_format(world: World) -> None:
     row = _table(_page(world, "/offers", gpu="H100"))[0]
     assert row[4][0] == "on-demand"  # pricing
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", row[9][0]), row[9]  # price since
+
+
+def test_the_python_api_says_what_was_wrong_in_one_line(tmp_path: Path) -> None:
+    with tracker.api.connect(f"sqlite:///{tmp_path / 'empty.db'}") as t:
+        cases = [
+            (lambda: t.offers(pricing="bogus"), "pricing: 'bogus' is not one of on_demand"),
+            (lambda: t.offers(currency="XXX"), "currency: no exchange rate stored for XXX"),
+            (lambda: t.history(gpu="H1000"), "--gpu 'h1000': unknown GPU"),
+            (lambda: t.recommend("llm-7b-lora", tokenz=1e9), "tokenz: unknown field"),
+        ]
+        for call, message in cases:
+            with pytest.raises(ValueError, match=re.escape(message)) as caught:
+                call()
+            assert "\n" not in str(caught.value)

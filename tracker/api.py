@@ -36,7 +36,7 @@ from tracker.models import PricingModel
 from tracker.settings import Settings, load_settings
 from tracker.store import migrate
 from tracker.store.engine import DatabaseError, Engine, make_engine, ping, redact_url
-from tracker.views.currency import load_view
+from tracker.views.currency import UnknownCurrency, load_view
 from tracker.views.history import HistoryQuery, compare, read_history
 from tracker.views.offers import OFFER_ROW_KEYS, SortKey, offer_rows
 from tracker.views.rankings import (
@@ -77,6 +77,14 @@ def _many(value: Many) -> list[str] | None:
     if value is None:
         return None
     return [value] if isinstance(value, str) else list(value)
+
+
+def _pricing(value: str) -> PricingModel:
+    try:
+        return PricingModel(value)
+    except ValueError:
+        known = ", ".join(p.value for p in PricingModel)
+        raise ValueError(f"pricing: {value!r} is not one of {known}") from None
 
 
 def _frame(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -129,14 +137,19 @@ class Tracker:
     ) -> pd.DataFrame:
         """``gpu-tracker offers``: current offers, cheapest first (in USD at the latest
         rates), figures also in ``currency`` (the ``display_*`` columns)."""
-        view = load_view(self.engine, self.settings, currency)
+        try:
+            view = load_view(self.engine, self.settings, currency)
+        except UnknownCurrency as exc:
+            if not exc.no_rate:
+                raise
+            raise UnknownCurrency(exc.code, f"currency: {exc}", no_rate=True) from None
         rows = offer_rows(
             self.engine,
             view,
             gpu=_many(gpu),
             provider=_many(provider),
             region=_many(region),
-            pricing=[PricingModel(p) for p in _many(pricing) or []] or None,
+            pricing=[_pricing(p) for p in _many(pricing) or []] or None,
             min_vram=min_vram,
             min_gpus=min_gpus,
             sort=SortKey(sort),
@@ -168,7 +181,7 @@ class Tracker:
             provider=_many(provider),
             instance_type=instance_type,
             region=_many(region),
-            pricing=PricingModel(pricing),
+            pricing=_pricing(pricing),
             zone=zone,
             payment_option=payment_option,
             since=since,
