@@ -148,10 +148,12 @@ def measure_reads(engine: Engine, mix: Mix, repeat: int) -> dict[str, float]:
     end = mix.start + timedelta(days=mix.days)
     year = Window(end - timedelta(days=365), end)
     hourly = make_grid(year, timedelta(hours=1))
-    steps_ms, steps = median_ms(lambda: views.offer_steps(engine, offer, hourly), repeat)
+    steps_ms, steps = median_ms(
+        lambda: views.offer_steps(engine, offer, hourly, fx_rates={}), repeat
+    )
     assert len(steps) == hourly.count
     intervals_ms, intervals = median_ms(
-        lambda: views.offer_intervals(engine, offer, window=year), repeat
+        lambda: views.offer_intervals(engine, offer, window=year, fx_rates={}), repeat
     )
     print(f"history of {offer.describe()} over a year: hourly steps ({len(steps):,}) "
           f"{steps_ms:.1f} ms; stored intervals ({len(intervals):,}) {intervals_ms:.1f} ms")  # fmt: skip
