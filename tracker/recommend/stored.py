@@ -40,14 +40,13 @@ _PRICE, _CURRENCY = _NAMES.index("price_per_hour"), _NAMES.index("currency")
 _USD = _NAMES.index("price_per_hour_usd")
 
 
-def usd_conversion(engine: Engine, settings: Settings | None = None) -> Conversion:
+def usd_conversion(engine: Engine, settings: Settings) -> Conversion:
     """Conversion to USD at the latest stored rates (plus ``settings.fx_rates`` for the
     currencies the ECB lacks): the recommender ranks every offer in USD."""
-    manual = settings.fx_rates if settings is not None else None
-    return Conversion(fx_store.load_rates(engine, manual))
+    return Conversion(fx_store.load_rates(engine, settings.fx_rates))
 
 
-def load_offers(engine: Engine, settings: Settings | None = None) -> list[Offer]:
+def load_offers(engine: Engine, settings: Settings) -> list[Offer]:
     """Every listed offer at its current price, in USD at the latest rate; offers in a
     currency without a rate are left out and logged (raises DatabaseError)."""
     conversion = usd_conversion(engine, settings)
