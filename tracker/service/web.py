@@ -97,6 +97,7 @@ def probe_app(routes: Mapping[str, Route]) -> Any:
             (b"content-type", kind.encode("latin-1")),
             (b"content-length", str(len(body)).encode()),
             *_PROBE_HEADERS,
+            *([(b"allow", b"GET, HEAD")] if status == 405 else []),
         ]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})

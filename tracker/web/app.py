@@ -23,7 +23,7 @@ from tracker.web.errors import install_error_handlers
 from tracker.web.params import DropEmptyFilters
 from tracker.web.security import SecurityMiddleware
 
-__all__ = ["PUBLIC_PATHS", "WebContext", "context_of", "create_app", "probes_only_app"]
+__all__ = ["PUBLIC_PATHS", "WebContext", "context_of", "create_app"]
 
 PUBLIC_PATHS = frozenset({"/livez", "/readyz", "/healthz", "/health"})
 """Answered without the token: orchestrators probe them without credentials, and they
@@ -71,13 +71,4 @@ def create_app(context: WebContext) -> FastAPI:
     app.include_router(alerts_page.router)
     app.include_router(history_api.page_router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    return app
-
-
-def probes_only_app(routes: Mapping[str, Route]) -> FastAPI:
-    """The probes alone ([web] enabled = false, or the bare health server)."""
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-    app.add_middleware(SecurityMiddleware, token=None, public=frozenset(routes))
-    install_error_handlers(app, hint=", ".join(sorted(routes)))
-    _add_probes(app, routes)
     return app
