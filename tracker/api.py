@@ -12,9 +12,10 @@ Each method takes the CLI command's options by their Python names (``--min-vram`
 the same read layer (:mod:`tracker.views`) with the same settings (``fx_rates``,
 profiles), so a notebook and the CLI never disagree.
 
-Column types: times are tz-aware UTC (``datetime64[us, UTC]`` on pandas 3); money and every other exact figure
-(prices, GPU counts, VRAM) are ``decimal.Decimal`` objects (dtype ``object``), exact as
-stored, never binary floats; ``df["price_per_hour_usd"].astype(float)`` for a plot.
+Column types: times are tz-aware UTC (``datetime64[us, UTC]`` on pandas 3); money and
+every other exact figure (prices, GPU counts, VRAM) are ``decimal.Decimal`` objects
+(dtype ``object``), exact as stored, never binary floats;
+``df["price_per_hour_usd"].astype(float)`` for a plot.
 Bad arguments raise ``ValueError`` subclasses with one line naming the argument;
 an unreachable database raises :class:`~tracker.store.engine.DatabaseError`.
 """
