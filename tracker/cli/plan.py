@@ -1,0 +1,160 @@
+"""``plan``: the cheapest cover of steady and burst GPU demand over months (total cost)."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tracker import format as fmt
+from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.cli.currency import CurrencyOption, currency_view
+from tracker.cli.history import gpu_selection, usage_errors
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
+from tracker.fx import USD
+from tracker.plan.demand import Demand, PlanInputError
+from tracker.plan.explain import explain
+from tracker.plan.rows import PLAN_KEYS, plan_row
+from tracker.plan.stored import stored_plans
+from tracker.recommend.profiles import ProfileError, load_profiles, user_profiles_path
+from tracker.service_prices import ServiceKind
+
+__all__ = ["register"]
+
+_STORAGE = {"ssd": ServiceKind.BLOCK_STORAGE_SSD, "hdd": ServiceKind.BLOCK_STORAGE_HDD}
+_SHORT = {"on_demand": "OD", "reserved_1y": "1y", "reserved_3y": "3y"}
+
+
+def _decimal(option: str, text: str) -> Decimal:
+    try:
+        value = Decimal(text.strip().replace("_", ""))
+    except InvalidOperation:
+        raise CliError(f"{option}: not a number: {text!r}", USAGE) from None
+    if not value.is_finite():
+        raise CliError(f"{option}: not a number: {text!r}", USAGE)
+    return value
+
+
+def _money(value: Any) -> str:
+    return "" if value is None else fmt.amount(value)
+
+
+def _commitments(row: dict[str, Any]) -> str:
+    """``3y 36m`` / ``1y 12m + OD 6m``: the steady fleet's sequence at a glance."""
+    parts = [f"{_SHORT.get(c['pricing'], c['pricing'])} {c['months']}m" for c in row["commitments"]]
+    return " + ".join(parts) if parts else "-"
+
+
+def _gpus(row: dict[str, Any]) -> str:
+    return fmt.gpus(row["gpu_count"], row["gpu_model"])
+
+
+PLAN_TABLE = (
+    Column("rank", "#", justify="right"),
+    Column("provider", "provider"),
+    Column("region", "region"),
+    Column("instance_type", "instance"),
+    Column("", "GPUs", _gpus),
+    Column("instances", "inst.", justify="right"),
+    Column("", "steady plan", _commitments),
+    Column("display_steady", "steady", _money, justify="right"),
+    Column("display_burst", "burst", _money, justify="right"),
+    Column("display_storage", "storage", _money, justify="right"),
+    Column("display_egress", "egress", _money, justify="right"),
+    Column("display_total", "total", _money, justify="right"),
+    Column("display_monthly", "a month", _money, justify="right"),
+    Column("savings_pct", "saves", lambda v: "" if v is None else fmt.percent(v), justify="right"),
+)
+
+
+def plan(
+    ctx: typer.Context,
+    gpu: Annotated[list[str], typer.Option("--gpu", "-g", help="GPU model or family, e.g. H100.")],
+    steady_gpus: Annotated[str, typer.Option(help="GPUs busy all the time.")] = "0",
+    burst_gpu_hours: Annotated[str, typer.Option(help="Extra GPU-hours a month.")] = "0",
+    interruptible: Annotated[
+        str, typer.Option(help="Share of the burst spot may run (0-1).")
+    ] = "0",
+    months: Annotated[int, typer.Option(help="Horizon in months (730 h each).")] = 36,
+    spot_overhead: Annotated[
+        str | None,
+        typer.Option(help="Re-work share added to spot hours (default: from interruptions)."),
+    ] = None,
+    checkpoint_minutes: Annotated[str, typer.Option(help="Checkpoint interval on spot.")] = "60",
+    storage_tb: Annotated[str, typer.Option(help="Block storage held (TB of 1,024 GB).")] = "0",
+    storage: Annotated[str, typer.Option(help="ssd or hdd.")] = "ssd",
+    egress_tb: Annotated[str, typer.Option(help="Internet egress a month (TB).")] = "0",
+    migration_usd: Annotated[str, typer.Option(help="One-time cost of moving.")] = "0",
+    current_provider: Annotated[
+        str | None, typer.Option(help="Where you run now (no migration cost there).")
+    ] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r")] = None,
+    currency: CurrencyOption = USD,
+    top: Annotated[int, typer.Option("--top", "-n", min=1)] = 10,
+    show_explain: Annotated[
+        bool, typer.Option("--explain", help="The arithmetic of the top plan, in words.")
+    ] = False,
+    profiles_file: Annotated[
+        Path | None, typer.Option("--profiles-file", help="Assumptions (spot restart time…).")
+    ] = None,
+    fmt_: FormatOption = OutputFormat.table,
+) -> None:
+    """Plan a fleet: reserved terms, on-demand and spot for steady and burst demand, plus
+    storage, egress and migration; ranked by total cost over the horizon."""
+    if storage not in _STORAGE:
+        raise CliError(f"--storage: {storage!r} is not ssd or hdd", USAGE)
+    try:
+        demand = Demand(
+            steady_gpus=_decimal("--steady-gpus", steady_gpus),
+            burst_gpu_hours=_decimal("--burst-gpu-hours", burst_gpu_hours),
+            interruptible=_decimal("--interruptible", interruptible),
+            months=months,
+            spot_overhead=None
+            if spot_overhead is None
+            else _decimal("--spot-overhead", spot_overhead),
+            checkpoint_minutes=_decimal("--checkpoint-minutes", checkpoint_minutes),
+            storage_tb=_decimal("--storage-tb", storage_tb),
+            storage=_STORAGE[storage],
+            egress_tb=_decimal("--egress-tb", egress_tb),
+            migration_usd=_decimal("--migration-usd", migration_usd),
+            current_provider=current_provider,
+        )
+    except PlanInputError as exc:
+        raise CliError(str(exc), USAGE) from None
+    settings = settings_of(ctx)
+    try:
+        profiles = load_profiles(user_profiles_path(profiles_file or settings.profiles_path))
+    except ProfileError as exc:
+        raise CliError(str(exc), USAGE) from None
+    with usage_errors():
+        engine = open_store(ctx)
+        view = currency_view(ctx, engine, currency)
+        selection = gpu_selection(engine, gpu)
+        result = stored_plans(
+            engine,
+            settings,
+            demand,
+            gpu=selection,
+            provider=provider,
+            region=region,
+            assumptions=profiles.assumptions,
+        )
+    shown = result.rows[:top]
+    rows = [plan_row(r, view.code, lambda usd: view.show(usd)) for r in shown]
+    missing = view.missing_line("price")
+    if missing:
+        err(missing)
+    if not rows:
+        raise CliError(f"no stored offer of {', '.join(gpu)} matches these filters", 1)
+    if show_explain and fmt_ is OutputFormat.table:
+        for line in explain(shown[0], demand):
+            typer.echo(line)
+        typer.echo("")
+    emit(rows, fmt_, columns=PLAN_KEYS, table=PLAN_TABLE, title=f"plans, {view.code}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan")(plan)
