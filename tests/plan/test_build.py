@@ -6,26 +6,36 @@ from decimal import Decimal
 
 import pytest
 
-from tracker.models import Offer, PricingModel
-from tracker.plan.build import build_plans, candidates, service_lookup, spot_overhead
+from tracker.models import PricingModel
+from tracker.plan.build import Price, build_plans, candidates, service_lookup, spot_overhead
 from tracker.plan.demand import Demand, PlanInputError
 from tracker.service_prices import ServiceKind, tiered_cost
 
 D = Decimal
 
 
-def _offer(provider: str, itype: str, region: str, pricing: str, usd: str, **kw: object) -> Offer:
-    return Offer(
-        provider=provider,
-        instance_type=itype,
-        region=region,
-        pricing=PricingModel(pricing),
-        price_per_hour=D(usd),
-        currency="USD",
-        price_per_hour_usd=D(usd),
-        gpu_model="H100-SXM",
-        gpu_count=D(8),
-        **kw,  # type: ignore[arg-type]
+def _offer(
+    provider: str,
+    itype: str,
+    region: str,
+    pricing: str,
+    usd: str,
+    *,
+    zone: str = "",
+    payment_option: str = "",
+    attributes: dict[str, object] | None = None,
+) -> Price:
+    return Price(
+        provider,
+        region,
+        itype,
+        PricingModel(pricing),
+        payment_option,
+        zone,
+        "H100-SXM",
+        D(8),
+        D(usd),
+        attributes,
     )
 
 
@@ -47,7 +57,6 @@ OFFERS = [
     ),
     _offer("gcp", "a3-highgpu-8g", "us-central1", "on_demand", "88.49"),
     _offer("lambda", "gpu_8x_h100_sxm5", "us-east-1", "on_demand", "23.92"),
-    _offer("aws", "p5.48xlarge", "us-east-1", "on_demand", "99", os="windows"),  # not a fleet OS
 ]
 TIERS = {
     ("aws", "us-east-1", ServiceKind.BLOCK_STORAGE_SSD): [(D(0), None, D("0.08"))],

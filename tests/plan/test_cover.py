@@ -80,3 +80,41 @@ def test_nothing_covers() -> None:
     assert cheapest_cover(3, None, []) is None
     with pytest.raises(ValueError, match="at least 1"):
         cheapest_cover(0, OD, [])
+
+
+def _shortest_path(months: int, od: Decimal | None, terms: list[Term]) -> Decimal | None:
+    """The reference: a shortest path over months 0..M, one on-demand month or one term
+    (to ``min(start + term, M)``, paid in full) at a time."""
+    best: list[Decimal | None] = [Decimal(0)] + [None] * months
+    for start in range(months):
+        so_far = best[start]
+        if so_far is None:
+            continue
+        moves = [(1, od * 730)] if od is not None else []
+        moves += [(t.months, t.cost) for t in terms]
+        for length, cost in moves:
+            end = min(start + length, months)
+            held = best[end]
+            if held is None or so_far + cost < held:
+                best[end] = so_far + cost
+    return best[months]
+
+
+def test_the_cheapest_combination_is_the_shortest_path_over_months() -> None:
+    import random
+
+    rng = random.Random(27)
+    for _ in range(400):
+        months = rng.randint(1, 120)
+        od = None if rng.random() < 0.1 else Decimal(rng.randint(100, 1000)) / 100
+        terms = [
+            Term(p, n, Decimal(rng.randint(20, 1100)) / 100)
+            for p, n in (("reserved_1y", 12), ("reserved_3y", 36), ("reserved_1y", 12))
+            if rng.random() < 0.7
+        ]
+        cover = cheapest_cover(months, od, terms)
+        expected = _shortest_path(months, od, terms)
+        assert (cover.cost if cover else None) == expected, (months, od, terms)
+        if cover is not None:  # the segments add up to the cost and cover every month
+            assert sum(s.cost for s in cover.segments) == cover.cost
+            assert sum(s.months for s in cover.segments) == months

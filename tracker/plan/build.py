@@ -17,14 +17,24 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import NamedTuple
 
-from tracker.models import Offer, PricingModel
+from tracker.models import PricingModel
 from tracker.plan.cover import HOURS_PER_MONTH, Cover, Term, cheapest_cover
 from tracker.plan.demand import Demand
-from tracker.recommend.pricing import effective_hourly_usd
+from tracker.recommend.pricing import effective_hourly
 from tracker.service_prices import GB_PER_TB, ServiceKind, tiered_cost
 
-__all__ = ["Candidate", "PlanRow", "Tiers", "build_plans", "candidates", "spot_overhead"]
+__all__ = [
+    "Candidate",
+    "PlanRow",
+    "Price",
+    "Tiers",
+    "build_plans",
+    "candidates",
+    "service_lookup",
+    "spot_overhead",
+]
 
 CENT = Decimal("0.01")
 _TERMS = {PricingModel.RESERVED_1Y: 12, PricingModel.RESERVED_3Y: 36}
@@ -33,11 +43,30 @@ Tiers = list[tuple[Decimal, Decimal | None, Decimal]]
 """``(tier start GB, tier end GB or None, USD per unit)``, as :func:`tiered_cost` takes."""
 ServiceLookup = Callable[[str, str, ServiceKind], Tiers | None]
 """USD tiers of one service in one (provider, region), None when no price is stored."""
-OverheadFor = Callable[[Offer], Decimal]
 
 
 def _cents(value: Decimal) -> Decimal:
     return value.quantize(CENT, rounding=ROUND_HALF_EVEN)
+
+
+class Price(NamedTuple):
+    """One stored price a plan can use, already in USD."""
+
+    provider: str
+    region: str
+    instance_type: str
+    pricing: PricingModel
+    payment_option: str
+    zone: str
+    gpu_model: str
+    gpu_count: Decimal
+    usd: Decimal
+    """Per instance-hour, at the rate in force."""
+    attributes: Mapping[str, object] | None = None
+
+
+OverheadFor = Callable[[Price], Decimal]
+"""The re-work share of a spot price (from its provider's interruption rate)."""
 
 
 @dataclass
@@ -51,36 +80,32 @@ class Candidate:
     gpu_count: Decimal
     on_demand: Decimal | None = None
     """USD per instance-hour."""
-    spot: Offer | None = None
-    """The cheapest spot offer of the region's zones."""
+    spot: Price | None = None
+    """The cheapest spot price of the region's zones."""
     terms: dict[PricingModel, Term] = field(default_factory=dict)
     """The cheapest effective rate of each term length (over payment options)."""
 
 
-def candidates(offers: Iterable[Offer]) -> list[Candidate]:
-    """Group USD-converted offers by (provider, region, instance type), Linux only (the
-    OS a GPU fleet runs; a Windows licence is another product)."""
+def candidates(prices: Iterable[Price]) -> list[Candidate]:
+    """Group prices by (provider, region, instance type)."""
     groups: dict[tuple[str, str, str], Candidate] = {}
-    for o in offers:
-        if o.os != "linux" or o.price_per_hour_usd is None:
-            continue
+    for o in prices:
         key = (o.provider, o.region, o.instance_type)
         c = groups.get(key)
         if c is None:
             c = groups[key] = Candidate(*key, gpu_model=o.gpu_model, gpu_count=o.gpu_count)
-        usd = o.price_per_hour_usd
+        usd = o.usd
         if o.pricing is PricingModel.ON_DEMAND:
             c.on_demand = usd if c.on_demand is None else min(c.on_demand, usd)
         elif o.pricing is PricingModel.SPOT:
-            if c.spot is None or usd < (c.spot.price_per_hour_usd or usd):
+            if c.spot is None or usd < c.spot.usd:
                 c.spot = o
         elif o.pricing in _TERMS:
-            hourly = effective_hourly_usd(o)
+            hourly = effective_hourly(o.pricing, usd, o.attributes)
             held = c.terms.get(o.pricing)
             if held is None or hourly < held.hourly:
-                c.terms[o.pricing] = Term(
-                    o.pricing.value, _TERMS[o.pricing], hourly, o.payment_option
-                )
+                months = _TERMS[o.pricing]
+                c.terms[o.pricing] = Term(o.pricing.value, months, hourly, o.payment_option)
     return sorted(groups.values(), key=lambda c: (c.provider, c.region, c.instance_type))
 
 
@@ -201,10 +226,10 @@ def _burst(
         return Decimal(0)
     od = None if c.on_demand is None else c.on_demand / c.gpu_count
     spot = None
-    if c.spot is not None and c.spot.price_per_hour_usd is not None:
+    if c.spot is not None:
         overhead = d.spot_overhead if d.spot_overhead is not None else overhead_for(c.spot)
-        spot = c.spot.price_per_hour_usd / c.spot.gpu_count * (1 + overhead)
-        basis |= {"spot_per_gpu_hour_usd": c.spot.price_per_hour_usd / c.spot.gpu_count}
+        spot = c.spot.usd / c.spot.gpu_count * (1 + overhead)
+        basis |= {"spot_per_gpu_hour_usd": c.spot.usd / c.spot.gpu_count}
         basis |= {"spot_overhead": overhead, "spot_zone": c.spot.zone}
     interruptible = hours * d.interruptible
     steady_part = hours - interruptible

@@ -1,20 +1,26 @@
 """The cheapest way to keep one instance running for the whole horizon.
 
 Each month of the horizon is covered either on-demand (730 hours at the hourly price)
-or by a term that starts that month (12 or 36 months, paid for every hour of the term
-whether or not the horizon still needs it). That is a shortest path over months
-0..M: from month ``s`` one step of one month on-demand, or one jump of a term to
-``min(s + term, M)``. With 18 months, a 1-year term and 6 on-demand months can beat a
-3-year term and two 1-year terms; only a search over the sequences finds which.
-Everything is exact ``Decimal``. Of equally cheap sequences the one ending on-demand
-wins: the commitment comes first and the end of the horizon stays free to re-plan,
-and a term that costs exactly what on-demand does is never chosen.
+or by a term (12 or 36 months, paid for every hour of the term whether or not the
+horizon still needs it). With 18 months, a 1-year term and 6 on-demand months can beat
+a 3-year term and two 1-year terms; only a search over the combinations finds which.
+
+Prices are the same every month of a plan (the ones in force when it is made), so
+the order of the pieces changes nothing but which term runs past the horizon: the
+search is over how many terms of each length and how many on-demand months, at most
+``(M/36 + 1) × (M/12 + 1)`` combinations (55 for 120 months), instead of a shortest
+path over months. Of two terms of one length only the cheaper can be in the best
+cover. Everything is exact ``Decimal``. Of equally cheap covers the one with fewer
+committed months wins (a term that costs exactly what on-demand does is never
+chosen), then the one with fewer long terms; terms come first and on-demand months
+last, so the end of the horizon stays free to re-plan.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import product
 
 __all__ = ["HOURS_PER_MONTH", "Cover", "Segment", "Term", "cheapest_cover"]
 
@@ -78,63 +84,54 @@ class Cover:
 def cheapest_cover(
     months: int, on_demand_hourly: Decimal | None, terms: list[Term]
 ) -> Cover | None:
-    """The cheapest sequence for one instance over ``months``, or None when no price
-    can cover some month (no on-demand price and no term reaching it)."""
+    """The cheapest cover of one instance over ``months``, or None when no price can
+    cover some month (no on-demand price and no term)."""
     if months < 1:
         raise ValueError(f"horizon of {months} months: at least 1")
     month_cost = None if on_demand_hourly is None else on_demand_hourly * HOURS_PER_MONTH
-    best: list[Decimal | None] = [Decimal(0)] + [None] * months
-    step: list[tuple[int, Term | None] | None] = [None] * (months + 1)
-    for start in range(months):
-        so_far = best[start]
-        if so_far is None:
+    cheapest: dict[int, Term] = {}
+    for t in terms:
+        if t.months not in cheapest or t.cost < cheapest[t.months].cost:
+            cheapest[t.months] = t
+    kinds = [cheapest[n] for n in sorted(cheapest, reverse=True)]
+    best: tuple[Decimal, int, tuple[int, ...]] | None = None
+    for counts in product(*(range(-(-months // t.months) + 1) for t in kinds)):
+        covered = sum(n * t.months for n, t in zip(counts, kinds, strict=True))
+        left = max(months - covered, 0)
+        if left and month_cost is None:
             continue
-        moves: list[tuple[int, Decimal, Term | None]] = []
-        if month_cost is not None:
-            moves.append((start + 1, month_cost, None))
-        moves.extend((min(start + t.months, months), t.cost, t) for t in terms)
-        for end, cost, term in moves:
-            total = so_far + cost
-            current = best[end]
-            # On a tie the on-demand step wins: commit early, keep the end free to re-plan.
-            if current is None or total < current or (total == current and term is None):
-                best[end], step[end] = total, (start, term)
-    final = best[months]
-    if final is None:
+        cost = sum((n * t.cost for n, t in zip(counts, kinds, strict=True)), Decimal(0))
+        if left:
+            assert month_cost is not None
+            cost += left * month_cost
+        key = (cost, min(covered, months), counts)
+        if best is None or key < best:
+            best = key
+    if best is None:
         return None
-    return Cover(final, _segments(step, months, month_cost))
+    return Cover(best[0], _segments(months, best[2], kinds, month_cost))
 
 
 def _segments(
-    step: list[tuple[int, Term | None] | None], months: int, month_cost: Decimal | None
+    months: int, counts: tuple[int, ...], kinds: list[Term], month_cost: Decimal | None
 ) -> tuple[Segment, ...]:
-    moves: list[tuple[int, int, Term | None]] = []
-    end = months
-    while end > 0:
-        back = step[end]
-        assert back is not None  # every reached month has its step
-        moves.append((back[0], end, back[1]))
-        end = back[0]
     segments: list[Segment] = []
-    for start, stop, term in reversed(moves):
-        if term is None:
-            last = segments[-1] if segments else None
-            cost = month_cost or Decimal(0)
-            if last is not None and last.pricing == ON_DEMAND:
-                segments[-1] = Segment(
-                    ON_DEMAND, last.from_month, last.months + 1, cost=last.cost + cost
-                )
-            else:
-                segments.append(Segment(ON_DEMAND, start + 1, 1, cost=cost))
-        else:
+    at = 0
+    for n, term in zip(counts, kinds, strict=True):
+        for _ in range(n):
+            covers = min(term.months, months - at)
             segments.append(
                 Segment(
                     term.pricing,
-                    start + 1,
-                    stop - start,
+                    at + 1,
+                    covers,
                     term_months=term.months,
                     payment_option=term.payment_option,
                     cost=term.cost,
                 )
             )
+            at += covers
+    if at < months:
+        assert month_cost is not None
+        segments.append(Segment(ON_DEMAND, at + 1, months - at, cost=month_cost * (months - at)))
     return tuple(segments)

@@ -1,23 +1,26 @@
-"""Plans over the stored prices: read the offers and service prices once, then plan.
+"""Plans over the stored prices: read the prices and service prices once, then plan.
 
-Every figure is compared in USD at the latest exchange rates (plus the configured
-``fx_rates``), as ``offers`` and ``recommend`` do; a price in a currency without a rate
-is left out and counted, never taken as USD. The spot re-work default comes from the
-recommender's assumptions (the provider's published interruption rate where an offer
-carries one, else the profile file's figure for that provider).
+Every figure is compared in USD at the exchange rates in force (the latest ones, or
+those in force at ``at``, plus the configured ``fx_rates``), as ``offers`` and
+``recommend`` do; a price in a currency without a rate is left out and counted, never
+taken as USD. The spot re-work default comes from the recommender's assumptions (the
+provider's published interruption rate where a price carries one, else the profile
+file's figure for that provider).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 
 from tracker.catalog import GpuSelection
 from tracker.fx import Conversion
-from tracker.models import Offer, PricingModel
+from tracker.models import PricingModel
 from tracker.plan.build import (
     PlanRow,
+    Price,
     Tiers,
     build_plans,
     candidates,
@@ -26,11 +29,11 @@ from tracker.plan.build import (
 )
 from tracker.plan.demand import Demand
 from tracker.recommend.assumptions import Assumptions
-from tracker.recommend.stored import usd_conversion
 from tracker.service_prices import ServiceKind
 from tracker.settings import Settings
+from tracker.store import fx as fx_store
 from tracker.store.engine import Engine
-from tracker.store.queries import current_offers
+from tracker.store.plan_prices import plan_prices
 from tracker.store.service_prices import service_prices
 
 __all__ = ["PLAN_PRICING", "PlanResult", "stored_plans"]
@@ -48,7 +51,7 @@ class PlanResult:
     rows: list[PlanRow]
     conversion: Conversion
     """Says which prices were left out for want of an exchange rate."""
-    offers_read: int
+    prices_read: int
 
 
 def stored_plans(
@@ -60,33 +63,66 @@ def stored_plans(
     provider: Sequence[str] | None = None,
     region: Sequence[str] | None = None,
     assumptions: Assumptions | None = None,
+    at: datetime | None = None,
 ) -> PlanResult:
-    """Plans for every (provider, region, instance type) selling ``gpu``, ranked
-    (raises :class:`~tracker.store.engine.DatabaseError`)."""
-    conversion = usd_conversion(engine, settings)
-    stored = current_offers(engine, gpu=gpu, provider=provider, region=region, pricing=PLAN_PRICING)
-    offers = conversion.offers(s.offer for s in stored)
-    wanted = {demand.storage, ServiceKind.EGRESS_INTERNET}
-    tiers: dict[tuple[str, str, ServiceKind], Tiers] = {}
-    for p in service_prices(engine, provider=provider, region=region, service=sorted(wanted)):
-        usd = conversion.usd(p.price.price, p.price.currency)
-        if usd is None:
-            continue
-        key = (p.price.provider, p.price.region, p.price.service)
-        tiers.setdefault(key, []).append((p.price.tier_start_gb, p.price.tier_end_gb, usd))
+    """Plans for every (provider, region, instance type) selling ``gpu``, ranked, from
+    the prices in force now or at ``at`` (raises :class:`~tracker.store.engine.DatabaseError`)."""
+    rates = fx_store.load_rates(engine, settings.fx_rates)
+    to_usd = Conversion(rates, at)
+    stored = plan_prices(
+        engine, gpu=gpu, pricing=PLAN_PRICING, provider=provider, region=region, at=at
+    )
+    prices = []
+    for r in stored:
+        usd = to_usd.usd(r.price, r.currency)
+        if usd is not None:
+            prices.append(
+                Price(
+                    r.provider,
+                    r.region,
+                    r.instance_type,
+                    PricingModel(r.pricing),
+                    r.payment_option,
+                    r.zone,
+                    r.gpu_model,
+                    r.gpu_count,
+                    usd,
+                    r.attributes,
+                )
+            )
+    tiers = _service_tiers(engine, demand, provider, region, at, to_usd)
     rules = assumptions or Assumptions()
     checkpoint_hours = float(demand.checkpoint_minutes) / 60
 
-    def overhead_for(offer: Offer) -> Decimal:
-        published = offer.attributes.get("interruption_max_pct")
+    def overhead_for(spot: Price) -> Decimal:
+        published = (spot.attributes or {}).get("interruption_max_pct")
         pct = (
             float(published)
-            if isinstance(published, int | Decimal) and not isinstance(published, bool)
-            else rules.interruption_pct(offer.provider)
+            if isinstance(published, int | float | Decimal) and not isinstance(published, bool)
+            else rules.interruption_pct(spot.provider)
         )
         return spot_overhead(
             pct, checkpoint_hours, rules.restart_hours, rules.checkpoint_write_hours
         )
 
-    rows = build_plans(candidates(offers), demand, service_lookup(tiers), overhead_for)
-    return PlanResult(rows, conversion, len(stored))
+    rows = build_plans(candidates(prices), demand, service_lookup(tiers), overhead_for)
+    return PlanResult(rows, to_usd, len(stored))
+
+
+def _service_tiers(
+    engine: Engine,
+    demand: Demand,
+    provider: Sequence[str] | None,
+    region: Sequence[str] | None,
+    at: datetime | None,
+    to_usd: Conversion,
+) -> dict[tuple[str, str, ServiceKind], Tiers]:
+    wanted = sorted({demand.storage, ServiceKind.EGRESS_INTERNET})
+    tiers: dict[tuple[str, str, ServiceKind], Tiers] = {}
+    for s in service_prices(engine, provider=provider, region=region, service=wanted, at=at):
+        p = s.price
+        usd = to_usd.usd(p.price, p.currency)
+        if usd is not None:
+            key = (p.provider, p.region, p.service)
+            tiers.setdefault(key, []).append((p.tier_start_gb, p.tier_end_gb, usd))
+    return tiers
