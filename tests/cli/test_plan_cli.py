@@ -203,3 +203,25 @@ def test_a_bad_service_row_is_named_and_the_rest_load(cli: Run, tmp_path: Path) 
     assert f"{sheet}:4: unit: egress_internet is priced per GB" in proc.stderr
     listed = json.loads(cli("services", "--format", "json").stdout)
     assert [r["service"] for r in listed] == ["block_storage_ssd"]
+
+
+def test_plan_at_a_past_time_uses_the_prices_then(cli: Run, tmp_path: Path) -> None:
+    sheet = tmp_path / "history.csv"
+    sheet.write_text(
+        "provider,instance_type,region,pricing,gpu_model,gpu_count,price_per_hour,currency,"
+        "observed_at,os\n"
+        "lambda,gpu_8x_h100_sxm5,us-east-1,on_demand,H100 SXM,8,27.92,USD,2026-06-01T00:00:00Z,\n"
+        "lambda,gpu_8x_h100_sxm5,us-east-1,on_demand,H100 SXM,8,23.92,USD,2026-09-01T00:00:00Z,\n"
+        "lambda,gpu_8x_h100_win,us-east-1,on_demand,H100 SXM,8,1.00,USD,2026-06-01T00:00:00Z,windows\n"
+    )
+    assert cli("import", str(sheet)).returncode == 0
+    args = ("--gpu", "H100", "--steady-gpus", "8", "--months", "12", "--format", "json")
+    # The Windows instance is not a fleet's OS: left out however cheap.
+    [now] = json.loads(cli("plan", *args).stdout)
+    assert now["instance_type"] == "gpu_8x_h100_sxm5"
+    assert now["steady_usd"] == "209539.2"  # 23.92 × 730 × 12
+    [then] = json.loads(cli("plan", *args, "--at", "2026-07-01").stdout)
+    assert then["steady_usd"] == "244579.2"  # 27.92 × 730 × 12
+    proc = cli("plan", *args, "--at", "2026-01-01")  # before any price
+    assert one_line_error(proc, 1).endswith("of H100 matches these filters at 2026-01-01 00:00 UTC")
+    assert "--at 'soon'" in one_line_error(cli("plan", *args, "--at", "soon"), 2)

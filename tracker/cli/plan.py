@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,10 +11,11 @@ import typer
 
 from tracker import format as fmt
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.currency import CurrencyOption, currency_view
+from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.history import gpu_selection, usage_errors
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
 from tracker.fx import USD
+from tracker.history.args import parse_time
 from tracker.plan.demand import Demand, PlanInputError
 from tracker.plan.explain import explain
 from tracker.plan.rows import PLAN_KEYS, plan_row
@@ -100,6 +102,10 @@ def plan(
     profiles_file: Annotated[
         Path | None, typer.Option("--profiles-file", help="Assumptions (spot restart time…).")
     ] = None,
+    at: Annotated[
+        str | None,
+        typer.Option("--at", help="Plan with the prices in force then (e.g. 180d, 2026-06-01)."),
+    ] = None,
     fmt_: FormatOption = OutputFormat.table,
 ) -> None:
     """Plan a fleet: reserved terms, on-demand and spot for steady and burst demand, plus
@@ -130,8 +136,11 @@ def plan(
     except ProfileError as exc:
         raise CliError(str(exc), USAGE) from None
     with usage_errors():
+        when = None if at is None else parse_time(at, "--at", now=datetime.now(UTC))
         engine = open_store(ctx)
         view = currency_view(ctx, engine, currency)
+        if when is not None:  # show the figures at the rates in force then, too
+            view = CurrencyView(view.code, view.rates, when)
         selection = gpu_selection(engine, gpu)
         result = stored_plans(
             engine,
@@ -141,14 +150,16 @@ def plan(
             provider=provider,
             region=region,
             assumptions=profiles.assumptions,
+            at=when,
         )
     shown = result.rows[:top]
     rows = [plan_row(r, view.code, lambda usd: view.show(usd)) for r in shown]
-    missing = view.missing_line("price")
-    if missing:
-        err(missing)
+    left_out = result.conversion.report("USD")
+    if left_out:
+        err(f"gpu-tracker: {left_out}")
     if not rows:
-        raise CliError(f"no stored offer of {', '.join(gpu)} matches these filters", 1)
+        then = "" if when is None else f" at {fmt.when(when)}"
+        raise CliError(f"no stored offer of {', '.join(gpu)} matches these filters{then}", 1)
     if show_explain and fmt_ is OutputFormat.table:
         for line in explain(shown[0], demand):
             typer.echo(line)
