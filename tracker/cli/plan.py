@@ -49,26 +49,19 @@ def _commitments(row: dict[str, Any]) -> str:
     return " + ".join(parts) if parts else "-"
 
 
-def _gpus(row: dict[str, Any]) -> str:
-    return fmt.gpus(row["gpu_count"], row["gpu_model"])
-
-
 PLAN_TABLE = (
     Column("rank", "#", justify="right"),
     Column("provider", "provider"),
     Column("region", "region"),
     Column("instance_type", "instance"),
-    Column("", "GPUs", _gpus),
     Column("instances", "inst.", justify="right"),
     Column("", "steady plan", _commitments),
-    Column("display_steady", "steady", _money, justify="right"),
-    Column("display_burst", "burst", _money, justify="right"),
-    Column("display_storage", "storage", _money, justify="right"),
-    Column("display_egress", "egress", _money, justify="right"),
     Column("display_total", "total", _money, justify="right"),
     Column("display_monthly", "a month", _money, justify="right"),
     Column("savings_pct", "saves", lambda v: "" if v is None else fmt.percent(v), justify="right"),
+    Column("incomplete", "missing", lambda v: ", ".join(v) if v else ""),
 )
+"""The ranking at a glance; each part's figure is in the JSON and CSV and in --explain."""
 
 
 def plan(
