@@ -22,16 +22,14 @@ from __future__ import annotations
 import random
 import sys
 import time
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import ClassVar, Self
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from recommend import ListCollector
 from scratch_db import scratch_database
 
-from collectors.base import RunContext
 from tracker.catalog import select_gpus
 from tracker.collect import run_collector
 from tracker.models import Offer
@@ -90,21 +88,6 @@ def service_prices() -> list[ServicePrice]:
                     )
                 )  # fmt: skip
     return out
-
-
-class ListCollector:
-    name: ClassVar[str] = "bench"
-    description: ClassVar[str] = "synthetic offers"
-
-    def __init__(self, offers: list[Offer]) -> None:
-        self.offers = offers
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        return cls([])
-
-    def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        yield from self.offers
 
 
 def best_of(runs: int, fn: object) -> tuple[float, float]:

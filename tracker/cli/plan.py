@@ -64,6 +64,32 @@ PLAN_TABLE = (
 """The ranking at a glance; each part's figure is in the JSON and CSV and in --explain."""
 
 
+def _demand(
+    *,
+    months: int,
+    storage: str,
+    current_provider: str | None,
+    spot_overhead: str | None,
+    **numbers: str,
+) -> Demand:
+    """The options as a :class:`Demand`; a bad one is a usage error naming it."""
+    if storage not in _STORAGE:
+        raise CliError(f"--storage: {storage!r} is not ssd or hdd", USAGE)
+    values = {name: _decimal(f"--{name.replace('_', '-')}", text) for name, text in numbers.items()}
+    try:
+        return Demand(
+            **values,
+            months=months,
+            storage=_STORAGE[storage],
+            current_provider=current_provider,
+            spot_overhead=None
+            if spot_overhead is None
+            else _decimal("--spot-overhead", spot_overhead),
+        )
+    except PlanInputError as exc:
+        raise CliError(str(exc), USAGE) from None
+
+
 def plan(
     ctx: typer.Context,
     gpu: Annotated[list[str], typer.Option("--gpu", "-g", help="GPU model or family, e.g. H100.")],
@@ -103,26 +129,19 @@ def plan(
 ) -> None:
     """Plan a fleet: reserved terms, on-demand and spot for steady and burst demand, plus
     storage, egress and migration; ranked by total cost over the horizon."""
-    if storage not in _STORAGE:
-        raise CliError(f"--storage: {storage!r} is not ssd or hdd", USAGE)
-    try:
-        demand = Demand(
-            steady_gpus=_decimal("--steady-gpus", steady_gpus),
-            burst_gpu_hours=_decimal("--burst-gpu-hours", burst_gpu_hours),
-            interruptible=_decimal("--interruptible", interruptible),
-            months=months,
-            spot_overhead=None
-            if spot_overhead is None
-            else _decimal("--spot-overhead", spot_overhead),
-            checkpoint_minutes=_decimal("--checkpoint-minutes", checkpoint_minutes),
-            storage_tb=_decimal("--storage-tb", storage_tb),
-            storage=_STORAGE[storage],
-            egress_tb=_decimal("--egress-tb", egress_tb),
-            migration_usd=_decimal("--migration-usd", migration_usd),
-            current_provider=current_provider,
-        )
-    except PlanInputError as exc:
-        raise CliError(str(exc), USAGE) from None
+    demand = _demand(
+        steady_gpus=steady_gpus,
+        burst_gpu_hours=burst_gpu_hours,
+        interruptible=interruptible,
+        months=months,
+        spot_overhead=spot_overhead,
+        checkpoint_minutes=checkpoint_minutes,
+        storage_tb=storage_tb,
+        storage=storage,
+        egress_tb=egress_tb,
+        migration_usd=migration_usd,
+        current_provider=current_provider,
+    )
     settings = settings_of(ctx)
     try:
         profiles = load_profiles(user_profiles_path(profiles_file or settings.profiles_path))

@@ -252,35 +252,40 @@ def _burst(
 def _storage(
     c: Candidate, d: Demand, services: ServiceLookup, basis: dict[str, object]
 ) -> Decimal | None:
-    if d.storage_tb == 0:
-        return Decimal(0)
-    tiers = services(c.provider, c.region, d.storage)
-    if not tiers:
-        return None
-    gb = d.storage_tb * GB_PER_TB
-    try:
-        per_month = tiered_cost(gb, tiers)
-    except ValueError:
-        return None
-    basis |= {"storage_gb": gb, "storage_month_usd": per_month, "storage_tiers": tiers}
-    return _cents(per_month * d.months)
+    return _service(c, d.storage, d.storage_tb, d.months, services, basis, "storage")
 
 
 def _egress(
     c: Candidate, d: Demand, services: ServiceLookup, basis: dict[str, object]
 ) -> Decimal | None:
-    if d.egress_tb == 0:
+    return _service(
+        c, ServiceKind.EGRESS_INTERNET, d.egress_tb, d.months, services, basis, "egress"
+    )
+
+
+def _service(
+    c: Candidate,
+    kind: ServiceKind,
+    tb: Decimal,
+    months: int,
+    services: ServiceLookup,
+    basis: dict[str, object],
+    name: str,
+) -> Decimal | None:
+    """``tb`` of a service a month (held, or sent) priced tier by tier, times the months;
+    None when the region has no price for it or its tiers leave a gap."""
+    if tb == 0:
         return Decimal(0)
-    tiers = services(c.provider, c.region, ServiceKind.EGRESS_INTERNET)
+    tiers = services(c.provider, c.region, kind)
     if not tiers:
         return None
-    gb = d.egress_tb * GB_PER_TB
+    gb = tb * GB_PER_TB
     try:
         per_month = tiered_cost(gb, tiers)
     except ValueError:
         return None
-    basis |= {"egress_gb": gb, "egress_month_usd": per_month, "egress_tiers": tiers}
-    return _cents(per_month * d.months)
+    basis |= {f"{name}_gb": gb, f"{name}_month_usd": per_month}
+    return _cents(per_month * months)
 
 
 def _all_on_demand(

@@ -119,24 +119,21 @@ def _burst(row: PlanRow, demand: Demand) -> list[str]:
 
 
 def _storage_egress(row: PlanRow, demand: Demand) -> list[str]:
+    parts = (
+        ("Storage", "storage", demand.storage_tb, row.storage_usd, demand.storage.value, ""),
+        ("Egress", "egress", demand.egress_tb, row.egress_usd, "internet egress", " a month"),
+    )
     lines = []
-    b = row.basis
-    if demand.storage_tb:
-        if row.storage_usd is None:
-            lines.append(f"Storage: no {demand.storage.value} price in {row.region}")
-        else:
-            gb, month = Decimal(str(b["storage_gb"])), Decimal(str(b["storage_month_usd"]))
-            lines.append(
-                f"Storage: {_n(demand.storage_tb)} TB = {_n(gb)} GB {demand.storage.value}"
-                f" = {_usd(month)} a month × {row.months} = {_usd(row.storage_usd)}"
-            )
-    if demand.egress_tb:
-        if row.egress_usd is None:
-            lines.append(f"Egress: no internet egress price in {row.region}")
-        else:
-            gb, month = Decimal(str(b["egress_gb"])), Decimal(str(b["egress_month_usd"]))
-            lines.append(
-                f"Egress: {_n(demand.egress_tb)} TB = {_n(gb)} GB a month, by tier"
-                f" = {_usd(month)} a month × {row.months} = {_usd(row.egress_usd)}"
-            )
+    for title, name, tb, usd, what, a_month in parts:
+        if not tb:
+            continue
+        if usd is None:
+            lines.append(f"{title}: no {what} price in {row.region}")
+            continue
+        gb = Decimal(str(row.basis[f"{name}_gb"]))
+        month = Decimal(str(row.basis[f"{name}_month_usd"]))
+        lines.append(
+            f"{title}: {_n(tb)} TB = {_n(gb)} GB {what}{a_month}"
+            f" = {_usd(month)} a month × {row.months} = {_usd(usd)}"
+        )
     return lines
