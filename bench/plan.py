@@ -126,18 +126,18 @@ def main() -> None:
             current_provider="aws",
         )
         settings = Settings()
-        stored_plans(engine, settings, demand, gpu=gpu)  # warm (imports, catalog)
+        stored_plans(engine, settings, demand, gpu=gpu, top=10)  # warm (imports, catalog)
         rows: list[object] = []
 
         def plan() -> None:
-            rows[:] = stored_plans(engine, settings, demand, gpu=gpu).rows
+            rows[:] = stored_plans(engine, settings, demand, gpu=gpu, top=10).rows
 
         def read() -> None:
             current_offers(engine, gpu=gpu, pricing=PLAN_PRICING)
 
         seconds, cpu = best_of(3, plan)
         read_seconds, read_cpu = best_of(3, read)
-        print(f"plans: {len(rows)} (instance types) from {len(offers)} offers")
+        print(f"plans: the best {len(rows)} of {types} instance types, from {len(offers)} offers")
         print(f"python cpu: plan {cpu:.2f} s, read {read_cpu:.2f} s")
         print(f"plan seconds={seconds:.2f} read_seconds={read_seconds:.2f} "
               f"ratio={seconds / read_seconds:.2f}")  # fmt: skip

@@ -6,10 +6,10 @@ from decimal import Decimal
 
 import pytest
 
-from tracker.models import PricingModel
-from tracker.plan.build import Price, build_plans, candidates, service_lookup, spot_overhead
+from tracker.plan.build import Tiers, build_plans, candidates, service_lookup, spot_overhead
 from tracker.plan.demand import Demand, PlanInputError
 from tracker.service_prices import ServiceKind, tiered_cost
+from tracker.store.plan_prices import PlanPrice
 
 D = Decimal
 
@@ -23,20 +23,18 @@ def _offer(
     *,
     zone: str = "",
     payment_option: str = "",
-    attributes: dict[str, object] | None = None,
-) -> Price:
-    return Price(
-        provider,
-        region,
-        itype,
-        PricingModel(pricing),
-        payment_option,
-        zone,
-        "H100-SXM",
-        D(8),
-        D(usd),
-        attributes,
-    )
+    upfront: str | None = None,
+    recurring: str | None = None,
+) -> PlanPrice:
+    return PlanPrice(
+        provider, region, itype, pricing, payment_option, zone, "H100-SXM", D(8), D(usd), "USD",
+        None, upfront, recurring,
+    )  # fmt: skip
+
+
+def usd(amount: D, currency: str) -> D:
+    assert currency == "USD"
+    return amount
 
 
 OFFERS = [
@@ -53,12 +51,13 @@ OFFERS = [
         "reserved_3y",
         "19.0259",
         payment_option="all_upfront",
-        attributes={"upfront_usd": D(500000), "recurring_hourly_usd": D(0)},
+        upfront="500000",
+        recurring="0",
     ),
     _offer("gcp", "a3-highgpu-8g", "us-central1", "on_demand", "88.49"),
     _offer("lambda", "gpu_8x_h100_sxm5", "us-east-1", "on_demand", "23.92"),
 ]
-TIERS = {
+TIERS: dict[tuple[str, str, ServiceKind], Tiers] = {
     ("aws", "us-east-1", ServiceKind.BLOCK_STORAGE_SSD): [(D(0), None, D("0.08"))],
     ("aws", "us-east-1", ServiceKind.EGRESS_INTERNET): [
         (D(0), D(10240), D("0.09")),
@@ -82,7 +81,7 @@ DEMAND = Demand(
 
 
 def _plans(demand: Demand = DEMAND) -> list:  # type: ignore[type-arg]
-    return build_plans(candidates(OFFERS), demand, service_lookup(TIERS), lambda o: D(0))
+    return build_plans(candidates(OFFERS, usd), demand, service_lookup(TIERS), lambda o: D(0))
 
 
 def test_the_whole_plan_by_hand() -> None:
@@ -189,3 +188,38 @@ def test_bad_demand_is_one_line(kw: dict[str, object], message: str) -> None:
         Demand(**args)  # type: ignore[arg-type]
     assert str(caught.value).startswith(message)
     assert "\n" not in str(caught.value)
+
+
+def test_the_best_few_are_those_of_pricing_every_candidate() -> None:
+    # Random fleets: the top-k search (lower bounds first) returns exactly the first k
+    # rows, in order, of pricing every candidate. Ties included: prices repeat often.
+    import random
+
+    rng = random.Random(29)
+    for _ in range(40):
+        prices = []
+        for i in range(rng.randint(1, 60)):
+            provider, region = rng.choice(("aws", "gcp", "lambda")), rng.choice(("r1", "r2"))
+            gpus = D(rng.choice((1, 2, 8)))
+            for pricing in ("on_demand", "spot", "reserved_1y", "reserved_3y"):
+                if rng.random() < 0.7:
+                    price = D(rng.randint(50, 400)) / 100 * gpus
+                    row = (provider, region, f"t{i}", pricing, "", "", "H100-SXM", gpus, price)
+                    prices.append(PlanPrice(*row, "USD", None, None, None))
+        demand = Demand(
+            steady_gpus=D(rng.randint(0, 20)),
+            burst_gpu_hours=D(rng.randint(1, 500)),
+            interruptible=D(rng.randint(0, 10)) / 10,
+            months=rng.randint(1, 60),
+            storage_tb=D(rng.choice((0, 5))),
+        )
+        offers = candidates(prices, usd)
+        lookup = service_lookup(
+            {("aws", "r1", ServiceKind.BLOCK_STORAGE_SSD): [(D(0), None, D("0.1"))]}
+        )
+        every = build_plans(offers, demand, lookup, lambda p: D("0.05"))
+        k = rng.randint(1, 5)
+        best = build_plans(offers, demand, lookup, lambda p: D("0.05"), top=k)
+        assert [(r.rank, r.instance_type, r.total_usd) for r in best] == [
+            (r.rank, r.instance_type, r.total_usd) for r in every[:k]
+        ]

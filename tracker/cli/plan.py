@@ -163,8 +163,9 @@ def plan(
             region=region,
             assumptions=profiles.assumptions,
             at=when,
+            top=top,
         )
-    shown = result.rows[:top]
+    shown = result.rows
     rows = [plan_row(r, view.code, lambda usd: view.show(usd)) for r in shown]
     left_out = result.conversion.report("USD")
     if left_out:

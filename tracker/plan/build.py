@@ -14,10 +14,11 @@ A part that has no known price is ``None``, never 0, its name listed in
 from __future__ import annotations
 
 import math
+from bisect import insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import NamedTuple
+from typing import Protocol
 
 from tracker.models import PricingModel
 from tracker.plan.cover import HOURS_PER_MONTH, Cover, Term, cheapest_cover
@@ -28,8 +29,9 @@ from tracker.service_prices import GB_PER_TB, ServiceKind, tiered_cost
 __all__ = [
     "Candidate",
     "PlanRow",
-    "Price",
+    "PriceRow",
     "Tiers",
+    "ToUsd",
     "build_plans",
     "candidates",
     "service_lookup",
@@ -37,7 +39,8 @@ __all__ = [
 ]
 
 CENT = Decimal("0.01")
-_TERMS = {PricingModel.RESERVED_1Y: 12, PricingModel.RESERVED_3Y: 36}
+_TERMS = {PricingModel.RESERVED_1Y.value: 12, PricingModel.RESERVED_3Y.value: 36}
+_ON_DEMAND, _SPOT = PricingModel.ON_DEMAND.value, PricingModel.SPOT.value
 
 Tiers = list[tuple[Decimal, Decimal | None, Decimal]]
 """``(tier start GB, tier end GB or None, USD per unit)``, as :func:`tiered_cost` takes."""
@@ -49,23 +52,42 @@ def _cents(value: Decimal) -> Decimal:
     return value.quantize(CENT, rounding=ROUND_HALF_EVEN)
 
 
-class Price(NamedTuple):
-    """One stored price a plan can use, already in USD."""
+class PriceRow(Protocol):
+    """One stored price a plan can use, in its own currency (the store's plan rows)."""
 
-    provider: str
-    region: str
-    instance_type: str
-    pricing: PricingModel
-    payment_option: str
-    zone: str
-    gpu_model: str
-    gpu_count: Decimal
-    usd: Decimal
-    """Per instance-hour, at the rate in force."""
-    attributes: Mapping[str, object] | None = None
+    @property
+    def provider(self) -> str: ...
+    @property
+    def region(self) -> str: ...
+    @property
+    def instance_type(self) -> str: ...
+    @property
+    def pricing(self) -> str: ...
+    @property
+    def payment_option(self) -> str: ...
+    @property
+    def zone(self) -> str: ...
+    @property
+    def gpu_model(self) -> str: ...
+    @property
+    def gpu_count(self) -> Decimal: ...
+    @property
+    def price(self) -> Decimal: ...
+    @property
+    def currency(self) -> str: ...
+    @property
+    def interruption_max_pct(self) -> str | None:
+        """The provider's published interruption bucket bound (% a month), spot only."""
+
+    @property
+    def upfront_usd(self) -> str | None: ...
+    @property
+    def recurring_hourly_usd(self) -> str | None: ...
 
 
-OverheadFor = Callable[[Price], Decimal]
+ToUsd = Callable[[Decimal, str], Decimal | None]
+"""A price in its currency to USD at the rate in force, None without a rate (counted)."""
+OverheadFor = Callable[[PriceRow], Decimal]
 """The re-work share of a spot price (from its provider's interruption rate)."""
 
 
@@ -80,33 +102,43 @@ class Candidate:
     gpu_count: Decimal
     on_demand: Decimal | None = None
     """USD per instance-hour."""
-    spot: Price | None = None
+    spot: PriceRow | None = None
     """The cheapest spot price of the region's zones."""
-    terms: dict[PricingModel, Term] = field(default_factory=dict)
+    spot_usd: Decimal = Decimal(0)
+    terms: dict[str, Term] = field(default_factory=dict)
     """The cheapest effective rate of each term length (over payment options)."""
 
 
-def candidates(prices: Iterable[Price]) -> list[Candidate]:
-    """Group prices by (provider, region, instance type)."""
+def candidates(prices: Iterable[PriceRow], to_usd: ToUsd) -> list[Candidate]:
+    """Group prices by (provider, region, instance type), in USD; a price whose
+    currency has no rate is left out (``to_usd`` counts it)."""
     groups: dict[tuple[str, str, str], Candidate] = {}
     for o in prices:
+        usd = to_usd(o.price, o.currency)
+        if usd is None:
+            continue
         key = (o.provider, o.region, o.instance_type)
         c = groups.get(key)
         if c is None:
             c = groups[key] = Candidate(*key, gpu_model=o.gpu_model, gpu_count=o.gpu_count)
-        usd = o.usd
-        if o.pricing is PricingModel.ON_DEMAND:
+        if o.pricing == _ON_DEMAND:
             c.on_demand = usd if c.on_demand is None else min(c.on_demand, usd)
-        elif o.pricing is PricingModel.SPOT:
-            if c.spot is None or usd < c.spot.usd:
-                c.spot = o
+        elif o.pricing == _SPOT:
+            if c.spot is None or usd < c.spot_usd:
+                c.spot, c.spot_usd = o, usd
         elif o.pricing in _TERMS:
-            hourly = effective_hourly(o.pricing, usd, o.attributes)
+            hourly = _term_hourly(o, usd)
             held = c.terms.get(o.pricing)
             if held is None or hourly < held.hourly:
-                months = _TERMS[o.pricing]
-                c.terms[o.pricing] = Term(o.pricing.value, months, hourly, o.payment_option)
+                c.terms[o.pricing] = Term(o.pricing, _TERMS[o.pricing], hourly, o.payment_option)
     return sorted(groups.values(), key=lambda c: (c.provider, c.region, c.instance_type))
+
+
+def _term_hourly(o: PriceRow, usd: Decimal) -> Decimal:
+    if o.upfront_usd is None or o.recurring_hourly_usd is None:
+        return usd
+    parts = {"upfront_usd": o.upfront_usd, "recurring_hourly_usd": o.recurring_hourly_usd}
+    return effective_hourly(PricingModel(o.pricing), usd, parts)
 
 
 def spot_overhead(
@@ -168,14 +200,83 @@ def build_plans(
     demand: Demand,
     services: ServiceLookup,
     overhead_for: OverheadFor,
+    top: int | None = None,
 ) -> list[PlanRow]:
-    """Every candidate's plan, ranked: complete plans by total, then incomplete ones
-    (fewest missing parts first, then by the known total)."""
-    rows = [_plan(c, demand, services, overhead_for) for c in offers]
-    rows.sort(key=lambda r: (len(r.incomplete), r.total_usd, r.provider, r.region, r.instance_type))
+    """The candidates' plans, ranked: complete plans by total, then incomplete ones
+    (fewest missing parts first, then by the known total); names break ties.
+
+    With ``top``, only the best ``top`` are priced in full. Every candidate first gets a
+    lower bound: its steady fleet at the cheapest monthly rate it sells (no cover can
+    beat every month at the cheapest rate), its other parts exactly. Candidates are then
+    priced in order of that bound until the next bound cannot beat the ``top``-th plan,
+    so the rows and their order are exactly those of pricing every candidate.
+    """
+    services = _memo(services)
+    if top is None:
+        rows = [_plan(c, demand, services, overhead_for) for c in offers]
+    else:
+        rows = _best(offers, demand, services, overhead_for, top)
+    rows.sort(key=_key)
     for n, row in enumerate(rows, start=1):
         row.rank = n
     return rows
+
+
+def _key(r: PlanRow) -> tuple[int, Decimal, str, str, str]:
+    return (len(r.incomplete), r.total_usd, r.provider, r.region, r.instance_type)
+
+
+def _best(
+    offers: Sequence[Candidate],
+    demand: Demand,
+    services: ServiceLookup,
+    overhead_for: OverheadFor,
+    top: int,
+) -> list[PlanRow]:
+    bounds = sorted((_bound(c, demand, services, overhead_for), n) for n, c in enumerate(offers))
+    rows: list[PlanRow] = []
+    keys: list[tuple[int, Decimal, str, str, str]] = []
+    for bound, n in bounds:
+        if len(keys) >= top and bound > keys[top - 1]:
+            break
+        row = _plan(offers[n], demand, services, overhead_for)
+        rows.append(row)
+        insort(keys, _key(row))
+    return sorted(rows, key=_key)[:top]
+
+
+def _bound(
+    c: Candidate, d: Demand, services: ServiceLookup, overhead_for: OverheadFor
+) -> tuple[int, Decimal, str, str, str]:
+    """A key no lower than the candidate's plan's :func:`_key` can be."""
+    scratch: dict[str, object] = {}
+    instances = math.ceil(d.steady_gpus / c.gpu_count) if d.steady_gpus else 0
+    rates = [t.cost / t.months for t in c.terms.values()]
+    if c.on_demand is not None:
+        rates.append(c.on_demand * HOURS_PER_MONTH)
+    parts: list[Decimal | None] = [
+        None if instances and not rates else min(rates, default=Decimal(0)) * d.months * instances,
+        _burst(c, d, overhead_for, scratch),
+        _storage(c, d, services, scratch),
+        _egress(c, d, services, scratch),
+    ]
+    known = sum((p for p in parts if p is not None), Decimal(0))
+    # The parts are rounded to cents when priced: allow each its half cent.
+    floor = known - CENT * 2
+    return (sum(p is None for p in parts), floor, c.provider, c.region, c.instance_type)
+
+
+def _memo(services: ServiceLookup) -> ServiceLookup:
+    """The lookup once per (provider, region, service): candidates share regions."""
+    seen: dict[tuple[str, str, ServiceKind], Tiers | None] = {}
+
+    def lookup(provider: str, region: str, service: ServiceKind) -> Tiers | None:
+        key = (provider, region, service)
+        if key not in seen:
+            seen[key] = services(provider, region, service)
+        return seen[key]
+
+    return lookup
 
 
 def _plan(c: Candidate, d: Demand, services: ServiceLookup, overhead_for: OverheadFor) -> PlanRow:
@@ -228,8 +329,8 @@ def _burst(
     spot = None
     if c.spot is not None:
         overhead = d.spot_overhead if d.spot_overhead is not None else overhead_for(c.spot)
-        spot = c.spot.usd / c.spot.gpu_count * (1 + overhead)
-        basis |= {"spot_per_gpu_hour_usd": c.spot.usd / c.spot.gpu_count}
+        spot = c.spot_usd / c.spot.gpu_count * (1 + overhead)
+        basis |= {"spot_per_gpu_hour_usd": c.spot_usd / c.spot.gpu_count}
         basis |= {"spot_overhead": overhead, "spot_zone": c.spot.zone}
     interruptible = hours * d.interruptible
     steady_part = hours - interruptible

@@ -94,15 +94,19 @@ def cheapest_cover(
         if t.months not in cheapest or t.cost < cheapest[t.months].cost:
             cheapest[t.months] = t
     kinds = [cheapest[n] for n in sorted(cheapest, reverse=True)]
+    pairs = [(t.months, t.cost) for t in kinds]
     best: tuple[Decimal, int, tuple[int, ...]] | None = None
-    for counts in product(*(range(-(-months // t.months) + 1) for t in kinds)):
-        covered = sum(n * t.months for n, t in zip(counts, kinds, strict=True))
-        left = max(months - covered, 0)
-        if left and month_cost is None:
-            continue
-        cost = sum((n * t.cost for n, t in zip(counts, kinds, strict=True)), Decimal(0))
-        if left:
-            assert month_cost is not None
+    # Plain loops, no generators: a plan over 25,000 instance types runs this 25,000 times.
+    for counts in product(*(range(-(-months // length) + 1) for length, _ in pairs)):
+        covered, cost = 0, Decimal(0)
+        for n, (length, term_cost) in zip(counts, pairs, strict=True):
+            if n:
+                covered += n * length
+                cost += n * term_cost
+        left = months - covered
+        if left > 0:
+            if month_cost is None:
+                continue
             cost += left * month_cost
         key = (cost, min(covered, months), counts)
         if best is None or key < best:

@@ -20,7 +20,7 @@ from tracker.fx import Conversion
 from tracker.models import PricingModel
 from tracker.plan.build import (
     PlanRow,
-    Price,
+    PriceRow,
     Tiers,
     build_plans,
     candidates,
@@ -64,48 +64,31 @@ def stored_plans(
     region: Sequence[str] | None = None,
     assumptions: Assumptions | None = None,
     at: datetime | None = None,
+    top: int | None = None,
 ) -> PlanResult:
     """Plans for every (provider, region, instance type) selling ``gpu``, ranked, from
-    the prices in force now or at ``at`` (raises :class:`~tracker.store.engine.DatabaseError`)."""
+    the prices in force now or at ``at``; with ``top`` only the best ``top`` (raises
+    :class:`~tracker.store.engine.DatabaseError`)."""
     rates = fx_store.load_rates(engine, settings.fx_rates)
     to_usd = Conversion(rates, at)
     stored = plan_prices(
         engine, gpu=gpu, pricing=PLAN_PRICING, provider=provider, region=region, at=at
     )
-    prices = []
-    for r in stored:
-        usd = to_usd.usd(r.price, r.currency)
-        if usd is not None:
-            prices.append(
-                Price(
-                    r.provider,
-                    r.region,
-                    r.instance_type,
-                    PricingModel(r.pricing),
-                    r.payment_option,
-                    r.zone,
-                    r.gpu_model,
-                    r.gpu_count,
-                    usd,
-                    r.attributes,
-                )
-            )
     tiers = _service_tiers(engine, demand, provider, region, at, to_usd)
     rules = assumptions or Assumptions()
     checkpoint_hours = float(demand.checkpoint_minutes) / 60
 
-    def overhead_for(spot: Price) -> Decimal:
-        published = (spot.attributes or {}).get("interruption_max_pct")
-        pct = (
-            float(published)
-            if isinstance(published, int | float | Decimal) and not isinstance(published, bool)
-            else rules.interruption_pct(spot.provider)
-        )
+    def overhead_for(spot: PriceRow) -> Decimal:
+        published = spot.interruption_max_pct
+        pct = _percent(published) if published else None
+        if pct is None:
+            pct = rules.interruption_pct(spot.provider)
         return spot_overhead(
             pct, checkpoint_hours, rules.restart_hours, rules.checkpoint_write_hours
         )
 
-    rows = build_plans(candidates(prices), demand, service_lookup(tiers), overhead_for)
+    offers = candidates(stored, to_usd.usd)
+    rows = build_plans(offers, demand, service_lookup(tiers), overhead_for, top)
     return PlanResult(rows, to_usd, len(stored))
 
 
@@ -126,3 +109,12 @@ def _service_tiers(
             key = (p.provider, p.region, p.service)
             tiers.setdefault(key, []).append((p.tier_start_gb, p.tier_end_gb, usd))
     return tiers
+
+
+def _percent(text: str) -> float | None:
+    """A published interruption rate stored as text; anything else is no rate."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value >= 0 and value == value else None
