@@ -17,6 +17,7 @@ from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import FormatOption, OutputFormat, emit, err
+from tracker.cli.services import import_services, sheet_of_service_prices
 from tracker.collect import OfferCallback, RunSummary, import_source, run_collector
 from tracker.hooks import Origin, load_hooks
 from tracker.models import PricingModel, RunStatus
@@ -219,6 +220,9 @@ def import_sheet(
         raise CliError(f"--source: {exc}", USAGE) from None
     settings = settings_of(ctx)
     engine = open_store(ctx)
+    if sheet_of_service_prices(path):
+        import_services(engine, path, source=source_name, full=full)
+        return
     collector = PriceSheetCollector(path, settings)
     with ExitStack() as held, _progress(f"importing {path.name}") as progress:
         try:
