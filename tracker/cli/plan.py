@@ -11,17 +11,16 @@ import typer
 
 from tracker import format as fmt
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
-from tracker.cli.history import gpu_selection, usage_errors
+from tracker.cli.currency import CurrencyOption, currency_view
+from tracker.cli.history import usage_errors
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
 from tracker.fx import USD
 from tracker.history.args import parse_time
 from tracker.plan.demand import Demand, PlanInputError
 from tracker.plan.explain import explain
-from tracker.plan.rows import PLAN_KEYS, plan_row
-from tracker.plan.stored import stored_plans
 from tracker.recommend.profiles import ProfileError, load_profiles, user_profiles_path
 from tracker.service_prices import ServiceKind
+from tracker.views.plan import PLAN_KEYS, plans
 
 __all__ = ["register"]
 
@@ -150,34 +149,29 @@ def plan(
     with usage_errors():
         when = None if at is None else parse_time(at, "--at", now=datetime.now(UTC))
         engine = open_store(ctx)
-        view = currency_view(ctx, engine, currency)
-        if when is not None:  # show the figures at the rates in force then, too
-            view = CurrencyView(view.code, view.rates, when)
-        selection = gpu_selection(engine, gpu)
-        result = stored_plans(
+        currency_view(ctx, engine, currency)  # a bad --currency: exit 2 in the CLI's words
+        answer = plans(
             engine,
             settings,
             demand,
-            gpu=selection,
+            gpu=gpu,
             provider=provider,
             region=region,
-            assumptions=profiles.assumptions,
+            currency=currency,
             at=when,
             top=top,
+            assumptions=profiles.assumptions,
         )
-    shown = result.rows
-    rows = [plan_row(r, view.code, lambda usd: view.show(usd)) for r in shown]
-    left_out = result.conversion.report("USD")
-    if left_out:
-        err(f"gpu-tracker: {left_out}")
-    if not rows:
+    if answer.left_out:
+        err(f"gpu-tracker: {answer.left_out}")
+    if not answer.rows:
         then = "" if when is None else f" at {fmt.when(when)}"
         raise CliError(f"no stored offer of {', '.join(gpu)} matches these filters{then}", 1)
     if show_explain and fmt_ is OutputFormat.table:
-        for line in explain(shown[0], demand):
+        for line in explain(answer.plans[0], demand):
             typer.echo(line)
         typer.echo("")
-    emit(rows, fmt_, columns=PLAN_KEYS, table=PLAN_TABLE, title=f"plans, {view.code}")
+    emit(answer.rows, fmt_, columns=PLAN_KEYS, table=PLAN_TABLE, title=f"plans, {answer.currency}")
 
 
 def register(app: typer.Typer) -> None:
