@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import json
 import logging
 from decimal import Decimal
@@ -120,9 +121,24 @@ def test_bad_parameters_are_a_one_line_400(
 ) -> None:
     r = site.get(path, params=params)
     assert r.status_code == 400, r.text
-    assert r.headers["content-type"] == "application/json"
-    assert "\n" not in r.text and "Traceback" not in r.text
-    assert names in r.json()["error"]
+    assert "Traceback" not in r.text
+    if path.startswith("/api/"):
+        assert r.headers["content-type"] == "application/json"
+        assert "\n" not in r.text and names in r.json()["error"]
+    else:  # a page's error is a page: the navigation, one line saying why, a way back
+        assert names in error_reason(r)
+        # back to the page without its query; /offer and /gpu need one: the Overview
+        back = path if path in ("/offers", "/profiles") else "/"
+        assert f'<a id="back" href="{back}">' in r.text
+
+
+def error_reason(r: httpx.Response) -> str:
+    """The one-line reason of an HTML error page, which must carry the site's navigation."""
+    assert r.headers["content-type"].startswith("text/html")
+    assert '<nav id="nav">' in r.text and 'href="/offers"' in r.text
+    reason = r.text.split('<p class="error-reason" id="reason">')[1].split("</p>")[0]
+    assert "\n" not in reason
+    return html.unescape(reason)
 
 
 def test_a_database_that_went_away_is_a_503(tmp_path: Path) -> None:
@@ -133,8 +149,11 @@ def test_a_database_that_went_away_is_a_503(tmp_path: Path) -> None:
         for path in ("/api/v1/offers", "/", "/offers", "/profiles"):
             r = httpx.get(server.url + path, timeout=30)
             assert r.status_code == 503, (path, r.text)
-            assert r.json()["error"].startswith("database unavailable: ")
-            assert "\n" not in r.text
+            if path.startswith("/api/"):
+                assert r.json()["error"].startswith("database unavailable: ")
+                assert "\n" not in r.text
+            else:
+                assert "database unavailable: " in error_reason(r)
     finally:
         server.stop()
         engine.dispose()
@@ -146,9 +165,12 @@ def test_read_only_and_security_headers(site: Site) -> None:
         csp = r.headers["content-security-policy"]
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp
         assert r.headers["x-content-type-options"] == "nosniff"
-    assert site.get("/nowhere").json() == {"error": "not found: /nowhere"}
-    r = httpx.post(f"{site.url}/api/v1/offers", timeout=30)
-    assert r.status_code == 405 and "read-only" in r.json()["error"]
+    assert site.get("/api/v1/nowhere").json() == {"error": "not found: /api/v1/nowhere"}
+    assert error_reason(site.get("/nowhere")) == "<strong>404</strong> not found: /nowhere"
+    for path in ("/api/v1/offers", "/", "/offers"):
+        r = httpx.post(f"{site.url}{path}", timeout=30)
+        assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", path
+    assert "read-only" in httpx.delete(f"{site.url}/api/v1/offers", timeout=30).json()["error"]
 
 
 def test_the_token_is_required_and_never_logged(

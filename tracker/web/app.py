@@ -1,7 +1,7 @@
 """The ASGI app: dashboard pages, /api/v1, the health probes and /metrics in one.
 
-Read-only by construction: every route is a GET (HEAD comes with it); any other
-method is a 405. What the app needs arrives in :class:`WebContext` (settings, the
+Read-only by construction: every route is a GET, HEAD is answered as the GET without
+its body (:mod:`tracker.web.methods`), and any other method is a 405 with ``Allow``. What the app needs arrives in :class:`WebContext` (settings, the
 engine, the probes and the health view of whoever runs it), so ``serve`` and
 ``web`` build the same app around different health sources.
 """
@@ -23,6 +23,7 @@ from tracker.service.web import Route
 from tracker.settings import Settings
 from tracker.store.engine import Engine
 from tracker.web.errors import install_error_handlers
+from tracker.web.methods import HeadAsGet
 from tracker.web.params import DropEmptyFilters
 from tracker.web.security import SecurityMiddleware
 
@@ -68,8 +69,10 @@ def create_app(context: WebContext) -> FastAPI:
     from tracker.web import (
         alerts_page,
         api,
+        api_docs,
         gpu_page,
         history_api,
+        index,
         pages,
     )  # they import this module
 
@@ -83,10 +86,12 @@ def create_app(context: WebContext) -> FastAPI:
     )
     app.state.context = context
     token = context.settings.web.resolved_token()
+    app.add_middleware(HeadAsGet)
     app.add_middleware(DropEmptyFilters)
     app.add_middleware(SecurityMiddleware, token=token, public=PUBLIC_PATHS)
-    install_error_handlers(app)
+    install_error_handlers(app, html=pages.error_page)
     _add_probes(app, context.probes)
+    app.include_router(index.api_router)
     app.include_router(api.router)
     app.include_router(history_api.router)
     app.include_router(alerts_page.api_router)
@@ -94,6 +99,8 @@ def create_app(context: WebContext) -> FastAPI:
     app.include_router(gpu_page.router)
     app.include_router(alerts_page.router)
     app.include_router(history_api.page_router)
+    app.include_router(index.page_router)
+    app.include_router(api_docs.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     return app
 
@@ -101,6 +108,7 @@ def create_app(context: WebContext) -> FastAPI:
 def probes_only_app(routes: Mapping[str, Route]) -> FastAPI:
     """The probes alone ([web] enabled = false, or the bare health server)."""
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(HeadAsGet)
     app.add_middleware(SecurityMiddleware, token=None, public=frozenset(routes))
     install_error_handlers(app, hint=", ".join(sorted(routes)))
     _add_probes(app, routes)

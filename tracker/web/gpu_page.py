@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from tracker.catalog import GpuSelection, GpuSpec, get_spec
+from tracker.format import pricing_label
 from tracker.history.args import Window, make_grid
 from tracker.history.views import gpu_steps
 from tracker.models import PricingModel
@@ -84,5 +85,10 @@ def _history_chart(engine: Engine, model: str, fx_rates: Mapping[str, Decimal]) 
             if a["price_per_gpu_hour_usd"] is not None
         ]
         if steps:
-            series.append(Series(pricing.value, steps))
-    return step_chart(series, unit="USD/GPU·h", title=f"cheapest {model}")
+            series.append(Series(pricing_label(pricing.value), steps))
+    return step_chart(
+        series,
+        unit="USD/GPU·h",
+        title=f"cheapest {model}",
+        empty=f"No {model} price stored in the last {HISTORY_DAYS} days.",
+    )
