@@ -195,3 +195,13 @@ def test_collectors_page_fills_the_status_column(ran_site: str) -> None:
     assert status[("lambda", "standard")] == "succeeded"
     assert all(st for st in status.values())
     assert status.get(("runpod", "standard"), "never run") == "never run"
+
+
+def test_api_docs_write_types_in_words(site: Site) -> None:
+    page = site.get("/api/docs").text
+    types = set(re.findall(r'<td class="type wrap">([^<]*)</td>', page))
+    # /api/v1/recommend?top: Query(ge=1, le=1000); ?pricing: tracker.models.PricingModel.
+    assert "integer, ≥ 1, ≤ 1000" in types
+    assert "list of one of on_demand | spot | reserved_1y | reserved_3y" in types
+    assert "one of price | price_per_gpu" in types
+    assert not any("{" in t for t in types)  # no raw JSON schema

@@ -39,7 +39,7 @@ def type_label(schema: dict[str, Any], components: dict[str, Any]) -> str:
     if options:
         return " or ".join(type_label(o, components) for o in options)
     if "enum" in schema:
-        return "one of " + " | ".join(str(v) for v in schema["enum"])
+        return "one of " + " | ".join(str(v) if v != "" else '""' for v in schema["enum"])
     kind = schema.get("type")
     if kind == "array":
         return "list of " + type_label(schema.get("items", {}), components)

@@ -75,6 +75,7 @@ def create_app(context: WebContext) -> FastAPI:
         index,
         pages,
     )  # they import this module
+    from tracker.web.openapi import install_openapi
 
     app = FastAPI(
         title="gpu-tracker",
@@ -90,6 +91,7 @@ def create_app(context: WebContext) -> FastAPI:
     app.add_middleware(DropEmptyFilters)
     app.add_middleware(SecurityMiddleware, token=token, public=PUBLIC_PATHS)
     install_error_handlers(app, html=pages.error_page)
+    install_openapi(app, context)
     _add_probes(app, context.probes)
     app.include_router(index.api_router)
     app.include_router(api.router)
