@@ -103,6 +103,8 @@ def test_recommend_is_the_cli_ranking(site: Site, tmp_path: Path) -> None:
         ("/api/v1/offers", {"min_vram": "-1"}, "min_vram"),
         ("/api/v1/offers", {"min_gpus": "nan"}, "min_gpus"),
         ("/api/v1/offers", {"gpus": "H100"}, "gpus"),
+        ("/api/v1/offers", {"gpu": "Z9000"}, "gpu: 'z9000': unknown GPU"),
+        ("/api/v1/offers", {"provider": "café"}, "is not a name (printable ASCII)"),
         ("/api/v1/offers", {"currency": "dollars"}, "currency 'dollars': expected a three-letter"),
         ("/api/v1/offers", {"currency": "xyz"}, "currency: no exchange rate stored for XYZ"),
         ("/api/v1/recommend", {}, "profile"),

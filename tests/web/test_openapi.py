@@ -31,7 +31,7 @@ from tracker.store.engine import make_engine
 
 pytest.importorskip("schemathesis")
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).resolve().parents[2]
 ST = Path(sys.executable).with_name("st")
 
 
@@ -116,7 +116,7 @@ def test_schemathesis_finds_no_failure(every_pricing_site: Site, tmp_path: Path)
     command = [
         str(ST),
         "--config-file",
-        str(HERE / "schemathesis.toml"),
+        str(ROOT / "schemathesis.toml"),
         "--no-color",
         "run",
         f"{every_pricing_site.url}/api/openapi.json",

@@ -113,6 +113,9 @@ def test_api_v1_lists_its_routes(site: Site) -> None:
         ("/offer?provider=x&instance_type=y&region=z", 400, "no stored offer x y z"),
         ("/profiles?profile=nope", 400, "unknown profile 'nope'"),
         ("/offers?page=99", 400, "page: 99 is past the last page (3)"),
+        # the same answer as the CLI and the API give an unknown GPU name
+        ("/offers?gpu=Z9000", 400, "gpu: 'z9000': unknown GPU"),
+        ("/?gpu=Z9000", 400, "gpu: 'z9000': unknown GPU"),
     ],
 )
 def test_a_page_error_is_a_page_with_the_navigation(

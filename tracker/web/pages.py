@@ -44,6 +44,7 @@ from tracker.web.params import (
     PricingQuery,
     ProviderQuery,
     RegionQuery,
+    check_gpus,
     check_known,
     clean,
     offer_filters,
@@ -131,6 +132,7 @@ def overview_page(
         raise BadRequest(f"sort: {sort!r} is not one of {', '.join(SORTS)}")
     view, now = page_view(context)
     names = clean(gpu)
+    check_gpus(context.engine, names)
     filters: dict[str, Any] = {
         "provider": clean(provider),
         "region": clean(region),
@@ -163,6 +165,7 @@ def offers_page(
 ) -> HTMLResponse:
     context = context_of(request)
     check_known(request, OFFER_FILTERS)
+    check_gpus(context.engine, offers.gpu)
     size = context.settings.web.page_size
     view, now = page_view(context)
     listing = dashboard.offer_listing(
