@@ -147,6 +147,8 @@ def test_gpu_page_shows_its_cheapest_offers_and_datasheet(site: Site, browser: W
         for row in browser.find_elements(By.CSS_SELECTOR, "#datasheet tr")
     }
     assert sheet["vram_gib"] == "80" and sheet["architecture"] == "Hopper"
+    # tracker/catalog/gpus.toml: H100-SXM, 2022, 3,350 GB/s (a year has no thousands separator)
+    assert sheet["year"] == "2022" and sheet["memory_bandwidth_gbs"] == "3,350"
     # The aggregate chart: one line per pricing model, each day's cheapest per GPU-hour
     # (the day-2 prices are still in force, so the last 90 days are flat at them).
     series = browser.find_elements(By.CSS_SELECTOR, "svg.chart g.series")

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from tracker.web.pages import page
-from tracker.web.params import check_known
+from tracker.web.params import NAME_PATTERN, check_known
 
 __all__ = ["router", "type_label"]
 
@@ -61,7 +61,9 @@ def type_label(schema: dict[str, Any], components: dict[str, Any]) -> str:
         words.append(f"at least {schema['minLength']} characters")
     if "maxLength" in schema:
         words.append(f"up to {schema['maxLength']} characters")
-    if "pattern" in schema:
+    if schema.get("pattern") == NAME_PATTERN:
+        words.append("printable ASCII")
+    elif "pattern" in schema:
         words.append(f"matching {schema['pattern']}")
     return ", ".join(words)
 
