@@ -185,6 +185,11 @@ def test_the_token_is_required_and_never_logged(
         assert missing.status_code == 401 and "www-authenticate" in missing.headers
         wrong = locked_site.get(path, headers={"Authorization": "Bearer not-it"})
         assert wrong.status_code == 401
+        if path == "/":  # a page's 401 is a page; the API's stays one line of JSON
+            assert missing.headers["content-type"].startswith("text/html")
+            assert "<strong>401</strong> authentication required" in missing.text
+        elif path.startswith("/api/"):
+            assert missing.json() == {"error": "authentication required: send the web token"}
     for auth in (f"Bearer {TOKEN}", f"Basic {basic}"):
         assert locked_site.get("/api/v1/offers", headers={"Authorization": auth}).status_code == 200
         assert locked_site.get("/", headers={"Authorization": auth}).status_code == 200
