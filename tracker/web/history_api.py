@@ -26,7 +26,14 @@ from tracker.models import PricingModel
 from tracker.web.app import context_of
 from tracker.web.currency import log_left_out
 from tracker.web.errors import BadRequest
-from tracker.web.params import GpuQuery, ProviderQuery, RegionQuery, check_known, clean
+from tracker.web.params import (
+    GpuQuery,
+    ProviderQuery,
+    RegionQuery,
+    check_known,
+    check_time,
+    clean,
+)
 
 __all__ = ["page_router", "router"]
 
@@ -74,6 +81,10 @@ def api_history(
     engine, now, fx_rates = context.engine, _now(), context.settings.fx_rates
     try:
         window = history_args.parse_window(since, until, now=now) if since or until else None
+        if window is not None:
+            check_time("since", window.since)
+            check_time("until", window.until)
+        check_time("at", at)
         grid_window = window or history_args.parse_window(None, None, now=now)
         rule = resample or DEFAULT_STEP
         names = clean(gpu)
@@ -116,6 +127,8 @@ def api_history(
             rows = views.offer_steps(engine, offer, grid, fx_rates=fx_rates)
     except HistoryArgumentError as exc:
         raise BadRequest(str(exc)) from None
+    except OverflowError:  # an age or a step longer than a datetime holds (99999999d)
+        raise BadRequest("since, until or resample: out of range") from None
     return JSONResponse(jsonable(rows))
 
 

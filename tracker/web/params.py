@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -35,6 +36,7 @@ __all__ = [
     "check_gpus",
     "check_known",
     "check_limit",
+    "check_time",
     "clean",
     "offer_filters",
 ]
@@ -107,6 +109,26 @@ def check_gpus(engine: Engine, names: list[str] | None) -> None:
             require_gpus(names, lambda wanted: stored_gpu_names(engine, wanted))
         except HistoryArgumentError as exc:
             raise BadRequest(str(exc).replace("--gpu ", "gpu: ", 1)) from None
+
+
+EARLIEST = datetime(1900, 1, 2, tzinfo=UTC)
+LATEST = datetime(9999, 12, 30, tzinfo=UTC)
+"""The times a query may name: any UTC offset keeps them inside what Python and the
+databases represent (year 1 or 9999 with an offset overflows)."""
+
+
+def check_time(name: str, moment: datetime | None) -> datetime | None:
+    """``moment`` (naive: UTC) if it lies between 1900 and 9999, else a 400 naming it."""
+    if moment is None:
+        return None
+    aware = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    try:
+        inside = EARLIEST <= aware <= LATEST
+    except OverflowError:
+        inside = False
+    if not inside:
+        raise BadRequest(f"{name}: {moment.isoformat()} is out of range (years 1900 to 9999)")
+    return aware
 
 
 def check_limit(limit: int | None, maximum: int) -> None:
