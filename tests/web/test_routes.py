@@ -209,3 +209,9 @@ def test_api_docs_write_types_in_words(site: Site) -> None:
     assert "one of price | price_per_gpu" in types
     assert "list of text, up to 200 characters, printable ASCII" in types  # provider
     assert not any("{" in t for t in types)  # no raw JSON schema
+
+
+def test_a_gpu_without_prices_says_no_data(site: Site) -> None:
+    page = site.get("/gpu?name=B200").text  # in the catalog; the store sells none
+    assert '<p class="empty no-data">No B200 price stored in the last 90 days.</p>' in page
+    assert '<svg class="chart"' not in page  # no empty axes
