@@ -209,6 +209,8 @@ def test_api_docs_write_types_in_words(site: Site) -> None:
     assert "one of price | price_per_gpu" in types
     assert "list of text, up to 200 characters, printable ASCII" in types  # provider
     assert not any("{" in t for t in types)  # no raw JSON schema
+    # a docstring's ``code`` is set as code (api_offers' description)
+    assert "the rows of <code>gpu-tracker offers --format json [--currency C]</code>" in page
 
 
 def test_a_gpu_without_prices_says_no_data(site: Site) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
@@ -68,6 +69,12 @@ def type_label(schema: dict[str, Any], components: dict[str, Any]) -> str:
     return ", ".join(words)
 
 
+def literal_code(text: str) -> Markup:
+    """A docstring's ````code```` as ``<code>``, the rest escaped."""
+    parts = str(escape(" ".join(text.split()))).split("``")
+    return Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
+
+
 def parameters(op: dict[str, Any], components: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for p in op.get("parameters", []):
@@ -100,7 +107,7 @@ def api_docs(request: Request) -> HTMLResponse:
             "method": method.upper(),
             "path": path,
             "summary": op.get("summary", ""),
-            "description": op.get("description", ""),
+            "description": literal_code(op.get("description", "")),
             "parameters": parameters(op, components),
             "responses": sorted(op.get("responses", {}).items()),
         }
