@@ -93,6 +93,11 @@ def test_the_document_names_its_errors_and_closed_sets(every_pricing_site: Site)
     assert "bert-base-finetune" in profiles and profiles == sorted(profiles)
     gpus = _values(_param(doc, "/api/v1/compare", "gpu"), doc)
     assert {"H100-SXM", "H100", "L4"} <= set(gpus)
+    # what the schema cannot state is said in words: history's combinations and times
+    history = doc["paths"]["/api/v1/history"]["get"]
+    assert "exactly one provider, instance_type and region" in history["description"]
+    since = next(p for p in history["parameters"] if p["name"] == "since")
+    assert since["description"].startswith("An age before now (30d, 12h, 2w)")
     limit = _param(doc, "/api/v1/offers", "limit")
     assert limit["maximum"] == every_pricing_site.settings.web.max_limit
 

@@ -28,6 +28,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from tracker.catalog.resolve import default_catalog
+from tracker.history.args import MAX_POINTS
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
 from tracker.store import fx as fx_store
@@ -48,6 +49,27 @@ _RESPONSES = {
     "503": "The database is unavailable.",
 }
 _NAMES = {"provider", "region"}
+_TIME = (
+    "An age before now (30d, 12h, 2w) or an ISO-8601 date or time (UTC unless it carries "
+    "an offset), between the years 1900 and 9999."
+)
+_WORDS = {
+    ("/api/v1/history", "since"): _TIME + " Default: 30 days before until.",
+    ("/api/v1/history", "until"): _TIME + " Default: now; after since.",
+    ("/api/v1/history", "resample"): "A step, <N>h, <N>d or <N>w: the price at each step "
+    f"(at most {MAX_POINTS:,} steps in the window). Default with gpu: 1d.",
+    ("/api/v1/history", "at"): "One time: the interval in force then (one offer only; "
+    "not with since, until or resample).",
+    ("/api/v1/history", "instance_type"): "With one provider and one region: one offer.",
+    ("/api/v1/history", "zone"): "One offer's zone (spot prices are per zone).",
+    ("/api/v1/history", "payment_option"): "One offer's payment option (reserved terms).",
+    ("/api/v1/alerts", "since"): "Only alerts since: an age (24h, 7d) or an ISO-8601 time.",
+}
+_HISTORY = (
+    " Give either gpu (with provider, region and pricing as filters; not instance_type, "
+    "zone, payment_option or at) or exactly one provider, instance_type and region for one "
+    "offer; anything else is a 400 saying what to drop or add."
+)
 
 
 def gpu_names() -> list[str]:
@@ -104,15 +126,19 @@ def fixed_document(doc: dict[str, Any], token: bool) -> dict[str, Any]:
     schemas.pop("ValidationError", None)
     schemas["Error"] = ERROR
     gpus = gpu_names()
-    for _path, op in _operations(doc):
+    for path, op in _operations(doc):
         responses = op.setdefault("responses", {})
         responses.pop("422", None)
         for code, text in _RESPONSES.items():
             responses[code] = _error(text)
         if token:
             responses["401"] = _error("The web token is missing or wrong.")
+        if path == "/api/v1/history":
+            op["description"] = op.get("description", "") + _HISTORY
         for param in op.get("parameters", []):
             _drop_null(param)
+            if (path, param["name"]) in _WORDS:
+                param["description"] = _WORDS[(path, param["name"])]
             value = _parameter_schema(param)
             if param["name"] == "gpu":
                 value["enum"] = ["", *gpus]  # empty: no filter
