@@ -35,7 +35,7 @@ from tracker.store import migrate
 from tracker.store.engine import make_engine
 from tracker.store.history import SeriesFilter, Steps, cheapest_at
 from tracker.store.trend import cheapest_trend
-from tracker.web.overview import overview
+from tracker.views.overview import overview
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 USD_ONLY = Rates()

@@ -32,7 +32,7 @@ from tracker.history.args import MAX_POINTS
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
 from tracker.store import fx as fx_store
-from tracker.web.app import WebContext
+from tracker.web.context import WebContext
 from tracker.web.params import NAME_PATTERN
 
 __all__ = ["ERROR", "gpu_names", "install_openapi"]

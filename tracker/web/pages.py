@@ -1,15 +1,15 @@
 """The dashboard's HTML pages, rendered on the server (tables work without JavaScript).
 
-Every page reads through the same functions as the CLI and /api/v1 (``offer_rows``,
-``rank_table``, ``queries``), validates its query like the API (400 with a one-line
-reason) and turns a database failure into a 503; a page's error is itself a page
-(:func:`error_page`), with the navigation and a way back.
+Every page reads through the read layer the CLI and /api/v1 use (:mod:`tracker.views`),
+validates its query like the API (400 with a one-line reason) and turns a database
+failure into a 503; a page's error is itself a page (:func:`error_page`), with the
+navigation and a way back. What people read is written by :mod:`tracker.format`
+(:mod:`tracker.web.reading` puts it in the templates).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -19,18 +19,17 @@ from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from tracker.catalog import all_specs, select_gpus
-from tracker.cli.offers import SortKey, offer_row
-from tracker.cli.output import jsonable
+from tracker.catalog import all_specs
 from tracker.format import pricing_label
 from tracker.models import PricingModel
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
-from tracker.store import dashboard, queries
-from tracker.web.app import HERE, context_of
-from tracker.web.currency import left_out_line, page_view
-from tracker.web.errors import BadRequest
-from tracker.web.overview import (
+from tracker.views import offers as offer_views
+from tracker.views.encode import jsonable
+from tracker.views.errors import ReadError
+from tracker.views.health import last_run_per_provider
+from tracker.views.history import instance_history
+from tracker.views.overview import (
     COLUMNS,
     SORTS,
     column_lows,
@@ -38,6 +37,10 @@ from tracker.web.overview import (
     sort_rows,
     trend_pricing,
 )
+from tracker.views.profiles import profile_views
+from tracker.web.context import HERE, context_of
+from tracker.web.currency import left_out_line, page_view
+from tracker.web.errors import BadRequest
 from tracker.web.params import (
     GpuQuery,
     OfferFilters,
@@ -49,7 +52,6 @@ from tracker.web.params import (
     clean,
     offer_filters,
 )
-from tracker.web.profiles import profile_views
 from tracker.web.reading import install as install_reading
 from tracker.web.svg import Series, Step, bars, sparkline, step_chart
 
@@ -168,17 +170,17 @@ def offers_page(
     check_gpus(context.engine, offers.gpu)
     size = context.settings.web.page_size
     view, now = page_view(context)
-    listing = dashboard.offer_listing(
+    listing = offer_views.offer_page(
         context.engine,
-        view.rates,
+        view,
         now,
-        gpu=select_gpus(offers.gpu) if offers.gpu else None,
+        gpu=offers.gpu,
         provider=offers.provider,
         region=offers.region,
         pricing=offers.pricing,
         min_vram=offers.min_vram,
         min_gpus=offers.min_gpus,
-        per_gpu=offers.sort is SortKey.price_per_gpu,
+        sort=offers.sort,
         offset=(page_number - 1) * size,
         limit=size,
     )
@@ -186,16 +188,11 @@ def offers_page(
     pages = max(1, math.ceil(total / size))
     if page_number > pages:
         raise BadRequest(f"page: {page_number} is past the last page ({pages})")
-    shown = []
-    for s in listing.offers:
-        converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
-        if converted is not None:
-            shown.append(offer_row(replace(s, offer=converted), view))
     return page(
         request,
         "offers.html",
         "Offers",
-        rows=shown,
+        rows=listing.rows,
         total=total,
         left_out=left_out_line(listing.missing),
         page=page_number,
@@ -224,28 +221,20 @@ def offer_page(
     reserved on one chart, and each one's raw intervals."""
     context = context_of(request)
     check_known(request, ("provider", "instance_type", "region"))
-    found = queries.find_series(
-        context.engine, provider=provider, instance_type=instance_type, region=region
-    )
-    if not found:
-        raise BadRequest(f"no stored offer {provider} {instance_type} {region}")
     view, now = page_view(context)
+    try:
+        found = instance_history(context.engine, view.rates, provider, instance_type, region)
+    except ReadError as exc:
+        raise BadRequest(str(exc)) from None
     chart_series, tables = [], []
-    for s in found:
-        points = queries.price_history(context.engine, s.id)
-        name = _series_name(s)
-        # USD at the rate in force when each interval started; none without a rate then.
-        usd = [view.rates.to_usd(p.price, p.currency, p.first_seen) for p in points]
+    for h in found:
+        name = _series_name(h.series)
         # An open interval's price is still in force: its line runs to now, as the
         # table's "until now" says (a delisting closes the interval).
-        steps = [
-            Step(p.first_seen, p.ended_at or now, u)
-            for p, u in zip(points, usd, strict=True)
-            if u is not None
-        ]
+        steps = [Step(p.first_seen, p.ended_at or now, u) for p, u in h.intervals if u is not None]
         chart_series.append(Series(name, steps))
-        tables.append((name, s, list(zip(points, usd, strict=True))))
-    first = found[0]
+        tables.append((name, h.series, h.intervals))
+    first = found[0].series
     return page(
         request,
         "offer.html",
@@ -266,9 +255,6 @@ def collectors_page(request: Request) -> HTMLResponse:
     context = context_of(request)
     check_known(request, ())
     healthy, report = context.health() if context.health else (True, {"collectors": {}})
-    last_runs: dict[str, Any] = {}
-    for run in queries.recent_runs(context.engine, limit=500):
-        last_runs.setdefault(run.provider, run)
     return page(
         request,
         "collectors.html",
@@ -280,7 +266,7 @@ def collectors_page(request: Request) -> HTMLResponse:
             for j in sorted(report.get("collectors", {}).values(), key=lambda j: j["collector"])
         ],
         disabled=report.get("disabled", {}),
-        last_runs=[last_runs[p] for p in sorted(last_runs)],
+        last_runs=last_run_per_provider(context.engine),
     )
 
 
@@ -314,7 +300,14 @@ def profiles_page(
     context = context_of(request)
     check_known(request, ("profile", "top"))
     try:
-        views = profile_views(context.engine, profiles_for(context.settings), top=top, only=profile)
+        found = profile_views(
+            context.engine,
+            context.settings,
+            profiles_for(context.settings),
+            top=top,
+            only=profile,
+        )
     except ProfileError as exc:
         raise BadRequest(str(exc)) from None
-    return page(request, "profiles.html", "Profiles", views=views, top=top)
+    left_out = left_out_line(found.missing)
+    return page(request, "profiles.html", "Profiles", views=found.views, top=top, left_out=left_out)

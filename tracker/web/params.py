@@ -16,11 +16,11 @@ from urllib.parse import parse_qsl, urlencode
 from fastapi import Query
 from starlette.requests import Request
 
-from tracker.cli.offers import SortKey
 from tracker.history.args import HistoryArgumentError, require_gpus
 from tracker.models import PricingModel
 from tracker.store.engine import Engine
 from tracker.store.history import stored_gpu_names
+from tracker.views.offers import SortKey
 from tracker.web.errors import BadRequest
 
 __all__ = [

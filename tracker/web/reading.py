@@ -86,9 +86,11 @@ def install(env: Environment) -> None:
     env.filters.update(
         money=_amount,
         percent=_percent,
+        change=lambda v: _percent(v, signed=True),
         when=_when,
         pricing=_pricing,
         plain=_plain,
         count=fmt.count,
+        gpu_count=lambda v: fmt.count(v, "GPU"),
     )
     env.globals.update(gpu_link=gpu_link, gpu_href=gpu_href, lowest=lowest, is_lowest=is_lowest)

@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from html import escape
+from typing import Any
 
 from markupsafe import Markup
 
-__all__ = ["PALETTE", "Series", "Step", "bars", "sparkline", "step_chart"]
+from tracker.format import iso_z
+
+__all__ = ["PALETTE", "Series", "Step", "bars", "chart_steps", "sparkline", "step_chart"]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 
@@ -39,6 +42,17 @@ class Step:
     value: Decimal
 
 
+def chart_steps(rows: Sequence[Mapping[str, Any]], value: str) -> list[Step]:
+    """History rows (each the price in force at its ``time``, the last one at now) as
+    steps: each row's price until the next row; the last row a point, so the line ends
+    at the price in force now. Rows without a price (a gap) draw nothing."""
+    steps: list[Step] = []
+    for a, b in zip(rows, [*rows[1:], None] if rows else [], strict=True):
+        if a[value] is not None:
+            steps.append(Step(a["time"], a["time"] if b is None else b["time"], a[value]))
+    return steps
+
+
 @dataclass(frozen=True, slots=True)
 class Series:
     name: str
@@ -46,7 +60,7 @@ class Series:
 
 
 def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return iso_z(t)
 
 
 def _fmt(value: float) -> str:
