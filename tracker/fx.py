@@ -149,6 +149,11 @@ class Rates:
             return None
         return _q(amount * source_rate / target_rate)
 
+    def currencies(self) -> set[str]:
+        """Every currency with a USD figure: stored series, manual rates, the base, USD."""
+        named = {*self._times, *self.manual, BASE, USD}
+        return {c for c in named if c == USD or self.knows(c)}
+
     def knows(self, currency: str) -> bool:
         """Whether any rate (stored or manual) exists for ``currency``."""
         return self.usd_per_unit(currency) is not None

@@ -113,7 +113,7 @@ def test_gpu_page_chart_uses_the_configured_fx_rates(store: tuple[str, Engine]) 
     finally:
         server.stop()
     assert r.status_code == 200, r.text
-    found = re.search(r'data-name="on_demand" data-points="([^"]+)"', r.text)
+    found = re.search(r'data-name="on-demand" data-points="([^"]+)"', r.text)
     assert found is not None, r.text
     points = json.loads(found.group(1).replace("&quot;", '"'))
     # every daily step's cheapest on-demand: gamma 0.5 AED × 0.27 = 0.135 USD per GPU-hour

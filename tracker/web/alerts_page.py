@@ -18,7 +18,7 @@ from tracker.views.encode import jsonable
 from tracker.web.context import context_of
 from tracker.web.errors import BadRequest
 from tracker.web.pages import page
-from tracker.web.params import check_known
+from tracker.web.params import check_known, check_time
 
 __all__ = ["api_router", "router"]
 
@@ -36,9 +36,11 @@ LimitQuery = Annotated[int, Query(ge=1, le=10000)]
 def _rows(request: Request, since: str | None, failed: bool, limit: int) -> list[dict[str, Any]]:
     check_known(request, ("since", "failed", "limit"))
     try:
-        start = parse_since(since)
+        start = check_time("since", parse_since(since))
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
+    except OverflowError:  # an age longer than a datetime holds (99999999w)
+        raise BadRequest(f"since: {since!r} is out of range") from None
     return alerts(context_of(request).engine, since=start, failed=failed, limit=limit)
 
 

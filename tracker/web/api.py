@@ -21,7 +21,13 @@ from tracker.views.rankings import profiles_of, rank_offers, ranking_rows
 from tracker.web.context import context_of
 from tracker.web.currency import currency_view, log_left_out
 from tracker.web.errors import BadRequest
-from tracker.web.params import OfferFilters, check_known, check_limit, offer_filters
+from tracker.web.params import (
+    OfferFilters,
+    check_gpus,
+    check_known,
+    check_limit,
+    offer_filters,
+)
 
 __all__ = ["router"]
 
@@ -57,6 +63,7 @@ def api_offers(
     context = context_of(request)
     check_known(request, OFFERS_PARAMS)
     check_limit(limit, context.settings.web.max_limit)
+    check_gpus(context.engine, filters.gpu)
     view = currency_view(context, currency)
     rows = offer_rows(
         context.engine,

@@ -1,9 +1,10 @@
 """The ASGI app: dashboard pages, /api/v1, the health probes and /metrics in one.
 
-Read-only by construction: every route is a GET (HEAD comes with it); any other
-method is a 405. What the app needs arrives in :class:`WebContext` (settings, the
-engine, the probes and the health view of whoever runs it), so ``serve`` and
-``web`` build the same app around different health sources.
+Read-only by construction: every route is a GET, HEAD is answered as the GET without
+its body (:mod:`tracker.web.methods`), and any other method is a 405 with ``Allow``.
+What the app needs arrives in :class:`WebContext` (settings, the engine, the probes
+and the health view of whoever runs it), so ``serve`` and ``web`` build the same app
+around different health sources.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from starlette.responses import Response as HttpResponse
 from starlette.routing import Route as StarletteRoute
 
 from tracker.service.web import Route
-from tracker.web import alerts_page, api, gpu_page, history_api, pages
+from tracker.web import alerts_page, api, api_docs, gpu_page, history_api, index, pages
 from tracker.web.context import HERE, WebContext, context_of
 from tracker.web.errors import install_error_handlers
+from tracker.web.methods import HeadAsGet
+from tracker.web.openapi import install_openapi
 from tracker.web.params import DropEmptyFilters
 from tracker.web.security import SecurityMiddleware
 
@@ -59,10 +62,13 @@ def create_app(context: WebContext) -> FastAPI:
     )
     app.state.context = context
     token = context.settings.web.resolved_token()
+    app.add_middleware(HeadAsGet)
     app.add_middleware(DropEmptyFilters)
     app.add_middleware(SecurityMiddleware, token=token, public=PUBLIC_PATHS)
-    install_error_handlers(app)
+    install_error_handlers(app, html=pages.error_page)
+    install_openapi(app, context)
     _add_probes(app, context.probes)
+    app.include_router(index.api_router)
     app.include_router(api.router)
     app.include_router(history_api.router)
     app.include_router(alerts_page.api_router)
@@ -70,5 +76,7 @@ def create_app(context: WebContext) -> FastAPI:
     app.include_router(gpu_page.router)
     app.include_router(alerts_page.router)
     app.include_router(history_api.page_router)
+    app.include_router(index.page_router)
+    app.include_router(api_docs.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     return app

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from tracker.catalog import GpuSpec, get_spec
+from tracker.format import pricing_label
 from tracker.models import PricingModel
 from tracker.views.history import model_history
 from tracker.views.overview import COLUMNS, cheapest_now
@@ -73,5 +74,10 @@ def _history_chart(context: WebContext, model: str, now: datetime) -> Markup:
         )
         steps = chart_steps(rows, "price_per_gpu_hour_usd")
         if steps:
-            series.append(Series(pricing.value, steps))
-    return step_chart(series, unit="USD/GPU·h", title=f"cheapest {model}")
+            series.append(Series(pricing_label(pricing.value), steps))
+    return step_chart(
+        series,
+        unit="USD/GPU·h",
+        title=f"cheapest {model}",
+        empty=f"No {model} price stored in the last {HISTORY_DAYS} days.",
+    )

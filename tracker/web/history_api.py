@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from tracker.format import iso_z
+from tracker.history import args as history_args
 from tracker.history.args import HistoryArgumentError
 from tracker.models import PricingModel
 from tracker.views.encode import jsonable
@@ -27,7 +28,14 @@ from tracker.web.context import context_of
 from tracker.web.currency import log_left_out
 from tracker.web.errors import BadRequest
 from tracker.web.pages import page
-from tracker.web.params import GpuQuery, ProviderQuery, RegionQuery, check_known, clean
+from tracker.web.params import (
+    GpuQuery,
+    ProviderQuery,
+    RegionQuery,
+    check_known,
+    check_time,
+    clean,
+)
 
 __all__ = ["page_router", "router"]
 
@@ -86,9 +94,16 @@ def api_history(
         at=at,
     )
     try:
-        result = read_history(context.engine, context.settings, query, now=_now())
+        now = _now()
+        for name, text in (("since", since), ("until", until)):
+            if text:  # a time a datetime holds, between 1900 and 9999
+                check_time(name, history_args.parse_time(text, f"--{name}", now=now))
+        check_time("at", at)
+        result = read_history(context.engine, context.settings, query, now=now)
     except HistoryArgumentError as exc:
         raise BadRequest(str(exc)) from None
+    except OverflowError:  # an age or a step longer than a datetime holds (99999999d)
+        raise BadRequest("since, until or resample: out of range") from None
     if result.without_rate:
         # as the CLI: offers without a rate at some step never counted; say how many
         log_left_out("/api/v1/history", result.without_rate)

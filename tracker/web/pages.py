@@ -1,23 +1,26 @@
 """The dashboard's HTML pages, rendered on the server (tables work without JavaScript).
 
 Every page reads through the read layer the CLI and /api/v1 use (:mod:`tracker.views`),
-validates its query like the API (400, one line of JSON) and turns a database failure
-into a 503; what people read is written by :mod:`tracker.format`.
+validates its query like the API (400 with a one-line reason) and turns a database
+failure into a 503; a page's error is itself a page (:func:`error_page`), with the
+navigation and a way back. What people read is written by :mod:`tracker.format`
+(:mod:`tracker.web.reading` puts it in the templates).
 """
 
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 
 from tracker.catalog import all_specs
-from tracker.format import amount, count, percent, pricing_label, when
+from tracker.format import pricing_label
 from tracker.models import PricingModel
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
@@ -26,7 +29,14 @@ from tracker.views.encode import jsonable
 from tracker.views.errors import ReadError
 from tracker.views.health import last_run_per_provider
 from tracker.views.history import instance_history
-from tracker.views.overview import COLUMNS, overview, trend_pricing
+from tracker.views.overview import (
+    COLUMNS,
+    SORTS,
+    column_lows,
+    overview,
+    sort_rows,
+    trend_pricing,
+)
 from tracker.views.profiles import profile_views
 from tracker.web.context import HERE, context_of
 from tracker.web.currency import left_out_line, page_view
@@ -37,25 +47,23 @@ from tracker.web.params import (
     PricingQuery,
     ProviderQuery,
     RegionQuery,
+    check_gpus,
     check_known,
     clean,
     offer_filters,
 )
-from tracker.web.svg import Series, Step, sparkline, step_chart
+from tracker.web.reading import install as install_reading
+from tracker.web.svg import Series, Step, bars, sparkline, step_chart
 
-__all__ = ["router", "templates"]
+__all__ = ["error_page", "page", "router", "templates"]
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=HERE / "templates")
-templates.env.filters["money"] = lambda v: "" if v is None else amount(v)
-templates.env.filters["percent"] = lambda v: "" if v is None else percent(v)
-templates.env.filters["change"] = lambda v: "" if v is None else percent(v, signed=True)
-templates.env.filters["pricing"] = lambda v, payment=None: pricing_label(str(v), payment)
-templates.env.filters["when"] = lambda v: "" if v is None else when(v)
-templates.env.filters["gpu_count"] = lambda v: count(v, "GPU")
 templates.env.filters["iso"] = lambda v: "" if v is None else jsonable(v)
+install_reading(templates.env)
 templates.env.globals["urlencode"] = lambda params: urlencode(params, doseq=True)
 templates.env.globals["sparkline"] = sparkline
+templates.env.globals["bars"] = bars
 templates.env.globals["catalog_names"] = frozenset(spec.name for spec in all_specs())
 
 NAV = (
@@ -75,6 +83,37 @@ def page(request: Request, template: str, title: str, **values: Any) -> HTMLResp
     )
 
 
+STATUS_TITLES = {
+    400: "Bad request",
+    404: "Not found",
+    405: "Method not allowed",
+    500: "Internal error",
+    503: "Database unavailable",
+}
+
+
+def error_page(request: Request, status: int, reason: str) -> Response:
+    """A page's error as a page: the navigation, what went wrong in one line, and the
+    way back (this page without its query, or the Overview)."""
+    path = request.url.path
+    listed = any(path == href for href, _ in NAV)
+    back = path if listed and request.url.query else "/"
+    return templates.TemplateResponse(
+        request,
+        "error.html",
+        {
+            "title": STATUS_TITLES.get(status, f"Error {status}"),
+            "nav": NAV,
+            "path": path,
+            "status": status,
+            "reason": reason,
+            "back": back,
+            "back_label": "this page without its filters" if back != "/" else "the Overview",
+        },
+        status_code=status,
+    )
+
+
 def _filters(request: Request, names: tuple[str, ...]) -> dict[str, list[str]]:
     """The page's filters as given, for the form's values and the pager's links."""
     return {n: [v for v in request.query_params.getlist(n) if v.strip()] for n in names}
@@ -87,11 +126,15 @@ def overview_page(
     provider: ProviderQuery = None,
     region: RegionQuery = None,
     pricing: PricingQuery = None,
+    sort: Annotated[str, Query(description="Column to sort by, cheapest first.")] = "on_demand",
 ) -> HTMLResponse:
     context = context_of(request)
-    check_known(request, ("gpu", "provider", "region", "pricing"))
+    check_known(request, ("gpu", "provider", "region", "pricing", "sort"))
+    if sort not in SORTS:
+        raise BadRequest(f"sort: {sort!r} is not one of {', '.join(SORTS)}")
     view, now = page_view(context)
     names = clean(gpu)
+    check_gpus(context.engine, names)
     filters: dict[str, Any] = {
         "provider": clean(provider),
         "region": clean(region),
@@ -102,12 +145,14 @@ def overview_page(
         request,
         "overview.html",
         "Overview",
-        rows=found.rows,
+        rows=sort_rows(found.rows, sort),
+        sort=sort,
         groups=COLUMNS,
         left_out=left_out_line(found.missing),
         filters=_filters(request, ("gpu", "provider", "region", "pricing")),
+        lows=column_lows(found.rows),
         pricings=[p.value for p in PricingModel],
-        trend_pricing=" / ".join(p.value.replace("_", "-") for p in trend_pricing(pricing)),
+        trend_pricing=" / ".join(pricing_label(p.value) for p in trend_pricing(pricing)),
     )
 
 
@@ -122,6 +167,7 @@ def offers_page(
 ) -> HTMLResponse:
     context = context_of(request)
     check_known(request, OFFER_FILTERS)
+    check_gpus(context.engine, offers.gpu)
     size = context.settings.web.page_size
     view, now = page_view(context)
     listing = offer_views.offer_page(
@@ -157,8 +203,8 @@ def offers_page(
 
 
 def _series_name(s: Any) -> str:
-    parts = [s.pricing]
-    for extra in (s.zone, s.payment_option, s.offering_class):
+    parts = [pricing_label(s.pricing, s.payment_option)]
+    for extra in (s.zone, s.offering_class):
         if extra:
             parts.append(extra)
     return " ".join(parts)
@@ -183,11 +229,9 @@ def offer_page(
     chart_series, tables = [], []
     for h in found:
         name = _series_name(h.series)
-        steps = [
-            Step(p.first_seen, p.ended_at or min(p.last_seen, now), u)
-            for p, u in h.intervals
-            if u is not None
-        ]
+        # An open interval's price is still in force: its line runs to now, as the
+        # table's "until now" says (a delisting closes the interval).
+        steps = [Step(p.first_seen, p.ended_at or now, u) for p, u in h.intervals if u is not None]
         chart_series.append(Series(name, steps))
         tables.append((name, h.series, h.intervals))
     first = found[0].series
@@ -195,7 +239,12 @@ def offer_page(
         request,
         "offer.html",
         f"{provider} {instance_type} {region}",
-        chart=step_chart(chart_series, unit="USD/h", title=f"{instance_type} {region}"),
+        chart=step_chart(
+            chart_series,
+            unit="USD/h",
+            title=f"{instance_type} {region}",
+            empty="No price with a USD figure is stored for this offer.",
+        ),
         tables=tables,
         offer=first,
     )
@@ -212,10 +261,34 @@ def collectors_page(request: Request) -> HTMLResponse:
         "Collectors",
         healthy=healthy,
         report=report,
-        jobs=sorted(report.get("collectors", {}).values(), key=lambda j: j["collector"]),
+        jobs=[
+            {**j, "status": job_status(j)}
+            for j in sorted(report.get("collectors", {}).values(), key=lambda j: j["collector"])
+        ],
         disabled=report.get("disabled", {}),
         last_runs=last_run_per_provider(context.engine),
     )
+
+
+def job_status(job: dict[str, Any]) -> str:
+    """What a job is doing or last did: running, or the outcome of its latest run.
+
+    The service records each run's status as it ends; the dashboard alone rebuilds the
+    report from the run log, which knows the last success and the last failure, so
+    the later of the two is the status (``never run`` before either).
+    """
+    if job.get("running_since"):
+        return "running"
+    if job.get("last_status"):
+        return str(job["last_status"])
+    success, failure = job.get("last_success"), job.get("last_failure")
+    if success is None and failure is None:
+        return "never run"
+    if failure is None or (
+        success is not None and datetime.fromisoformat(success) >= datetime.fromisoformat(failure)
+    ):
+        return "succeeded"
+    return "failed"
 
 
 @router.get("/profiles", response_class=HTMLResponse)
@@ -238,10 +311,3 @@ def profiles_page(
         raise BadRequest(str(exc)) from None
     left_out = left_out_line(found.missing)
     return page(request, "profiles.html", "Profiles", views=found.views, top=top, left_out=left_out)
-
-
-@router.get("/api/docs", response_class=HTMLResponse)
-def api_docs(request: Request) -> HTMLResponse:
-    """The OpenAPI document FastAPI generates, as a plain page (no CDN, no script)."""
-    schema = request.app.openapi()
-    return page(request, "api.html", "API", schema=schema)
