@@ -18,7 +18,7 @@ from starlette.responses import Response as HttpResponse
 from starlette.routing import Route as StarletteRoute
 
 from tracker.service.web import Route
-from tracker.web import alerts_page, api, api_docs, gpu_page, history_api, index, pages
+from tracker.web import alerts_page, api, api_docs, gpu_page, history_api, index, pages, plan
 from tracker.web.context import HERE, WebContext, context_of
 from tracker.web.errors import install_error_handlers
 from tracker.web.methods import HeadAsGet
@@ -70,10 +70,12 @@ def create_app(context: WebContext) -> FastAPI:
     _add_probes(app, context.probes)
     app.include_router(index.api_router)
     app.include_router(api.router)
+    app.include_router(plan.api_router)
     app.include_router(history_api.router)
     app.include_router(alerts_page.api_router)
     app.include_router(pages.router)
     app.include_router(gpu_page.router)
+    app.include_router(plan.page_router)
     app.include_router(alerts_page.router)
     app.include_router(history_api.page_router)
     app.include_router(index.page_router)

@@ -71,6 +71,7 @@ NAV = (
     ("/offers", "Offers"),
     ("/compare", "Compare"),
     ("/profiles", "Profiles"),
+    ("/plan", "Plan"),
     ("/alerts", "Alerts"),
     ("/collectors", "Collectors"),
     ("/api/docs", "API"),
