@@ -279,13 +279,13 @@ def test_gpu_history_ends_at_the_cheapest_offer_now(world: World) -> None:
     )
     # the GPU page: the on-demand chart's last point and the "Cheapest now" table
     page = _page(world, "/gpu", name="H100-SXM")
-    found = re.search(r'data-name="on_demand" data-points="([^"]*)"', page)
+    found = re.search(r'data-name="on-demand" data-points="([^"]*)"', page)
     assert found is not None
     points = json.loads(html.unescape(found.group(1)))
     assert D(points[-1][2]) == D("2.7")
     assert D(points[0][2]) == D("3.5")
     cheapest = _table(page)[0]
-    assert cheapest[0][0] == "on_demand" and cheapest[1][0] == "2.70"
+    assert cheapest[0][0] == "on-demand" and cheapest[1][0] == "2.70"
 
 
 def test_one_offer_history_agrees(world: World) -> None:
