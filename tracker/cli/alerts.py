@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.output import FormatOption, OutputFormat, emit
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit
 from tracker.settings import ConfigError
 from tracker.store.alerts import AlertRow
 from tracker.store.engine import DatabaseError
@@ -135,6 +135,18 @@ def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
     ]
 
 
+ALERTS_TABLE = (
+    Column("id", "id", priority=3),
+    Column("created_at", "created"),
+    Column("rule", "rule", priority=1),
+    Column("channel", "channel", priority=1),
+    Column("status", "status"),
+    Column("attempts", "tries", justify="right", priority=3),
+    Column("title", "title", priority=2, shrink=True, min_width=20),
+    Column("last_error", "last error", priority=2, shrink=True, min_width=20),
+)
+
+
 @app.command("list")
 def list_(
     ctx: typer.Context,
@@ -158,7 +170,7 @@ def list_(
         raise CliError(str(exc)) from None
     rows = alert_rows(found)
     columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title", "last_error"]
-    emit(rows, fmt, columns=columns, title="alerts")
+    emit(rows, fmt, columns=columns, table=ALERTS_TABLE, title="alerts")
 
 
 @app.command("send")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,7 +16,7 @@ from collectors.base import ALL_PRICING, NotConfigured
 from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.output import FormatOption, OutputFormat, emit, err
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
 from tracker.collect import OfferCallback, RunSummary, import_source, run_collector
 from tracker.hooks import Origin, load_hooks
 from tracker.models import PricingModel, RunStatus
@@ -92,6 +92,59 @@ def _progress(label: str) -> Iterator[OfferCallback | None]:
         yield update
 
 
+def _count(value: Any) -> str:
+    return "" if value is None else f"{value:,}"
+
+
+SUMMARY_TABLE = (
+    Column("provider", "provider"),
+    Column("source", "source", priority=3),
+    Column("status", "status"),
+    Column("scope", "scope", priority=4),
+    Column("offers", "offers", _count, justify="right"),
+    Column("new series", "new", _count, justify="right", priority=2),
+    Column("price changes", "changed", _count, justify="right", priority=2),
+    Column("delisted", "delisted", _count, justify="right", priority=2),
+    Column("relisted", "relisted", _count, justify="right", priority=3),
+    Column("skipped", "skipped", _count, justify="right", priority=1),
+    Column("skip reasons", "skip reasons", priority=3, shrink=True, min_width=16),
+    Column("error", "error", priority=1, shrink=True, min_width=20),
+)
+"""What a collect or import did, one row per run (the error in full is its last line)."""
+PROVIDERS_TABLE = (
+    Column("provider", "provider"),
+    Column("configured", "configured", priority=3),
+    Column("enabled", "enabled", priority=2),
+    Column("status", "status", priority=1, shrink=True, min_width=24),
+    Column("description", "description", priority=4, shrink=True, min_width=24),
+)
+
+
+def _took(row: Mapping[str, Any]) -> str:
+    start, end = row.get("started_at"), row.get("finished_at")
+    if start is None or end is None:
+        return ""
+    seconds = (end - start).total_seconds()
+    return f"{seconds:.1f} s" if seconds < 100 else f"{seconds / 60:,.0f} min"
+
+
+RUNS_TABLE = (
+    Column("id", "id", justify="right", priority=4),
+    Column("provider", "provider"),
+    Column("source", "source", priority=5),
+    Column("scope", "scope", priority=4),
+    Column("status", "status"),
+    Column("started_at", "started"),
+    Column("", "took", _took, justify="right", priority=3),
+    Column("offers_seen", "offers", _count, justify="right", priority=1),
+    Column("new_series", "new", _count, justify="right", priority=2),
+    Column("price_changes", "changed", _count, justify="right", priority=2),
+    Column("delisted", "delisted", _count, justify="right", priority=3),
+    Column("skipped", "skipped", _count, justify="right", priority=2),
+    Column("error", "error", priority=1, shrink=True, min_width=20),
+)
+
+
 def _report(summaries: list[RunSummary]) -> None:
     rows = []
     for s in summaries:
@@ -119,8 +172,8 @@ def _report(summaries: list[RunSummary]) -> None:
             err(f"{s.provider}: region {region} incomplete: {why}")
     # The source says something only when a run wrote for another one (an import).
     with_source = any(s.source != s.provider for s in summaries)
-    columns = [c for c in rows[0] if with_source or c != "source"] if rows else None
-    emit(rows, OutputFormat.table, columns=columns, title="collection runs")
+    table = [c for c in SUMMARY_TABLE if with_source or c.key != "source"]
+    emit(rows, OutputFormat.table, table=table, title="collection runs")
 
 
 def _pricing_scope(values: list[PricingModel] | None) -> frozenset[PricingModel]:
@@ -256,7 +309,7 @@ def providers(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) -> Non
         }
         for s in registry.status(settings)
     ]
-    emit(rows, fmt, title="providers")
+    emit(rows, fmt, table=PROVIDERS_TABLE, title="providers")
 
 
 def runs(
@@ -289,7 +342,7 @@ def runs(
         }
         for r in queries.recent_runs(engine, provider, limit, source=source)
     ]
-    emit(rows, fmt, title="collection runs")
+    emit(rows, fmt, table=RUNS_TABLE, title="collection runs")
 
 
 def register(app: typer.Typer) -> None:

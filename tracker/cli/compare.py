@@ -15,7 +15,8 @@ import typer
 from tracker.cli.context import open_store, settings_of
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.history import gpu_selection, usage_errors
-from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
+from tracker.format import percent
 from tracker.fx import USD
 from tracker.history.compare import (
     COMPARE_KEYS,
@@ -28,7 +29,11 @@ __all__ = ["compare", "compare_table", "register"]
 
 
 def _pct(value: Any) -> str:
-    return "" if value is None else f"{cell(value)}%"
+    return "" if value is None else percent(value)
+
+
+def _change(value: Any) -> str:
+    return "" if value is None else percent(value, signed=True)
 
 
 def compare_table(prefix: str = "") -> tuple[Column, ...]:
@@ -37,12 +42,12 @@ def compare_table(prefix: str = "") -> tuple[Column, ...]:
         Column("gpu_model", "GPU"),
         Column("provider", "provider"),
         Column(f"{prefix}on_demand", "on-demand", money, justify="right"),
-        Column(f"{prefix}spot", "spot", money, justify="right"),
-        Column(f"{prefix}reserved_1y", "1y", money, justify="right"),
-        Column(f"{prefix}reserved_3y", "3y", money, justify="right"),
-        Column("spot_discount_pct", "spot off", _pct, justify="right"),
-        Column("change_7d_pct", "7d", _pct, justify="right"),
-        Column("change_30d_pct", "30d", _pct, justify="right"),
+        Column(f"{prefix}spot", "spot", money, justify="right", priority=1),
+        Column(f"{prefix}reserved_1y", "1y", money, justify="right", priority=2),
+        Column(f"{prefix}reserved_3y", "3y", money, justify="right", priority=2),
+        Column("spot_discount_pct", "spot off", _pct, justify="right", priority=3),
+        Column("change_7d_pct", "7d", _change, justify="right", priority=3),
+        Column("change_30d_pct", "30d", _change, justify="right", priority=3),
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,7 +26,9 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
+from tracker.cli.offers import pricing_cell
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, money
+from tracker.format import pricing_label
 from tracker.history import args as history_args
 from tracker.history import views
 from tracker.history.args import HistoryArgumentError
@@ -40,22 +43,37 @@ DEFAULT_STEP = "1d"
 
 OFFER_STEP_TABLE = (
     Column("time", "time"),
-    Column("zone", "zone"),
-    Column("payment_option", "payment"),
+    Column("zone", "zone", priority=2),
+    Column("payment_option", "payment", priority=3),
     Column("price_per_hour", "price/h", cell, justify="right"),
-    Column("currency", "cur"),
+    Column("currency", "cur", priority=1),
     Column("price_per_hour_usd", "$/h", money, justify="right"),
+    Column("display_price_per_hour", "shown/h", money, justify="right", priority=1),
 )
 GPU_STEP_TABLE = (
     Column("time", "time"),
     Column("price_per_gpu_hour_usd", "$/GPU·h", money, justify="right"),
+    Column("display_price_per_gpu_hour", "shown/GPU·h", money, justify="right", priority=1),
     Column("provider", "provider"),
     Column("instance_type", "instance"),
-    Column("region", "region"),
-    Column("zone", "zone"),
-    Column("pricing", "pricing"),
-    Column("gpu_model", "GPU"),
+    Column("region", "region", priority=1),
+    Column("zone", "zone", priority=3),
+    Column("pricing", "pricing", pricing_cell, priority=2),
+    Column("gpu_model", "GPU", priority=2),
 )
+OFFER_INTERVAL_TABLE = (
+    Column("zone", "zone", priority=2),
+    Column("payment_option", "payment", priority=3),
+    Column("offering_class", "class", priority=4),
+    Column("price_per_hour", "price/h", cell, justify="right"),
+    Column("currency", "cur"),
+    Column("price_per_hour_usd", "$/h", money, justify="right", priority=1),
+    Column("display_price_per_hour", "shown/h", money, justify="right", priority=1),
+    Column("first_seen", "from"),
+    Column("last_seen", "last seen", priority=2),
+    Column("ended_at", "ended", priority=1),
+)
+"""One offer's stored intervals (an empty ``ended`` means still in force)."""
 
 
 class usage_errors:
@@ -171,12 +189,22 @@ def history(
                 raise HistoryArgumentError(
                     "--availability lists intervals: drop --since/--until/--resample/--plot"
                 )
-            from tracker.cli.availability import AVAILABILITY_COLUMNS, availability_rows
+            from tracker.cli.availability import (
+                AVAILABILITY_COLUMNS,
+                AVAILABILITY_TABLE,
+                availability_rows,
+            )
 
             at = at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
             engine = open_store(ctx)
             rows = availability_rows(engine, views.find_offer(engine, offer), at)
-            emit(rows, fmt, columns=AVAILABILITY_COLUMNS, title=f"{offer.describe()} availability")
+            emit(
+                rows,
+                fmt,
+                columns=AVAILABILITY_COLUMNS,
+                table=AVAILABILITY_TABLE,
+                title=f"{offer.describe()} availability",
+            )
         elif at is not None:
             if resample or window or plot:
                 raise HistoryArgumentError(
@@ -184,15 +212,28 @@ def history(
                 )
             at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
             rows = views.offer_intervals(open_store(ctx), offer, at=at, fx_rates=fx_rates)
-            emit(_in(view, rows, "first_seen", at), fmt, title=offer.describe())
+            table = _viewed(OFFER_INTERVAL_TABLE, view)
+            emit(_in(view, rows, "first_seen", at), fmt, table=table, title=offer.describe())
         elif resample is None and plot is None:
             rows = views.offer_intervals(open_store(ctx), offer, window=window, fx_rates=fx_rates)
-            emit(_in(view, rows, "first_seen"), fmt, title=offer.describe())
+            table = _viewed(OFFER_INTERVAL_TABLE, view)
+            emit(_in(view, rows, "first_seen"), fmt, table=table, title=offer.describe())
         else:
             grid = _grid(window, resample, now)
             rows = _in(view, views.offer_steps(open_store(ctx), offer, grid, fx_rates=fx_rates))
-            _show(rows, fmt, OFFER_STEP_TABLE, views.OFFER_STEP_KEYS, offer.describe())
+            table = _viewed(OFFER_STEP_TABLE, view)
+            _show(rows, fmt, table, views.OFFER_STEP_KEYS, offer.describe())
             _spark_or_plot(rows, "price_per_hour_usd", offer.describe(), "USD per hour", plot, fmt)
+
+
+def _viewed(table: Sequence[Column], view: CurrencyView) -> tuple[Column, ...]:
+    """The table with the view currency's column headed by its code (``EUR/h``)."""
+    return tuple(
+        replace(c, header=c.header.replace("shown", view.code))
+        if c.header.startswith("shown")
+        else c
+        for c in table
+    )
 
 
 def _in(
@@ -255,8 +296,8 @@ def _gpu_view(
     view.usd.missing.update(views.gpu_steps_without_rate(engine, selection, grid, **where))
     view.report()
     rows = _in(view, rows, usd_key="price_per_gpu_hour_usd")
-    title = f"cheapest {'/'.join(gpu)} {pricing.value}, USD per GPU-hour"
-    _show(rows, fmt, GPU_STEP_TABLE, views.GPU_STEP_KEYS, title)
+    title = f"cheapest {'/'.join(gpu)} {pricing_label(pricing.value)}, USD per GPU-hour"
+    _show(rows, fmt, _viewed(GPU_STEP_TABLE, view), views.GPU_STEP_KEYS, title)
     _spark_or_plot(rows, "price_per_gpu_hour_usd", title, "USD per GPU-hour", plot, fmt)
 
 

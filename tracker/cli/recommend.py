@@ -87,9 +87,9 @@ def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
     return (
         Column("rank", "#", justify="right"),
         *OFFER_HEAD,
-        Column("", "VRAM", _vram_cell, justify="right"),
+        Column("", "VRAM", _vram_cell, justify="right", priority=5),
         Column("display_effective_price_per_hour", f"{symbol}/h", money, justify="right"),
-        Column("job_hours", "hours", _hours, justify="right"),
+        Column("job_hours", "hours", _hours, justify="right", priority=4),
         Column("display_job_cost", f"job {symbol}", money, justify="right"),
     )
 
@@ -98,7 +98,7 @@ CANDIDATE_TABLE = candidate_table()
 EXCLUDED_TABLE = (
     *OFFER_HEAD,
     Column("excluded_reason", "reason"),
-    Column("excluded_detail", "why"),
+    Column("excluded_detail", "why", priority=1, shrink=True, min_width=20),
 )
 
 
@@ -342,7 +342,8 @@ def recommend(
         )
         if explain and ranking.notes:
             notes = [{"note": note} for note in ranking.notes]
-            emit(notes, fmt, table=(Column("note", "note"),), title="how costs were worked out")
+            note = Column("note", "note", wrap=True, min_width=40)
+            emit(notes, fmt, table=(note,), title="how costs were worked out")
         if explain and ranking.exclusions:
             emit(rows[len(ranking.candidates) :], fmt, table=EXCLUDED_TABLE, title="excluded")
     else:
