@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, nullcontext
@@ -16,8 +17,9 @@ from collectors.base import ALL_PRICING, NotConfigured
 from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.cli.names import check_providers, unknown_provider
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
-from tracker.collect import OfferCallback, RunSummary, import_source, run_collector
+from tracker.collect import RUN_FAILED, OfferCallback, RunSummary, import_source, run_collector
 from tracker.hooks import Origin, load_hooks
 from tracker.models import PricingModel, RunStatus
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
@@ -145,6 +147,36 @@ RUNS_TABLE = (
 )
 
 
+class _ReportedByCli(logging.Filter):
+    """Drops the runner's log line of a failed run: the command says it once itself
+    (the error line, and the summary's error column). ``-v`` keeps it, with its
+    traceback where the failure was unexpected."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != RUN_FAILED or logging.getLogger(record.name).isEnabledFor(logging.INFO)
+
+
+@contextmanager
+def _failures_reported_here() -> Iterator[None]:
+    logger, only = logging.getLogger("tracker.collect"), _ReportedByCli()
+    logger.addFilter(only)
+    try:
+        yield
+    finally:
+        logger.removeFilter(only)
+
+
+def _failed(summaries: list[RunSummary]) -> CliError | None:
+    """The command's error line when runs failed; None when all went through."""
+    failed = [s for s in summaries if s.status == RunStatus.FAILED]
+    if not failed:
+        return None
+    if len(failed) < len(summaries):
+        return CliError(f"collection failed for: {', '.join(s.provider for s in failed)}")
+    more = f" (and {len(failed) - 1} more failed)" if len(failed) > 1 else ""
+    return CliError(f"{failed[0].provider}: collection failed: {failed[0].error}{more}")
+
+
 def _report(summaries: list[RunSummary]) -> None:
     rows = []
     for s in summaries:
@@ -201,8 +233,7 @@ def collect(
     names = provider or [n for n in available if registry.enabled(settings, n)]
     unknown = [n for n in names if n not in available]
     if unknown:
-        known = ", ".join(available) or "none"
-        raise CliError(f"unknown provider {unknown[0]!r} (registered: {known})", USAGE)
+        raise unknown_provider(unknown[0], available, what="registered collectors")
     engine = open_store(ctx)
     locks = locks_for(engine)
     scope = _pricing_scope(pricing)
@@ -212,7 +243,8 @@ def collect(
             collector = available[name].from_settings(settings)
         except Exception as exc:  # NotConfigured/MissingCredentials and plugin bugs alike
             status = RunStatus.SKIPPED if isinstance(exc, NotConfigured) else RunStatus.FAILED
-            err(f"{name}: {status}: {exc}")
+            if status is RunStatus.SKIPPED:  # a failure is the command's error line
+                err(f"{name}: {status}: {exc}")
             summaries.append(RunSummary(provider=name, status=status, error=str(exc)))
             continue
         with ExitStack() as held, _progress(f"collecting {name}") as progress:
@@ -227,19 +259,22 @@ def collect(
                 )
                 continue
             try:
-                summaries.append(
-                    run_collector(
-                        engine, collector, settings, pricing_scope=scope, on_offer=progress
+                with _failures_reported_here():
+                    summaries.append(
+                        run_collector(
+                            engine, collector, settings, pricing_scope=scope, on_offer=progress
+                        )
                     )
-                )
             except DatabaseError as exc:
                 raise CliError(str(exc)) from None
+    failure = _failed(summaries)
+    if failure is not None and all(s.status == RunStatus.FAILED for s in summaries):
+        raise failure  # nothing was collected: the error line is the whole answer
     _report(summaries)
     if not no_hooks:
         _run_hooks(engine, settings, summaries, Origin.COLLECT, notify=not no_notify)
-    failed = [s.provider for s in summaries if s.status == "failed"]
-    if failed:
-        raise CliError(f"collection failed for: {', '.join(failed)}")
+    if failure is not None:
+        raise failure
 
 
 def import_sheet(
@@ -277,21 +312,22 @@ def import_sheet(
         try:
             if not _hold_jobs(held, locks_for(engine), collector.name):
                 raise CliError(f"{path}: not imported: a run of {collector.name} is in progress")
-            summary = run_collector(
-                engine,
-                collector,
-                settings,
-                delist=full,
-                source=source_name,
-                on_offer=progress,
-            )
+            with _failures_reported_here():
+                summary = run_collector(
+                    engine,
+                    collector,
+                    settings,
+                    delist=full,
+                    source=source_name,
+                    on_offer=progress,
+                )
         except DatabaseError as exc:
             raise CliError(str(exc)) from None
+    if summary.status == RunStatus.FAILED:  # nothing imported: the error line says why
+        raise CliError(f"import failed: {summary.error}")
     _report([summary])
     if not no_hooks:
         _run_hooks(engine, settings, [summary], Origin.IMPORT, notify=not no_notify)
-    if summary.status == "failed":
-        raise CliError(f"import failed: {summary.error}")
     if summary.skipped:
         raise CliError(f"{summary.skipped} row(s) of {path} rejected; the other rows were loaded")
 
@@ -324,6 +360,7 @@ def runs(
 ) -> None:
     """The collection-run log, newest first."""
     engine = open_store(ctx)
+    check_providers(ctx, engine, [provider] if provider else None)
     rows = [
         {
             "id": r.id,

@@ -15,6 +15,7 @@ import typer
 from tracker.cli.context import open_store, settings_of
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.history import gpu_selection, usage_errors
+from tracker.cli.names import check_providers
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
 from tracker.format import percent
 from tracker.fx import USD
@@ -68,6 +69,7 @@ def compare(
     fx_rates = settings_of(ctx).fx_rates
     with usage_errors():
         engine = open_store(ctx)
+        check_providers(ctx, engine, provider)
         view = currency_view(ctx, engine, currency)
         selection = gpu_selection(engine, gpu) if gpu else None
         shown = view.code != USD

@@ -26,6 +26,7 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
+from tracker.cli.names import check_providers, check_regions
 from tracker.cli.offers import pricing_cell
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, money
 from tracker.format import pricing_label
@@ -160,6 +161,8 @@ def history(
     the exchange rate in force at each step; --currency shows another currency too)."""
     now = _now()
     fx_rates = settings_of(ctx).fx_rates
+    check_regions(region)
+    check_providers(ctx, open_store(ctx), provider)
     view = currency_view(ctx, open_store(ctx), currency)
     with usage_errors():
         if plot is not None:

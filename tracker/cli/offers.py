@@ -13,6 +13,7 @@ import typer
 from tracker.catalog import all_specs, select_gpus
 from tracker.cli.context import CliError, open_store
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
+from tracker.cli.names import check_providers, check_regions
 from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
 from tracker.format import pricing_label
 from tracker.models import Availability, PricingModel, offer_dict
@@ -232,6 +233,13 @@ def offers(
     """Current offers (listed, latest price), cheapest first (compared in USD at the
     latest exchange rates; shown in --currency)."""
     engine = open_store(ctx)
+    check_providers(ctx, engine, provider)
+    check_regions(region)
+    if gpu:
+        from tracker.cli.history import gpu_selection, usage_errors
+
+        with usage_errors():
+            gpu_selection(engine, gpu)  # an unknown name is exit 2, as in history
     view = currency_view(ctx, engine, currency)
     try:
         rows = offer_rows(

@@ -11,6 +11,7 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
+from tracker.cli.names import check_providers, check_regions
 from tracker.cli.offers import OFFER_HEAD
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
 from tracker.models import Offer, offer_dict
@@ -270,6 +271,15 @@ def recommend(
 ) -> None:
     """Offers ranked by the estimated cost of the whole job (a profile, or ad-hoc flags)."""
     profile_set = _profile_set(ctx, profiles_file)
+    check_regions(region)
+    if provider or gpu:
+        engine = open_store(ctx)
+        check_providers(ctx, engine, provider)
+        if gpu:
+            from tracker.cli.history import gpu_selection, usage_errors
+
+            with usage_errors():
+                gpu_selection(engine, gpu)  # an unknown name is exit 2, as in history
     overrides = _adhoc_fields(
         params=params,
         task=task,

@@ -59,6 +59,7 @@ __all__ = [
     "export_batches",
     "offer_steps",
     "stored_gpu_names",
+    "stored_providers",
     "usd_price",
     "without_rate_at",
 ]
@@ -139,6 +140,17 @@ def stored_gpu_names(engine: Engine, names: Sequence[str]) -> set[str]:
     with database_errors("cannot read the stored GPU names"), engine.connect() as conn:
         found = {name for row in conn.execute(stmt.distinct()) for name in row}
     return found & set(wanted)
+
+
+def stored_providers(engine: Engine) -> set[str]:
+    """Every provider some stored series belongs to (a collector's, or a price sheet's
+    row's own provider).
+
+    Raises :class:`~tracker.store.engine.DatabaseError`.
+    """
+    stmt = select(Series.__table__.c.provider).distinct()
+    with database_errors("cannot read the stored providers"), engine.connect() as conn:
+        return set(conn.execute(stmt).scalars())
 
 
 class OfferStep(NamedTuple):
