@@ -90,23 +90,14 @@ def test(
 
 
 def parse_since(value: str | None) -> datetime | None:
-    """``--since`` (and the web's ``since``): an ISO time or an age (24h, 7d); ValueError
-    (one line) otherwise."""
+    """``--since`` (and the web's ``since``): what :func:`tracker.history.args.parse_time`
+    reads (now, today, yesterday, an age such as 24h, an ISO time); ValueError (one line)
+    otherwise."""
     if value is None:
         return None
-    from tracker.alerts.rules import parse_duration
+    from tracker.history.args import parse_time
 
-    try:
-        return datetime.now(UTC) - parse_duration(value)
-    except ValueError:
-        pass
-    try:
-        at = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(
-            f"since: expected a time (2026-11-30T08:00) or an age (24h, 7d), got {value!r}"
-        ) from None
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
+    return parse_time(value, "since", now=datetime.now(UTC))
 
 
 def _since(value: str | None) -> datetime | None:
@@ -151,7 +142,11 @@ ALERTS_TABLE = (
 def list_(
     ctx: typer.Context,
     since: Annotated[
-        str | None, typer.Option("--since", help="Only alerts since: an ISO time or an age (24h).")
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only alerts since: today, yesterday, an age (24h, 7d) or an ISO date/time.",
+        ),
     ] = None,
     failed: Annotated[
         bool, typer.Option("--failed", help="Only dead deliveries (gave up after max_attempts).")

@@ -63,9 +63,14 @@ def in_view(batches: Iterable[Batch], view: CurrencyView) -> Iterator[list[tuple
 def export(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="Destination .csv or .parquet file.")],
-    since: Annotated[str, typer.Option("--since", help="Start: 30d, 12h, 2w ago, or a date/time.")],
+    since: Annotated[
+        str,
+        typer.Option(
+            "--since", help="Start: an age (30d, 12h, 2w), today, yesterday, or an ISO date/time."
+        ),
+    ],
     until: Annotated[
-        str | None, typer.Option("--until", help="End: as --since (default: now).")
+        str | None, typer.Option("--until", help="End: now, or as --since (default: now).")
     ] = None,
     gpu: Annotated[
         list[str] | None,

@@ -125,10 +125,14 @@ def history(
     payment_option: Annotated[str | None, typer.Option("--payment-option")] = None,
     since: Annotated[
         str | None,
-        typer.Option("--since", help="Start: 30d, 12h, 2w ago, or a date/time (default 30d)."),
+        typer.Option(
+            "--since",
+            help="Start: an age (30d, 12h, 2w), today, yesterday, or an ISO date/time "
+            "(default 30d).",
+        ),
     ] = None,
     until: Annotated[
-        str | None, typer.Option("--until", help="End: as --since (default: now).")
+        str | None, typer.Option("--until", help="End: now, or as --since (default: now).")
     ] = None,
     resample: Annotated[
         str | None,
@@ -136,11 +140,12 @@ def history(
             "--resample", help="Step: 1h, 1d, 1w (N of each); the price in force at each step."
         ),
     ] = None,
-    at: Annotated[
-        datetime | None,
+    at_text: Annotated[
+        str | None,
         typer.Option(
             "--at",
-            help="Only the price in force at this time (ISO-8601; UTC unless it has an offset).",
+            help="Only the price in force at this time: now, today, yesterday, an age (7d) "
+            "or an ISO date/time (UTC unless it has an offset).",
         ),
     ] = None,
     plot: Annotated[
@@ -165,6 +170,7 @@ def history(
     check_providers(ctx, open_store(ctx), provider)
     view = currency_view(ctx, open_store(ctx), currency)
     with usage_errors():
+        at = None if at_text is None else history_args.parse_time(at_text, "--at", now=now)
         if plot is not None:
             from tracker.history.plot import check_plot_path
 
@@ -198,7 +204,6 @@ def history(
                 availability_rows,
             )
 
-            at = at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
             engine = open_store(ctx)
             rows = availability_rows(engine, views.find_offer(engine, offer), at)
             emit(
@@ -213,7 +218,6 @@ def history(
                 raise HistoryArgumentError(
                     "--at reads one time: drop --since/--until/--resample/--plot"
                 )
-            at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
             rows = views.offer_intervals(open_store(ctx), offer, at=at, fx_rates=fx_rates)
             table = _viewed(OFFER_INTERVAL_TABLE, view)
             emit(_in(view, rows, "first_seen", at), fmt, table=table, title=offer.describe())
