@@ -111,6 +111,8 @@ def auto_columns(keys: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> list
 
 
 def _cut(text: str, width: int) -> str:
+    """``text`` shortened to ``width`` cells with an ellipsis, after a whole word (so a
+    name inside free text is not cut) unless that would keep less than half the room."""
     if cell_len(text) <= width:
         return text
     out = ""
@@ -118,6 +120,9 @@ def _cut(text: str, width: int) -> str:
         if cell_len(out + ch) > width - 1:
             break
         out += ch
+    whole = out if text[len(out)].isspace() else out.rpartition(" ")[0]
+    if cell_len(whole.rstrip()) * 2 >= width:
+        out = whole
     return out.rstrip() + ELLIPSIS
 
 
