@@ -130,21 +130,28 @@ def _took(row: Mapping[str, Any]) -> str:
     return f"{seconds:.1f} s" if seconds < 100 else f"{seconds / 60:,.0f} min"
 
 
+def _other_source(row: Mapping[str, Any]) -> str:
+    """The source only where it says more than the provider (an import's name)."""
+    return "" if row.get("source") == row.get("provider") else str(row.get("source") or "")
+
+
 RUNS_TABLE = (
-    Column("id", "id", justify="right", priority=4),
+    Column("id", "id", justify="right", priority=5),
     Column("provider", "provider"),
-    Column("source", "source", priority=5),
-    Column("scope", "scope", priority=4),
+    Column("", "source", _other_source, priority=3),
+    Column("scope", "scope", priority=5),
     Column("status", "status"),
     Column("started_at", "started"),
-    Column("", "took", _took, justify="right", priority=3),
+    Column("", "took", _took, justify="right", priority=4),
     Column("offers_seen", "offers", _count, justify="right", priority=1),
-    Column("new_series", "new", _count, justify="right", priority=2),
-    Column("price_changes", "changed", _count, justify="right", priority=2),
-    Column("delisted", "delisted", _count, justify="right", priority=3),
-    Column("skipped", "skipped", _count, justify="right", priority=2),
-    Column("error", "error", priority=1, shrink=True, min_width=20),
+    Column("new_series", "new", _count, justify="right", priority=3),
+    Column("price_changes", "changed", _count, justify="right", priority=3),
+    Column("delisted", "delisted", _count, justify="right", priority=4),
+    Column("skipped", "skipped", _count, justify="right", priority=3),
+    Column("error", "error", priority=2, shrink=True, min_width=24),
 )
+"""Why a run failed matters more than its counts: the error shortens only after the
+counts gave way (the full text is in ``--format json``)."""
 
 
 class _ReportedByCli(logging.Filter):
