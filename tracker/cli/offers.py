@@ -14,7 +14,8 @@ from tracker.catalog import all_specs, select_gpus
 from tracker.cli.context import CliError, open_store
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.names import check_providers, check_regions
-from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
+from tracker.format import gpus as gpus_label
 from tracker.format import pricing_label
 from tracker.models import Availability, PricingModel, offer_dict
 from tracker.store import queries
@@ -49,7 +50,7 @@ CSV_COLUMNS = (
 
 def gpus_cell(row: Mapping[str, Any]) -> str:
     """``8× H100-SXM``: how many of which GPU, in one short cell."""
-    return f"{cell(row['gpu_count'])}× {row['gpu_model']}"
+    return gpus_label(row["gpu_count"], row["gpu_model"])
 
 
 def pricing_cell(value: Any) -> str:

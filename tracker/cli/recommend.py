@@ -78,7 +78,7 @@ def _vram_cell(row: dict[str, Any]) -> str:
 
 
 def _hours(value: Decimal | None) -> str:
-    return "" if value is None else f"{value:.2f}"
+    return "" if value is None else f"{value:,.2f}"
 
 
 def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
