@@ -174,3 +174,17 @@ def test_a_sqlite_url_in_a_missing_folder_is_refused(tmp_path: Path) -> None:
         "not exist (create it first; only the default location is created for you)"
     )
     assert not (tmp_path / "no").exists()  # nothing was created
+
+
+def test_stored_providers_are_known_on_both_engines(cli: Run, sheet: Path) -> None:
+    """The provider check reads the store (tracker.store.history.stored_providers): a
+    provider only a price sheet names ("acme" in tests/cli/test_cli.py's SHEET) is known
+    on SQLite and Postgres alike, an unknown one is exit 2 before anything is read."""
+    proc = cli(
+        "collect", "-p", "pricesheet", extra_env={"GPU_TRACKER_PRICESHEET__PATH": str(sheet)}
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(cli("offers", "-p", "acme", "-f", "json").stdout)
+    assert [r["instance_type"] for r in rows] == ["weird.1"]
+    line = failed(cli("offers", "-p", "acmee"), 2)
+    assert "did you mean 'acme'?" in line
