@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +116,16 @@ def test_a_malformed_region_or_pricing_is_a_usage_error(quick: Run) -> None:
 @pytest.mark.parametrize("until", ["now", "today", "yesterday", "12h", "1d ago", "2026-12-31"])
 def test_every_time_option_takes_what_people_type(quick: Run, until: str) -> None:
     proc = quick("history", "--gpu", "H100", "--since", "30d", "--until", until, "-f", "json")
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)  # daily steps between the two
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    if until in ("now", "2026-12-31"):  # the window holds the quick start's collection
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)
+    else:  # read as a time, the window ends before the data: exit 1 (exit 2 is "not a time")
+        assert proc.returncode == 1, proc.stderr
+        assert "no price history for cheapest H100" in proc.stderr
+        ends = {"today": today, "yesterday": today - timedelta(days=1)}.get(until)
+        if ends is not None:
+            assert f"and {ends:%Y-%m-%d} 00:00 UTC;" in proc.stderr
     at = quick(
         "history", "-p", "lambda", "-i", "gpu_1x_h100_sxm5", "-r", "us-east-1", "--at", "now",
         "-f", "json",

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any
 
 import typer
@@ -11,10 +10,10 @@ import typer
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit
 from tracker.settings import ConfigError
-from tracker.store.alerts import AlertRow
 from tracker.store.engine import DatabaseError
+from tracker.views.alerts import alert_rows, alerts, parse_since
 
-__all__ = ["register"]
+__all__ = ["alert_rows", "parse_since", "register"]
 
 app = typer.Typer(
     name="alerts",
@@ -89,41 +88,11 @@ def test(
     typer.echo(f"{channel}: ok, test message accepted")
 
 
-def parse_since(value: str | None) -> datetime | None:
-    """``--since`` (and the web's ``since``): what :func:`tracker.history.args.parse_time`
-    reads (now, today, yesterday, an age such as 24h, an ISO time); ValueError (one line)
-    otherwise."""
-    if value is None:
-        return None
-    from tracker.history.args import parse_time
-
-    return parse_time(value, "since", now=datetime.now(UTC))
-
-
 def _since(value: str | None) -> datetime | None:
     try:
         return parse_since(value)
     except ValueError as exc:
         raise CliError(f"--{exc}", USAGE) from None
-
-
-def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
-    """The documented JSON rows of ``alerts list`` (and ``/api/v1/alerts``)."""
-    return [
-        {
-            "id": a.alert_id,
-            "created_at": a.created_at,
-            "rule": a.rule,
-            "kind": a.kind,
-            "channel": a.channel,
-            "status": a.status,
-            "attempts": a.attempts,
-            "title": a.title,
-            "last_error": a.last_error,
-            "sent_at": a.sent_at,
-        }
-        for a in found
-    ]
 
 
 ALERTS_TABLE = (
@@ -155,15 +124,12 @@ def list_(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Queued alerts, newest first, one row per channel with its delivery status."""
-    from tracker.store.alerts import list_alerts
-
     start = _since(since)
     engine = open_store(ctx)
     try:
-        found = list_alerts(engine, since=start, failed=failed, limit=limit)
+        rows = alerts(engine, since=start, failed=failed, limit=limit)
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
-    rows = alert_rows(found)
     columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title", "last_error"]
     emit(rows, fmt, columns=columns, table=ALERTS_TABLE, title="alerts")
 

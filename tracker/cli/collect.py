@@ -24,9 +24,9 @@ from tracker.hooks import Origin, load_hooks
 from tracker.models import PricingModel, RunStatus
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
 from tracker.settings import Settings
-from tracker.store import queries
 from tracker.store.engine import DatabaseError, Engine
 from tracker.store.locks import JobLocks, locks_for
+from tracker.views.health import run_rows
 
 JOB_SCOPES = (SPOT_SCOPE, STANDARD_SCOPE)
 
@@ -368,24 +368,7 @@ def runs(
     """The collection-run log, newest first."""
     engine = open_store(ctx)
     check_providers(ctx, engine, [provider] if provider else None)
-    rows = [
-        {
-            "id": r.id,
-            "provider": r.provider,
-            "source": r.source,
-            "scope": r.scope,
-            "status": r.status,
-            "started_at": r.started_at,
-            "finished_at": r.finished_at,
-            "offers_seen": r.offers_seen,
-            "new_series": r.new_series,
-            "price_changes": r.price_changes,
-            "delisted": r.delisted,
-            "skipped": r.skipped,
-            "error": r.error,
-        }
-        for r in queries.recent_runs(engine, provider, limit, source=source)
-    ]
+    rows = run_rows(engine, provider, limit, source=source)
     emit(rows, fmt, table=RUNS_TABLE, title="collection runs")
 
 

@@ -3,8 +3,8 @@
 Every command that reads stored offers checks its ``--provider`` and ``--region`` here
 before reading, so a name that cannot match anything is a usage error (exit 2) with
 the same one line in ``offers``, ``history``, ``compare``, ``export``, ``recommend`` and
-``runs``, instead of an empty table in some and an error in others. ``--gpu`` names go
-through :func:`tracker.history.args.require_gpus` the same way.
+``runs``, instead of an empty table in some and an error in others; ``--gpu`` names get
+the answer :func:`tracker.history.args.require_gpus` gives in ``history``.
 
 A provider is known when a collector of that name is registered or some stored offer
 comes from it (a price sheet may name providers no collector covers). A region is
@@ -21,10 +21,12 @@ import typer
 
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, settings_of
+from tracker.history.args import HistoryArgumentError
 from tracker.store.engine import DatabaseError, Engine
-from tracker.store.history import stored_providers
+from tracker.store.names import stored_providers
+from tracker.views.history import gpu_selection
 
-__all__ = ["check_providers", "check_regions", "unknown_provider"]
+__all__ = ["check_gpus", "check_providers", "check_regions", "unknown_provider"]
 
 _REGION = re.compile(r"^[\w][\w .:/,()+-]*$")
 """Letters (any script), digits and the separators regions are written with
@@ -55,6 +57,19 @@ def check_providers(ctx: typer.Context, engine: Engine, names: Sequence[str] | N
     for name in names:
         if name not in known:
             raise unknown_provider(name, known, what="collectors and stored providers")
+
+
+def check_gpus(engine: Engine, names: Sequence[str] | None) -> None:
+    """Exit 2 for a ``--gpu`` that is neither in the catalog nor stored (the line
+    ``history`` gives: :func:`tracker.history.args.require_gpus`)."""
+    if not names:
+        return
+    try:
+        gpu_selection(engine, names)
+    except HistoryArgumentError as exc:
+        raise CliError(str(exc), USAGE) from None
+    except DatabaseError as exc:
+        raise CliError(str(exc)) from None
 
 
 def check_regions(names: Sequence[str] | None) -> None:

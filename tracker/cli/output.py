@@ -18,16 +18,26 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
-from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
 from tracker.cli.table import Column, auto_columns, render
+from tracker.format import amount, when
+from tracker.views.encode import jsonable
 
-__all__ = ["Column", "FormatOption", "OutputFormat", "cell", "emit", "err", "jsonable", "money"]
+__all__ = [
+    "Column",
+    "FormatOption",
+    "OutputFormat",
+    "cell",
+    "emit",
+    "err",
+    "jsonable",
+    "moment",
+    "money",
+]
 
 
 class OutputFormat(StrEnum):
@@ -40,22 +50,6 @@ FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Outp
 """The ``--format`` option every listing command takes."""
 
 
-def jsonable(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        # Exact, without the storage scale's trailing zeros or an exponent.
-        text = format(value, "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    if isinstance(value, StrEnum):
-        return value.value
-    if isinstance(value, Mapping):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    return value
-
-
 def cell(value: Any) -> str:
     """A value as CSV or table text: its exact JSON form, blank for a missing value."""
     if value is None:
@@ -66,12 +60,13 @@ def cell(value: Any) -> str:
 
 def money(value: Any) -> str:
     """A price for reading (:func:`tracker.format.amount`: cents from 1 up, a tenth of a
-    cent below, half-even, thousands separators); JSON and CSV keep the exact figure."""
-    if value is None:
-        return ""
-    from tracker.format import amount
+    cent below, half-even, thousands separated); JSON and CSV keep the exact figure."""
+    return "" if value is None else amount(value)
 
-    return amount(value)
+
+def moment(value: Any) -> str:
+    """A time for reading (:func:`tracker.format.when`: ``2026-03-01 10:30 UTC``)."""
+    return "" if value is None else when(value)
 
 
 def emit(

@@ -14,6 +14,7 @@ file or another program).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -25,6 +26,8 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from rich.cells import cell_len
+
+from tracker.views.encode import jsonable
 
 __all__ = ["GAP", "TABLE_WIDTH", "Column", "auto_columns", "render", "table_width", "time_cell"]
 
@@ -43,13 +46,15 @@ def time_cell(value: Any) -> str:
 
 
 def _plain(value: Any) -> str:
-    from tracker.cli.output import cell
-
+    """A value as table text: a time for reading, yes/no, else its exact JSON form."""
+    if value is None:
+        return ""
     if isinstance(value, datetime):
         return time_cell(value)
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return cell(value)
+    v = jsonable(value)
+    return json.dumps(v) if isinstance(v, dict | list) else str(v)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,9 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
-from tracker.cli.alerts import alert_rows, parse_since
-from tracker.cli.output import jsonable
-from tracker.store.alerts import list_alerts
-from tracker.web.app import context_of
+from tracker.views.alerts import alerts, parse_since
+from tracker.views.encode import jsonable
+from tracker.web.context import context_of
 from tracker.web.errors import BadRequest
 from tracker.web.pages import page
 from tracker.web.params import check_known
@@ -40,8 +39,7 @@ def _rows(request: Request, since: str | None, failed: bool, limit: int) -> list
         start = parse_since(since)
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
-    found = list_alerts(context_of(request).engine, since=start, failed=failed, limit=limit)
-    return alert_rows(found)
+    return alerts(context_of(request).engine, since=start, failed=failed, limit=limit)
 
 
 @api_router.get("/alerts", summary="Recent alerts (gpu-tracker alerts list --format json)")

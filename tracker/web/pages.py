@@ -1,14 +1,13 @@
 """The dashboard's HTML pages, rendered on the server (tables work without JavaScript).
 
-Every page reads through the same functions as the CLI and /api/v1 (``offer_rows``,
-``rank_table``, ``queries``), validates its query like the API (400, one line of
-JSON) and turns a database failure into a 503.
+Every page reads through the read layer the CLI and /api/v1 use (:mod:`tracker.views`),
+validates its query like the API (400, one line of JSON) and turns a database failure
+into a 503; what people read is written by :mod:`tracker.format`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -17,17 +16,21 @@ from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from tracker.catalog import all_specs, select_gpus
-from tracker.cli.offers import SortKey, offer_row
-from tracker.cli.output import jsonable, money
+from tracker.catalog import all_specs
+from tracker.format import amount, count, percent, pricing_label, when
 from tracker.models import PricingModel
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
-from tracker.store import dashboard, queries
-from tracker.web.app import HERE, context_of
+from tracker.views import offers as offer_views
+from tracker.views.encode import jsonable
+from tracker.views.errors import ReadError
+from tracker.views.health import last_run_per_provider
+from tracker.views.history import instance_history
+from tracker.views.overview import COLUMNS, overview, trend_pricing
+from tracker.views.profiles import profile_views
+from tracker.web.context import HERE, context_of
 from tracker.web.currency import left_out_line, page_view
 from tracker.web.errors import BadRequest
-from tracker.web.overview import COLUMNS, overview, trend_pricing
 from tracker.web.params import (
     GpuQuery,
     OfferFilters,
@@ -38,14 +41,18 @@ from tracker.web.params import (
     clean,
     offer_filters,
 )
-from tracker.web.profiles import profile_views
 from tracker.web.svg import Series, Step, sparkline, step_chart
 
 __all__ = ["router", "templates"]
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=HERE / "templates")
-templates.env.filters["money"] = money
+templates.env.filters["money"] = lambda v: "" if v is None else amount(v)
+templates.env.filters["percent"] = lambda v: "" if v is None else percent(v)
+templates.env.filters["change"] = lambda v: "" if v is None else percent(v, signed=True)
+templates.env.filters["pricing"] = lambda v, payment=None: pricing_label(str(v), payment)
+templates.env.filters["when"] = lambda v: "" if v is None else when(v)
+templates.env.filters["gpu_count"] = lambda v: count(v, "GPU")
 templates.env.filters["iso"] = lambda v: "" if v is None else jsonable(v)
 templates.env.globals["urlencode"] = lambda params: urlencode(params, doseq=True)
 templates.env.globals["sparkline"] = sparkline
@@ -117,17 +124,17 @@ def offers_page(
     check_known(request, OFFER_FILTERS)
     size = context.settings.web.page_size
     view, now = page_view(context)
-    listing = dashboard.offer_listing(
+    listing = offer_views.offer_page(
         context.engine,
-        view.rates,
+        view,
         now,
-        gpu=select_gpus(offers.gpu) if offers.gpu else None,
+        gpu=offers.gpu,
         provider=offers.provider,
         region=offers.region,
         pricing=offers.pricing,
         min_vram=offers.min_vram,
         min_gpus=offers.min_gpus,
-        per_gpu=offers.sort is SortKey.price_per_gpu,
+        sort=offers.sort,
         offset=(page_number - 1) * size,
         limit=size,
     )
@@ -135,16 +142,11 @@ def offers_page(
     pages = max(1, math.ceil(total / size))
     if page_number > pages:
         raise BadRequest(f"page: {page_number} is past the last page ({pages})")
-    shown = []
-    for s in listing.offers:
-        converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
-        if converted is not None:
-            shown.append(offer_row(replace(s, offer=converted), view))
     return page(
         request,
         "offers.html",
         "Offers",
-        rows=shown,
+        rows=listing.rows,
         total=total,
         left_out=left_out_line(listing.missing),
         page=page_number,
@@ -173,26 +175,22 @@ def offer_page(
     reserved on one chart, and each one's raw intervals."""
     context = context_of(request)
     check_known(request, ("provider", "instance_type", "region"))
-    found = queries.find_series(
-        context.engine, provider=provider, instance_type=instance_type, region=region
-    )
-    if not found:
-        raise BadRequest(f"no stored offer {provider} {instance_type} {region}")
     view, now = page_view(context)
+    try:
+        found = instance_history(context.engine, view.rates, provider, instance_type, region)
+    except ReadError as exc:
+        raise BadRequest(str(exc)) from None
     chart_series, tables = [], []
-    for s in found:
-        points = queries.price_history(context.engine, s.id)
-        name = _series_name(s)
-        # USD at the rate in force when each interval started; none without a rate then.
-        usd = [view.rates.to_usd(p.price, p.currency, p.first_seen) for p in points]
+    for h in found:
+        name = _series_name(h.series)
         steps = [
             Step(p.first_seen, p.ended_at or min(p.last_seen, now), u)
-            for p, u in zip(points, usd, strict=True)
+            for p, u in h.intervals
             if u is not None
         ]
         chart_series.append(Series(name, steps))
-        tables.append((name, s, list(zip(points, usd, strict=True))))
-    first = found[0]
+        tables.append((name, h.series, h.intervals))
+    first = found[0].series
     return page(
         request,
         "offer.html",
@@ -208,9 +206,6 @@ def collectors_page(request: Request) -> HTMLResponse:
     context = context_of(request)
     check_known(request, ())
     healthy, report = context.health() if context.health else (True, {"collectors": {}})
-    last_runs: dict[str, Any] = {}
-    for run in queries.recent_runs(context.engine, limit=500):
-        last_runs.setdefault(run.provider, run)
     return page(
         request,
         "collectors.html",
@@ -219,7 +214,7 @@ def collectors_page(request: Request) -> HTMLResponse:
         report=report,
         jobs=sorted(report.get("collectors", {}).values(), key=lambda j: j["collector"]),
         disabled=report.get("disabled", {}),
-        last_runs=[last_runs[p] for p in sorted(last_runs)],
+        last_runs=last_run_per_provider(context.engine),
     )
 
 
@@ -232,10 +227,17 @@ def profiles_page(
     context = context_of(request)
     check_known(request, ("profile", "top"))
     try:
-        views = profile_views(context.engine, profiles_for(context.settings), top=top, only=profile)
+        found = profile_views(
+            context.engine,
+            context.settings,
+            profiles_for(context.settings),
+            top=top,
+            only=profile,
+        )
     except ProfileError as exc:
         raise BadRequest(str(exc)) from None
-    return page(request, "profiles.html", "Profiles", views=views, top=top)
+    left_out = left_out_line(found.missing)
+    return page(request, "profiles.html", "Profiles", views=found.views, top=top, left_out=left_out)
 
 
 @router.get("/api/docs", response_class=HTMLResponse)

@@ -15,8 +15,8 @@ from urllib.parse import parse_qsl, urlencode
 from fastapi import Query
 from starlette.requests import Request
 
-from tracker.cli.offers import SortKey
 from tracker.models import PricingModel
+from tracker.views.offers import SortKey
 from tracker.web.errors import BadRequest
 
 __all__ = [

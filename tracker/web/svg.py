@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from html import escape
+from typing import Any
 
 from markupsafe import Markup
+
+from tracker.format import iso_z
 
 __all__ = ["PALETTE", "Series", "Step", "sparkline", "step_chart"]
 
@@ -35,6 +38,17 @@ class Step:
     value: Decimal
 
 
+def chart_steps(rows: Sequence[Mapping[str, Any]], value: str) -> list[Step]:
+    """History rows (each the price in force at its ``time``, the last one at now) as
+    steps: each row's price until the next row; the last row a point, so the line ends
+    at the price in force now. Rows without a price (a gap) draw nothing."""
+    steps: list[Step] = []
+    for a, b in zip(rows, [*rows[1:], None] if rows else [], strict=True):
+        if a[value] is not None:
+            steps.append(Step(a["time"], a["time"] if b is None else b["time"], a[value]))
+    return steps
+
+
 @dataclass(frozen=True, slots=True)
 class Series:
     name: str
@@ -42,7 +56,7 @@ class Series:
 
 
 def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return iso_z(t)
 
 
 def _fmt(value: float) -> str:

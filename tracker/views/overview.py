@@ -18,12 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
-from tracker.catalog import select_gpus
+from tracker.catalog import GpuSelection, select_gpus
 from tracker.fx import Rates
 from tracker.history.compare import change_pct
 from tracker.models import PricingModel
-from tracker.store.dashboard import cheapest
+from tracker.store.dashboard import cheapest, cheapest_per_gpu
 from tracker.store.engine import Engine
 from tracker.store.history import SeriesFilter, Steps
 from tracker.store.trend import cheapest_trend
@@ -142,6 +143,13 @@ def overview(
             w.pricing,
         )
     return Overview([result[m] for m in sorted(result)], found.missing)
+
+
+def cheapest_now(engine: Engine, rates: Rates, at: datetime, model: str) -> dict[str, Any]:
+    """One catalog model's cheapest offer now per group (on_demand, spot, reserved), the
+    Overview's figures for one row (the GPU page's "Cheapest now")."""
+    only = GpuSelection(models=(model,), names=())
+    return {w.group: w for w in cheapest_per_gpu(engine, rates, at, gpu=only)}
 
 
 def trend_pricing(pricing: Sequence[PricingModel] | None) -> list[PricingModel]:
