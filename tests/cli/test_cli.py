@@ -170,7 +170,7 @@ def test_usage_errors_are_one_line_with_exit_code_2(cli: Run, tmp_path: Path) ->
     msg = one_line_error(cli("offers", "--pricing", "hourly"), 2)
     assert "--pricing" in msg and "hourly" in msg
     msg = one_line_error(cli("collect", "--provider", "nosuchcloud"), 2)
-    assert "unknown provider 'nosuchcloud'" in msg
+    assert "--provider 'nosuchcloud': unknown provider" in msg
     msg = one_line_error(cli("offers", extra_env={"GPU_TRACKER_DATABASE_URL": "mysql://x/y"}), 2)
     assert "unsupported database" in msg
 

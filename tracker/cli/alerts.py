@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.output import FormatOption, OutputFormat, emit
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit
 from tracker.settings import ConfigError
 from tracker.store.engine import DatabaseError
 from tracker.views.alerts import alert_rows, alerts, parse_since
@@ -95,11 +95,27 @@ def _since(value: str | None) -> datetime | None:
         raise CliError(f"--{exc}", USAGE) from None
 
 
+ALERTS_TABLE = (
+    Column("id", "id", priority=3),
+    Column("created_at", "created"),
+    Column("rule", "rule", priority=1),
+    Column("channel", "channel", priority=1),
+    Column("status", "status"),
+    Column("attempts", "tries", justify="right", priority=3),
+    Column("title", "title", priority=2, shrink=True, min_width=20),
+    Column("last_error", "last error", priority=2, shrink=True, min_width=20),
+)
+
+
 @app.command("list")
 def list_(
     ctx: typer.Context,
     since: Annotated[
-        str | None, typer.Option("--since", help="Only alerts since: an ISO time or an age (24h).")
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only alerts since: today, yesterday, an age (24h, 7d) or an ISO date/time.",
+        ),
     ] = None,
     failed: Annotated[
         bool, typer.Option("--failed", help="Only dead deliveries (gave up after max_attempts).")
@@ -115,7 +131,7 @@ def list_(
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
     columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title", "last_error"]
-    emit(rows, fmt, columns=columns, title="alerts")
+    emit(rows, fmt, columns=columns, table=ALERTS_TABLE, title="alerts")
 
 
 @app.command("send")

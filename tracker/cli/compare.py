@@ -14,6 +14,7 @@ import typer
 from tracker.cli.context import open_store, settings_of
 from tracker.cli.currency import CurrencyOption, currency_view
 from tracker.cli.history import usage_errors
+from tracker.cli.names import check_providers
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
 from tracker.format import percent
 from tracker.fx import USD
@@ -37,12 +38,12 @@ def compare_table(prefix: str = "") -> tuple[Column, ...]:
         Column("gpu_model", "GPU"),
         Column("provider", "provider"),
         Column(f"{prefix}on_demand", "on-demand", money, justify="right"),
-        Column(f"{prefix}spot", "spot", money, justify="right"),
-        Column(f"{prefix}reserved_1y", "1y", money, justify="right"),
-        Column(f"{prefix}reserved_3y", "3y", money, justify="right"),
-        Column("spot_discount_pct", "spot off", _pct, justify="right"),
-        Column("change_7d_pct", "7d", _change, justify="right"),
-        Column("change_30d_pct", "30d", _change, justify="right"),
+        Column(f"{prefix}spot", "spot", money, justify="right", priority=1),
+        Column(f"{prefix}reserved_1y", "1y", money, justify="right", priority=2),
+        Column(f"{prefix}reserved_3y", "3y", money, justify="right", priority=2),
+        Column("spot_discount_pct", "spot off", _pct, justify="right", priority=3),
+        Column("change_7d_pct", "7d", _change, justify="right", priority=3),
+        Column("change_30d_pct", "30d", _change, justify="right", priority=3),
     )
 
 
@@ -61,6 +62,7 @@ def compare(
     (--currency shows the figures in another currency too)."""
     with usage_errors():
         engine = open_store(ctx)
+        check_providers(ctx, engine, provider)
         view = currency_view(ctx, engine, currency)
         found = views_history.compare(
             engine, settings_of(ctx), gpu=gpu, provider=provider, view=view

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +26,8 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
+from tracker.cli.names import check_providers, check_regions
+from tracker.cli.offers import pricing_cell
 from tracker.cli.output import (
     Column,
     FormatOption,
@@ -35,7 +38,7 @@ from tracker.cli.output import (
     moment,
     money,
 )
-from tracker.format import iso_z, pricing_label, when
+from tracker.format import iso_z, when
 from tracker.history import args as history_args
 from tracker.history import views
 from tracker.history.args import HistoryArgumentError
@@ -57,22 +60,37 @@ __all__ = ["DEFAULT_STEP", "gpu_selection", "history", "register", "usage_errors
 
 OFFER_STEP_TABLE = (
     Column("time", "time", moment),
-    Column("zone", "zone"),
-    Column("payment_option", "payment"),
+    Column("zone", "zone", priority=2),
+    Column("payment_option", "payment", priority=3),
     Column("price_per_hour", "price/h", cell, justify="right"),
-    Column("currency", "cur"),
+    Column("currency", "cur", priority=1),
     Column("price_per_hour_usd", "$/h", money, justify="right"),
+    Column("display_price_per_hour", "shown/h", money, justify="right", priority=1),
 )
 GPU_STEP_TABLE = (
     Column("time", "time", moment),
     Column("price_per_gpu_hour_usd", "$/GPU·h", money, justify="right"),
+    Column("display_price_per_gpu_hour", "shown/GPU·h", money, justify="right", priority=1),
     Column("provider", "provider"),
     Column("instance_type", "instance"),
-    Column("region", "region"),
-    Column("zone", "zone"),
-    Column("pricing", "pricing", lambda v: "" if v is None else pricing_label(v)),
-    Column("gpu_model", "GPU"),
+    Column("region", "region", priority=1),
+    Column("zone", "zone", priority=3),
+    Column("pricing", "pricing", pricing_cell, priority=2),
+    Column("gpu_model", "GPU", priority=2),
 )
+OFFER_INTERVAL_TABLE = (
+    Column("zone", "zone", priority=2),
+    Column("payment_option", "payment", priority=3),
+    Column("offering_class", "class", priority=4),
+    Column("price_per_hour", "price/h", cell, justify="right"),
+    Column("currency", "cur"),
+    Column("price_per_hour_usd", "$/h", money, justify="right", priority=1),
+    Column("display_price_per_hour", "shown/h", money, justify="right", priority=1),
+    Column("first_seen", "from"),
+    Column("last_seen", "last seen", priority=2),
+    Column("ended_at", "ended", priority=1),
+)
+"""One offer's stored intervals (an empty ``ended`` means still in force)."""
 
 
 class usage_errors:
@@ -118,10 +136,14 @@ def history(
     payment_option: Annotated[str | None, typer.Option("--payment-option")] = None,
     since: Annotated[
         str | None,
-        typer.Option("--since", help="Start: 30d, 12h, 2w ago, or a date/time (default 30d)."),
+        typer.Option(
+            "--since",
+            help="Start: an age (30d, 12h, 2w), today, yesterday, or an ISO date/time "
+            "(default 30d).",
+        ),
     ] = None,
     until: Annotated[
-        str | None, typer.Option("--until", help="End: as --since (default: now).")
+        str | None, typer.Option("--until", help="End: now, or as --since (default: now).")
     ] = None,
     resample: Annotated[
         str | None,
@@ -129,11 +151,12 @@ def history(
             "--resample", help="Step: 1h, 1d, 1w (N of each); the price in force at each step."
         ),
     ] = None,
-    at: Annotated[
-        datetime | None,
+    at_text: Annotated[
+        str | None,
         typer.Option(
             "--at",
-            help="Only the price in force at this time (ISO-8601; UTC unless it has an offset).",
+            help="Only the price in force at this time: now, today, yesterday, an age (7d) "
+            "or an ISO date/time (UTC unless it has an offset).",
         ),
     ] = None,
     plot: Annotated[
@@ -153,7 +176,11 @@ def history(
     """Price history of one offer, or of the cheapest offer of a GPU, over time (USD at
     the exchange rate in force at each step; --currency shows another currency too)."""
     now = _now()
+    check_regions(region)
+    check_providers(ctx, open_store(ctx), provider)
     view = currency_view(ctx, open_store(ctx), currency)
+    with usage_errors():
+        at = None if at_text is None else history_args.parse_time(at_text, "--at", now=now)
     query = HistoryQuery(
         gpu=gpu,
         provider=provider,
@@ -188,17 +215,19 @@ def history(
         view.report()
         rows = _in(view, result.rows, usd_key="price_per_gpu_hour_usd")
         title = f"{result.title}, USD per GPU-hour"
-        _show(rows, fmt, GPU_STEP_TABLE, views.GPU_STEP_KEYS, _since_title(title, result))
+        table = _viewed(GPU_STEP_TABLE, view)
+        _show(rows, fmt, table, views.GPU_STEP_KEYS, _since_title(title, result))
         _spark_or_plot(rows, "price_per_gpu_hour_usd", title, "USD per GPU-hour", plot, fmt)
     elif result.kind == "offer_steps":
         rows = _in(view, result.rows)
         title = _since_title(result.title, result)
-        _show(rows, fmt, OFFER_STEP_TABLE, views.OFFER_STEP_KEYS, title)
+        _show(rows, fmt, _viewed(OFFER_STEP_TABLE, view), views.OFFER_STEP_KEYS, title)
         _spark_or_plot(rows, "price_per_hour_usd", result.title, "USD per hour", plot, fmt)
     else:
         moment = None if at is None else (at.replace(tzinfo=UTC) if at.tzinfo is None else at)
         rows = _in(view, result.rows, "first_seen", moment)
-        emit(rows, fmt, title=_since_title(result.title, result))
+        table = _viewed(OFFER_INTERVAL_TABLE, view)
+        emit(rows, fmt, table=table, title=_since_title(result.title, result))
 
 
 def _priced(row: Mapping[str, Any]) -> bool:
@@ -236,14 +265,34 @@ def _availability(ctx: typer.Context, query: HistoryQuery, ranged: bool, fmt: Ou
         raise HistoryArgumentError(
             "--availability lists intervals: drop --since/--until/--resample/--plot"
         )
-    from tracker.cli.availability import AVAILABILITY_COLUMNS, availability_rows
+    from tracker.cli.availability import (
+        AVAILABILITY_COLUMNS,
+        AVAILABILITY_TABLE,
+        availability_rows,
+    )
 
     offer = offer_key(query, cli_flag)
     at = query.at
     at = at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
     engine = open_store(ctx)
     rows = availability_rows(engine, views.find_offer(engine, offer), at)
-    emit(rows, fmt, columns=AVAILABILITY_COLUMNS, title=f"{offer.describe()} availability")
+    emit(
+        rows,
+        fmt,
+        columns=AVAILABILITY_COLUMNS,
+        table=AVAILABILITY_TABLE,
+        title=f"{offer.describe()} availability",
+    )
+
+
+def _viewed(table: Sequence[Column], view: CurrencyView) -> tuple[Column, ...]:
+    """The table with the view currency's column headed by its code (``EUR/h``)."""
+    return tuple(
+        replace(c, header=c.header.replace("shown", view.code))
+        if c.header.startswith("shown")
+        else c
+        for c in table
+    )
 
 
 def _in(

@@ -10,6 +10,7 @@ import typer
 from tracker import format as fmt_people
 from tracker.cli.context import CliError, open_store
 from tracker.cli.currency import CurrencyOption, currency_view
+from tracker.cli.names import check_gpus, check_providers, check_regions
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
 from tracker.format import pricing_label
 from tracker.models import Availability, PricingModel
@@ -51,14 +52,19 @@ def gpus_cell(row: Mapping[str, Any]) -> str:
     return fmt_people.gpus(row["gpu_count"], row["gpu_model"])
 
 
+def pricing_cell(value: Any) -> str:
+    """``on-demand``, ``reserved 1y``: the way providers' pages say it."""
+    return "" if value is None else pricing_label(str(value))
+
+
 OFFER_HEAD = (
     Column("provider", "provider"),
     Column("instance_type", "instance"),
-    Column("region", "region"),
-    Column("zone", "zone"),
-    Column("pricing", "pricing", lambda v: pricing_label(str(v))),
-    Column("payment_option", "payment"),
-    Column("", "GPUs", gpus_cell),
+    Column("region", "region", priority=1),
+    Column("zone", "zone", priority=3),
+    Column("pricing", "pricing", pricing_cell, priority=2),
+    Column("payment_option", "payment", priority=4),
+    Column("", "GPUs", gpus_cell, priority=2),
 )
 """Which offer a table row is: the leading columns of every offer table."""
 
@@ -70,14 +76,46 @@ def offer_table(symbol: str = "$") -> tuple[Column, ...]:
     exact figures are in the JSON and CSV."""
     return (
         *OFFER_HEAD,
-        Column("gpu_memory_gib", "VRAM", justify="right"),
+        Column("gpu_memory_gib", "VRAM", justify="right", priority=5),
         Column("display_price_per_hour", f"{symbol}/h", money, justify="right"),
         Column("display_price_per_gpu_hour", f"{symbol}/GPU·h", money, justify="right"),
-        Column("availability", "avail.", lambda v: "" if v == Availability.UNKNOWN else str(v)),
+        Column(
+            "availability",
+            "avail.",
+            lambda v: "" if v == Availability.UNKNOWN else str(v),
+            priority=3,
+        ),
     )
 
 
 OFFER_TABLE = offer_table()
+
+
+def _figure(value: Any) -> str:
+    return "" if value is None else f"{value:,}"
+
+
+GPU_TABLE = (
+    Column("name", "GPU"),
+    Column("vendor", "vendor", priority=4),
+    Column("kind", "kind", priority=6),
+    Column("architecture", "architecture", priority=5),
+    Column("year", "year", priority=4, justify="right"),
+    Column("vram_gib", "VRAM GiB", justify="right"),
+    Column("memory_bandwidth_gbs", "GB/s", _figure, justify="right", priority=2),
+    Column("bf16_tflops", "BF16 TF", _figure, justify="right", priority=1),
+    Column("fp16_tflops", "FP16 TF", _figure, justify="right", priority=3),
+    Column("fp8_tflops", "FP8 TF", _figure, justify="right", priority=2),
+    Column("fp32_tflops", "FP32 TF", _figure, justify="right", priority=3),
+    Column("nvlink", "NVLink", priority=3),
+)
+"""The catalog for reading (dense tensor TFLOPS); the datasheet sources are in JSON/CSV."""
+UNKNOWN_GPU_TABLE = (
+    Column("raw_name", "raw name"),
+    Column("provider", "provider"),
+    Column("series", "series", justify="right", priority=2),
+    Column("example_instance_type", "e.g. instance", priority=1),
+)
 
 
 def offers(
@@ -117,6 +155,9 @@ def offers(
     """Current offers (listed, latest price), cheapest first (compared in USD at the
     latest exchange rates; shown in --currency)."""
     engine = open_store(ctx)
+    check_providers(ctx, engine, provider)
+    check_regions(region)
+    check_gpus(engine, gpu)  # an unknown name is exit 2, as in history
     view = currency_view(ctx, engine, currency)
     try:
         rows = offer_rows(
@@ -162,11 +203,16 @@ def gpus(
         except DatabaseError as exc:
             raise CliError(str(exc)) from None
         unknown_columns = ("raw_name", "provider", "series", "example_instance_type")
-        emit(rows, fmt, columns=unknown_columns, title="unrecognised GPU names")
+        emit(
+            rows,
+            fmt,
+            columns=unknown_columns,
+            table=UNKNOWN_GPU_TABLE,
+            title="unrecognised GPU names",
+        )
         return
     rows = gpu_catalog_rows()
-    columns = None if fmt is not OutputFormat.table else [c for c in rows[0] if c != "source"]
-    emit(rows, fmt, columns=columns, title="GPU catalog")
+    emit(rows, fmt, table=GPU_TABLE, title="GPU catalog")
 
 
 def register(app: typer.Typer) -> None:

@@ -4,9 +4,10 @@ JSON is the stable interface for scripts and dashboards: decimals are strings
 (exact money), times are ISO-8601 UTC with a ``Z``, and keys never disappear
 (missing values are ``null``). CSV carries the same exact values under the same keys.
 
-A table is for reading: a listing that describes its table with :class:`Column` objects
-gets short headers, money rounded for display, no column that is empty in every row,
-and a width that fits the terminal (or ``$COLUMNS``, or 100 when piped).
+A table is for reading: short headers, money rounded for display, no column that is
+empty in every row, and a width that fits the terminal (or ``$COLUMNS``, or 100 when
+piped) without wrapping (:mod:`tracker.cli.table` lays it out; a listing that declares
+no :class:`Column` objects gets columns named after its keys).
 """
 
 from __future__ import annotations
@@ -16,16 +17,13 @@ import io
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.table import Table
 
+from tracker.cli.table import Column, auto_columns, render
 from tracker.format import amount, when
 from tracker.views.encode import jsonable
 
@@ -40,9 +38,6 @@ __all__ = [
     "moment",
     "money",
 ]
-
-TABLE_WIDTH = 100
-"""Columns a table takes when its output is not a terminal and ``$COLUMNS`` is unset."""
 
 
 class OutputFormat(StrEnum):
@@ -74,20 +69,6 @@ def moment(value: Any) -> str:
     return "" if value is None else when(value)
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
-    """One column of a table display: the row key it shows, under which header, how."""
-
-    key: str
-    header: str
-    show: Callable[[Any], str] = cell
-    """Value to text (the whole row when ``key`` is empty: a column combining several)."""
-    justify: Literal["left", "right"] = "left"
-
-    def text(self, row: Mapping[str, Any]) -> str:
-        return self.show(row.get(self.key) if self.key else row)
-
-
 def emit(
     rows: Sequence[Mapping[str, Any]],
     fmt: OutputFormat,
@@ -113,44 +94,9 @@ def emit(
             writer.writerow([cell(r.get(c)) for c in cols])
         sys.stdout.write(buf.getvalue())
         return
-    if table is not None:
-        _print_compact(rows, table, title)
-        return
-    grid = Table(title=title, show_lines=False, header_style="bold")
-    for c in cols:
-        grid.add_column(c, overflow="fold")
-    for r in rows:
-        grid.add_row(*(cell(r.get(c)) for c in cols))
-    console = Console(soft_wrap=False)
-    if not console.is_terminal:
-        console = Console(soft_wrap=False, width=max(console.width, 200))
-    console.print(grid)
-
-
-def _print_compact(
-    rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], title: str | None
-) -> None:
-    cells = [[c.text(r) for c in columns] for r in rows]
-    shown = [i for i in range(len(columns)) if any(line[i] for line in cells)] or list(
-        range(len(columns))
-    )
-    grid = Table(
-        title=title,
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        collapse_padding=True,
-        header_style="bold",
-        title_justify="left",
-    )
-    for i in shown:
-        grid.add_column(columns[i].header, justify=columns[i].justify, overflow="fold")
-    for line in cells:
-        grid.add_row(*(line[i] for i in shown))
-    console = Console(soft_wrap=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(soft_wrap=False, width=TABLE_WIDTH)
-    console.print(grid)
+    bold = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    lines = render(rows, table or auto_columns(cols, rows), title, bold=bold)
+    sys.stdout.write("".join(line + "\n" for line in lines))
 
 
 def err(message: str) -> None:

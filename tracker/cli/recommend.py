@@ -11,6 +11,7 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.currency import CurrencyOption, currency_view
+from tracker.cli.names import check_gpus, check_providers, check_regions
 from tracker.cli.offers import OFFER_HEAD
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
 from tracker.recommend import (
@@ -75,7 +76,7 @@ def _vram_cell(row: dict[str, Any]) -> str:
 
 
 def _hours(value: Decimal | None) -> str:
-    return "" if value is None else f"{value:.2f}"
+    return "" if value is None else f"{value:,.2f}"
 
 
 def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
@@ -85,9 +86,9 @@ def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
     return (
         Column("rank", "#", justify="right"),
         *OFFER_HEAD,
-        Column("", "VRAM", _vram_cell, justify="right"),
+        Column("", "VRAM", _vram_cell, justify="right", priority=5),
         Column("display_effective_price_per_hour", f"{symbol}/h", money, justify="right"),
-        Column("job_hours", "hours", _hours, justify="right"),
+        Column("job_hours", "hours", _hours, justify="right", priority=4),
         Column("display_job_cost", f"job {symbol}", money, justify="right"),
     )
 
@@ -96,7 +97,7 @@ CANDIDATE_TABLE = candidate_table()
 EXCLUDED_TABLE = (
     *OFFER_HEAD,
     Column("excluded_reason", "reason"),
-    Column("excluded_detail", "why"),
+    Column("excluded_detail", "why", priority=1, shrink=True, min_width=20),
 )
 
 
@@ -183,6 +184,11 @@ def recommend(
 ) -> None:
     """Offers ranked by the estimated cost of the whole job (a profile, or ad-hoc flags)."""
     profile_set = _profile_set(ctx, profiles_file)
+    check_regions(region)
+    if provider or gpu:
+        engine = open_store(ctx)
+        check_providers(ctx, engine, provider)
+        check_gpus(engine, gpu)  # an unknown name is exit 2, as in history
     overrides = _adhoc_fields(
         params=params,
         task=task,
@@ -239,7 +245,8 @@ def recommend(
         )
         if explain and ranking.notes:
             notes = [{"note": note} for note in ranking.notes]
-            emit(notes, fmt, table=(Column("note", "note"),), title="how costs were worked out")
+            note = Column("note", "note", wrap=True, min_width=40)
+            emit(notes, fmt, table=(note,), title="how costs were worked out")
         if explain and ranking.exclusions:
             emit(rows[len(ranking.candidates) :], fmt, table=EXCLUDED_TABLE, title="excluded")
     else:

@@ -14,23 +14,14 @@ __all__ = ["alert_rows", "alerts", "parse_since"]
 
 
 def parse_since(value: str | None, *, now: datetime | None = None) -> datetime | None:
-    """``since``: an ISO time or an age (24h, 7d) before ``now``; ValueError (one line)
-    otherwise."""
+    """``since``: what :func:`tracker.history.args.parse_time` reads (now, today,
+    yesterday, an age such as 24h or 7d before ``now``, an ISO time); ValueError (one
+    line) otherwise."""
     if value is None:
         return None
-    from tracker.alerts.rules import parse_duration
+    from tracker.history.args import parse_time
 
-    try:
-        return (now or datetime.now(UTC)) - parse_duration(value)
-    except ValueError:
-        pass
-    try:
-        at = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(
-            f"since: expected a time (2026-11-30T08:00) or an age (24h, 7d), got {value!r}"
-        ) from None
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
+    return parse_time(value, "since", now=now or datetime.now(UTC))
 
 
 def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
