@@ -49,6 +49,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "profiles": ("profiles", "list"),
     "profile": ("profiles", "show", "llm-7b-lora"),
     "estimate": ("estimate", "--params", "7e9", "--task", "lora", "--precision", "bf16"),
+    "plan": ("plan", "--gpu", "A100", "--steady-gpus", "16", "--storage-tb", "1"),
+    "services": ("services",),
 }  # fmt: skip
 
 

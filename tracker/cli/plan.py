@@ -51,14 +51,20 @@ def _commitments(row: dict[str, Any]) -> str:
 PLAN_TABLE = (
     Column("rank", "#", justify="right"),
     Column("provider", "provider"),
-    Column("region", "region"),
+    Column("region", "region", priority=3),
     Column("instance_type", "instance"),
-    Column("instances", "inst.", justify="right"),
-    Column("", "steady plan", _commitments),
+    Column("instances", "inst.", justify="right", priority=4),
+    Column("", "steady plan", _commitments, priority=2),
     Column("display_total", "total", _money, justify="right"),
-    Column("display_monthly", "a month", _money, justify="right"),
-    Column("savings_pct", "saves", lambda v: "" if v is None else fmt.percent(v), justify="right"),
-    Column("incomplete", "missing", lambda v: ", ".join(v) if v else ""),
+    Column("display_monthly", "a month", _money, justify="right", priority=1),
+    Column(
+        "savings_pct",
+        "saves",
+        lambda v: "" if v is None else fmt.percent(v),
+        justify="right",
+        priority=5,
+    ),
+    Column("incomplete", "missing", lambda v: ", ".join(v) if v else "", shrink=True),
 )
 """The ranking at a glance; each part's figure is in the JSON and CSV and in --explain."""
 
