@@ -264,7 +264,22 @@ def predict(
     a: Assumptions,
     measurements: tuple[Measurement, ...],
 ) -> Rate | None:
-    """The rate ``spec`` achieves on ``p``; None when neither data nor datasheet allow one."""
+    """The rate ``spec`` achieves on ``p``; None when neither data, datasheet nor a
+    stand-in rule (:mod:`tracker.recommend.stand_in`: the A10G as the A10) allow one."""
+    rate = _predict(p, spec, a, measurements)
+    if rate is None:
+        from tracker.recommend.stand_in import stand_in_rate
+
+        rate = stand_in_rate(p, spec, a, measurements, predict)
+    return rate
+
+
+def _predict(
+    p: Profile,
+    spec: GpuSpec,
+    a: Assumptions,
+    measurements: tuple[Measurement, ...],
+) -> Rate | None:
     precision_flag = compute_precision(spec, p.compute)
     precision, flag = precision_flag if precision_flag else (p.compute, "")
     wclass = workload_class(p)
