@@ -130,7 +130,9 @@ def test_quickstart_recommend_table_fits_100_columns(quickstart: Run) -> None:
     explained = table(quickstart, "recommend", "-P", "llm-7b-lora", "--top", "5", "--explain")
     # the T4 is left out for memory; the A10G (no vendor TFLOPS) ranks by its stated rule
     assert any("1× T4  vram" in line for line in explained if "g4dn" in line)
-    assert any(line.startswith("A10G: basis modelled, A10G modelled as the A10") for line in explained)
+    assert any(
+        line.startswith("A10G: basis modelled, A10G modelled as the A10") for line in explained
+    )
 
     proc = quickstart("recommend", "-P", "llm-7b-lora", "--explain", "-f", "json")
     rows = json.loads(proc.stdout)
