@@ -59,6 +59,8 @@ CANDIDATE_COLUMNS = (
     "effective_price_per_hour_usd",
     "price_per_gpu_hour_usd",
     "job_hours",
+    "job_hours_low",
+    "job_hours_high",
     "job_cost_usd",
     "display_currency",
     "display_effective_price_per_hour",
@@ -80,6 +82,11 @@ def _hours(value: Decimal | None) -> str:
     return "" if value is None else f"{value:.2f}"
 
 
+def _plus_minus(value: float | None) -> str:
+    """``25`` under ``±%``: how far the job's hours may be off (by the estimate's basis)."""
+    return "" if value is None else f"{value * 100:.0f}"
+
+
 def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
     """The ranking as a table: $/h is what an hour costs the job (amortised for
     reservations), in the view currency; the per-GPU price and the exact figures are in
@@ -90,6 +97,7 @@ def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
         Column("", "VRAM", _vram_cell, justify="right"),
         Column("display_effective_price_per_hour", f"{symbol}/h", money, justify="right"),
         Column("job_hours", "hours", _hours, justify="right"),
+        Column("uncertainty", "±%", _plus_minus, justify="right"),
         Column("display_job_cost", f"job {symbol}", money, justify="right"),
     )
 
@@ -176,6 +184,9 @@ def ranking_rows(
                 "price_per_gpu_hour_usd": c.price_per_gpu_hour_usd.quantize(Decimal("1e-6")),
                 "compute_hours": _d_or_none(c.compute_hours),
                 "job_hours": _d_or_none(c.job_hours),
+                "job_hours_low": _d_or_none(c.job_hours_low),
+                "job_hours_high": _d_or_none(c.job_hours_high),
+                "uncertainty": None if c.job_hours is None else c.uncertainty,
                 "job_cost_usd": c.job_cost_usd,
                 "display_currency": "USD" if view is None else view.code,
                 "display_effective_price_per_hour": _shown(view, c.effective_hourly_usd),
@@ -340,6 +351,8 @@ def recommend(
             table=candidate_table(view.symbol),
             title=ranking_title(ranking),
         )
+        if ranking.close_call:
+            emit([{"note": ranking.close_call}], fmt, table=(Column("note", "note"),))
         if explain and ranking.notes:
             notes = [{"note": note} for note in ranking.notes]
             emit(notes, fmt, table=(Column("note", "note"),), title="how costs were worked out")

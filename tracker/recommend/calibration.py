@@ -102,6 +102,8 @@ class Rate:
     yours: bool = False
     memory_scale: float = 1.0
     """Serving: measured ÷ modelled throughput, applied to bandwidth as to compute."""
+    spread: float | None = None
+    """Relative error where it is not the basis's band (:mod:`tracker.recommend.uncertainty`)."""
 
     @property
     def label(self) -> str:
@@ -304,7 +306,10 @@ def _predict(
             flops = _scaled(spec, precision, m, _intensity(rows, a), a)
             if flops is not None:
                 via = f"from {m.gpu} by compute/bandwidth roofline: {_source(m)}"
-                return Rate(flops, Basis.SCALED, via, precision, flag, m.yours)
+                rate = Rate(flops, Basis.SCALED, via, precision, flag, m.yours)
+                from tracker.recommend.delivery import carry
+
+                return carry(rate, spec, wclass, measurements, a)
     if precision_flag is None:
         return None
     peak = spec_tflops(spec, precision)

@@ -1,0 +1,204 @@
+"""Estimate ranges, the close-call note and the fit's held-out errors (issue 28).
+
+Every figure compared against is a shipped measurement (tracker/recommend/measurements.toml:
+each row names its source, harness and date), never the code's own output:
+Lambda's deeplearning-benchmark pytorch-train-throughput-fp16.csv (at 0551cb7, undated;
+PyTorch NGC + DeepLearningExamples, AMP, 1 GPU), MosaicML llm-foundry's benchmarking
+README (at 061f2c7, 8 GPUs, bf16) and NVIDIA Megatron-Bridge's performance summary (NeMo
+25.11, 8 GPUs, fp8).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from decimal import Decimal
+
+import pytest
+
+from tests.recommend.test_calibration import _TASK, RESNET50, _profile_for, offer
+from tracker.catalog import get_spec
+from tracker.recommend import make_profile, rank
+from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.calibration import Basis, achieved_flops, predict
+from tracker.recommend.measured import Measurement, shipped_measurements
+from tracker.recommend.uncertainty import BANDS, CARRIED, CLOSE_CALL
+
+A = Assumptions()
+
+
+def _training_rows() -> list[Measurement]:
+    return [m for m in shipped_measurements() if m.workload_class in _TASK]
+
+
+def _held_out(whole_gpu: bool) -> list[tuple[Measurement, Basis | None, float]]:
+    """Each training row predicted without itself (or without its GPU's rows in its
+    class): (row, basis, predicted ÷ measured - 1); NaN where nothing rates it."""
+    rows = _training_rows()
+    out = []
+    for m in rows:
+        others = tuple(
+            r
+            for r in rows
+            if r is not m
+            and not (whole_gpu and r.gpu == m.gpu and r.workload_class is m.workload_class)
+        )
+        rate = predict(_profile_for(m), get_spec(m.gpu), A, others)
+        error = math.nan if rate is None else rate.flops / achieved_flops(m, A) - 1
+        out.append((m, None if rate is None else rate.basis, error))
+    return out
+
+
+def test_leave_one_out_error_per_workload_class() -> None:
+    # The Done-when target: at least 90 % of job-time predictions within ±25 % of the
+    # held-out measurement. Printed per class: the figures docs/incoming/i28.md reports.
+    per_class: dict[str, list[float]] = defaultdict(list)
+    for m, _basis, error in _held_out(whole_gpu=False):
+        # no rate at all (the RTX 6000 Ada without its one row) counts as a miss
+        per_class[m.workload_class.value].append(math.inf if math.isnan(error) else abs(error))
+    hits = total = 0
+    for wclass, errors in sorted(per_class.items()):
+        within = sum(e <= 0.25 for e in errors)
+        median = sorted(errors)[len(errors) // 2]
+        print(f"{wclass}: {within}/{len(errors)} within ±25 %, median {median:.0%}")
+        hits, total = hits + within, total + len(errors)
+    assert total == 43
+    assert hits / total >= 0.90, f"{hits}/{total}"
+
+
+@pytest.mark.parametrize(("basis", "whole_gpu"), [(Basis.MEASURED, False), (Basis.SCALED, True)])
+def test_each_basis_band_covers_90_percent_of_its_held_out_errors(
+    basis: Basis, whole_gpu: bool
+) -> None:
+    # measured: this GPU's other sizes in the class (a row held out); scaled: another
+    # GPU's rows (all of the GPU's rows in the class held out)
+    errors = [abs(e) for _m, b, e in _held_out(whole_gpu) if b is basis]
+    assert len(errors) >= 20
+    covered = sum(e <= BANDS[basis] for e in errors) / len(errors)
+    assert covered >= 0.90, f"{basis}: {covered:.0%} within ±{BANDS[basis]:.0%}"
+
+
+def test_relative_speed_against_the_h100_with_each_gpu_held_out() -> None:
+    # Each GPU's rows in a class held out, its speed relative to the H100-SXM's on the
+    # same model predicted and compared with the measured ratio (e.g. Lambda resnet50:
+    # A100 80GB SXM4 1582 / H100 SXM5 2616 = 0.605). The RTX 6000 Ada cannot be scaled
+    # (its datasheet prints no 16-bit tensor rate) and counts as a miss.
+    rows = _training_rows()
+    ratios = []
+    for m in rows:
+        ref = [
+            r
+            for r in rows
+            if r.gpu == "H100-SXM" and r.model == m.model and r.precision == m.precision
+        ]
+        if m.gpu == "H100-SXM" or not ref:
+            continue
+        others = tuple(
+            r for r in rows if not (r.gpu == m.gpu and r.workload_class is m.workload_class)
+        )
+        p = _profile_for(m)
+        mine, h100 = (
+            predict(p, get_spec(m.gpu), A, others),
+            predict(p, get_spec("H100-SXM"), A, others),
+        )
+        assert h100 is not None
+        measured = achieved_flops(m, A) / achieved_flops(ref[0], A)
+        ratios.append(math.nan if mine is None else mine.flops / h100.flops / measured)
+    inside = sum(0.8 <= q <= 1.25 for q in ratios)
+    print(f"relative speed within 0.8-1.25x of measured: {inside}/{len(ratios)}")
+    assert len(ratios) == 34
+    # 27 of 34 (79 %; 27 of the 31 scalable, 87 %): short of the issue's 90 %, see
+    # docs/incoming/i28.md. Held here so the fit cannot silently get worse.
+    assert inside >= 27
+
+
+def test_a_measured_estimate_carries_its_band_as_a_range() -> None:
+    # ResNet-50 on one H100: 1,281,167 x 90 / 2616 images/s = 12.2435 h (measured, ±15 %):
+    # 12.2435 x 0.85 = 10.407 h to 12.2435 x 1.15 = 14.080 h
+    (c,) = rank(make_profile("r50", RESNET50), [offer("H100-SXM", 1)]).candidates
+    assert c.uncertainty == 0.15
+    assert c.job_hours_low == pytest.approx(10.407, abs=1e-3)
+    assert c.job_hours_high == pytest.approx(14.080, abs=1e-3)
+
+
+def test_bands_widen_from_measured_to_scaled_to_carried_to_modelled() -> None:
+    # A10: measured; L40S: scaled from the RTX 4090 (same Ada family, measured in the
+    # class); B200: scaled from the H100 x Blackwell's delivery in LLM training (carried);
+    # A10G: its stand-in rule (modelled).
+    ranking = rank(
+        make_profile("r50", RESNET50), [offer(g, 1) for g in ("A10", "L40S", "B200", "A10G")]
+    )
+    band = {c.offer.gpu_model: c.uncertainty for c in ranking.candidates}
+    assert band == {"A10": 0.15, "L40S": 0.25, "B200": CARRIED, "A10G": 0.50}
+
+
+def test_the_close_call_note_when_the_two_cheapest_ranges_overlap() -> None:
+    # A10 ($0.75/h) and A10G ($0.80/h) both run ResNet-50 in 50.2025 h (the A10G as the
+    # A10): $37.65 (±15 %: 32.00-43.30) and $40.16 (±50 %: 20.08-60.24) overlap.
+    ranking = rank(
+        make_profile("r50", RESNET50), [offer("A10", 1, "0.75"), offer("A10G", 1, "0.80")]
+    )
+    assert [c.job_cost_usd for c in ranking.candidates] == [Decimal("37.65"), Decimal("40.16")]
+    assert ranking.close_call is not None and ranking.close_call.endswith(CLOSE_CALL)
+    assert "$32.00-43.30, ±15%" in ranking.close_call
+    # an H100 at $10/h: 12.2435 h = $122.44 (104.07-140.80) is far above 43.30: no note
+    far = rank(make_profile("r50", RESNET50), [offer("A10", 1, "0.75"), offer("H100-SXM", 1, "10")])
+    assert far.close_call is None
+
+
+def test_no_work_size_means_no_range() -> None:
+    p = make_profile("rate", dict(params=7e9, task="lora", precision="bf16"))
+    (c,) = rank(p, [offer("H100-SXM", 1)]).candidates
+    assert c.job_hours is None and c.job_hours_low is None and c.job_hours_high is None
+
+
+# --- delivered efficiency carried across workload classes (tracker/recommend/delivery.py)
+
+
+def test_blackwell_carries_the_b200s_measured_delivery_into_resnet50() -> None:
+    # Megatron-Bridge performance summary (NeMo 25.11, docs/performance-summary.md at
+    # 00b7660), Llama 3 8B fp8 on 8 GPUs: B200 30,624 vs H100 14,451 tokens/s/GPU =
+    # 2.11916x. The roofline from the H100 (the only other fp8 LLM-training GPU, so the
+    # default 256 FLOPs/byte): B200 1/(1/4.5e15 + 1/(256 x 7.7e12)) = 1.37074e15, H100
+    # 1/(1/1.979e15 + 1/(256 x 3.35e12)) = 5.98320e14: 2.29098x. Blackwell delivered
+    # 2.11916 / 2.29098 = 0.92500 of its roofline, and no Blackwell GPU is measured on a
+    # CNN: the B200's ResNet-50 rate is the roofline's x 0.925, flagged ±35 %.
+    from tracker.recommend.delivery import carried_delivery
+    from tracker.recommend.kinds import WorkloadClass
+
+    d = carried_delivery(get_spec("B200"), WorkloadClass.CNN_TRAINING, shipped_measurements(), A)
+    assert d is not None
+    assert d.factor == pytest.approx(0.92500, abs=1e-4)
+    assert d.rows == ("megatron-bridge-25.11-llama3-8b-b200-8gpu-fp8",)
+    plain = predict(
+        make_profile("r50", RESNET50),
+        get_spec("B200"),
+        A,
+        tuple(m for m in shipped_measurements() if m.gpu != "B200"),
+    )
+    carried = predict(make_profile("r50", RESNET50), get_spec("B200"), A, shipped_measurements())
+    assert plain is not None and carried is not None
+    assert carried.flops == pytest.approx(plain.flops * 0.92500, rel=1e-4)
+    assert carried.spread == CARRIED and "NVIDIA Blackwell delivered 0.92" in carried.source
+    # measured in its own class, nothing is carried: the B200's 8B pre-training is its row
+    assert (
+        carried_delivery(get_spec("B200"), WorkloadClass.LLM_TRAINING, shipped_measurements(), A)
+        is None
+    )
+
+
+def test_the_mi300x_trains_at_its_mlperf_delivery_not_its_datasheet() -> None:
+    # No AMD GPU is measured training anything; MLPerf Inference v4.1 (Llama 2 70B
+    # offline, 2024-08-28) measured the MI300X at 23,514.8 against the H100's 24,524.9
+    # tokens/s (0.9588x) where the serving model on the datasheets says ~1.5x. That
+    # shortfall carries into training: the ResNet-50 ratio to the H100 drops from the
+    # datasheet roofline's (above 1.5x) to below 1.25x, flagged ±35 %.
+    ranking = rank(make_profile("r50", RESNET50), [offer("MI300X", 1), offer("H100-SXM", 1)])
+    hours = {c.offer.gpu_model: c for c in ranking.candidates}
+    mi300x, h100 = hours["MI300X"], hours["H100-SXM"]
+    assert mi300x.job_hours is not None and h100.job_hours is not None
+    assert h100.job_hours / mi300x.job_hours < 1.25
+    assert mi300x.uncertainty == CARRIED and "AMD CDNA 3 delivered" in mi300x.rate.source
+    no_mlperf = tuple(m for m in shipped_measurements() if m.gpu != "MI300X")
+    plain = predict(make_profile("r50", RESNET50), get_spec("MI300X"), A, no_mlperf)
+    assert plain is not None and plain.flops / h100.rate.flops > 1.5
