@@ -86,3 +86,27 @@ def test_rtx_pro_6000_ranks_from_its_datasheet_under_its_cloud_spellings() -> No
     ranking = rank(make_profile("r50", RESNET50), [offer("RTX-PRO-6000-Blackwell", 1)])
     (c,) = ranking.candidates
     assert c.rate.basis is Basis.SCALED
+
+
+def test_pascal_gpus_rank_at_their_datasheets_cuda_core_rates() -> None:
+    # P100 PCIe datasheet: 18.7 TFLOPS half precision on CUDA cores (no tensor cores).
+    # bert-base-finetune on one P100: FLOPs = 6 x 110e6 x 150.8e6 = 9.9528e16; at
+    # 18.7e12 x the full_finetune MFU.
+    from tracker.recommend.assumptions import Assumptions
+
+    eff = Assumptions().efficiency_for("full_finetune")
+    p = load_profiles().get("bert-base-finetune")
+    (c,) = rank(p, [offer("P100", 1)], explain=True).candidates
+    assert c.rate.basis is Basis.MODELLED and c.rate.flops == pytest.approx(18.7e12 * eff)
+    assert c.rate.source.startswith("P100 has no tensor cores")
+    # P4 datasheet: 5.5 TFLOPS single precision, no FP16 rate: costed in fp32, and says so
+    (p4,) = rank(p, [offer("P4", 1)]).candidates
+    assert p4.rate.flops == pytest.approx(5.5e12 * eff)
+    assert p4.rate.fallback == "fp16 runs as fp32: P4 has no fp16 rate"
+
+
+def test_a_g5g_t4g_trains_as_the_t4() -> None:
+    ranking = rank(make_profile("r50", RESNET50), [offer("T4G", 1), offer("T4", 1)])
+    t4g, t4 = sorted(ranking.candidates, key=lambda c: c.offer.gpu_model != "T4G")
+    assert t4g.job_hours == pytest.approx(t4.job_hours)
+    assert t4g.rate.basis is Basis.MODELLED and t4g.rate.source.startswith("T4G modelled as the T4")

@@ -9,8 +9,14 @@ A10's published clocks and memory bandwidth, so it runs a job as the A10 does (t
 own measurements where they exist, else the A10's datasheet path). The rate's basis is
 ``modelled`` and its source names the rule, so ``--explain`` says how it was costed.
 
+The T4G of AWS g5g instances is rated the same way, as the T4. Pascal GPUs (P100, P4)
+have no tensor cores, so the catalog, which lists matrix-unit rates only, has no 16-bit
+figure for them; their datasheets print the CUDA-core rates they run at instead (P100:
+18.7 TFLOPS half precision; P4: 5.5 TFLOPS single precision and no FP16 rate), and those
+rate them, × the task's MFU, basis ``modelled``.
+
 A GPU's own measurements always come first (the A10G's published serving runs, a user's
-``[[measured]]`` rows): the rule applies only where nothing else rates the GPU.
+``[[measured]]`` rows): the rules apply only where nothing else rates the GPU.
 """
 
 from __future__ import annotations
@@ -22,9 +28,9 @@ from tracker.catalog import GpuSpec, get_spec
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.calibration import Basis, Rate
 from tracker.recommend.measured import Measurement
-from tracker.recommend.profiles import Profile
+from tracker.recommend.profiles import Precision, Profile
 
-__all__ = ["STAND_INS", "StandIn", "stand_in_rate"]
+__all__ = ["STAND_INS", "VECTOR_RULES", "StandIn", "VectorRule", "stand_in_rate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,46 @@ STAND_INS: dict[str, StandIn] = {
             ),
             source="https://aws.amazon.com/ec2/instance-types/g5/",
         ),
+        StandIn(
+            gpu="T4G",
+            like="T4",
+            rule=(
+                "T4G modelled as the T4 (NVIDIA's T4 on AWS's Graviton hosts; AWS's g5g page "
+                "publishes 16 GB per GPU and no TFLOPS)"
+            ),
+            source="https://aws.amazon.com/ec2/instance-types/g5g/",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRule:
+    """A GPU without matrix units, rated at the CUDA-core rate its datasheet prints."""
+
+    gpu: str
+    tflops: float
+    precision: Precision
+    rule: str
+
+
+VECTOR_RULES: dict[str, VectorRule] = {
+    r.gpu: r
+    for r in (
+        VectorRule(
+            "P100",
+            18.7,
+            Precision.FP16,
+            "P100 has no tensor cores: 16-bit work runs on its CUDA cores at the datasheet's "
+            "18.7 TFLOPS half precision",
+        ),
+        VectorRule(
+            "P4",
+            5.5,
+            Precision.FP32,
+            "P4 has no tensor cores and its datasheet prints no FP16 rate: the job is costed "
+            "in fp32 at the datasheet's 5.5 TFLOPS",
+        ),
     )
 }
 
@@ -64,6 +110,9 @@ def stand_in_rate(
     predict: Predict,
 ) -> Rate | None:
     """``spec``'s rate by its stand-in rule; None when it has no rule (or no rate)."""
+    vector = VECTOR_RULES.get(spec.name)
+    if vector is not None:
+        return _vector_rate(p, spec, a, vector)
     rule = STAND_INS.get(spec.name)
     if rule is None:
         return None
@@ -81,3 +130,13 @@ def stand_in_rate(
         False,
         memory_scale=inner.memory_scale,
     )
+
+
+def _vector_rate(p: Profile, spec: GpuSpec, a: Assumptions, rule: VectorRule) -> Rate:
+    eff = a.efficiency_for(p.task.value)
+    fallback = ""
+    if p.compute is not rule.precision:
+        want, runs = p.compute.value, rule.precision.value
+        fallback = f"{want} runs as {runs}: {spec.name} has no {want} rate"
+    source = f"{rule.rule}; x {p.task.value} MFU {eff:g}"
+    return Rate(rule.tflops * 1e12 * eff, Basis.MODELLED, source, rule.precision, fallback)
