@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from tracker.catalog import GpuSpec
 from tracker.recommend.assumptions import Assumptions
@@ -38,7 +39,7 @@ from tracker.recommend.calibration import (
 from tracker.recommend.kinds import WorkloadClass
 from tracker.recommend.measured import Measurement
 
-__all__ = ["Delivery", "carried_delivery", "carry", "family_of"]
+__all__ = ["Delivery", "FamilyRow", "carried_delivery", "carry", "family_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,20 @@ class Delivery:
         )
 
 
+class FamilyRow(NamedTuple):
+    family: str
+    wclass: WorkloadClass
+    row: str
+    ratio: float
+    """Measured ÷ predicted from the nearest GPU of another family."""
+
+
+class _Fit(NamedTuple):
+    measured_in: frozenset[tuple[str, WorkloadClass]]
+    """(family, class) pairs with a training measurement."""
+    rows: tuple[FamilyRow, ...]
+
+
 def family_of(spec: GpuSpec) -> str:
     return f"{spec.vendor} {spec.architecture}"
 
@@ -64,23 +79,19 @@ def carried_delivery(
 ) -> Delivery | None:
     """The factor for ``spec`` in ``wclass``; None where its family is measured in that
     class already or nowhere else."""
-    table = _cached(_fit_families, measurements, a)
+    fit = _cached(_fit_families, measurements, a)
     family = family_of(spec)
-    in_class = {(f, c) for f, c, _, _ in table["measured_in"]}
-    if (family, wclass) in in_class:
+    if (family, wclass) in fit.measured_in:
         return None
-    found = [(c, row, ratio) for f, c, row, ratio in table["ratios"] if f == family]
-    found = [(c, row, ratio) for c, row, ratio in found if c is not wclass]
+    found = [r for r in fit.rows if r.family == family and r.wclass is not wclass]
     if not found:
         return None
-    factor = math.exp(sum(math.log(r) for _, _, r in found) / len(found))
-    classes = tuple(sorted({c.value for c, _, _ in found}))
-    return Delivery(factor, classes, tuple(row for _, row, _ in found))
+    factor = math.exp(sum(math.log(r.ratio) for r in found) / len(found))
+    classes = tuple(sorted({r.wclass.value for r in found}))
+    return Delivery(factor, classes, tuple(r.row for r in found))
 
 
-def _serving_ratios(
-    rows: tuple[Measurement, ...], a: Assumptions
-) -> list[tuple[str, WorkloadClass, str, float]]:
+def _serving_ratios(rows: tuple[Measurement, ...], a: Assumptions) -> list[FamilyRow]:
     """Serving rows: the row's measured ÷ modelled against other families' on the same
     benchmark (model, request shape, precision): MLPerf's MI300X against the H100/H200."""
     modelled = _cached(_fit_serving, rows, a)
@@ -99,23 +110,20 @@ def _serving_ratios(
             continue
         own = m.throughput / modelled[m]
         theirs = math.exp(sum(math.log(o.throughput / modelled[o]) for o in peers) / len(peers))
-        out.append((family, m.workload_class, m.id, own / theirs))
+        out.append(FamilyRow(family, m.workload_class, m.id, own / theirs))
     return out
 
 
-def _fit_families(
-    rows: tuple[Measurement, ...], a: Assumptions
-) -> dict[str, list[tuple[str, WorkloadClass, str, float]]]:
+def _fit_families(rows: tuple[Measurement, ...], a: Assumptions) -> _Fit:
     """Per training row: its family, and measured ÷ scaled from the nearest other family."""
-    measured_in: list[tuple[str, WorkloadClass, str]] = []
-    ratios: list[tuple[str, WorkloadClass, str, float]] = []
-    ratios.extend(_serving_ratios(rows, a))
+    measured_in: set[tuple[str, WorkloadClass]] = set()
+    ratios = _serving_ratios(rows, a)
     for m in rows:
         if m.workload_class not in _CLASS_TASK:
             continue
         spec = _spec(m.gpu)
         family = family_of(spec)
-        measured_in.append((family, m.workload_class, m.id))
+        measured_in.add((family, m.workload_class))
         pool = tuple(
             r
             for r in rows
@@ -129,8 +137,9 @@ def _fit_families(
         source = _closest_size(near[1], m.params)
         predicted = _scaled(spec, m.precision, source, _intensity(pool, a), a)
         if predicted:
-            ratios.append((family, m.workload_class, m.id, achieved_flops(m, a) / predicted))
-    return {"measured_in": [(f, c, i, 1.0) for f, c, i in measured_in], "ratios": ratios}
+            ratio = achieved_flops(m, a) / predicted
+            ratios.append(FamilyRow(family, m.workload_class, m.id, ratio))
+    return _Fit(frozenset(measured_in), tuple(ratios))
 
 
 def carry(
