@@ -110,3 +110,17 @@ def test_a_g5g_t4g_trains_as_the_t4() -> None:
     t4g, t4 = sorted(ranking.candidates, key=lambda c: c.offer.gpu_model != "T4G")
     assert t4g.job_hours == pytest.approx(t4.job_hours)
     assert t4g.rate.basis is Basis.MODELLED and t4g.rate.source.startswith("T4G modelled as the T4")
+
+
+def test_the_rtx_6000_ada_ranks_for_bf16_work_by_its_16_bit_rule() -> None:
+    # Datasheet: FP8 1,457.0 with sparsity -> 728.5 dense (catalog), no 16-bit figure. Ada
+    # whitepaper, RTX 4090 FP32-accumulate columns: FP16 165.2, FP8 330.3. 16-bit taken as
+    # 728.5 x 165.2 / 330.3 = 364.36 -> 364.4 TFLOPS.
+    p = load_profiles().get("llm-7b-lora")
+    ranking = rank(p, [offer("RTX-6000-Ada", 1)], explain=True)
+    (c,) = ranking.candidates
+    assert c.rate.basis is Basis.MODELLED
+    assert c.rate.source.startswith("RTX-6000-Ada 16-bit taken as 364.4 TFLOPS")
+    # its own ResNet-50 row (Lambda: 1146 images/s) still wins for ResNet-50
+    (r50,) = rank(make_profile("r50", RESNET50), [offer("RTX-6000-Ada", 1)]).candidates
+    assert r50.rate.basis is Basis.MEASURED

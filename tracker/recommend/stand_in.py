@@ -15,6 +15,12 @@ figure for them; their datasheets print the CUDA-core rates they run at instead 
 18.7 TFLOPS half precision; P4: 5.5 TFLOPS single precision and no FP16 rate), and those
 rate them, × the task's MFU, basis ``modelled``.
 
+The RTX 6000 Ada's datasheet prints one tensor figure, FP8 (1,457 TFLOPS with sparsity);
+Ada's tensor cores run FP8 at twice their FP16/BF16 rate (the Ada whitepaper's RTX 4090
+columns in the catalog: 330.3 against 165.2), so its 16-bit rate is taken as its FP8 rate
+× that ratio, and the GPU is then rated as any other (scaled from its nearest measured
+neighbour), basis ``modelled``.
+
 A GPU's own measurements always come first (the A10G's published serving runs, a user's
 ``[[measured]]`` rows): the rules apply only where nothing else rates the GPU.
 """
@@ -22,7 +28,8 @@ A GPU's own measurements always come first (the A10G's published serving runs, a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from decimal import Decimal
 
 from tracker.catalog import GpuSpec, get_spec
 from tracker.recommend.assumptions import Assumptions
@@ -30,7 +37,15 @@ from tracker.recommend.calibration import Basis, Rate
 from tracker.recommend.measured import Measurement
 from tracker.recommend.profiles import Precision, Profile
 
-__all__ = ["STAND_INS", "VECTOR_RULES", "StandIn", "VectorRule", "stand_in_rate"]
+__all__ = [
+    "DERIVED",
+    "STAND_INS",
+    "VECTOR_RULES",
+    "Derived16Bit",
+    "StandIn",
+    "VectorRule",
+    "stand_in_rate",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +114,19 @@ VECTOR_RULES: dict[str, VectorRule] = {
     )
 }
 
+
+@dataclass(frozen=True, slots=True)
+class Derived16Bit:
+    """A GPU whose datasheet prints only FP8: 16-bit at its architecture's FP8:16-bit ratio."""
+
+    gpu: str
+    ratio_from: str
+    """A catalog GPU of the same architecture printing both rates."""
+
+
+DERIVED: dict[str, Derived16Bit] = {"RTX-6000-Ada": Derived16Bit("RTX-6000-Ada", "RTX-4090")}
+
+
 Predict = Callable[[Profile, GpuSpec, Assumptions, tuple[Measurement, ...]], Rate | None]
 
 
@@ -113,6 +141,9 @@ def stand_in_rate(
     vector = VECTOR_RULES.get(spec.name)
     if vector is not None:
         return _vector_rate(p, spec, a, vector)
+    derived = DERIVED.get(spec.name)
+    if derived is not None:
+        return _derived_rate(p, spec, a, measurements, predict, derived)
     rule = STAND_INS.get(spec.name)
     if rule is None:
         return None
@@ -140,3 +171,39 @@ def _vector_rate(p: Profile, spec: GpuSpec, a: Assumptions, rule: VectorRule) ->
         fallback = f"{want} runs as {runs}: {spec.name} has no {want} rate"
     source = f"{rule.rule}; x {p.task.value} MFU {eff:g}"
     return Rate(rule.tflops * 1e12 * eff, Basis.MODELLED, source, rule.precision, fallback)
+
+
+def _derived_rate(
+    p: Profile,
+    spec: GpuSpec,
+    a: Assumptions,
+    measurements: tuple[Measurement, ...],
+    predict: Predict,
+    rule: Derived16Bit,
+) -> Rate | None:
+    ref = get_spec(rule.ratio_from)
+    if spec.fp8_tflops is None or ref.fp8_tflops is None or ref.bf16_tflops is None:
+        return None
+    sixteen = (spec.fp8_tflops * ref.bf16_tflops / ref.fp8_tflops).quantize(Decimal("0.1"))
+    inner = predict(p, replace(spec, fp16_tflops=sixteen, bf16_tflops=sixteen), a, measurements)
+    if inner is None:
+        return None
+    text = (
+        f"{spec.name} 16-bit taken as {sixteen} TFLOPS: its datasheet's FP8 "
+        f"{spec.fp8_tflops} x the {spec.architecture} ratio of {ref.name} "
+        f"({ref.bf16_tflops}/{ref.fp8_tflops})"
+    )
+    source = f"{text}; then {inner.label}, {inner.source}"
+    return _replace_rate(inner, source)
+
+
+def _replace_rate(inner: Rate, source: str) -> Rate:
+    return Rate(
+        inner.flops,
+        Basis.MODELLED,
+        source,
+        inner.precision,
+        inner.fallback,
+        False,
+        memory_scale=inner.memory_scale,
+    )
