@@ -413,7 +413,20 @@ def _predict_serving(
     m = closest(own)
     k = m.throughput / modelled[m]
     source = f"{via}{_source(m)}; measured/modelled {k:.2f}"
-    return Rate(base * k, basis, source, precision, flag, m.yours, memory_scale=k)
+    spread = None
+    if (m.input_tokens, m.output_tokens) != (p.input_tokens, p.output_tokens):
+        # away from a measured shape: the GPU's ratio over every shape measured on that
+        # model (one shape alone is off by up to 40 % on another), and a wider error
+        from tracker.recommend.uncertainty import SERVING_SHAPE
+
+        spread = SERVING_SHAPE
+        same = [o for o in own if (o.params, _load(o), o.yours) == (m.params, _load(m), m.yours)]
+        if len(same) > 1:
+            k = math.exp(sum(math.log(o.throughput / modelled[o]) for o in same) / len(same))
+            source = (
+                f"{via}{', '.join(o.id for o in same)}; measured/modelled {k:.2f} (geometric mean)"
+            )
+    return Rate(base * k, basis, source, precision, flag, m.yours, memory_scale=k, spread=spread)
 
 
 def _training_rows(measurements: tuple[Measurement, ...]) -> tuple[Measurement, ...]:
