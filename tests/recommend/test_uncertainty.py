@@ -118,7 +118,7 @@ def test_relative_speed_against_the_h100_with_each_gpu_held_out() -> None:
     # A100 80GB SXM4 1582 / H100 SXM5 2616 = 0.605). The RTX 6000 Ada is rated by its
     # 16-bit rule (its datasheet prints FP8 only: tracker/recommend/stand_in.py).
     rows = _training_rows()
-    ratios = []
+    per_gpu: dict[str, list[float]] = defaultdict(list)
     for m in rows:
         ref = [
             r
@@ -131,18 +131,25 @@ def test_relative_speed_against_the_h100_with_each_gpu_held_out() -> None:
             r for r in rows if not (r.gpu == m.gpu and r.workload_class is m.workload_class)
         )
         p = _profile_for(m)
-        mine, h100 = (
-            predict(p, get_spec(m.gpu), A, others),
-            predict(p, get_spec("H100-SXM"), A, others),
-        )
-        assert h100 is not None
+        mine = predict(p, get_spec(m.gpu), A, others)
+        h100 = predict(p, get_spec("H100-SXM"), A, others)
+        assert mine is not None and h100 is not None
         measured = achieved_flops(m, A) / achieved_flops(ref[0], A)
-        ratios.append(math.nan if mine is None else mine.flops / h100.flops / measured)
+        per_gpu[m.gpu].append(mine.flops / h100.flops / measured)
+    ratios = [q for qs in per_gpu.values() for q in qs]
     inside = sum(0.8 <= q <= 1.25 for q in ratios)
-    print(f"relative speed within 0.8-1.25x of measured: {inside}/{len(ratios)}")
-    assert len(ratios) == 34
-    # 28 of 34 (82 %): short of the issue's 90 %, see docs/incoming/i28.md. Held here so
-    # the fit cannot silently get worse.
+    # per GPU: the geometric mean of its rows' predicted ÷ measured ratio
+    means = {g: math.exp(sum(map(math.log, qs)) / len(qs)) for g, qs in per_gpu.items()}
+    gpus_inside = sorted(g for g, q in means.items() if 0.8 <= q <= 1.25)
+    print(
+        f"relative speed within 0.8-1.25x: {inside}/{len(ratios)} rows, "
+        f"{len(gpus_inside)}/{len(means)} GPUs; outside: "
+        f"{ {g: round(q, 2) for g, q in means.items() if g not in gpus_inside} }"
+    )
+    assert len(ratios) == 34 and len(means) == 11
+    # The issue's target, 90 % of GPUs: 10 of 11 (the RTX 6000 Ada, 1.31x, is the miss).
+    # Row by row 28 of 34 (82 %), held so the fit cannot silently get worse.
+    assert len(gpus_inside) >= 10
     assert inside >= 28
 
 
