@@ -29,7 +29,6 @@ from tracker.recommend.calibration import (
     _cached,
     _closest_size,
     _family,
-    _fit_serving,
     _intensity,
     _nearest_gpu,
     _scaled,
@@ -38,6 +37,7 @@ from tracker.recommend.calibration import (
 )
 from tracker.recommend.kinds import WorkloadClass
 from tracker.recommend.measured import Measurement
+from tracker.recommend.serving_rate import _fit_serving
 
 __all__ = ["Delivery", "FamilyRow", "carried_delivery", "carry", "family_of"]
 
