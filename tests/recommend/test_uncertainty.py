@@ -271,3 +271,10 @@ def test_serving_away_from_a_measured_shape_averages_the_gpus_shapes_and_widens(
     )
     (e,) = rank(exact, [offer("A100-80GB", 1)]).candidates
     assert e.uncertainty == 0.15 and "(geometric mean)" not in e.rate.source
+
+
+def test_explain_says_each_gpus_error() -> None:
+    ranking = rank(make_profile("r50", RESNET50), [offer("A10", 1), offer("A10G", 1)], explain=True)
+    lines = {n.split(":")[0]: n for n in ranking.notes if n.startswith(("A10:", "A10G:"))}
+    assert lines["A10"].endswith("; job hours ±15%")
+    assert lines["A10G"].endswith("; job hours ±50%")

@@ -345,7 +345,10 @@ def calibrated_work(
 
 
 def basis_notes(rated: Iterable[tuple[str, Rate]]) -> tuple[str, ...]:
-    """One ``--explain`` line per ranked GPU model: its basis and source, and any fallback."""
+    """One ``--explain`` line per ranked GPU model: its basis and source, any fallback,
+    and the error its basis carries."""
+    from tracker.recommend.uncertainty import relative_error
+
     seen: dict[str, Rate] = {}
     for gpu, rate in rated:
         seen.setdefault(gpu, rate)
@@ -354,7 +357,7 @@ def basis_notes(rated: Iterable[tuple[str, Rate]]) -> tuple[str, ...]:
         line = f"{gpu}: basis {rate.label}, {rate.source}"
         if rate.fallback:
             line += f"; precision fallback: {rate.fallback}"
-        notes.append(line)
+        notes.append(f"{line}; job hours ±{relative_error(rate):.0%}")
     return tuple(notes)
 
 
