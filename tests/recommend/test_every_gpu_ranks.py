@@ -86,3 +86,26 @@ def test_the_gpus_nothing_rates_are_the_named_ones(gpu: str) -> None:
     assert not ranked
     expected = Reason.GPU_UNKNOWN if not resolve_gpu(gpu).known else Reason.NO_THROUGHPUT
     assert expected.label in reasons
+
+
+# Beyond the fixtures: catalog rows with no figure any rule can use (each row's note says
+# why: NVIDIA published no M60/H20/L20 throughput, the RTX 5090's tensor rates could not be
+# confirmed from a vendor source, AMD publishes no V520 datasheet).
+CATALOG_UNRATED = {"M60", "RTX-5090", "H20", "L20", "Radeon-Pro-V520"}
+
+
+def test_every_catalog_gpu_but_the_named_ones_ranks_for_a_built_in_profile() -> None:
+    from tracker.catalog import all_specs
+
+    unrated = {s.name for s in all_specs() if not _outcome(s.name)[0]}
+    assert unrated == CATALOG_UNRATED
+
+
+@pytest.mark.parametrize(("gpu", "like"), [("A800-80GB", "A100-80GB"), ("H800", "H100-SXM")])
+def test_the_china_market_parts_train_as_the_die_they_share(gpu: str, like: str) -> None:
+    # A800 / H800: the A100's / H100's die with NVLink capped at 400 GB/s (catalog notes)
+    p = load_profiles().get("llm-13b-pretrain")
+    ranking = rank(p, [offer(gpu, 8), offer(like, 8)])
+    hours = {c.offer.gpu_model: c for c in ranking.candidates}
+    assert hours[gpu].job_hours == pytest.approx(hours[like].job_hours)
+    assert hours[gpu].rate.source.startswith(f"{gpu.split('-')[0]} modelled as the ")

@@ -9,11 +9,13 @@ A10's published clocks and memory bandwidth, so it runs a job as the A10 does (t
 own measurements where they exist, else the A10's datasheet path). The rate's basis is
 ``modelled`` and its source names the rule, so ``--explain`` says how it was costed.
 
-The T4G of AWS g5g instances is rated the same way, as the T4. Pascal GPUs (P100, P4)
-have no tensor cores, so the catalog, which lists matrix-unit rates only, has no 16-bit
-figure for them; their datasheets print the CUDA-core rates they run at instead (P100:
-18.7 TFLOPS half precision; P4: 5.5 TFLOPS single precision and no FP16 rate), and those
-rate them, × the task's MFU, basis ``modelled``.
+The T4G of AWS g5g instances is rated the same way, as the T4, and the China-market A800
+and H800 (the A100's and H100's dies with NVLink capped at 400 GB/s) as the A100 80GB and
+H100 SXM. Pascal and Kepler GPUs (P100, P40, P4, K80) have no tensor cores, so the
+catalog, which lists matrix-unit rates only, has no 16-bit figure for them; their
+datasheets print the CUDA-core rates they run at instead (P100: 18.7 TFLOPS half
+precision; P40, P4, K80: single precision only), and those rate them, × the task's MFU,
+basis ``modelled``.
 
 The RTX 6000 Ada's datasheet prints one tensor figure, FP8 (1,457 TFLOPS with sparsity);
 Ada's tensor cores run FP8 at twice their FP16/BF16 rate (the Ada whitepaper's RTX 4090
@@ -80,6 +82,27 @@ STAND_INS: dict[str, StandIn] = {
             ),
             source="https://aws.amazon.com/ec2/instance-types/g5g/",
         ),
+        StandIn(
+            gpu="A800-80GB",
+            like="A100-80GB",
+            rule=(
+                "A800 modelled as the A100 80GB (the same GA100 die, NVLink limited to "
+                "400 GB/s; NVIDIA's A800 datasheet is gone)"
+            ),
+            source="https://www.ctyun.cn/developer/article/437601152262213",
+        ),
+        StandIn(
+            gpu="H800",
+            like="H100-SXM",
+            rule=(
+                "H800 modelled as the H100 SXM (the same GH100 die, NVLink limited to "
+                "400 GB/s; NVIDIA published no H800 datasheet)"
+            ),
+            source=(
+                "https://www.philisun.com/technical-analysis/"
+                "nvidia-h800-vs-h100-a-technical-deep-dive-into-politically-defined-ai-chips/"
+            ),
+        ),
     )
 }
 
@@ -103,6 +126,20 @@ VECTOR_RULES: dict[str, VectorRule] = {
             Precision.FP16,
             "P100 has no tensor cores: 16-bit work runs on its CUDA cores at the datasheet's "
             "18.7 TFLOPS half precision",
+        ),
+        VectorRule(
+            "P40",
+            12.0,
+            Precision.FP32,
+            "P40 has no tensor cores and its datasheet prints no FP16 rate: the job is costed "
+            "in fp32 at the datasheet's 12 TFLOPS",
+        ),
+        VectorRule(
+            "K80",
+            4.365,
+            Precision.FP32,
+            "K80 has no tensor cores and no fast FP16: the job is costed in fp32 at the "
+            "datasheet's 8.73 TFLOPS per board, 4.365 per GPU die",
         ),
         VectorRule(
             "P4",
