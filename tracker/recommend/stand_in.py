@@ -189,15 +189,7 @@ def stand_in_rate(
         return None
     source = f"{rule.rule}; as the {rule.like}: {inner.label}, {inner.source}"
     fallback = inner.fallback.replace(f": {rule.like} has", f": {rule.gpu} (as {rule.like}) has")
-    return Rate(
-        inner.flops,
-        Basis.MODELLED,
-        source,
-        inner.precision,
-        fallback,
-        False,
-        memory_scale=inner.memory_scale,
-    )
+    return _modelled(inner, source, fallback)
 
 
 def _vector_rate(p: Profile, spec: GpuSpec, a: Assumptions, rule: VectorRule) -> Rate:
@@ -230,17 +222,17 @@ def _derived_rate(
         f"{spec.fp8_tflops} x the {spec.architecture} ratio of {ref.name} "
         f"({ref.bf16_tflops}/{ref.fp8_tflops})"
     )
-    source = f"{text}; then {inner.label}, {inner.source}"
-    return _replace_rate(inner, source)
+    return _modelled(inner, f"{text}; then {inner.label}, {inner.source}", inner.fallback)
 
 
-def _replace_rate(inner: Rate, source: str) -> Rate:
+def _modelled(inner: Rate, source: str, fallback: str) -> Rate:
+    """``inner``'s rate, flagged modelled (a rule, not this GPU's data) with the rule first."""
     return Rate(
         inner.flops,
         Basis.MODELLED,
         source,
         inner.precision,
-        inner.fallback,
+        fallback,
         False,
         memory_scale=inner.memory_scale,
     )
