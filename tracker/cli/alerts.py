@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any
 
 import typer
@@ -11,10 +10,10 @@ import typer
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import FormatOption, OutputFormat, emit
 from tracker.settings import ConfigError
-from tracker.store.alerts import AlertRow
 from tracker.store.engine import DatabaseError
+from tracker.views.alerts import alert_rows, alerts, parse_since
 
-__all__ = ["register"]
+__all__ = ["alert_rows", "parse_since", "register"]
 
 app = typer.Typer(
     name="alerts",
@@ -89,50 +88,11 @@ def test(
     typer.echo(f"{channel}: ok, test message accepted")
 
 
-def parse_since(value: str | None) -> datetime | None:
-    """``--since`` (and the web's ``since``): an ISO time or an age (24h, 7d); ValueError
-    (one line) otherwise."""
-    if value is None:
-        return None
-    from tracker.alerts.rules import parse_duration
-
-    try:
-        return datetime.now(UTC) - parse_duration(value)
-    except ValueError:
-        pass
-    try:
-        at = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(
-            f"since: expected a time (2026-11-30T08:00) or an age (24h, 7d), got {value!r}"
-        ) from None
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
-
-
 def _since(value: str | None) -> datetime | None:
     try:
         return parse_since(value)
     except ValueError as exc:
         raise CliError(f"--{exc}", USAGE) from None
-
-
-def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
-    """The documented JSON rows of ``alerts list`` (and ``/api/v1/alerts``)."""
-    return [
-        {
-            "id": a.alert_id,
-            "created_at": a.created_at,
-            "rule": a.rule,
-            "kind": a.kind,
-            "channel": a.channel,
-            "status": a.status,
-            "attempts": a.attempts,
-            "title": a.title,
-            "last_error": a.last_error,
-            "sent_at": a.sent_at,
-        }
-        for a in found
-    ]
 
 
 @app.command("list")
@@ -148,15 +108,12 @@ def list_(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Queued alerts, newest first, one row per channel with its delivery status."""
-    from tracker.store.alerts import list_alerts
-
     start = _since(since)
     engine = open_store(ctx)
     try:
-        found = list_alerts(engine, since=start, failed=failed, limit=limit)
+        rows = alerts(engine, since=start, failed=failed, limit=limit)
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
-    rows = alert_rows(found)
     columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title", "last_error"]
     emit(rows, fmt, columns=columns, title="alerts")
 

@@ -17,14 +17,15 @@ from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import FormatOption, OutputFormat, emit, err
+from tracker.cli.services import import_services, sheet_of_service_prices
 from tracker.collect import OfferCallback, RunSummary, import_source, run_collector
 from tracker.hooks import Origin, load_hooks
 from tracker.models import PricingModel, RunStatus
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
 from tracker.settings import Settings
-from tracker.store import queries
 from tracker.store.engine import DatabaseError, Engine
 from tracker.store.locks import JobLocks, locks_for
+from tracker.views.health import run_rows
 
 JOB_SCOPES = (SPOT_SCOPE, STANDARD_SCOPE)
 
@@ -219,6 +220,9 @@ def import_sheet(
         raise CliError(f"--source: {exc}", USAGE) from None
     settings = settings_of(ctx)
     engine = open_store(ctx)
+    if sheet_of_service_prices(path):
+        import_services(engine, path, source=source_name, full=full)
+        return
     collector = PriceSheetCollector(path, settings)
     with ExitStack() as held, _progress(f"importing {path.name}") as progress:
         try:
@@ -271,24 +275,7 @@ def runs(
 ) -> None:
     """The collection-run log, newest first."""
     engine = open_store(ctx)
-    rows = [
-        {
-            "id": r.id,
-            "provider": r.provider,
-            "source": r.source,
-            "scope": r.scope,
-            "status": r.status,
-            "started_at": r.started_at,
-            "finished_at": r.finished_at,
-            "offers_seen": r.offers_seen,
-            "new_series": r.new_series,
-            "price_changes": r.price_changes,
-            "delisted": r.delisted,
-            "skipped": r.skipped,
-            "error": r.error,
-        }
-        for r in queries.recent_runs(engine, provider, limit, source=source)
-    ]
+    rows = run_rows(engine, provider, limit, source=source)
     emit(rows, fmt, title="collection runs")
 
 

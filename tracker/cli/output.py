@@ -18,8 +18,6 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -28,7 +26,20 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["Column", "FormatOption", "OutputFormat", "cell", "emit", "err", "jsonable", "money"]
+from tracker.format import amount, when
+from tracker.views.encode import jsonable
+
+__all__ = [
+    "Column",
+    "FormatOption",
+    "OutputFormat",
+    "cell",
+    "emit",
+    "err",
+    "jsonable",
+    "moment",
+    "money",
+]
 
 TABLE_WIDTH = 100
 """Columns a table takes when its output is not a terminal and ``$COLUMNS`` is unset."""
@@ -44,22 +55,6 @@ FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Outp
 """The ``--format`` option every listing command takes."""
 
 
-def jsonable(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        # Exact, without the storage scale's trailing zeros or an exponent.
-        text = format(value, "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    if isinstance(value, StrEnum):
-        return value.value
-    if isinstance(value, Mapping):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    return value
-
-
 def cell(value: Any) -> str:
     """A value as CSV or table text: its exact JSON form, blank for a missing value."""
     if value is None:
@@ -69,13 +64,14 @@ def cell(value: Any) -> str:
 
 
 def money(value: Any) -> str:
-    """A price for reading: cents from $1 up, a tenth of a cent below (0.526 → 0.526,
-    3.673385 → 3.67), half-even as banks round; JSON and CSV keep the exact figure."""
-    if value is None:
-        return ""
-    amount = value if isinstance(value, Decimal) else Decimal(str(value))
-    places = Decimal("0.01") if abs(amount) >= 1 else Decimal("0.001")
-    return f"{amount.quantize(places, rounding=ROUND_HALF_EVEN):f}"
+    """A price for reading (:func:`tracker.format.amount`: cents from 1 up, a tenth of a
+    cent below, half-even, thousands separated); JSON and CSV keep the exact figure."""
+    return "" if value is None else amount(value)
+
+
+def moment(value: Any) -> str:
+    """A time for reading (:func:`tracker.format.when`: ``2026-03-01 10:30 UTC``)."""
+    return "" if value is None else when(value)
 
 
 @dataclass(frozen=True, slots=True)

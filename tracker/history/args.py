@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from tracker.catalog import GpuSelection, select_gpus
+from tracker.format import iso_z
 from tracker.store.history import Steps
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "Grid",
     "HistoryArgumentError",
     "Window",
+    "ending_at",
     "make_grid",
     "parse_step",
     "parse_time",
@@ -113,6 +115,15 @@ def make_grid(window: Window, step: timedelta, rule: str = "") -> Grid:
     return Grid(start, step, count)
 
 
+def ending_at(grid: Grid, until: datetime) -> Grid:
+    """``grid`` with ``until`` (the window's end: now by default) as its last time when
+    the regular steps stop before it, so a history's last row is the price in force then."""
+    regular = grid.start + (grid.count - 1) * grid.step
+    if until <= regular:
+        return grid
+    return Grid(grid.start, grid.step, grid.count, end=until)
+
+
 def require_gpus(names: Sequence[str], stored: Callable[[Sequence[str]], set[str]]) -> GpuSelection:
     """What ``--gpu`` names select; a name that is neither in the catalog nor a stored
     GPU name is an error, since it would silently select nothing. ``stored`` tells which
@@ -131,7 +142,7 @@ def require_gpus(names: Sequence[str], stored: Callable[[Sequence[str]], set[str
 
 
 def _show(t: datetime) -> str:
-    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return iso_z(t)
 
 
 def _show_step(step: timedelta) -> str:

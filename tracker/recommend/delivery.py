@@ -23,20 +23,20 @@ from typing import NamedTuple
 
 from tracker.catalog import GpuSpec
 from tracker.recommend.assumptions import Assumptions
-from tracker.recommend.calibration import (
+from tracker.recommend.kinds import WorkloadClass
+from tracker.recommend.measured import Measurement
+from tracker.recommend.rating import Rate
+from tracker.recommend.rating import precision_family as _family
+from tracker.recommend.roofline import (
     _CLASS_TASK,
-    Rate,
     _cached,
     _closest_size,
-    _family,
     _intensity,
     _nearest_gpu,
     _scaled,
     _spec,
     achieved_flops,
 )
-from tracker.recommend.kinds import WorkloadClass
-from tracker.recommend.measured import Measurement
 from tracker.recommend.serving_rate import _fit_serving
 
 __all__ = ["Delivery", "FamilyRow", "carried_delivery", "carry", "family_of"]

@@ -18,19 +18,14 @@ import numpy as np
 from tracker.catalog import GpuSpec
 from tracker.models import Interconnect
 from tracker.recommend.assumptions import Assumptions
-from tracker.recommend.calibration import (
-    Basis,
-    Rate,
-    _cached,
-    _family,
-    _nearest_gpu,
-    _source,
-    _spec,
-)
 from tracker.recommend.fabric import catalog_interconnect
 from tracker.recommend.inference import best_split_tokens_per_second, serving
 from tracker.recommend.measured import Measurement
 from tracker.recommend.profiles import Precision, Profile, WorkloadClass
+from tracker.recommend.rating import Basis, Rate
+from tracker.recommend.rating import load_of as _load
+from tracker.recommend.rating import precision_family as _family
+from tracker.recommend.roofline import _cached, _nearest_gpu, _source, _spec
 from tracker.recommend.throughput import scaling_factor, spec_tflops
 
 __all__ = ["predict_serving"]
@@ -59,11 +54,6 @@ def _modelled_serving(m: Measurement, a: Assumptions) -> float:
         one * scaling_factor(2, link.value, a),
     )
     return float(tps[0])
-
-
-def _load(m: Measurement) -> float:
-    """Requests in flight when ``m`` was measured (unset: offline, as many as fit)."""
-    return math.inf if m.concurrency is None else float(m.concurrency)
 
 
 def _fit_serving(rows: tuple[Measurement, ...], a: Assumptions) -> dict[Measurement, float]:

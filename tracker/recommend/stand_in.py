@@ -35,9 +35,9 @@ from decimal import Decimal
 
 from tracker.catalog import GpuSpec, get_spec
 from tracker.recommend.assumptions import Assumptions
-from tracker.recommend.calibration import Basis, Rate
 from tracker.recommend.measured import Measurement
 from tracker.recommend.profiles import Precision, Profile
+from tracker.recommend.rating import Basis, Rate
 
 __all__ = [
     "DERIVED",

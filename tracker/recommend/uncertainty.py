@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tracker.recommend.calibration import Basis, Rate
+from tracker.recommend.rating import Basis, Rate
 
 if TYPE_CHECKING:
     from tracker.recommend.rank import Candidate

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import platformdirs
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -126,6 +126,15 @@ class Settings(BaseSettings):
         ``lambda_``), or None for a collector that has none (a plugin)."""
         value = getattr(self, f"{name}_" if name == "lambda" else name, None)
         return value if isinstance(value, BaseModel) else None
+
+    @field_validator("fx_rates")
+    @classmethod
+    def _positive_rates(cls, rates: dict[str, Decimal]) -> dict[str, Decimal]:
+        """A rate <= 0 is no rate (tracker.fx ignores one): refuse it where it is set."""
+        for code, rate in rates.items():
+            if not rate > 0:
+                raise ValueError(f"{code} = {rate} is not a rate (USD per one {code}, > 0)")
+        return rates
 
     @model_validator(mode="before")
     @classmethod
