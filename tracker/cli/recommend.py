@@ -58,6 +58,8 @@ CANDIDATE_COLUMNS = (
     "effective_price_per_hour_usd",
     "price_per_gpu_hour_usd",
     "job_hours",
+    "job_hours_low",
+    "job_hours_high",
     "job_cost_usd",
     "display_currency",
     "display_effective_price_per_hour",
@@ -79,6 +81,11 @@ def _hours(value: Decimal | None) -> str:
     return "" if value is None else f"{value:,.2f}"
 
 
+def _plus_minus(value: float | None) -> str:
+    """``25`` under ``±%``: how far the job's hours may be off (by the estimate's basis)."""
+    return "" if value is None else f"{value * 100:.0f}"
+
+
 def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
     """The ranking as a table: $/h is what an hour costs the job (amortised for
     reservations), in the view currency; the per-GPU price and the exact figures are in
@@ -89,6 +96,7 @@ def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
         Column("", "VRAM", _vram_cell, justify="right", priority=5),
         Column("display_effective_price_per_hour", f"{symbol}/h", money, justify="right"),
         Column("job_hours", "hours", _hours, justify="right", priority=4),
+        Column("uncertainty", "±%", _plus_minus, justify="right", priority=3),
         Column("display_job_cost", f"job {symbol}", money, justify="right"),
     )
 
@@ -243,9 +251,11 @@ def recommend(
             table=candidate_table(view.symbol),
             title=ranking_title(ranking),
         )
+        note = Column("note", "note", wrap=True, min_width=40)
+        if ranking.close_call:
+            emit([{"note": ranking.close_call}], fmt, table=(note,))
         if explain and ranking.notes:
-            notes = [{"note": note} for note in ranking.notes]
-            note = Column("note", "note", wrap=True, min_width=40)
+            notes = [{"note": n} for n in ranking.notes]
             emit(notes, fmt, table=(note,), title="how costs were worked out")
         if explain and ranking.exclusions:
             emit(rows[len(ranking.candidates) :], fmt, table=EXCLUDED_TABLE, title="excluded")

@@ -115,6 +115,9 @@ class Profile(BaseModel):
     """Key/value heads (grouped-query attention: 8 in Llama 2 70B and Llama 3); unset: one per head."""
     flops_per_image: float | None = Field(default=None, gt=0)
     activation_bytes_per_image: float | None = Field(default=None, gt=0)
+    cnn_architecture: str | None = None
+    """(cnn_training) the network whose measured activation memory per image applies
+    (:data:`tracker.recommend.cnn_memory.ARCHITECTURES`: ``resnet50``)."""
     # constraints
     min_gpus: float | None = Field(default=None, gt=0)
     max_gpus: float | None = Field(default=None, gt=0)
@@ -152,6 +155,18 @@ class Profile(BaseModel):
     @classmethod
     def _workload_class(cls, value: Any) -> Any:
         return None if value is None else _one_of(value, WorkloadClass)
+
+    @field_validator("cnn_architecture", mode="before")
+    @classmethod
+    def _cnn_architecture(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        from tracker.recommend.cnn_memory import ARCHITECTURES
+
+        key = str(value).strip().lower().replace("-", "")
+        if key not in ARCHITECTURES:
+            raise ValueError(f"{value!r} is not one of {', '.join(sorted(ARCHITECTURES))}")
+        return key
 
     @field_validator("concurrency", mode="before")
     @classmethod
@@ -257,6 +272,8 @@ class Profile(BaseModel):
             if self.images is None or self.epochs is None:
                 missing = "epochs" if self.images is not None else "images"
                 raise _FieldError(missing, "images and epochs go together")
+        if self.cnn_architecture is not None and self.task is not Task.CNN_TRAINING:
+            raise _FieldError("cnn_architecture", f"is for cnn_training, not {self.task}")
         if sizes == ["tokens"] and self.task is Task.CNN_TRAINING:
             raise _FieldError("tokens", "cnn_training work is images x epochs (or GPU-hours)")
         self._check_serving()
@@ -328,7 +345,14 @@ class Profile(BaseModel):
     def fingerprint(self) -> str:
         """Stable hash of what affects the ranking (the description does not)."""
         # fields added later are left out while unset, so profiles keep the hash they had
-        later = ("workload_class", "input_tokens", "output_tokens", "concurrency", "kv_heads")
+        later = (
+            "workload_class",
+            "input_tokens",
+            "output_tokens",
+            "concurrency",
+            "kv_heads",
+            "cnn_architecture",
+        )
         skip = {"description"} | {name for name in later if getattr(self, name) is None}
         data = self.model_dump_json(exclude=skip)
         return hashlib.sha256(data.encode()).hexdigest()[:16]

@@ -36,6 +36,8 @@ class Rate:
     yours: bool = False
     memory_scale: float = 1.0
     """Serving: measured ÷ modelled throughput, applied to bandwidth as to compute."""
+    spread: float | None = None
+    """Relative error where it is not the basis's band (:mod:`tracker.recommend.uncertainty`)."""
 
     @property
     def label(self) -> str:
