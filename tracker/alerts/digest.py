@@ -135,7 +135,7 @@ def _machine(a: DueDelivery) -> tuple[str, ...] | None:
     if a.kind != "new_hardware":
         return None
     d = a.details
-    return tuple(str(d.get(k, "")) for k in ("provider", "instance_type", "region", "pricing"))
+    return tuple(str(d.get(k, "")) for k in ("provider", "instance_type", "region"))
 
 
 _EVENT_RANK = {"gpu_model": 0, "instance_type": 1, "region": 2}

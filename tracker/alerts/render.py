@@ -122,9 +122,9 @@ def _since(value: Any) -> str:
         return str(value)
 
 
-def _offer(d: Mapping[str, Any], *, pricing: bool = True) -> str:
+def _offer(d: Mapping[str, Any]) -> str:
     """``aws p5.48xlarge (us-east-1, on-demand)``."""
-    where = [_str(d, "region")] + ([pricing_label(_str(d, "pricing"))] if pricing else [])
+    where = [_str(d, "region"), pricing_label(_str(d, "pricing"))]
     inside = ", ".join(w for w in where if w)
     name = f"{_str(d, 'provider')} {_str(d, 'instance_type')}".strip()
     return f"{name} ({inside})" if inside else name
@@ -148,7 +148,8 @@ def _spot_discount(d: Mapping[str, Any], title: str) -> Line:
     own = f" [{d['own']}]" if d.get("own") else ""
     text = (
         f"{_join(_gpu(d), 'spot')} {_price(d.get('new'))} {cur}/h, {percent(discount)} below on-demand "
-        f"{_price(d.get('old'))} ({_offer(d, pricing=False)}){own}"
+        f"{_price(d.get('old'))} ({_str(d, 'provider')} {_str(d, 'instance_type')}, "
+        f"{_str(d, 'region')}){own}"
     )
     return Line(text, SPOT, discount, "spot discount")
 
@@ -158,7 +159,8 @@ _NEW = {"gpu_model": "new GPU model", "instance_type": "new instance type", "reg
 
 def _new_hardware(d: Mapping[str, Any], title: str) -> Line:
     events = [e for e in d.get("events") or [d.get("event")] if e in _NEW]
-    event = next((e for e in _NEW if e in events), "instance_type")
+    own = d.get("event")
+    event = own if own in _NEW else next((e for e in _NEW if e in events), "instance_type")
     also = [_NEW[e] for e in _NEW if e in events and e != event]
     tail = f"; also a {' and a '.join(also)}" if also else ""
     if event == "gpu_model":
@@ -166,7 +168,7 @@ def _new_hardware(d: Mapping[str, Any], title: str) -> Line:
         text = f"new GPU model {model}: {_gpu(d)} at {_offer(d)}{tail}"
         return Line(text, LEADING, Decimal(0), "new GPU model")
     if event == "region":
-        text = f"new region {_str(d, 'region')}: {_join(_gpu(d), _offer(d))}{tail}"
+        text = f"new region: {_join(_gpu(d), _offer(d))}{tail}"
         return Line(text, HARDWARE, Decimal(0), "new region")
     return Line(
         f"new instance type: {_gpu(d)} {_offer(d)}{tail}", HARDWARE, Decimal(0), _NEW[event]
