@@ -142,7 +142,7 @@ def test_collector_health_names_the_schedulers_job_and_the_error(sqlite_engine: 
     rule = rules({"name": "down", "type": "collector_health", "failures": 2})
     collect(sqlite_engine, [offer("a", "1.00")], T0)
     for i in (1, 2):
-        run_collector(sqlite_engine, Broken(), Settings(), now=T0 + i * H)
+        run_collector(sqlite_engine, Broken(), Settings(), now=T0 + i * H)  # type: ignore[arg-type]
     evaluate(sqlite_engine, rule, ["slack"], now=T0 + 2 * H, health_only=True)
     change = JobHealthChange("aws:spot", "aws", "spot", True, T0, T0 + 3 * H)
     health_change_alerts(sqlite_engine, rule, ["slack"], change)
