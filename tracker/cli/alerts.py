@@ -1,4 +1,5 @@
-"""``alerts rules|test|list|send``: check the rules, try a channel, read and drain the outbox."""
+"""``alerts rules|test|list|send|retry``: check the rules, try a channel, read and drain
+the outbox, send what waits for a retry now."""
 
 from __future__ import annotations
 
@@ -117,7 +118,12 @@ def _since(value: str | None) -> datetime | None:
 
 
 def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
-    """The documented JSON rows of ``alerts list`` (and ``/api/v1/alerts``)."""
+    """The documented JSON rows of ``alerts list`` (and ``/api/v1/alerts``).
+
+    ``message`` is the alert's line as Slack and email show it (rendered from what
+    evaluation stored); ``next_attempt_at`` is set while a delivery is pending."""
+    from tracker.alerts.render import render
+
     return [
         {
             "id": a.alert_id,
@@ -127,7 +133,9 @@ def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
             "channel": a.channel,
             "status": a.status,
             "attempts": a.attempts,
+            "next_attempt_at": a.next_attempt_at,
             "title": a.title,
+            "message": render(a.kind, a.details or {}, a.title).text,
             "last_error": a.last_error,
             "sent_at": a.sent_at,
         }
@@ -157,35 +165,80 @@ def list_(
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
     rows = alert_rows(found)
-    columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title", "last_error"]
+    if fmt is OutputFormat.table:
+        columns = ["id", "created_at", "rule", "channel", "status", "attempts"]
+        columns += ["next_attempt_at", "message", "last_error"]
+    else:  # CSV: the columns it always had, then the new ones
+        columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title"]
+        columns += ["last_error", "next_attempt_at", "message"]
     emit(rows, fmt, columns=columns, title="alerts")
 
 
-@app.command("send")
-def send(ctx: typer.Context) -> None:
-    """Deliver what is pending and due now. Exits 1 if a channel failed."""
+def _deliver(ctx: typer.Context, retry: tuple[bool, list[int]] | None = None) -> None:
+    """Evaluate every rule (catching up on what a broken rules file held back),
+    requeue what ``retry`` says (dead?, alert ids), deliver what is due, and say what
+    still waits. Exits 1 if a channel failed."""
     from tracker.alerts.evaluate import evaluate
     from tracker.alerts.sender import drain
+    from tracker.format import when
+    from tracker.store.alerts import requeue, waiting
 
     setup = _setup(ctx)
     engine = open_store(ctx)
     settings = settings_of(ctx)
+    now = datetime.now(UTC)
     try:
-        if setup.active:  # failed runs trigger no hook: collector-health rules run here too
-            evaluate(engine, setup.rules, list(setup.channels), health_only=True)
+        if setup.active:
+            evaluate(engine, setup.rules, list(setup.channels), fx_rates=settings.fx_rates)
+        if retry is not None:
+            dead, ids = retry
+            found = requeue(engine, now, dead=dead, alert_ids=ids)
+            missing = [i for i in ids if i not in found]
+            if missing:
+                what = "pending or dead" if dead else "pending (add --dead for dead ones)"
+                raise CliError(f"alert {missing[0]}: no delivery is {what}")
+            typer.echo(f"requeued {sum(found.values())} delivery(ies) of {len(found)} alert(s)")
         result = drain(engine, settings.alerts, setup.channels)
+        left = waiting(engine, datetime.now(UTC))
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
     if result.busy:
         raise CliError("another sender is draining the outbox; try again shortly")
     for name, count in sorted(result.sent.items()):
         typer.echo(f"{name}: sent {count} alert(s)")
-    if not result.sent and not result.failed:
+    for name, count, at in left:
+        typer.echo(
+            f"{name}: {count} delivery(ies) wait for a retry, the first at {when(at)} "
+            "(gpu-tracker alerts retry sends them now)"
+        )
+    if not result.sent and not result.failed and not left:
         typer.echo("nothing due")
     if result.failed:
         name, error = sorted(result.failed.items())[0]
         more = f" (and {len(result.failed) - 1} more channel(s))" if len(result.failed) > 1 else ""
         raise CliError(f"{error}{more}")
+
+
+@app.command("send")
+def send(ctx: typer.Context) -> None:
+    """Evaluate the rules and deliver what is pending and due now; say what waits for a
+    retry. Exits 1 if a channel failed."""
+    _deliver(ctx)
+
+
+@app.command("retry")
+def retry(
+    ctx: typer.Context,
+    ids: Annotated[
+        list[int] | None, typer.Argument(help="Alert ids (alerts list); default: every one.")
+    ] = None,
+    dead: Annotated[
+        bool, typer.Option("--dead", help="Also dead deliveries (gave up after max_attempts).")
+    ] = False,
+) -> None:
+    """Send deliveries waiting for a retry now (with --dead, dead ones too). A sent
+    delivery is never sent again. Exits 1 if a channel failed."""
+    _deliver(ctx, (dead, list(ids or [])))
 
 
 def register(root: typer.Typer) -> None:
