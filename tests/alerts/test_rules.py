@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tracker.alerts.rules import (
+    NewHardwareRule,
     PriceChangeRule,
     RulesError,
     load_rules,
@@ -109,7 +110,7 @@ def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
 def test_each_problem_is_said_once() -> None:
     # The duration's own message names the value; the line does not repeat it.
     assert error_of({"name": "c", "type": "new_hardware", "cooldown": "6 hours"}) == (
-        "alerts.toml: rule 'c': cooldown: expected a duration like \"6h\", \"30m\" or \"1d\", "
+        'alerts.toml: rule \'c\': cooldown: expected a duration like "6h", "30m" or "1d", '
         "got '6 hours'"
     )
 
@@ -135,7 +136,8 @@ def test_gpu_names_are_resolved_through_the_catalog_when_the_rules_load() -> Non
         "alerts.toml",
         ["slack"],
     )
-    assert rule.gpus is not None and {"A100-80GB", "T4", "H100-SXM"} <= set(rule.gpus.models)
+    assert isinstance(rule, NewHardwareRule) and rule.gpus is not None
+    assert {"A100-80GB", "T4", "H100-SXM"} <= set(rule.gpus.models)
 
 
 def test_providers_are_checked_against_the_registered_collectors() -> None:

@@ -21,7 +21,7 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from tracker.format import amount, gpus, money, percent, pricing_label, when
+from tracker.format import amount, count, gpus, money, percent, pricing_label, when
 
 __all__ = [
     "GROUPS",
@@ -220,7 +220,9 @@ def _collector_health(d: Mapping[str, Any], title: str) -> Line:
     job, state = _str(d, "job"), _str(d, "state")
     if state == "failing":
         error = f": {_str(d, 'error')}" if d.get("error") else ""
-        text = f"{job} failing: {_str(d, 'failures')} failed runs in a row{error}"
+        failures = _dec(d.get("failures"))
+        runs = count(failures, "failed run") if failures is not None else "failed runs"
+        text = f"{job} failing: {runs} in a row{error}"
     elif state == "stale":
         since = _since(d["since"]) if d.get("since") not in (None, "", "never") else "it started"
         text = f"{job} stale: no successful run since {since}"
