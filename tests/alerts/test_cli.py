@@ -104,6 +104,8 @@ def test_alerts_test_reports_success_or_the_exact_failure(
     assert slack.posts[0]["json"]["blocks"][0]["text"]["text"] == (
         "[gpu-tracker] test message: this channel works"
     )
+    # Under no heading: the test message is not an alert of any kind.
+    assert slack.posts[0]["json"]["blocks"][1]["text"]["text"] == "• a test from gpu-tracker"
     slack.answer((404, "no_service", 0.0))
     bad = run("alerts", "test", "--channel", "slack", extra_env=env)
     assert bad.returncode == 1

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tracker.alerts.render import HEALTH, Line, render
+from tracker.alerts.render import HEALTH, PLAIN, Line, render
 from tracker.store.alerts import DueDelivery
 
 __all__ = ["Digest", "Item", "build_digest", "id_ranges", "sample_digest"]
@@ -169,5 +169,5 @@ def build_digest(alerts: Sequence[DueDelivery], rows: int) -> Digest:
 
 def sample_digest() -> Digest:
     """What ``alerts test`` sends: no alert behind it, nothing to dedupe."""
-    line = Line("a test from gpu-tracker", HEALTH)
+    line = Line("a test from gpu-tracker", PLAIN)
     return Digest((), "test message: this channel works", (Item(line, (), {}),), 1)

@@ -27,6 +27,7 @@ __all__ = [
     "GROUPS",
     "MAX_LINE",
     "Line",
+    "heading",
     "health_job",
     "render",
     "slack_escape",
@@ -47,6 +48,13 @@ GROUPS = (
 )
 """The order of a digest (index = :attr:`Line.group`)."""
 HEALTH, LEADING, SPOT, DROP, RISE, HARDWARE, OTHER = range(len(GROUPS))
+PLAIN = len(GROUPS)
+"""A line under no heading (``alerts test``'s message)."""
+
+
+def heading(group: int) -> str:
+    """``Price drops``: what a digest writes above a group's lines ("" for none)."""
+    return GROUPS[group].capitalize() if 0 <= group < len(GROUPS) else ""
 
 
 @dataclass(frozen=True, slots=True)

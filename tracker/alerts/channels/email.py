@@ -20,7 +20,7 @@ from pydantic import SecretStr
 
 from tracker.alerts.channels import DeliveryError
 from tracker.alerts.digest import Digest
-from tracker.alerts.render import GROUPS
+from tracker.alerts.render import heading
 from tracker.errors import one_line
 from tracker.redact import redact
 from tracker.settings import ConfigError, Settings
@@ -39,9 +39,9 @@ def _grouped(digest: Digest) -> list[tuple[str, list[str]]]:
     """The shown lines under their group's heading, in digest order."""
     out: list[tuple[str, list[str]]] = []
     for item in digest.shown:
-        heading = GROUPS[item.line.group].capitalize()
-        if not out or out[-1][0] != heading:
-            out.append((heading, []))
+        title = heading(item.line.group)
+        if not out or out[-1][0] != title:
+            out.append((title, []))
         out[-1][1].append(item.line.text)
     return out
 
@@ -49,8 +49,8 @@ def _grouped(digest: Digest) -> list[tuple[str, list[str]]]:
 def _text(digest: Digest) -> str:
     """The plain part: the lines as they are (a text part has nothing to escape)."""
     parts = [digest.headline, ""]
-    for heading, lines in _grouped(digest):
-        parts += [heading, *(f"- {line}" for line in lines), ""]
+    for title, lines in _grouped(digest):
+        parts += [*([title] if title else []), *(f"- {line}" for line in lines), ""]
     if digest.more:
         parts += [f"... and {digest.more} more", ""]
     parts.append(digest.ids_text)
@@ -61,8 +61,9 @@ def _html(digest: Digest) -> str:
     """The HTML part: every line HTML-escaped whole (a provider's ``<script>`` is text)."""
     esc = html.escape
     out = [f"<h2>{esc(digest.headline)}</h2>"]
-    for heading, lines in _grouped(digest):
-        out.append(f"<h3>{esc(heading)}</h3>")
+    for title, lines in _grouped(digest):
+        if title:
+            out.append(f"<h3>{esc(title)}</h3>")
         out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul>")
     if digest.more:
         out.append(f"<p>… and {digest.more} more</p>")

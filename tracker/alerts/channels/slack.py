@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from tracker import __version__
 from tracker.alerts.channels import DeliveryError
 from tracker.alerts.digest import Digest
-from tracker.alerts.render import GROUPS, slack_escape
+from tracker.alerts.render import heading, slack_escape
 from tracker.errors import one_line
 from tracker.redact import redact
 from tracker.settings import Settings
@@ -50,8 +50,8 @@ def _sections(digest: Digest, room: int) -> tuple[list[str], int]:
     group = None
     for item in digest.shown:
         entry = [f"• {slack_escape(item.line.text)}"]
-        if item.line.group != group:
-            entry.insert(0, f"*{GROUPS[item.line.group].capitalize()}*")
+        if item.line.group != group and heading(item.line.group):
+            entry.insert(0, f"*{heading(item.line.group)}*")
         added = sum(len(e) + 1 for e in entry)
         if current and size + added - 1 > SECTION_MAX:
             texts.append("\n".join(current))
