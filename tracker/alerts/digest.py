@@ -138,13 +138,41 @@ def _machine(a: DueDelivery) -> tuple[str, ...] | None:
     return tuple(str(d.get(k, "")) for k in ("provider", "instance_type", "region"))
 
 
+def _leader_and_cost(alerts: Sequence[DueDelivery]) -> dict[int, DueDelivery]:
+    """A profile's cost alert that came with a new leader (same snapshot): the leader's
+    line says the cost change, so the two are one line. Cost alert id → leader alert."""
+    leaders = {
+        (a.details.get("profile"), a.details.get("snapshot")): a
+        for a in alerts
+        if a.kind == "ranking_change" and a.details.get("event") == "leader"
+    }
+    return {
+        a.alert_id: leaders[key]
+        for a in alerts
+        if a.kind == "ranking_change"
+        and a.details.get("event") == "cost"
+        and (key := (a.details.get("profile"), a.details.get("snapshot"))) in leaders
+    }
+
+
 _EVENT_RANK = {"gpu_model": 0, "instance_type": 1, "region": 2}
 
 
 def _items(alerts: Sequence[DueDelivery]) -> list[Item]:
     merged: dict[tuple[str, ...], list[DueDelivery]] = {}
     items: list[Item] = []
+    costs = _leader_and_cost(alerts)
+    with_cost = {leader.alert_id: cost for cost, leader in costs.items()}
+    by_id = {a.alert_id: a for a in alerts}
     for a in alerts:
+        if a.alert_id in costs:
+            continue  # said by its leader's line
+        if a.alert_id in with_cost:
+            cost = by_id[with_cost[a.alert_id]]
+            details = {**a.details, "change_pct": cost.details.get("change_pct")}
+            line = render(a.kind, details, a.title)
+            items.append(Item(line, (a.alert_id, cost.alert_id), details))
+            continue
         key = _machine(a)
         if key is not None:
             merged.setdefault(key, []).append(a)

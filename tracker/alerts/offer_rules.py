@@ -321,7 +321,7 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
     )
     subject = f"profile:{profile}"
     out = []
-    base = {"profile": profile}
+    base = {"profile": profile, "snapshot": sid}
 
     def cost(entry: Any) -> str | None:
         """A job cost (USD) in the rule's currency at the snapshot's rate, or None."""

@@ -38,23 +38,25 @@ MAX_LINE = 500
 a 3,000-character section several times over."""
 
 GROUPS = (
-    "collector health",
-    "ranking changes and new GPU models",
-    "spot discounts",
-    "price drops",
-    "price rises",
-    "new instance types and regions",
-    "other alerts",
+    "Collector health",
+    "Ranking changes and new GPU models",
+    "Spot discounts",
+    "Price drops",
+    "Price rises",
+    "New instance types and regions",
+    "Other alerts",
 )
 """The order of a digest (index = :attr:`Line.group`)."""
 HEALTH, LEADING, SPOT, DROP, RISE, HARDWARE, OTHER = range(len(GROUPS))
 PLAIN = len(GROUPS)
+LEADER_FIRST = Decimal(10) ** 9
+"""A new leader's size: first in its group, above any cost change (a percentage)."""
 """A line under no heading (``alerts test``'s message)."""
 
 
 def heading(group: int) -> str:
     """``Price drops``: what a digest writes above a group's lines ("" for none)."""
-    return GROUPS[group].capitalize() if 0 <= group < len(GROUPS) else ""
+    return GROUPS[group] if 0 <= group < len(GROUPS) else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +210,10 @@ def _ranking_change(d: Mapping[str, Any], title: str) -> Line:
         text = f"{profile}: best offer now {_ranked(d)} at {new_cost} per job{was}"
         if not was and " (was " in title:  # an alert queued before the previous leader was kept
             text += f", was {title.split(' (was ', 1)[1].rstrip(')')} at {_job_cost(d, 'old', cur)}"
-        return Line(text, LEADING, Decimal(0), "new leader")
+        pct = _dec(d.get("change_pct"))  # a cost alert of the same change, merged in
+        if pct is not None:
+            text += f" (job cost {percent(pct, signed=True)})"
+        return Line(text, LEADING, LEADER_FIRST, "new leader")
     if event == "top_n":
         rank, top = _str(d, "rank"), _str(d, "top_n")
         text = (
