@@ -171,3 +171,18 @@ def test_past_50_blocks_the_lines_left_are_counted_exactly() -> None:
     assert len(bullets(payload)) == 48
     # 330 alerts, 48 shown: 282 more.
     assert payload["blocks"][-1]["elements"][0]["text"] == "alert ids 1-330 · and 282 more"
+
+
+def test_ids_too_many_to_list_are_given_as_count_and_span() -> None:
+    # 500 alerts with even ids 2 … 1000: "2, 4, …" would take about 2,400 characters.
+    alerts = [price(i, "-20") for i in range(2, 1001, 2)]
+    digest = build_digest(alerts, rows=15)
+    assert digest.ids_text == "500 alerts, ids 2 to 1000"
+    payload = slack_payload(digest)
+    check_slack_limits(payload)
+    # 500 - 15 shown = 485.
+    assert payload["blocks"][-1]["elements"][0]["text"] == (
+        "500 alerts, ids 2 to 1000 · and 485 more"
+    )
+    # A short list is given in full.
+    assert build_digest(alerts[:3], rows=15).ids_text == "alert ids 2, 4, 6"

@@ -4,9 +4,12 @@ receiver and aiosmtpd: a broken rules file during an import, retries, dead deliv
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import pytest
 from sqlalchemy import Engine
 
 from tests.alerts.conftest import SlackServer, SmtpServer
@@ -178,3 +181,44 @@ def test_serve_sends_a_failed_runs_health_alert_without_waiting_for_the_timer(
     service.run_job(spec)  # no tick of the sender's timer
     (post,) = slack.posts
     assert post["json"]["blocks"][1]["text"]["text"] == f"*Collector health*\n{FAILING_LINE}"
+
+
+def test_a_scheduled_run_with_a_broken_rules_file_is_stored_and_logs_one_line(
+    tmp_path: Path,
+    slack: SlackServer,
+    sqlite_engine: Engine,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from pydantic import SecretStr
+
+    from tests.listed_collector import ListCollector
+    from tracker.collect import scope_label
+    from tracker.service.scheduler import Service
+    from tracker.settings import Settings
+    from tracker.settings.alerts import AlertsSettings
+    from tracker.store.job_runs import last_success
+
+    rules = tmp_path / "alerts.toml"
+    rules.write_text(RULES)
+    settings = Settings(
+        alerts=AlertsSettings(rules_file=rules, slack_webhook_url=SecretStr(slack.url))
+    )
+    collectors: dict[str, Any] = {"testcloud": ListCollector}
+    service = Service(settings, engine=sqlite_engine, collectors=collectors, http="")
+    rules.write_text(RULES + "threshold = 5\n")  # broken while serving
+    (spec,) = [j for j in service.jobs if j.id == "testcloud:standard"]
+    with caplog.at_level(logging.ERROR):
+        outcome = service.run_job(spec)
+    assert outcome.status.value == "succeeded"
+    errors = [r for r in caplog.records if r.name == "tracker.alerts.hook"]
+    assert [(r.getMessage(), r.exc_info) for r in errors] == [
+        (
+            f"{rules}: rule 'drops': unknown key 'threshold' for a price_change rule (alerts not "
+            "evaluated: the run is stored, and its changes are evaluated once the file is fixed)",
+            None,
+        )
+    ]
+    assert not [r for r in caplog.records if r.name == "tracker.hooks"]  # no traceback
+    stored = last_success(sqlite_engine, "testcloud", [scope_label(spec.pricing_scope)])
+    assert outcome.summary is not None and stored is not None
+    assert stored.id == outcome.summary.run_id
