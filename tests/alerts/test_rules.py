@@ -151,3 +151,12 @@ def test_providers_are_checked_against_the_registered_collectors() -> None:
     offers = {"name": "p", "type": "price_change", "threshold_percent": 5, "provider": "oracle"}
     with pytest.raises(RulesError, match="rule 'p': provider: 'oracle' is not a registered"):
         parse_rules({"rules": [offers]}, "alerts.toml", ["slack"], {"aws", "oci"})
+
+
+def test_the_shipped_example_names_registered_collectors_only() -> None:
+    from tracker.alerts.setup import collector_names
+    from tracker.settings import Settings
+
+    names = collector_names(Settings())
+    assert {"aws", "azure", "gcp", "pricesheet"} <= names
+    assert load_rules(ROOT / "config" / "alerts.toml", ["slack", "email"], names)
