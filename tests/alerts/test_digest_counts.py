@@ -186,3 +186,15 @@ def test_ids_too_many_to_list_are_given_as_count_and_span() -> None:
     )
     # A short list is given in full.
     assert build_digest(alerts[:3], rows=15).ids_text == "alert ids 2, 4, 6"
+
+
+def test_a_newline_from_a_provider_stays_inside_its_line() -> None:
+    leader_alert = leader(1)
+    leader_alert.details["instance_type"] = "a2\nultragpu\r\n-1g"
+    digest = build_digest([leader_alert, price(2, "-20", instance="p5\n• fake line")], 15)
+    assert digest.subject == (
+        "[gpu-tracker] best for llm-7b-lora now gcp a2 ultragpu -1g, 1 price drop"
+    )
+    assert [i.line.text.count("\n") for i in digest.shown] == [0, 0]
+    assert digest.shown[1].line.text.startswith("8× H100-SXM aws p5 • fake line (us-east-1")
+    assert len(bullets(slack_payload(digest))) == 2

@@ -61,7 +61,7 @@ class Digest:
 
     @property
     def subject(self) -> str:
-        text = f"{PREFIX} {self.headline}"
+        text = " ".join(f"{PREFIX} {self.headline}".split())  # a mail header: one line
         return text if len(text) <= MAX_SUBJECT else text[: MAX_SUBJECT - 1] + "…"
 
     @property

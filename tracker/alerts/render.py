@@ -284,6 +284,9 @@ def render(kind: str, details: Mapping[str, Any], title: str) -> Line:
         if kind == "ranking_change" and details.get("event") == "leader":
             label = "new leader"
         line = Line(title, group, Decimal(0), label)
-    if len(line.text) > MAX_LINE:
-        return Line(line.text[: MAX_LINE - 1] + "…", line.group, line.size, line.label)
-    return line
+    # One line, whatever the provider sent: a newline would break a Slack bullet list, a
+    # mail header or a table row.
+    text = " ".join(line.text.split())
+    if len(text) > MAX_LINE:
+        text = text[: MAX_LINE - 1] + "…"
+    return Line(text, line.group, line.size, line.label)
