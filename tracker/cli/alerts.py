@@ -4,7 +4,7 @@ the outbox, send what waits for a retry now."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import typer
@@ -209,7 +209,7 @@ def _deliver(ctx: typer.Context, retry: tuple[bool, list[int]] | None = None) ->
     for name, count, at in left:
         typer.echo(
             f"{name}: {count} delivery(ies) wait for a retry, the first at {when(at)} "
-            "(gpu-tracker alerts retry sends them now)"
+            f"(in {_wait(at - datetime.now(UTC))}; gpu-tracker alerts retry sends them now)"
         )
     if not result.sent and not result.failed and not left:
         typer.echo("nothing due")
@@ -217,6 +217,16 @@ def _deliver(ctx: typer.Context, retry: tuple[bool, list[int]] | None = None) ->
         name, error = sorted(result.failed.items())[0]
         more = f" (and {len(result.failed) - 1} more channel(s))" if len(result.failed) > 1 else ""
         raise CliError(f"{error}{more}")
+
+
+def _wait(left: timedelta) -> str:
+    """``45 s``, ``12 min``, ``3 h``: how long until a retry, to the unit that matters."""
+    seconds = max(int(left.total_seconds()), 0)
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 2 * 3600:
+        return f"{round(seconds / 60)} min"
+    return f"{round(seconds / 3600)} h"
 
 
 @app.command("send")
