@@ -3,19 +3,18 @@ the outbox, send what waits for a retry now."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.output import FormatOption, OutputFormat, emit
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit
 from tracker.settings import ConfigError
-from tracker.store.alerts import AlertRow
 from tracker.store.engine import DatabaseError
+from tracker.views.alerts import alert_rows, alerts, parse_since
 
-__all__ = ["register"]
+__all__ = ["alert_rows", "parse_since", "register"]
 
 app = typer.Typer(
     name="alerts",
@@ -90,26 +89,6 @@ def test(
     typer.echo(f"{channel}: ok, test message accepted")
 
 
-def parse_since(value: str | None) -> datetime | None:
-    """``--since`` (and the web's ``since``): an ISO time or an age (24h, 7d); ValueError
-    (one line) otherwise."""
-    if value is None:
-        return None
-    from tracker.alerts.rules import parse_duration
-
-    try:
-        return datetime.now(UTC) - parse_duration(value)
-    except ValueError:
-        pass
-    try:
-        at = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(
-            f"since: expected a time (2026-11-30T08:00) or an age (24h, 7d), got {value!r}"
-        ) from None
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
-
-
 def _since(value: str | None) -> datetime | None:
     try:
         return parse_since(value)
@@ -117,37 +96,28 @@ def _since(value: str | None) -> datetime | None:
         raise CliError(f"--{exc}", USAGE) from None
 
 
-def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
-    """The documented JSON rows of ``alerts list`` (and ``/api/v1/alerts``).
-
-    ``message`` is the alert's line as Slack and email show it (rendered from what
-    evaluation stored); ``next_attempt_at`` is set while a delivery is pending."""
-    from tracker.alerts.render import render
-
-    return [
-        {
-            "id": a.alert_id,
-            "created_at": a.created_at,
-            "rule": a.rule,
-            "kind": a.kind,
-            "channel": a.channel,
-            "status": a.status,
-            "attempts": a.attempts,
-            "next_attempt_at": a.next_attempt_at,
-            "title": a.title,
-            "message": render(a.kind, a.details or {}, a.title).text,
-            "last_error": a.last_error,
-            "sent_at": a.sent_at,
-        }
-        for a in found
-    ]
+ALERTS_TABLE = (
+    Column("id", "id", priority=3),
+    Column("created_at", "created"),
+    Column("rule", "rule", priority=1),
+    Column("channel", "channel", priority=1),
+    Column("status", "status"),
+    Column("attempts", "tries", justify="right", priority=3),
+    Column("next_attempt_at", "next attempt", priority=3),
+    Column("message", "alert", priority=2, shrink=True, min_width=20),
+    Column("last_error", "last error", priority=2, shrink=True, min_width=20),
+)
 
 
 @app.command("list")
 def list_(
     ctx: typer.Context,
     since: Annotated[
-        str | None, typer.Option("--since", help="Only alerts since: an ISO time or an age (24h).")
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only alerts since: today, yesterday, an age (24h, 7d) or an ISO date/time.",
+        ),
     ] = None,
     failed: Annotated[
         bool, typer.Option("--failed", help="Only dead deliveries (gave up after max_attempts).")
@@ -156,22 +126,16 @@ def list_(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Queued alerts, newest first, one row per channel with its delivery status."""
-    from tracker.store.alerts import list_alerts
-
     start = _since(since)
     engine = open_store(ctx)
     try:
-        found = list_alerts(engine, since=start, failed=failed, limit=limit)
+        rows = alerts(engine, since=start, failed=failed, limit=limit)
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
-    rows = alert_rows(found)
-    if fmt is OutputFormat.table:
-        columns = ["id", "created_at", "rule", "channel", "status", "attempts"]
-        columns += ["next_attempt_at", "message", "last_error"]
-    else:  # CSV: the columns it always had, then the new ones
-        columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title"]
-        columns += ["last_error", "next_attempt_at", "message"]
-    emit(rows, fmt, columns=columns, title="alerts")
+    # CSV: the columns it always had, then the new ones (a table shows ALERTS_TABLE)
+    columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title"]
+    columns += ["last_error", "next_attempt_at", "message"]
+    emit(rows, fmt, columns=columns, table=ALERTS_TABLE, title="alerts")
 
 
 def _deliver(ctx: typer.Context, retry: tuple[bool, list[int]] | None = None) -> None:
