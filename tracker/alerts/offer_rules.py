@@ -102,10 +102,15 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
                     "region": where,
                     "pricing": c.pricing,
                     "gpu": f"{c.gpu_count.normalize():f}x {c.gpu_model}",
+                    "gpu_count": f"{c.gpu_count.normalize():f}",
+                    "gpu_model": c.gpu_model,
                     "old": old_text,
                     "new": new_text,
                     "currency": rule.currency,
                     "change_pct": str(pct),
+                    "own": _own(
+                        rule.currency, (c.old_price, c.old_currency), (c.new_price, c.currency)
+                    ).strip(" []"),
                     "at": c.at.isoformat(),
                 },
             )
@@ -211,10 +216,13 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
                     "region": where,
                     "pricing": "spot",
                     "gpu": f"{o.gpu_count.normalize():f}x {o.gpu_model}",
+                    "gpu_count": f"{o.gpu_count.normalize():f}",
+                    "gpu_model": o.gpu_model,
                     "old": od_text,
                     "new": spot_text,
                     "currency": rule.currency,
                     "change_pct": str(-shown),
+                    "own": own.strip(" []"),
                 },
             )
         )
@@ -239,6 +247,8 @@ def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
             "region": s.region,
             "pricing": s.pricing,
             "gpu": f"{s.gpu_count.normalize():f}x {s.gpu_model}",
+            "gpu_count": f"{s.gpu_count.normalize():f}",
+            "gpu_model": s.gpu_model,
         }
         found = [
             ("gpu_model", s.new_gpu_model, f"gpu:{s.gpu_model}", f"new GPU model {s.gpu_model} "
@@ -248,9 +258,16 @@ def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
             ("region", s.new_region, f"region:{s.provider}/{s.region}",
              f"{s.provider} offers GPUs in {s.region} now ({s.instance_type})"),
         ]  # fmt: skip
-        for event, is_new, subject, title in found:
-            if is_new and event in rule.events:
-                out.append(ev.alert(rule, subject, subject, title, {**details, "event": event}))
+        # One machine that is new in several ways is one line in a digest: each alert
+        # (kept apart for its own dedupe key) names all of them.
+        events = [e for e, is_new, _, _ in found if is_new and e in rule.events]
+        for event, _, subject, title in found:
+            if event in events:
+                out.append(
+                    ev.alert(
+                        rule, subject, subject, title, {**details, "event": event, "events": events}
+                    )
+                )
     ev.emit(rule, out)
 
 
@@ -289,6 +306,8 @@ def _entry(e: Any) -> dict[str, Any]:
         "region": f"{e.region}/{e.zone}" if e.zone else e.region,
         "pricing": e.pricing,
         "gpu": e.hardware,
+        "gpu_count": f"{e.gpu_count.normalize():f}",
+        "gpu_model": e.gpu_model,
         "job_cost_usd": _money(e.job_cost_usd),
     }
 
@@ -302,7 +321,7 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
     )
     subject = f"profile:{profile}"
     out = []
-    base = {"profile": profile}
+    base = {"profile": profile, "snapshot": sid}
 
     def cost(entry: Any) -> str | None:
         """A job cost (USD) in the rule's currency at the snapshot's rate, or None."""
@@ -321,7 +340,8 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
                     f"{subject}:leader",
                     f"best for {profile} now {leader.provider} {leader.instance_type}{was}",
                     {**base, **_entry(leader), "event": "leader", "old": old, "new": new,
-                     "currency": rule.currency},
+                     "currency": rule.currency,
+                     "previous": _entry(before) if before is not None else None},
                 )
             )  # fmt: skip
     if "top_n" in rule.events:
@@ -338,7 +358,7 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
                     f"{subject}:top_n:{e.gpu_model}",
                     f"{e.gpu_model} entered the top {rule.top_n} for {profile} "
                     f"(#{e.rank}: {e.provider} {e.instance_type})",
-                    {**base, **_entry(e), "event": "top_n", "rank": e.rank},
+                    {**base, **_entry(e), "event": "top_n", "rank": e.rank, "top_n": rule.top_n},
                 )
             )
     pct = change.leader_cost_delta_pct
@@ -360,7 +380,8 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
                 f"{subject}:cost",
                 f"{profile} job cost {old} → {new} {rule.currency} ({pct:+}%)",
                 {**base, **_entry(leader), "event": "cost", "old": old, "new": new,
-                 "currency": rule.currency, "change_pct": str(pct)},
+                 "currency": rule.currency, "change_pct": str(pct),
+                 "previous": _entry(before) if before.key != leader.key else None},
             )
         )  # fmt: skip
     return out

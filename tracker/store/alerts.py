@@ -59,6 +59,8 @@ __all__ = [
     "mark_sent",
     "queue_alerts",
     "read_state",
+    "requeue",
+    "waiting",
 ]
 
 PENDING, SENT, DEAD = "pending", "sent", "dead"
@@ -148,6 +150,10 @@ class AlertRow:
     attempts: int
     last_error: str | None
     sent_at: datetime | None
+    next_attempt_at: datetime | None = None
+    """When a ``pending`` delivery is tried next (None otherwise)."""
+    details: dict[str, Any] | None = None
+    """What evaluation stored about the event (what its line is rendered from)."""
 
 
 def _insert(conn: Connection) -> Any:
@@ -359,6 +365,8 @@ def list_alerts(
             AlertDelivery.attempts,
             AlertDelivery.last_error,
             AlertDelivery.sent_at,
+            AlertDelivery.next_attempt_at,
+            AlertOutbox.details,
         )
         .outerjoin(AlertDelivery, AlertDelivery.alert_id == AlertOutbox.id)
         .order_by(AlertOutbox.id.desc(), AlertDelivery.channel)
@@ -370,9 +378,53 @@ def list_alerts(
         stmt = stmt.where(AlertDelivery.status == DEAD)
     with database_errors("cannot list alerts"), engine.connect() as conn:
         return [
-            AlertRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] or 0, r[8], r[9])
+            AlertRow(
+                *r[:7],
+                r[7] or 0,
+                r[8],
+                r[9],
+                r[10] if r[6] == PENDING else None,
+                r[11],
+            )
             for r in conn.execute(stmt)
         ]
+
+
+def waiting(engine: Engine, now: datetime) -> list[tuple[str, int, datetime]]:
+    """Pending deliveries not due yet (waiting out a retry's backoff), per channel:
+    (channel, how many, the earliest next attempt)."""
+    with database_errors("cannot read the alert outbox"), engine.connect() as conn:
+        rows = conn.execute(
+            select(AlertDelivery.channel, func.count(), func.min(AlertDelivery.next_attempt_at))
+            .where(AlertDelivery.status == PENDING, AlertDelivery.next_attempt_at > now)
+            .group_by(AlertDelivery.channel)
+            .order_by(AlertDelivery.channel)
+        ).all()
+    return [(channel, int(n), _aware(at)) for channel, n, at in rows]
+
+
+def requeue(
+    engine: Engine, now: datetime, *, dead: bool = False, alert_ids: Sequence[int] = ()
+) -> dict[int, int]:
+    """Make deliveries due ``now``: the pending ones waiting for a retry, and with
+    ``dead`` the dead ones too (back to pending, their attempts kept, so one more
+    failure makes them dead again). Sent deliveries are never touched (each alert is
+    still delivered at most once per channel). ``alert_ids`` narrows it to those
+    alerts. Returns how many deliveries were requeued per alert id."""
+    statuses = [PENDING, DEAD] if dead else [PENDING]
+    cond = AlertDelivery.status.in_(statuses)
+    with database_errors("cannot requeue alerts"), engine.begin() as conn:
+        found: dict[int, int] = {}
+        ids = list(alert_ids)
+        chunks = [ids[i : i + 500] for i in range(0, len(ids), 500)] if ids else [None]
+        for chunk in chunks:
+            where = cond if chunk is None else cond & AlertDelivery.alert_id.in_(chunk)
+            for (alert_id,) in conn.execute(select(AlertDelivery.alert_id).where(where)):
+                found[int(alert_id)] = found.get(int(alert_id), 0) + 1
+            conn.execute(
+                update(AlertDelivery).where(where).values(status=PENDING, next_attempt_at=now)
+            )
+    return found
 
 
 def existing_keys(engine: Engine, keys: Iterable[str]) -> set[str]:
