@@ -159,12 +159,13 @@ class GpuCloudCollector:
             self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
         )
 
-    def fetch(self, http: HttpClient, method: str, **kwargs: Any) -> Any:
-        """The JSON body of one request to :attr:`url` (retries are the client's)."""
+    def fetch(self, http: HttpClient, method: str, url: str = "", **kwargs: Any) -> Any:
+        """The JSON body of one request to :attr:`url` (or ``url``, e.g. a next page
+        already moved to the override's origin); retries are the client's."""
         section = self.section(self.settings)
         setting = section.key_setting() if isinstance(section, KeyedCloudSettings) else ""
         try:
-            response = http.request(method, self.url, **kwargs)
+            response = http.request(method, url or self.url, **kwargs)
         except HttpError as exc:
             raise refused_or_failed(self.name, exc, setting) from exc
         try:

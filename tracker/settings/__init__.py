@@ -41,6 +41,12 @@ from tracker.settings.gpu_clouds import LambdaSettings, OciSettings, RunPodSetti
 from tracker.settings.huawei import HuaweiSettings
 from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
 from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
+from tracker.settings.small_clouds import (
+    DigitalOceanSettings,
+    TensorDockSettings,
+    VerdaSettings,
+    VultrSettings,
+)
 from tracker.settings.tencent import TencentSettings
 from tracker.settings.web import WebSettings
 
@@ -53,6 +59,7 @@ __all__ = [
     "AzureSettings",
     "ConfigError",
     "CsvList",
+    "DigitalOceanSettings",
     "FxSettings",
     "GcpSettings",
     "HttpSettings",
@@ -66,7 +73,10 @@ __all__ = [
     "Section",
     "Settings",
     "TencentSettings",
+    "TensorDockSettings",
     "VastAiSettings",
+    "VerdaSettings",
+    "VultrSettings",
     "WebSettings",
     "_Section",
     "default_database_url",
@@ -111,6 +121,10 @@ class Settings(BaseSettings):
     alibaba: AlibabaSettings = Field(default_factory=AlibabaSettings)
     tencent: TencentSettings = Field(default_factory=TencentSettings)
     huawei: HuaweiSettings = Field(default_factory=HuaweiSettings)
+    digitalocean: DigitalOceanSettings = Field(default_factory=DigitalOceanSettings)
+    verda: VerdaSettings = Field(default_factory=VerdaSettings)
+    tensordock: TensorDockSettings = Field(default_factory=TensorDockSettings)
+    vultr: VultrSettings = Field(default_factory=VultrSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
