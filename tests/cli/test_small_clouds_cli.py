@@ -35,3 +35,49 @@ def test_collect_digitalocean(cli: Run) -> None:
         ("gpu-h100x8-640gb", "nyc1", "on_demand"): Decimal("23.92"),
         ("gpu-mi300x8-1536gb", "nyc1", "on_demand"): Decimal("15.92"),
     }
+
+
+def test_collect_verda(cli: Run) -> None:
+    verda = FIXTURES / "verda"
+    routes = {
+        ("POST", "/v1/oauth2/token"): (verda / "oauth2_token.json").read_bytes(),
+        ("GET", "/v1/instance-types"): (verda / "instance_types.json").read_bytes(),
+        # the same recorded list answers the on-demand and the spot query
+        ("GET", "/v1/instance-availability"): (verda / "instance_availability.json").read_bytes(),
+    }
+    with serve_recorded(routes) as url:
+        env = {
+            "GPU_TRACKER_VERDA__ENDPOINT_URL": url,
+            "VERDA_CLIENT_ID": "id",
+            "VERDA_CLIENT_SECRET": "secret",
+        }
+        proc = cli("collect", "--provider", "verda", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    # FIN-01 lists 2A6000.20V and 1V100.6V: price_per_hour / spot_price of each
+    assert offers(cli, "verda") == {
+        ("2A6000.20V", "FIN-01", "on_demand"): Decimal("1.98"),
+        ("2A6000.20V", "FIN-01", "spot"): Decimal("0.70"),
+        ("1V100.6V", "FIN-01", "on_demand"): Decimal("0.89"),
+        ("1V100.6V", "FIN-01", "spot"): Decimal("0.25"),
+    }
+
+
+def test_smaller_clouds_without_credentials_skip_with_one_line_each(cli: Run) -> None:
+    env = {
+        var: ""
+        for var in (
+            "DIGITALOCEAN_TOKEN",
+            "VERDA_CLIENT_ID",
+            "VERDA_CLIENT_SECRET",
+            "DATACRUNCH_CLIENT_ID",
+            "DATACRUNCH_CLIENT_SECRET",
+        )
+    }
+    proc = cli("collect", "--provider", "digitalocean", "--provider", "verda", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert (
+        "digitalocean: skipped: no API key: set GPU_TRACKER_DIGITALOCEAN__API_KEY "
+        "(or DIGITALOCEAN_TOKEN)"
+    ) in lines
+    assert [line for line in lines if line.startswith("verda: skipped: no client credentials")]
