@@ -81,3 +81,24 @@ def test_smaller_clouds_without_credentials_skip_with_one_line_each(cli: Run) ->
         "(or DIGITALOCEAN_TOKEN)"
     ) in lines
     assert [line for line in lines if line.startswith("verda: skipped: no client credentials")]
+
+
+def test_collect_tensordock(cli: Run) -> None:
+    routes = {
+        ("GET", "/api/v2/locations"): (FIXTURES / "tensordock" / "locations.json").read_bytes()
+    }
+    with serve_recorded(routes) as url:
+        env = {
+            "GPU_TRACKER_TENSORDOCK__ENDPOINT_URL": url,
+            "GPU_TRACKER_TENSORDOCK__API_KEY": "t",
+        }
+        proc = cli("collect", "--provider", "tensordock", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    austin = "Austin, Texas, United States"
+    # N x 2.2 + min(8N, 128) x 0.003 + min(32N, 300) x 0.002 + 100 x 0.00005
+    assert offers(cli, "tensordock") == {
+        ("1x h100-sxm5-80gb", austin, "on_demand"): Decimal("2.293"),
+        ("2x h100-sxm5-80gb", austin, "on_demand"): Decimal("4.581"),
+        ("4x h100-sxm5-80gb", austin, "on_demand"): Decimal("9.157"),
+        ("8x h100-sxm5-80gb", austin, "on_demand"): Decimal("18.309"),
+    }
