@@ -102,3 +102,24 @@ def test_collect_tensordock(cli: Run) -> None:
         ("4x h100-sxm5-80gb", austin, "on_demand"): Decimal("9.157"),
         ("8x h100-sxm5-80gb", austin, "on_demand"): Decimal("18.309"),
     }
+
+
+def test_collect_vultr(cli: Run) -> None:
+    vultr = FIXTURES / "vultr"
+    routes = {
+        ("GET", "/v2/plans"): (vultr / "plans.json").read_bytes(),
+        ("GET", "/v2/plans-metal"): (vultr / "plans_metal.json").read_bytes(),
+    }
+    with serve_recorded(routes) as url:
+        proc = cli(
+            "collect", "--provider", "vultr", extra_env={"GPU_TRACKER_VULTR__ENDPOINT_URL": url}
+        )
+    assert proc.returncode == 0, proc.stderr
+    # hourly_cost and hourly_cost_preemptible of the two bare metal GPU plans; the
+    # recorded vcg plans carry no gpu_count and are counted skips
+    assert offers(cli, "vultr") == {
+        ("vbm-256c-2048gb-8-mi300x-gpu", "ord", "on_demand"): Decimal("17.52"),
+        ("vbm-256c-2048gb-8-mi300x-gpu", "ord", "spot"): Decimal("14.72"),
+        ("vbm-112c-2048gb-8-h100-gpu", "sea", "on_demand"): Decimal("23.92"),
+        ("vbm-112c-2048gb-8-h100-gpu", "sea", "spot"): Decimal("18.4"),
+    }
