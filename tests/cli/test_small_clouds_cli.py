@@ -123,3 +123,20 @@ def test_collect_vultr(cli: Run) -> None:
         ("vbm-112c-2048gb-8-h100-gpu", "sea", "on_demand"): Decimal("23.92"),
         ("vbm-112c-2048gb-8-h100-gpu", "sea", "spot"): Decimal("18.4"),
     }
+
+
+def test_collect_cudo(cli: Run) -> None:
+    routes = {
+        ("GET", "/v1/vms/machine-types-2"): (FIXTURES / "cudo" / "machine_types.json").read_bytes()
+    }
+    with serve_recorded(routes) as url:
+        proc = cli(
+            "collect", "--provider", "cudo", extra_env={"GPU_TRACKER_CUDO__ENDPOINT_URL": url}
+        )
+    assert proc.returncode == 0, proc.stderr
+    # N x 0.05 + 8N x 0.0025 + 32N x 0.0038 + 100 x 0.00013 + 0.0055 (maxGpuFree 5)
+    assert offers(cli, "cudo") == {
+        ("cascade-lake 1x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.2101"),
+        ("cascade-lake 2x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.4017"),
+        ("cascade-lake 4x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.7849"),
+    }

@@ -42,6 +42,7 @@ from tracker.settings.huawei import HuaweiSettings
 from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
 from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
 from tracker.settings.small_clouds import (
+    CudoSettings,
     DigitalOceanSettings,
     TensorDockSettings,
     VerdaSettings,
@@ -59,6 +60,7 @@ __all__ = [
     "AzureSettings",
     "ConfigError",
     "CsvList",
+    "CudoSettings",
     "DigitalOceanSettings",
     "FxSettings",
     "GcpSettings",
@@ -125,6 +127,7 @@ class Settings(BaseSettings):
     verda: VerdaSettings = Field(default_factory=VerdaSettings)
     tensordock: TensorDockSettings = Field(default_factory=TensorDockSettings)
     vultr: VultrSettings = Field(default_factory=VultrSettings)
+    cudo: CudoSettings = Field(default_factory=CudoSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

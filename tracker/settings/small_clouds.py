@@ -14,7 +14,13 @@ from pydantic import Field, SecretStr, field_validator
 
 from tracker.settings.base import KeyedCloudSettings, Section, endpoint_origin, secret_or_env
 
-__all__ = ["DigitalOceanSettings", "TensorDockSettings", "VerdaSettings", "VultrSettings"]
+__all__ = [
+    "CudoSettings",
+    "DigitalOceanSettings",
+    "TensorDockSettings",
+    "VerdaSettings",
+    "VultrSettings",
+]
 
 
 class DigitalOceanSettings(KeyedCloudSettings):
@@ -46,6 +52,23 @@ class VultrSettings(Section):
     enabled: bool = True
     endpoint_url: str | None = None
     """Replaces scheme, host and port of ``https://api.vultr.com``; the path is kept."""
+
+    _origin = field_validator("endpoint_url")(endpoint_origin)
+
+
+class CudoSettings(Section):
+    """CUDO Compute VM machine types (collectors/cudo.py); the list is public, no key.
+
+    CUDO prices each vCPU, GiB of RAM, GPU, GiB of disk and the IPv4 address per hour;
+    an offer is priced with this shape per GPU (within the machine type's limits).
+    """
+
+    enabled: bool = True
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of ``https://rest.compute.cudo.org``; the path is kept."""
+    vcpus_per_gpu: int = Field(8, ge=1, le=64)
+    ram_gib_per_gpu: int = Field(32, ge=1, le=512)
+    storage_gib: int = Field(100, ge=1, le=100_000)
 
     _origin = field_validator("endpoint_url")(endpoint_origin)
 
