@@ -63,7 +63,11 @@ def test_amd_slug_resolves_with_per_gpu_memory() -> None:
     offers, _ = parse([page(2)])
     mi300x = offers[("gpu-mi300x8-1536gb", "nyc1")]
     # 1536 GiB / 8 = 192 GiB, the MI300X's datasheet size
-    assert (mi300x.gpu_model, mi300x.gpu_known, mi300x.gpu_memory_gib) == ("MI300X", True, Decimal(192))
+    assert (mi300x.gpu_model, mi300x.gpu_known, mi300x.gpu_memory_gib) == (
+        "MI300X",
+        True,
+        Decimal(192),
+    )
     assert mi300x.price_per_hour == Decimal("15.92")  # $1.99 per GPU-hour x 8
 
 
@@ -197,3 +201,17 @@ def test_token_from_section_file_or_conventional_variable(
 def test_disabled_is_not_configured() -> None:
     with pytest.raises(NotConfigured, match=r"digitalocean\.enabled"):
         DigitalOceanCollector.from_settings(Settings(digitalocean={"enabled": False}))
+
+
+def test_mi350x_slug_resolves_through_the_catalog() -> None:
+    body = page(2)
+    size = body["sizes"][2]
+    size["gpu_info"].update(model="amd_mi350x", vram={"amount": 2304, "unit": "gib"})
+    offers, _ = parse([body])
+    mi350x = offers[("gpu-mi300x8-1536gb", "nyc1")]
+    # 2304 GiB over 8 GPUs = 288 GiB each: AMD's MI350X (288 GB HBM3E)
+    assert (mi350x.gpu_model, mi350x.gpu_known, mi350x.gpu_memory_gib) == (
+        "MI350X",
+        True,
+        Decimal(288),
+    )
