@@ -140,3 +140,20 @@ def test_collect_cudo(cli: Run) -> None:
         ("cascade-lake 2x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.4017"),
         ("cascade-lake 4x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.7849"),
     }
+
+
+def test_collect_hotaisle(cli: Run) -> None:
+    path = "/api/teams/my-team/virtual_machines/available/"
+    routes = {("GET", path): (FIXTURES / "hotaisle" / "available_vms.json").read_bytes()}
+    with serve_recorded(routes) as url:
+        env = {
+            "GPU_TRACKER_HOTAISLE__ENDPOINT_URL": url,
+            "HOTAISLE_API_KEY": "k",
+            "HOTAISLE_TEAM_HANDLE": "my-team",
+        }
+        proc = cli("collect", "--provider", "hotaisle", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    # OnDemandPrice 199 cents
+    assert offers(cli, "hotaisle") == {
+        ("1x MI300X 13c 240g", "global", "on_demand"): Decimal("1.99")
+    }

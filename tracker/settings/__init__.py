@@ -44,6 +44,7 @@ from tracker.settings.service import HttpSettings, PriceSheetSettings, Scheduler
 from tracker.settings.small_clouds import (
     CudoSettings,
     DigitalOceanSettings,
+    HotAisleSettings,
     TensorDockSettings,
     VerdaSettings,
     VultrSettings,
@@ -64,6 +65,7 @@ __all__ = [
     "DigitalOceanSettings",
     "FxSettings",
     "GcpSettings",
+    "HotAisleSettings",
     "HttpSettings",
     "HuaweiSettings",
     "KeyedCloudSettings",
@@ -128,6 +130,7 @@ class Settings(BaseSettings):
     tensordock: TensorDockSettings = Field(default_factory=TensorDockSettings)
     vultr: VultrSettings = Field(default_factory=VultrSettings)
     cudo: CudoSettings = Field(default_factory=CudoSettings)
+    hotaisle: HotAisleSettings = Field(default_factory=HotAisleSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -6,6 +6,7 @@ the variable the provider's own SDK and CLI read, as for Lambda and RunPod.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
@@ -17,6 +18,7 @@ from tracker.settings.base import KeyedCloudSettings, Section, endpoint_origin, 
 __all__ = [
     "CudoSettings",
     "DigitalOceanSettings",
+    "HotAisleSettings",
     "TensorDockSettings",
     "VerdaSettings",
     "VultrSettings",
@@ -28,6 +30,23 @@ class DigitalOceanSettings(KeyedCloudSettings):
 
     _fallback_env: ClassVar[str] = "DIGITALOCEAN_TOKEN"
     _section: ClassVar[str] = "digitalocean"
+
+
+class HotAisleSettings(KeyedCloudSettings):
+    """Hot Aisle available VMs (collectors/hotaisle.py): an API key and the team it lists for."""
+
+    _fallback_env: ClassVar[str] = "HOTAISLE_API_KEY"
+    _section: ClassVar[str] = "hotaisle"
+
+    team: str | None = None
+    """The team handle whose available VMs are listed; else ``HOTAISLE_TEAM_HANDLE``."""
+
+    def resolved_team(self, environ: Mapping[str, str] | None = None) -> str | None:
+        team = (self.team or (os.environ if environ is None else environ).get(TEAM_ENV, "")).strip()
+        return team or None
+
+
+TEAM_ENV = "HOTAISLE_TEAM_HANDLE"
 
 
 class TensorDockSettings(KeyedCloudSettings):
