@@ -157,3 +157,19 @@ def test_collect_hotaisle(cli: Run) -> None:
     assert offers(cli, "hotaisle") == {
         ("1x MI300X 13c 240g", "global", "on_demand"): Decimal("1.99")
     }
+
+
+def test_collect_jarvislabs(cli: Run) -> None:
+    routes = {
+        ("GET", "/misc/server_meta"): (FIXTURES / "jarvislabs" / "server_meta.json").read_bytes()
+    }
+    with serve_recorded(routes) as url:
+        env = {"GPU_TRACKER_JARVISLABS__ENDPOINT_URL": url, "JL_API_KEY": "k"}
+        proc = cli("collect", "--provider", "jarvislabs", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    stored = offers(cli, "jarvislabs")
+    # 24 offers; the L4 vm and container rows (one offer each) share these keys and prices
+    assert len(stored) == 16
+    # 4 x A100-80GB at 1.49 per GPU = 5.96; spot 4 x 0.89 = 3.56
+    assert stored[("4x A100-80GB", "india-noida-01", "on_demand")] == Decimal("5.96")
+    assert stored[("4x A100-80GB", "india-noida-01", "spot")] == Decimal("3.56")

@@ -45,6 +45,7 @@ from tracker.settings.small_clouds import (
     CudoSettings,
     DigitalOceanSettings,
     HotAisleSettings,
+    JarvisLabsSettings,
     TensorDockSettings,
     VerdaSettings,
     VultrSettings,
@@ -68,6 +69,7 @@ __all__ = [
     "HotAisleSettings",
     "HttpSettings",
     "HuaweiSettings",
+    "JarvisLabsSettings",
     "KeyedCloudSettings",
     "LambdaSettings",
     "OciSettings",
@@ -131,6 +133,7 @@ class Settings(BaseSettings):
     vultr: VultrSettings = Field(default_factory=VultrSettings)
     cudo: CudoSettings = Field(default_factory=CudoSettings)
     hotaisle: HotAisleSettings = Field(default_factory=HotAisleSettings)
+    jarvislabs: JarvisLabsSettings = Field(default_factory=JarvisLabsSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -19,6 +19,7 @@ __all__ = [
     "CudoSettings",
     "DigitalOceanSettings",
     "HotAisleSettings",
+    "JarvisLabsSettings",
     "TensorDockSettings",
     "VerdaSettings",
     "VultrSettings",
@@ -47,6 +48,13 @@ class HotAisleSettings(KeyedCloudSettings):
 
 
 TEAM_ENV = "HOTAISLE_TEAM_HANDLE"
+
+
+class JarvisLabsSettings(KeyedCloudSettings):
+    """JarvisLabs ``server_meta`` (collectors/jarvislabs.py); ``JL_API_KEY`` is its SDK's name."""
+
+    _fallback_env: ClassVar[str] = "JL_API_KEY"
+    _section: ClassVar[str] = "jarvislabs"
 
 
 class TensorDockSettings(KeyedCloudSettings):
