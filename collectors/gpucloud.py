@@ -35,6 +35,7 @@ __all__ = [
     "decimal_text",
     "documented_url",
     "listed_before",
+    "loose_number",
     "number",
     "refused_or_failed",
     "text",
@@ -114,6 +115,22 @@ def decimal_text(item: Mapping[str, Any], field: str) -> Decimal | None:
         raise SkipItem("malformed_item", f"{field} is not a decimal string ({value!r})")
     try:
         result = Decimal(value.strip())
+    except InvalidOperation:
+        raise SkipItem("malformed_item", f"{field} is not a number ({value!r})") from None
+    if not result.is_finite() or result < 0:
+        raise SkipItem("malformed_item", f"{field} is {value!r}")
+    return result
+
+
+def loose_number(item: Mapping[str, Any], field: str) -> Decimal | None:
+    """A number sent as a number or a numeric string; None when absent, null or ""."""
+    value = item.get(field)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise SkipItem("malformed_item", f"{field} is {value!r}")
+    try:
+        result = Decimal(repr(value) if isinstance(value, float) else str(value).strip())
     except InvalidOperation:
         raise SkipItem("malformed_item", f"{field} is not a number ({value!r})") from None
     if not result.is_finite() or result < 0:

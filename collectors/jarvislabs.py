@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, text
+from collectors.gpucloud import GpuCloudCollector, loose_number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
 
@@ -39,41 +39,25 @@ _PRICES = (
 )
 
 
-def loose(item: Mapping[str, Any], field: str) -> Decimal | None:
-    """A number sent as a number or a numeric string; None when absent, null or ""."""
-    value = item.get(field)
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise SkipItem("malformed_item", f"{field} is {value!r}")
-    try:
-        result = Decimal(repr(value) if isinstance(value, float) else str(value).strip())
-    except InvalidOperation:
-        raise SkipItem("malformed_item", f"{field} is not a number ({value!r})") from None
-    if not result.is_finite() or result < 0:
-        raise SkipItem("malformed_item", f"{field} is {value!r}")
-    return result
-
-
 def parse_row(row: Any, scope: frozenset[PricingModel]) -> list[Offer]:
     """The offers of one ``server_meta`` row; :class:`SkipItem` if it cannot be priced."""
     if not isinstance(row, Mapping):
         raise SkipItem("malformed_item", f"row is {type(row).__name__}")
     gpu_type, region = text(row, "gpu_type"), text(row, "region")
     workload = row.get("workload_type")
-    largest = loose(row, "num_gpus") or Decimal(1)
-    vram = loose(row, "vram")
-    cpus, ram = loose(row, "cpus_per_gpu"), loose(row, "ram_per_gpu")
+    largest = loose_number(row, "num_gpus") or Decimal(1)
+    vram = loose_number(row, "vram")
+    cpus, ram = loose_number(row, "cpus_per_gpu"), loose_number(row, "ram_per_gpu")
     match = resolve_gpu(gpu_type, vram)
     attributes: dict[str, AttributeValue] = {"max_gpus_per_instance": largest}
     if not match.known:
         attributes["gpu_unknown_reason"] = match.reason
     offers = []
     for pricing, field, free_fields in _PRICES:
-        per_gpu = loose(row, field)
+        per_gpu = loose_number(row, field)
         if not per_gpu or pricing not in scope:  # absent, null or 0: not sold this way
             continue
-        free = next((v for v in (loose(row, f) for f in free_fields) if v is not None), None)
+        free = next((v for v in (loose_number(row, f) for f in free_fields) if v is not None), None)
         for count in (c for c in GPU_COUNTS if c <= largest):
             if free is None:
                 availability = Availability.UNKNOWN
@@ -103,7 +87,7 @@ def parse_row(row: Any, scope: frozenset[PricingModel]) -> list[Offer]:
                 )
             except InvalidOffer as exc:
                 raise SkipItem("invalid_offer", f"{count}x {gpu_type}: {exc}") from None
-    if not offers and loose(row, "price_per_hour") is None:
+    if not offers and loose_number(row, "price_per_hour") is None:
         raise SkipItem("malformed_item", "price_per_hour missing")
     return offers
 

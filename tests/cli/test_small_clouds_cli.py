@@ -173,3 +173,26 @@ def test_collect_jarvislabs(cli: Run) -> None:
     # 4 x A100-80GB at 1.49 per GPU = 5.96; spot 4 x 0.89 = 3.56
     assert stored[("4x A100-80GB", "india-noida-01", "on_demand")] == Decimal("5.96")
     assert stored[("4x A100-80GB", "india-noida-01", "spot")] == Decimal("3.56")
+
+
+def test_collect_seeweb_in_euros(cli: Run) -> None:
+    routes = {("GET", "/ecs/v2/plans"): (FIXTURES / "seeweb" / "plans.json").read_bytes()}
+    with serve_recorded(routes) as url:
+        env = {"GPU_TRACKER_SEEWEB__ENDPOINT_URL": url, "SEEWEB_API_TOKEN": "t"}
+        proc = cli("collect", "--provider", "seeweb", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    listed = cli(
+        "offers",
+        "--provider",
+        "seeweb",
+        "--format",
+        "json",
+        extra_env={"GPU_TRACKER_FX_RATES": '{"EUR": "1.10"}'},
+    )
+    assert listed.returncode == 0, listed.stderr
+    rows = {(r["instance_type"], r["region"]): r for r in json.loads(listed.stdout)}
+    assert len(rows) == 4
+    a100 = rows[("ECS2GPU3", "it-fr2")]
+    # stored in euros as sent; the USD view is 1.98 x 1.10 = 2.178
+    assert (a100["currency"], Decimal(a100["price_per_hour"])) == ("EUR", Decimal("1.98"))
+    assert Decimal(a100["price_per_hour_usd"]) == Decimal("2.178")

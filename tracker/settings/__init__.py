@@ -46,6 +46,7 @@ from tracker.settings.small_clouds import (
     DigitalOceanSettings,
     HotAisleSettings,
     JarvisLabsSettings,
+    SeewebSettings,
     TensorDockSettings,
     VerdaSettings,
     VultrSettings,
@@ -77,6 +78,7 @@ __all__ = [
     "RunPodSettings",
     "SchedulerSettings",
     "Section",
+    "SeewebSettings",
     "Settings",
     "TencentSettings",
     "TensorDockSettings",
@@ -134,6 +136,7 @@ class Settings(BaseSettings):
     cudo: CudoSettings = Field(default_factory=CudoSettings)
     hotaisle: HotAisleSettings = Field(default_factory=HotAisleSettings)
     jarvislabs: JarvisLabsSettings = Field(default_factory=JarvisLabsSettings)
+    seeweb: SeewebSettings = Field(default_factory=SeewebSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -20,6 +20,7 @@ __all__ = [
     "DigitalOceanSettings",
     "HotAisleSettings",
     "JarvisLabsSettings",
+    "SeewebSettings",
     "TensorDockSettings",
     "VerdaSettings",
     "VultrSettings",
@@ -55,6 +56,16 @@ class JarvisLabsSettings(KeyedCloudSettings):
 
     _fallback_env: ClassVar[str] = "JL_API_KEY"
     _section: ClassVar[str] = "jarvislabs"
+
+
+class SeewebSettings(KeyedCloudSettings):
+    """Seeweb Cloud Server GPU plans (collectors/seeweb.py), ``X-APITOKEN`` header."""
+
+    _fallback_env: ClassVar[str] = "SEEWEB_API_TOKEN"
+    _section: ClassVar[str] = "seeweb"
+
+    currency: str = Field("EUR", pattern=r"^[A-Z]{3}$")
+    """The API's prices carry no currency; Seeweb quotes its price list in euros."""
 
 
 class TensorDockSettings(KeyedCloudSettings):
