@@ -140,6 +140,11 @@ def test_collect_cudo(cli: Run) -> None:
         ("cascade-lake 2x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.4017"),
         ("cascade-lake 4x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.7849"),
     }
+    # the RTX 3080 is not in the catalog: kept under CUDO's name and listed as unknown
+    unknown = cli("gpus", "--unknown", "--format", "json")
+    assert unknown.returncode == 0, unknown.stderr
+    rows = json.loads(unknown.stdout)
+    assert [(r["raw_name"], r["provider"], r["series"]) for r in rows] == [("RTX 3080", "cudo", 3)]
 
 
 def test_collect_hotaisle(cli: Run) -> None:
@@ -196,3 +201,25 @@ def test_collect_seeweb_in_euros(cli: Run) -> None:
     # stored in euros as sent; the USD view is 1.98 x 1.10 = 2.178
     assert (a100["currency"], Decimal(a100["price_per_hour"])) == ("EUR", Decimal("1.98"))
     assert Decimal(a100["price_per_hour_usd"]) == Decimal("2.178")
+
+
+NEW_PROVIDERS = (
+    "digitalocean",
+    "verda",
+    "tensordock",
+    "vultr",
+    "cudo",
+    "hotaisle",
+    "jarvislabs",
+    "seeweb",
+)
+
+
+def test_providers_lists_every_new_collector(cli: Run) -> None:
+    proc = cli("providers", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["provider"]: r for r in json.loads(proc.stdout)}
+    assert set(NEW_PROVIDERS) <= set(rows)
+    # the keyless ones are ready; the others say which setting is missing
+    assert rows["vultr"]["configured"] and rows["cudo"]["configured"]
+    assert "GPU_TRACKER_TENSORDOCK__API_KEY" in rows["tensordock"]["status"]
