@@ -215,3 +215,13 @@ def test_mi350x_slug_resolves_through_the_catalog() -> None:
         True,
         Decimal(288),
     )
+
+
+def test_rtx4000_ada_slug_resolves_through_the_catalog() -> None:
+    body = page(2)
+    size = body["sizes"][1]
+    size["gpu_info"].update(model="nvidia_rtx4000_ada", vram={"amount": 20, "unit": "gib"}, count=1)
+    offers, _ = parse([body])
+    rtx = offers[("gpu-h100x8-640gb", "nyc1")]
+    # 20 GiB over 1 GPU: NVIDIA's RTX 4000 Ada (20 GB GDDR6)
+    assert (rtx.gpu_model, rtx.gpu_known, rtx.gpu_memory_gib) == ("RTX-4000-Ada", True, Decimal(20))
