@@ -223,3 +223,27 @@ def test_providers_lists_every_new_collector(cli: Run) -> None:
     # the keyless ones are ready; the others say which setting is missing
     assert rows["vultr"]["configured"] and rows["cudo"]["configured"]
     assert "GPU_TRACKER_TENSORDOCK__API_KEY" in rows["tensordock"]["status"]
+
+
+def test_compare_ranks_new_providers_like_the_others(cli: Run) -> None:
+    routes = {
+        ("GET", "/v2/sizes"): (FIXTURES / "digitalocean" / "sizes_page2.json").read_bytes(),
+        ("GET", "/v2/plans"): (FIXTURES / "vultr" / "plans.json").read_bytes(),
+        ("GET", "/v2/plans-metal"): (FIXTURES / "vultr" / "plans_metal.json").read_bytes(),
+    }
+    with serve_recorded(routes) as url:
+        env = {
+            "GPU_TRACKER_DIGITALOCEAN__ENDPOINT_URL": url,
+            "GPU_TRACKER_VULTR__ENDPOINT_URL": url,
+            "DIGITALOCEAN_TOKEN": "t",
+        }
+        proc = cli("collect", "--provider", "digitalocean", "--provider", "vultr", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    compared = cli("compare", "--gpu", "MI300X", "--format", "json")
+    assert compared.returncode == 0, compared.stderr
+    rows = {r["provider"]: r for r in json.loads(compared.stdout)}
+    # per GPU-hour: DigitalOcean 15.92 / 8 = 1.99; Vultr bare metal 17.52 / 8 = 2.19 and
+    # preemptible 14.72 / 8 = 1.84, a spot discount of 1 - 1.84 / 2.19 = 16 %
+    assert (rows["digitalocean"]["on_demand"], rows["digitalocean"]["spot"]) == ("1.99", None)
+    assert (rows["vultr"]["on_demand"], rows["vultr"]["spot"]) == ("2.19", "1.84")
+    assert rows["vultr"]["spot_discount_pct"] == "16"
