@@ -71,16 +71,22 @@ def test_smaller_clouds_without_credentials_skip_with_one_line_each(cli: Run) ->
             "VERDA_CLIENT_SECRET",
             "DATACRUNCH_CLIENT_ID",
             "DATACRUNCH_CLIENT_SECRET",
+            "HOTAISLE_API_KEY",
+            "JL_API_KEY",
+            "SEEWEB_API_TOKEN",
         )
     }
-    proc = cli("collect", "--provider", "digitalocean", "--provider", "verda", extra_env=env)
+    keyed = ("digitalocean", "verda", "tensordock", "hotaisle", "jarvislabs", "seeweb")
+    proc = cli("collect", *(a for p in keyed for a in ("--provider", p)), extra_env=env)
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stderr.splitlines()
+    skipped = [line for line in proc.stderr.splitlines() if ": skipped: " in line]
+    assert sorted(line.split(":", 1)[0] for line in skipped) == sorted(keyed)  # one line each
     assert (
         "digitalocean: skipped: no API key: set GPU_TRACKER_DIGITALOCEAN__API_KEY "
         "(or DIGITALOCEAN_TOKEN)"
-    ) in lines
-    assert [line for line in lines if line.startswith("verda: skipped: no client credentials")]
+    ) in skipped
+    assert "tensordock: skipped: no API key: set GPU_TRACKER_TENSORDOCK__API_KEY" in skipped
+    assert [line for line in skipped if line.startswith("verda: skipped: no client credentials")]
 
 
 def test_collect_tensordock(cli: Run) -> None:
