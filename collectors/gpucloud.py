@@ -1,4 +1,4 @@
-"""What the GPU-cloud collectors (Lambda, RunPod, Vast.ai, OCI) share.
+"""What the GPU-cloud collectors (Lambda, RunPod, Vast.ai, OCI and the smaller clouds) share.
 
 They are small JSON APIs with one documented URL each, so the common parts are
 where the request goes (an override keeps the documented path), how a refused
