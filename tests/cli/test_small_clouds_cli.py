@@ -132,25 +132,30 @@ def test_collect_vultr(cli: Run) -> None:
 
 
 def test_collect_cudo(cli: Run) -> None:
-    routes = {
-        ("GET", "/v1/vms/machine-types-2"): (FIXTURES / "cudo" / "machine_types.json").read_bytes()
-    }
+    body = json.loads((FIXTURES / "cudo" / "machine_types.json").read_text())
+    routes = {("GET", "/v1/vms/machine-types-2"): json.dumps(body).encode()}
     with serve_recorded(routes) as url:
-        proc = cli(
-            "collect", "--provider", "cudo", extra_env={"GPU_TRACKER_CUDO__ENDPOINT_URL": url}
-        )
-    assert proc.returncode == 0, proc.stderr
-    # N x 0.05 + 8N x 0.0025 + 32N x 0.0038 + 100 x 0.00013 + 0.0055 (maxGpuFree 5)
-    assert offers(cli, "cudo") == {
-        ("cascade-lake 1x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.2101"),
-        ("cascade-lake 2x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.4017"),
-        ("cascade-lake 4x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.7849"),
-    }
-    # the RTX 3080 is not in the catalog: kept under CUDO's name and listed as unknown
+        env = {"GPU_TRACKER_CUDO__ENDPOINT_URL": url}
+        proc = cli("collect", "--provider", "cudo", extra_env=env)
+        assert proc.returncode == 0, proc.stderr
+        # N x 0.05 + 8N x 0.0025 + 32N x 0.0038 + 100 x 0.00013 + 0.0055 (maxGpuFree 5)
+        assert offers(cli, "cudo") == {
+            ("cascade-lake 1x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.2101"),
+            ("cascade-lake 2x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.4017"),
+            ("cascade-lake 4x nvidia-rtx-3080", "br-saopaulo-1", "on_demand"): Decimal("0.7849"),
+        }
+        # the same machine type renamed to a GPU the catalog lacks, collected again
+        body["machineTypes"][0].update(gpuModel="RTX 3080 Ti", gpuModelId="nvidia-rtx-3080-ti")
+        routes[("GET", "/v1/vms/machine-types-2")] = json.dumps(body).encode()
+        proc = cli("collect", "--provider", "cudo", extra_env=env)
+        assert proc.returncode == 0, proc.stderr
+    # kept under CUDO's name, flagged, and listed as unknown
     unknown = cli("gpus", "--unknown", "--format", "json")
     assert unknown.returncode == 0, unknown.stderr
     rows = json.loads(unknown.stdout)
-    assert [(r["raw_name"], r["provider"], r["series"]) for r in rows] == [("RTX 3080", "cudo", 3)]
+    assert [(r["raw_name"], r["provider"], r["series"]) for r in rows] == [
+        ("RTX 3080 Ti", "cudo", 3)
+    ]
 
 
 def test_collect_hotaisle(cli: Run) -> None:

@@ -49,10 +49,15 @@ def test_vm_shapes_priced_from_the_per_part_rates() -> None:
     assert skips == []
 
 
-def test_gpu_name_not_in_the_catalog_is_kept_and_a_mode_suffix_is_ignored() -> None:
+def test_gpu_names_resolve_unknown_ones_are_kept_and_a_mode_suffix_is_ignored() -> None:
     offers, _ = parse(payload())
     rtx = offers[("cascade-lake 1x nvidia-rtx-3080", SAO_PAULO)]
-    assert (rtx.gpu_model, rtx.gpu_known) == ("RTX 3080", False)
+    assert (rtx.gpu_model, rtx.gpu_known) == ("RTX-3080", True)
+    body = payload()
+    body["machineTypes"][0].update(gpuModel="RTX 3080 Ti", gpuModelId="nvidia-rtx-3080-ti")
+    offers, _ = parse(body)
+    odd = offers[("cascade-lake 1x nvidia-rtx-3080-ti", SAO_PAULO)]
+    assert (odd.gpu_model, odd.gpu_known) == ("RTX 3080 Ti", False)
     body = payload()
     body["machineTypes"][0].update(gpuModel="A40 (compute mode)", gpuModelId="nvidia-a40")
     offers, _ = parse(body)
