@@ -20,7 +20,7 @@ from tracker.history.args import Grid, HistoryArgumentError, Window
 from tracker.models import PricingModel
 from tracker.store import fx as fx_store
 from tracker.store import history as store
-from tracker.store import queries
+from tracker.store import queries, rollup_read
 from tracker.store.engine import Engine
 from tracker.store.types import quantize_money
 
@@ -177,9 +177,10 @@ def gpu_steps(
 ) -> list[dict[str, Any]]:
     """At every step, the matching offer with the lowest USD price per GPU-hour at that
     step's exchange rates (ties go to the first by provider, instance type, region, zone,
-    pricing, payment option); an offer without a rate then never counts."""
+    pricing, payment option); an offer without a rate then never counts. Read from the
+    cheapest-price rollup (tracker.store.rollup_read)."""
     where = store.SeriesFilter(gpu=gpu, provider=provider, region=region, pricing=pricing)
-    found = {c.k: c for c in store.cheapest_at(engine, grid, where, fx_rates=fx_rates)}
+    found = {c.k: c for c in rollup_read.cheapest(engine, grid, where, fx_rates=fx_rates)}
     times = grid.times()
     rows: list[dict[str, Any]] = []
     for k, t in enumerate(times):

@@ -1,0 +1,386 @@
+"""The cheapest-price rollup: kept exact by every run, rebuilt on demand.
+
+For each (GPU model, pricing, provider, region, currency) the rollup holds the step
+function of the cheapest price per GPU-hour in that currency (``rollup_groups``,
+``price_rollups``; see :class:`tracker.store.schema.PriceRollup`). Per-GPU history
+reads a few hundred of its intervals instead of probing every offer's intervals at
+every step (:mod:`tracker.store.rollup_read`).
+
+A run updates it in its own transaction, for the *keys* (GPU model, pricing, provider,
+region; every currency of one) it touched, from the earliest time it changed one:
+
+- a forward run (every change at one time, after the key's stored intervals) takes
+  the cheaper of the stored cheapest and the run's new prices, set-wise in SQL, and
+  recomputes only the keys whose cheapest offer got dearer or went away
+  (:mod:`tracker.store.rollup_forward`, Postgres);
+- anything else (dated observations such as AWS spot history, a GPU model or count
+  that changed, SQLite) recomputes the touched keys from their earliest change: the
+  intervals in force from then on, swept in Python (:mod:`tracker.store.rollup_sweep`),
+  replace the stored ones from then on, merged with the one ending there if equal.
+
+:func:`rebuild` recomputes everything (the migration's back-fill, ``gpu-tracker db
+rebuild-rollups``); it is idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import groupby
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    MetaData,
+    String,
+    Table,
+    and_,
+    delete,
+    func,
+    insert,
+    select,
+    text,
+)
+
+from tracker.store.rollup_sweep import Member, Segment, sweep
+from tracker.store.schema import ROLLUP_DIRTY, PricePoint, PriceRollup, RollupGroup, Series
+from tracker.store.types import Money, UTCDateTime
+
+__all__ = [
+    "KEY_COLUMNS",
+    "Key",
+    "RebuildStats",
+    "dirty_keys",
+    "last_point_id",
+    "maintain_keys",
+    "maintain_run",
+    "rebuild",
+    "touched_keys",
+]
+
+log = logging.getLogger(__name__)
+
+KEY_COLUMNS = ("gpu_model", "pricing", "provider", "region")
+"""What a run's maintenance recomputes together (every currency of it)."""
+
+Key = tuple[str, str, str, str]
+BATCH = 20_000
+
+_temp = MetaData()
+KEYS = Table(
+    "gt_roll_keys",
+    _temp,
+    *(Column(c, String(128)) for c in KEY_COLUMNS),
+    Column("t0", UTCDateTime),
+    prefixes=["TEMPORARY"],
+)
+SEGMENTS = Table(
+    "gt_roll_seg",
+    _temp,
+    *(Column(c, String(128)) for c in KEY_COLUMNS),
+    Column("currency", String(3)),
+    Column("group_id", BigInteger),
+    Column("series_id", BigInteger),
+    Column("price", Money),
+    Column("first_seen", UTCDateTime),
+    Column("ended_at", UTCDateTime),
+    Column("t0", UTCDateTime),
+    prefixes=["TEMPORARY"],
+)
+_KEY_MATCH = " AND ".join(f"{{a}}.{c} = {{b}}.{c}" for c in KEY_COLUMNS)
+
+
+def key_match(a: str, b: str) -> str:
+    """SQL: rows ``a`` and ``b`` (aliases) have the same key."""
+    return _KEY_MATCH.format(a=a, b=b)
+
+
+@dataclass(slots=True)
+class RebuildStats:
+    keys: int = 0
+    groups: int = 0
+    intervals: int = 0
+    source_intervals: int = 0
+
+
+def _member_columns() -> list[Any]:
+    s, p = Series.__table__.c, PricePoint.__table__.c
+    return [
+        *(s[c] for c in KEY_COLUMNS),
+        p.currency,
+        s.id,
+        p.price,
+        s.gpu_count,
+        s.instance_type,
+        s.zone,
+        s.payment_option,
+        p.first_seen,
+        p.ended_at,
+    ]
+
+
+def _members(rows: Iterable[Any]) -> Iterator[tuple[Key, list[Member]]]:
+    """Rows of :func:`_member_columns` ordered by key, as each key's members."""
+    for key, group in groupby(rows, key=lambda r: (r[0], r[1], r[2], r[3])):
+        yield (
+            key,
+            [Member(r[4], int(r[5]), r[6], r[7], (r[8], r[9], r[10]), r[11], r[12]) for r in group],
+        )
+
+
+def rebuild(conn: Connection) -> RebuildStats:
+    """Recompute the whole rollup from the raw intervals, in the caller's transaction:
+    what was stored is replaced by the same answer (idempotent)."""
+    stats = RebuildStats()
+    conn.execute(delete(PriceRollup))
+    conn.execute(delete(RollupGroup))
+    conn.execute(ROLLUP_DIRTY.delete())
+    s, p = Series.__table__, PricePoint.__table__
+    stmt = (
+        select(*_member_columns())
+        .select_from(s.join(p, p.c.series_id == s.c.id))
+        .order_by(*(s.c[c] for c in KEY_COLUMNS))
+    )
+    pending: list[tuple[Key, Segment]] = []
+    result = conn.execute(stmt, execution_options={"stream_results": True, "yield_per": BATCH})
+    for key, members in _members(result):
+        stats.keys += 1
+        stats.source_intervals += len(members)
+        pending.extend((key, seg) for seg in sweep(members))
+        if len(pending) >= BATCH:
+            _write_all(conn, pending, stats)
+            pending = []
+    _write_all(conn, pending, stats)
+    log.info(
+        "rollup rebuilt: %d keys, %d groups, %d intervals from %d price intervals",
+        stats.keys,
+        stats.groups,
+        stats.intervals,
+        stats.source_intervals,
+    )
+    return stats
+
+
+def _write_all(
+    conn: Connection, pending: Sequence[tuple[Key, Segment]], stats: RebuildStats
+) -> None:
+    """Insert segments of a rebuild (no stored rows to merge with)."""
+    if not pending:
+        return
+    groups = _group_ids(conn, {(*key, seg.currency) for key, seg in pending})
+    stats.groups = len(groups)
+    rows = [
+        {
+            "group_id": groups[(*key, seg.currency)],
+            "series_id": seg.series_id,
+            "price": seg.price,
+            "first_seen": seg.first_seen,
+            "ended_at": seg.ended_at,
+        }
+        for key, seg in pending
+    ]
+    conn.execute(insert(PriceRollup), rows)
+    stats.intervals += len(rows)
+
+
+def _group_ids(conn: Connection, wanted: set[tuple[str, ...]]) -> dict[tuple[str, ...], int]:
+    """Every group's id by (key..., currency), the wanted ones created where missing
+    (the table holds one row per key and currency: thousands, read whole)."""
+    g = RollupGroup.__table__
+    cols = [*KEY_COLUMNS, "currency"]
+    add = insert(RollupGroup)
+    found = {tuple(r[1:]): int(r[0]) for r in conn.execute(select(g.c.id, *(g.c[c] for c in cols)))}
+    missing = sorted(k for k in wanted if k not in found)
+    if missing:
+        conn.execute(add, [dict(zip(cols, k, strict=True)) for k in missing])
+        return _group_ids(conn, set())
+    return found
+
+
+def touched_keys(
+    conn: Connection, *, since_id: int, source: str, delisted_at: Any | None
+) -> dict[Key, datetime]:
+    """The keys a run of ``source`` changed, each with the earliest time it changed
+    one: intervals opened by it (ids above ``since_id``) and, with ``delisted_at``,
+    the series it delisted then."""
+    s, p = Series.__table__, PricePoint.__table__
+    keys = [s.c[c] for c in KEY_COLUMNS]
+    opened = (
+        select(*keys, func.min(p.c.first_seen))
+        .select_from(p.join(s, s.c.id == p.c.series_id))
+        .where(p.c.id > since_id, s.c.source == source)
+        .group_by(*keys)
+    )
+    found: dict[Key, datetime] = {}
+    for row in conn.execute(opened):
+        found[(row[0], row[1], row[2], row[3])] = row[4]
+    if delisted_at is not None:
+        gone = (
+            select(*keys, func.min(s.c.delisted_at))
+            .where(s.c.delisted_at == delisted_at, s.c.source == source)
+            .group_by(*keys)
+        )
+        for row in conn.execute(gone):
+            key = (row[0], row[1], row[2], row[3])
+            found[key] = min(found.get(key, row[4]), row[4])
+    return found
+
+
+def maintain_keys(conn: Connection, keys: dict[Key, datetime | None]) -> int:
+    """Recompute ``keys`` from their times on (None: the whole history): the stored
+    intervals from then on are replaced, the one in force then is cut there and merged
+    with the recomputed one starting there if it is the same. Returns the intervals
+    written."""
+    if not keys:
+        return 0
+    _recreate(conn, KEYS)
+    _recreate(conn, SEGMENTS)
+    conn.execute(
+        insert(KEYS),
+        [dict(zip((*KEY_COLUMNS, "t0"), (*k, t0), strict=True)) for k, t0 in keys.items()],
+    )
+    segments: list[dict[str, Any]] = []
+    for key, members in _members(conn.execute(_members_from(conn))):
+        t0 = keys[key]
+        for seg in sweep(members, t0):
+            row: dict[str, Any] = dict(zip(KEY_COLUMNS, key, strict=True))
+            row.update(seg._asdict())
+            row["t0"] = t0
+            segments.append(row)
+    if segments:
+        conn.execute(insert(SEGMENTS), segments)
+    _apply_segments(conn)
+    conn.execute(text("DROP TABLE gt_roll_seg"))
+    conn.execute(text("DROP TABLE gt_roll_keys"))
+    return len(segments)
+
+
+def _recreate(conn: Connection, table: Table) -> None:
+    conn.execute(text(f"DROP TABLE IF EXISTS {table.name}"))
+    table.create(conn)
+
+
+def _members_from(conn: Connection) -> Any:
+    """Every interval of the keys' series in force at some time from the key's t0 on:
+    the one in force at t0 (the latest started by then) and those started after."""
+    s, p, k = Series.__table__, PricePoint.__table__, KEYS
+    on_key = and_(*(s.c[c] == k.c[c] for c in KEY_COLUMNS))
+    base = s.join(k, on_key).join(p, p.c.series_id == s.c.id)
+    after = (
+        select(*_member_columns())
+        .select_from(base)
+        .where((k.c.t0.is_(None)) | (p.c.first_seen > k.c.t0))
+    )
+    q = PricePoint.__table__.alias("q")
+    latest = (
+        select(q.c.id)
+        .where(q.c.series_id == s.c.id, q.c.first_seen <= k.c.t0)
+        .order_by(q.c.first_seen.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    probes = (
+        select(s.c.id.label("sid"), k.c.t0, latest.label("pid"))
+        .select_from(s.join(k, on_key))
+        .where(k.c.t0.is_not(None))
+        .subquery("probes")
+    )
+    at_t0 = (
+        select(*_member_columns())
+        .select_from(probes.join(p, p.c.id == probes.c.pid).join(s, s.c.id == probes.c.sid))
+        .where((p.c.ended_at.is_(None)) | (p.c.ended_at > probes.c.t0))
+    )
+    both = after.union_all(at_t0).subquery("m")
+    return select(*both.c).order_by(*(both.c[c] for c in KEY_COLUMNS))
+
+
+def _apply_segments(conn: Connection) -> None:
+    """Replace the stored intervals of gt_roll_keys from each key's t0 by gt_roll_seg."""
+
+    def x(sql: str) -> int:
+        return conn.execute(text(sql)).rowcount
+
+    cols = ", ".join(KEY_COLUMNS)
+    x(
+        f"INSERT INTO rollup_groups ({cols}, currency) SELECT DISTINCT {cols}, currency "
+        "FROM gt_roll_seg n WHERE NOT EXISTS (SELECT 1 FROM rollup_groups g WHERE "
+        f"{key_match('g', 'n')} AND g.currency = n.currency)"
+    )
+    x(
+        "UPDATE gt_roll_seg SET group_id = (SELECT g.id FROM rollup_groups g WHERE "
+        f"{key_match('g', 'gt_roll_seg')} AND g.currency = gt_roll_seg.currency)"
+    )
+    in_keys = (
+        "SELECT g.id AS group_id, k.t0 FROM rollup_groups g JOIN gt_roll_keys k "
+        f"ON {key_match('g', 'k')}"
+    )
+    x(
+        "DELETE FROM price_rollups WHERE id IN (SELECT r.id FROM price_rollups r "
+        f"JOIN ({in_keys}) gk ON gk.group_id = r.group_id "
+        "WHERE gk.t0 IS NULL OR r.first_seen >= gk.t0)"
+    )
+    x(
+        f"UPDATE price_rollups SET ended_at = gk.t0 FROM ({in_keys}) gk "
+        "WHERE gk.group_id = price_rollups.group_id AND gk.t0 IS NOT NULL "
+        "AND price_rollups.first_seen < gk.t0 "
+        "AND (price_rollups.ended_at IS NULL OR price_rollups.ended_at > gk.t0)"
+    )
+    # The recomputed interval starting at t0 continues the stored one ending there.
+    same = (
+        "r.group_id = n.group_id AND r.ended_at = n.first_seen AND n.first_seen = n.t0 "
+        "AND r.series_id = n.series_id AND r.price = n.price"
+    )
+    x(
+        "UPDATE price_rollups SET ended_at = (SELECT n.ended_at FROM gt_roll_seg n, "
+        f"price_rollups r WHERE r.id = price_rollups.id AND {same}) WHERE id IN "
+        f"(SELECT r.id FROM price_rollups r JOIN gt_roll_seg n ON {same})"
+    )
+    x(
+        "DELETE FROM gt_roll_seg WHERE first_seen = t0 AND EXISTS (SELECT 1 FROM "
+        "price_rollups r WHERE r.group_id = gt_roll_seg.group_id "
+        "AND r.first_seen < gt_roll_seg.first_seen AND r.series_id = gt_roll_seg.series_id "
+        "AND r.price = gt_roll_seg.price AND (r.ended_at = gt_roll_seg.ended_at "
+        "OR (r.ended_at IS NULL AND gt_roll_seg.ended_at IS NULL)))"
+    )
+    x(
+        "INSERT INTO price_rollups (group_id, series_id, price, first_seen, ended_at) "
+        "SELECT group_id, series_id, price, first_seen, ended_at FROM gt_roll_seg"
+    )
+
+
+def maintain_run(
+    conn: Connection,
+    *,
+    since_id: int,
+    source: str,
+    delisted_at: datetime | None,
+) -> int:
+    """Bring the rollup up to date with a run of ``source`` that opened the intervals
+    above ``since_id`` and delisted at ``delisted_at`` (None: nothing); the keys a
+    changed GPU model or count moved are recomputed whole. Returns the rollup
+    intervals written."""
+    keys: dict[Key, datetime | None] = dict(
+        touched_keys(conn, since_id=since_id, source=source, delisted_at=delisted_at)
+    )
+    keys.update(dict.fromkeys(dirty_keys(conn)))
+    written = maintain_keys(conn, keys)
+    log.debug("rollup: %d keys of %s recomputed, %d intervals written", len(keys), source, written)
+    return written
+
+
+def last_point_id(conn: Connection) -> int:
+    """The newest interval's id: a run's own intervals are those above it."""
+    return int(conn.execute(select(func.coalesce(func.max(PricePoint.id), 0))).scalar_one())
+
+
+def dirty_keys(conn: Connection) -> set[Key]:
+    """The keys the ``series`` trigger noted (GPU model or count changed), emptied."""
+    d = ROLLUP_DIRTY
+    found = {(r[0], r[1], r[2], r[3]) for r in conn.execute(select(*d.c).distinct())}
+    if found:
+        conn.execute(d.delete())
+    return found
