@@ -4,7 +4,10 @@ A key is (GPU model, pricing, provider, region); within it each currency has its
 step function (:class:`tracker.store.schema.PriceRollup`). The sweep visits every
 time a price starts or ends, keeps the intervals in force in one heap per currency
 (ordered by price per GPU-hour, then the offer identity as the history reads break
-ties) and emits an interval whenever the cheapest offer or its price changes.
+ties) and emits an interval whenever the cheapest offer or its price changes. As the
+raw readers do (tracker.store.history), a series' price at a time is its interval
+started latest by then, if that one had not ended: an older interval it overlaps
+no longer counts.
 Pure Python, no SQL: the store's modules feed it rows and write what it returns.
 """
 
@@ -44,6 +47,10 @@ class Segment(NamedTuple):
     ended_at: datetime | None
 
 
+_Entry = tuple[Decimal, tuple[str, ...], int, datetime, Decimal, datetime | None]
+"""In a currency's heap: price per GPU-hour, rank, series, start, price, end."""
+
+
 @dataclass(slots=True)
 class _Open:
     series_id: int
@@ -66,7 +73,8 @@ def sweep(members: Iterable[Member], since: datetime | None = None) -> list[Segm
             times.add(m.ended_at)
     if since is not None:
         times.add(since)
-    heaps: dict[str, list[tuple[Decimal, tuple[str, ...], int, Decimal, datetime | None]]] = {}
+    heaps: dict[str, list[_Entry]] = {}
+    latest: dict[int, datetime] = {}
     current: dict[str, _Open] = {}
     segments: list[Segment] = []
     i = 0
@@ -74,14 +82,17 @@ def sweep(members: Iterable[Member], since: datetime | None = None) -> list[Segm
         while i < len(rows) and rows[i].first_seen <= t:
             m = rows[i]
             i += 1
+            latest[m.series_id] = m.first_seen
             if m.ended_at is not None and m.ended_at <= t:
                 continue
-            entry = (m.price / m.gpu_count, m.rank, m.series_id, m.price, m.ended_at)
+            entry = (m.price / m.gpu_count, m.rank, m.series_id, m.first_seen, m.price, m.ended_at)
             heapq.heappush(heaps.setdefault(m.currency, []), entry)
         for currency, heap in heaps.items():
-            while heap and heap[0][4] is not None and heap[0][4] <= t:
+            while heap and (
+                (heap[0][5] is not None and heap[0][5] <= t) or latest[heap[0][2]] != heap[0][3]
+            ):
                 heapq.heappop(heap)
-            best = (heap[0][2], heap[0][3]) if heap else None
+            best = (heap[0][2], heap[0][4]) if heap else None
             now = current.get(currency)
             if now is not None and best == (now.series_id, now.price):
                 continue
