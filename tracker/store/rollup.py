@@ -39,6 +39,8 @@ from sqlalchemy import (
     String,
     Table,
     and_,
+    bindparam,
+    column,
     delete,
     func,
     insert,
@@ -46,8 +48,10 @@ from sqlalchemy import (
     text,
 )
 
+from tracker.store.rollup_forward import forward
 from tracker.store.rollup_sweep import Member, Segment, sweep
 from tracker.store.schema import ROLLUP_DIRTY, PricePoint, PriceRollup, RollupGroup, Series
+from tracker.store.staging import temp_table
 from tracker.store.types import Money, UTCDateTime
 
 __all__ = [
@@ -201,33 +205,76 @@ def _group_ids(conn: Connection, wanted: set[tuple[str, ...]]) -> dict[tuple[str
     return found
 
 
-def touched_keys(
-    conn: Connection, *, since_id: int, source: str, delisted_at: Any | None
-) -> dict[Key, datetime]:
-    """The keys a run of ``source`` changed, each with the earliest time it changed
-    one: intervals opened by it (ids above ``since_id``) and, with ``delisted_at``,
-    the series it delisted then."""
-    s, p = Series.__table__, PricePoint.__table__
-    keys = [s.c[c] for c in KEY_COLUMNS]
-    opened = (
-        select(*keys, func.min(p.c.first_seen))
-        .select_from(p.join(s, s.c.id == p.c.series_id))
-        .where(p.c.id > since_id, s.c.source == source)
-        .group_by(*keys)
+def _stage_changes(
+    conn: Connection, *, since_id: int, source: str, delisted_at: datetime | None
+) -> None:
+    """``gt_roll_new``: the intervals a run of ``source`` opened (ids above
+    ``since_id``) with their series' key, GPU count and ranking columns; with
+    ``delisted_at``, ``gt_roll_gone``: the series it delisted then."""
+    sqlite = conn.dialect.name == "sqlite"
+    for table in ("gt_roll_new", "gt_roll_gone"):
+        conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
+    conn.execute(
+        text(
+            temp_table("gt_roll_new", sqlite=sqlite)
+            + f"SELECT {', '.join('s.' + c for c in KEY_COLUMNS)}, p.currency, p.series_id, "
+            "p.price, s.gpu_count, s.instance_type, s.zone, s.payment_option, p.first_seen, "
+            "p.ended_at FROM price_points p JOIN series s ON s.id = p.series_id "
+            "WHERE p.id > :since AND s.source = :source"
+        ),
+        {"since": since_id, "source": source},
+    )
+    conn.execute(text("CREATE INDEX gt_roll_new_series ON gt_roll_new (series_id)"))
+    if delisted_at is not None:
+        s = Series.__table__
+        conn.execute(
+            text(
+                temp_table("gt_roll_gone", sqlite=sqlite)
+                + "SELECT id AS series_id, delisted_at FROM series WHERE source = :source "
+                "AND delisted_at = :at"
+            ).bindparams(bindparam("at", delisted_at, s.c.delisted_at.type)),
+            {"source": source},
+        )
+
+
+def touched_keys(conn: Connection, *, delisted: bool) -> dict[Key, datetime]:
+    """The keys of the staged changes (:func:`_stage_changes`), each with the earliest
+    time the run changed one."""
+    cols = ", ".join(KEY_COLUMNS)
+    sql = f"SELECT {cols}, MIN(first_seen) FROM gt_roll_new GROUP BY {cols}"
+    if delisted:
+        sql += (
+            f" UNION ALL SELECT {', '.join('s.' + c for c in KEY_COLUMNS)}, MIN(d.delisted_at) "
+            "FROM gt_roll_gone d JOIN series s ON s.id = d.series_id GROUP BY "
+            + ", ".join("s." + c for c in KEY_COLUMNS)
+        )
+    stmt = text(sql).columns(
+        *(column(c, String()) for c in KEY_COLUMNS), column("t", UTCDateTime())
     )
     found: dict[Key, datetime] = {}
-    for row in conn.execute(opened):
-        found[(row[0], row[1], row[2], row[3])] = row[4]
-    if delisted_at is not None:
-        gone = (
-            select(*keys, func.min(s.c.delisted_at))
-            .where(s.c.delisted_at == delisted_at, s.c.source == source)
-            .group_by(*keys)
-        )
-        for row in conn.execute(gone):
-            key = (row[0], row[1], row[2], row[3])
-            found[key] = min(found.get(key, row[4]), row[4])
+    for row in conn.execute(stmt):
+        key = (row[0], row[1], row[2], row[3])
+        found[key] = min(found.get(key, row[4]), row[4])
     return found
+
+
+def _single_time(conn: Connection, delisted_at: datetime | None) -> datetime | None:
+    """The one time every staged change happened at, if there is one and no interval
+    the run opened is already closed (a run in several rounds)."""
+    row = conn.execute(
+        text(
+            "SELECT MIN(first_seen), MAX(first_seen), "
+            "SUM(CASE WHEN ended_at IS NULL THEN 0 ELSE 1 END) FROM gt_roll_new"
+        ).columns(column("lo", UTCDateTime()), column("hi", UTCDateTime()), column("n"))
+    ).one()
+    lo, hi, closed = row
+    if closed:
+        return None
+    if lo is None:
+        return delisted_at
+    if lo != hi or (delisted_at is not None and delisted_at != lo):
+        return None
+    return lo  # type: ignore[no-any-return]
 
 
 def maintain_keys(conn: Connection, keys: dict[Key, datetime | None]) -> int:
@@ -363,12 +410,28 @@ def maintain_run(
     above ``since_id`` and delisted at ``delisted_at`` (None: nothing); the keys a
     changed GPU model or count moved are recomputed whole. Returns the rollup
     intervals written."""
-    keys: dict[Key, datetime | None] = dict(
-        touched_keys(conn, since_id=since_id, source=source, delisted_at=delisted_at)
+    _stage_changes(conn, since_id=since_id, source=source, delisted_at=delisted_at)
+    dirty = dirty_keys(conn)
+    written = 0
+    at = None if dirty or conn.dialect.name != "postgresql" else _single_time(conn, delisted_at)
+    if at is not None:
+        redo, written = forward(conn, at=at, delisted=delisted_at is not None)
+        keys: dict[Key, datetime | None] = dict.fromkeys(redo, at)
+        path = "forward"
+    else:
+        keys = dict(touched_keys(conn, delisted=delisted_at is not None))
+        keys.update(dict.fromkeys(dirty))
+        path = "recomputed"
+    written += maintain_keys(conn, keys)
+    for table in ("gt_roll_new", "gt_roll_gone"):
+        conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
+    log.debug(
+        "rollup of %s: %s, %d keys recomputed, %d intervals written",
+        source,
+        path,
+        len(keys),
+        written,
     )
-    keys.update(dict.fromkeys(dirty_keys(conn)))
-    written = maintain_keys(conn, keys)
-    log.debug("rollup: %d keys of %s recomputed, %d intervals written", len(keys), source, written)
     return written
 
 
