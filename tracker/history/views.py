@@ -112,7 +112,9 @@ def find_offer(engine: Engine, offer: OfferKey) -> list[Any]:
 
 def _usd(value: Any) -> Decimal | None:
     """A USD figure read from SQL (REAL arithmetic on SQLite) at the store's money scale."""
-    return None if value is None else quantize_money(Decimal(str(value)))
+    if value is None:
+        return None
+    return quantize_money(value if isinstance(value, Decimal) else Decimal(str(value)))
 
 
 def offer_steps(

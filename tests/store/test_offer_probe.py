@@ -1,0 +1,55 @@
+"""One offer's history read by its series ids (tracker.store.offer_probe, Postgres)
+gives the general statement's rows, and hands non-USD offers back to it."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import pytest
+
+from tests.store.test_rollup import START, _history
+from tracker.models import PricingModel
+from tracker.store import history, offer_probe
+from tracker.store.engine import Engine
+
+
+def _general(
+    monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
+    times: history.Times,
+    where: history.SeriesFilter,
+) -> list[history.OfferStep]:
+    with monkeypatch.context() as m:
+        m.setattr(offer_probe, "usd_offer_steps", lambda *_: None)
+        return history.offer_steps(engine, times, where)
+
+
+def test_offer_steps_by_series_id_equal_the_general_statement(
+    pg_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _history(random.Random(3), pg_engine, runs=8)
+    steps = history.Steps(START - timedelta(hours=1), timedelta(minutes=20), 160)
+    listed = [START + timedelta(hours=h, minutes=7) for h in (0, 5, 13, 30)]
+    compared = 0
+    for n in range(14):
+        pricing = PricingModel.SPOT if n % 4 == 3 else PricingModel.ON_DEMAND
+        where = history.SeriesFilter(
+            provider=[("aws", "gcp")[n % 2]],
+            instance_type=f"gpu.{n // 3}",
+            region=[("r1", "r2")[n // 7]],
+            pricing=[pricing],
+        )
+        for times in (steps, listed):
+            fast = offer_probe.usd_offer_steps(pg_engine, times, where)
+            general = _general(monkeypatch, pg_engine, times, where)
+            if n in (4, 9):  # the EUR offers: left to the general statement
+                assert fast is None
+                assert history.offer_steps(pg_engine, times, where) == general
+                continue
+            assert fast == general, where
+            assert any(s.price is None for s in general) or times is listed
+            compared += 1
+    assert compared >= 20
+    nothing = history.SeriesFilter(provider=["nosuch"])
+    assert offer_probe.usd_offer_steps(pg_engine, steps, nothing) == []

@@ -1,0 +1,68 @@
+"""One offer's price at every step, the way hand-written SQL would read it (Postgres).
+
+:func:`tracker.store.history.offer_steps` joins the grid to the series filter and
+converts every step to USD inside its one statement, so the planner looks the series
+up again at every step and every row carries the conversion's CASE. A person's
+``history`` names one offer (a few series at most): here its series are found first
+(one indexed read), then each is probed once per step by its id, on the driver's
+cursor (no per-row type processing), the same statement as hand-written SQL. A USD
+price is its own USD figure; when any step is in another currency this returns None
+and the caller takes the general statement, which converts at the rate in force.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC
+
+from sqlalchemy import select
+
+from tracker.store.engine import Engine
+from tracker.store.history import RANK_KEYS, OfferStep, SeriesFilter, Steps, Times, _reading
+from tracker.store.schema import Series
+
+__all__ = ["usd_offer_steps"]
+
+_PROBE = """
+SELECT CAST(g.k AS integer) - 1, s.id, p.price, p.currency
+FROM {grid} WITH ORDINALITY AS g(t, k)
+CROSS JOIN unnest(CAST(%(ids)s AS bigint[])) AS s(id)
+LEFT JOIN LATERAL (
+    SELECT price, currency, ended_at FROM price_points
+    WHERE series_id = s.id AND first_seen <= g.t
+    ORDER BY first_seen DESC LIMIT 1
+) AS p ON p.ended_at IS NULL OR p.ended_at > g.t
+"""
+_STEPS = "generate_series(CAST(%(start)s AS timestamptz), %(end)s, %(step)s)"
+_LISTED = "unnest(CAST(%(times)s AS timestamptz[]))"
+
+
+def usd_offer_steps(engine: Engine, times: Times, where: SeriesFilter) -> list[OfferStep] | None:
+    """:func:`tracker.store.history.offer_steps` for the series ``where`` selects, or
+    None when some step's price is not in USD (see the module docstring)."""
+    s = Series.__table__.c
+    params: dict[str, object]
+    if isinstance(times, Steps):
+        end = times.start + times.step * (times.count - 1)
+        params = {"start": times.start, "end": end, "step": times.step}
+        grid = _STEPS
+    else:
+        params = {"times": [t.astimezone(UTC) for t in times]}
+        grid = _LISTED
+    with _reading(engine) as conn:
+        found = conn.execute(select(s.id, *(s[c] for c in RANK_KEYS)).where(*where.where()))
+        identity = {int(r[0]): tuple(r[1:]) for r in found}
+        if not identity or (isinstance(times, Steps) and times.count < 1):
+            return []
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor() as cur:
+            cur.execute(_PROBE.format(grid=grid), {**params, "ids": list(identity)})
+            rows: Sequence[tuple[int, int, object, str | None]] = cur.fetchall()
+    steps = []
+    for k, sid, price, currency in rows:
+        if currency is not None and currency != "USD":
+            return None
+        steps.append(OfferStep._make((k, *identity[sid], price, currency, price)))
+    steps.sort(key=lambda p: (*p[1:7], p.k))  # already in order: one linear pass
+    return steps
