@@ -204,3 +204,27 @@ def test_filters_the_rollup_lacks_fall_back_to_raw(
         got = rollup_read.cheapest(engine, times, where)
     assert got == history.cheapest_at(engine, times, where)
     assert "rollup has no a filter on instance type" in caplog.text
+
+
+def test_trend_from_rollup_equals_raw_intervals(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracker.fx import Rates
+    from tracker.store import trend
+
+    rng = random.Random(5)
+    _history(rng, engine, runs=12)
+    rates = Rates(manual={"EUR": Decimal("1.0800")})
+    # daily-like steps across the history: intervals move inside the window
+    times = history.Steps(START + timedelta(hours=5), timedelta(hours=7), 11)
+    for where in (
+        history.SeriesFilter(),
+        history.SeriesFilter(pricing=[PricingModel.ON_DEMAND]),
+        history.SeriesFilter(provider=["aws"], region=["r1"]),
+    ):
+        got = trend.cheapest_trend(engine, rates, times, where)
+        with monkeypatch.context() as m:
+            m.setattr(trend, "answerable", lambda _: "a forced raw read")
+            raw = trend.cheapest_trend(engine, rates, times, where)
+        assert raw and any(v is not None for values in raw.values() for v in values)
+        assert got == raw, where

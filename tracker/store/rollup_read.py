@@ -36,7 +36,7 @@ from tracker.store.history import (
 )
 from tracker.store.schema import PriceRollup, RollupGroup, Series
 
-__all__ = ["answerable", "cheapest"]
+__all__ = ["answerable", "cheapest", "group_where"]
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def cheapest(
     return cheapest_in(engine, _rollup_in_force(engine, times, where), per=per, fx_rates=fx_rates)
 
 
-def _group_where(g: Any, where: SeriesFilter) -> list[Any]:
+def group_where(g: Any, where: SeriesFilter) -> list[Any]:
     clauses: list[Any] = []
     if where.gpu is not None:
         clauses.append(g.c.gpu_model.in_(list(where.gpu.models)))
@@ -96,7 +96,7 @@ def _rollup_in_force(engine: Engine, times: Times, where: SeriesFilter) -> _InFo
     grid = _grid(engine, times)
     g = RollupGroup.__table__.alias("g")
     r = PriceRollup.__table__
-    clauses = _group_where(g, where)
+    clauses = group_where(g, where)
     on = and_(*clauses) if clauses else literal_column("1") == 1
     started = [r.c.group_id == g.c.id, r.c.first_seen <= grid.c.t]
     newest = r.c.first_seen.desc()

@@ -180,7 +180,11 @@ class PriceRollup(Base):
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
-    __table_args__ = (Index("ix_price_rollups_group_first_seen", "group_id", "first_seen"),)
+    __table_args__ = (
+        Index("ix_price_rollups_group_first_seen", "group_id", "first_seen"),
+        # The Overview's trend reads the intervals that moved in its window.
+        Index("ix_price_rollups_ended_first_seen", "ended_at", "first_seen"),
+    )
 
 
 ROLLUP_DIRTY = Table(
