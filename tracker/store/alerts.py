@@ -171,61 +171,85 @@ def queue_alerts(
     queued: list[int] = []
     with database_errors("cannot queue alerts"), engine.begin() as conn:
         ins = _insert(conn)
+        # Set-wise: a few hundred alerts per statement (a big run fires tens of
+        # thousands), their deliveries in one executemany, the state in batches.
+        fresh: dict[str, NewAlert] = {}
         for alert in alerts:
+            fresh.setdefault(alert.dedupe_key[:255], alert)
+        keys = list(fresh)
+        ids: dict[str, int] = {}
+        for i in range(0, len(keys), QUEUE_BATCH):
+            rows = [_outbox_row(k, fresh[k], now) for k in keys[i : i + QUEUE_BATCH]]
             stmt = (
                 ins(AlertOutbox)
-                .values(
-                    dedupe_key=alert.dedupe_key[:255],
-                    rule=alert.rule,
-                    kind=alert.kind,
-                    subject=alert.subject[:255],
-                    title=alert.title,
-                    details=dict(alert.details),
-                    created_at=now,
-                )
+                .values(rows)
                 .on_conflict_do_nothing(index_elements=["dedupe_key"])
-                .returning(AlertOutbox.id)
+                .returning(AlertOutbox.id, AlertOutbox.dedupe_key)
             )
-            alert_id = conn.execute(stmt).scalar()
-            if alert_id is None:
-                continue
-            queued.append(int(alert_id))
-            if alert.channels:
-                conn.execute(
-                    insert(AlertDelivery),
-                    [
-                        {
-                            "alert_id": alert_id,
-                            "channel": channel,
-                            "status": PENDING,
-                            "attempts": 0,
-                            "next_attempt_at": now,
-                        }
-                        for channel in alert.channels
-                    ],
-                )
-        for (rule, subject), value in (state or {}).items():
-            _write_state(conn, rule, subject, value, now)
+            ids.update((str(key), int(alert_id)) for alert_id, key in conn.execute(stmt))
+        deliveries = []
+        for key in keys:
+            if key not in ids:
+                continue  # already in the outbox
+            queued.append(ids[key])
+            deliveries += [
+                {
+                    "alert_id": ids[key],
+                    "channel": channel,
+                    "status": PENDING,
+                    "attempts": 0,
+                    "next_attempt_at": now,
+                }
+                for channel in fresh[key].channels
+            ]
+        if deliveries:
+            conn.execute(insert(AlertDelivery), deliveries)
+        _write_states(conn, state or {}, now)
     return queued
 
 
-def _write_state(
-    conn: Connection, rule: str, subject: str, value: str | None, now: datetime
+QUEUE_BATCH = 500
+"""Alerts per INSERT (each row binds seven values; SQLite allows 32,766)."""
+
+
+def _outbox_row(key: str, alert: NewAlert, now: datetime) -> dict[str, Any]:
+    return {
+        "dedupe_key": key,
+        "rule": alert.rule,
+        "kind": alert.kind,
+        "subject": alert.subject[:255],
+        "title": alert.title,
+        "details": dict(alert.details),
+        "created_at": now,
+    }
+
+
+def _write_states(
+    conn: Connection, state: Mapping[tuple[str, str], str | None], now: datetime
 ) -> None:
-    if value is None:
+    """Every (rule, subject) state: deleted where None, else upserted, in batches."""
+    gone = [(rule, subject) for (rule, subject), value in state.items() if value is None]
+    for rule in {r for r, _ in gone}:
+        subjects = [s for r, s in gone if r == rule]
+        for i in range(0, len(subjects), QUEUE_BATCH):
+            conn.execute(
+                delete(AlertState).where(
+                    AlertState.rule == rule, AlertState.subject.in_(subjects[i : i + QUEUE_BATCH])
+                )
+            )
+    kept: dict[tuple[str, str], str] = {}
+    for (rule, subject), value in state.items():
+        if value is not None:
+            kept[(rule, subject[:255])] = value
+    rows = [{"rule": r, "subject": s, "value": v, "updated_at": now} for (r, s), v in kept.items()]
+    for i in range(0, len(rows), QUEUE_BATCH):
+        stmt = _insert(conn)(AlertState).values(rows[i : i + QUEUE_BATCH])
         conn.execute(
-            delete(AlertState).where(AlertState.rule == rule, AlertState.subject == subject)
+            stmt.on_conflict_do_update(
+                index_elements=["rule", "subject"],
+                set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
+            )
         )
-        return
-    stmt = _insert(conn)(AlertState).values(
-        rule=rule, subject=subject[:255], value=value, updated_at=now
-    )
-    conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=["rule", "subject"],
-            set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
-        )
-    )
 
 
 def read_state(engine: Engine, rule: str) -> dict[str, str]:
