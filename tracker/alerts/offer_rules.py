@@ -64,7 +64,12 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     if cursor is None:
         return
     out: list[NewAlert] = []
-    for c in alert_events.price_changes_since(ev.engine, cursor):
+    # Read once per cursor for every rule (after a big run: 100,000 changes, 4 rules).
+    changes = ev.cached(
+        f"price_changes_since:{cursor}",
+        lambda: alert_events.price_changes_since(ev.engine, cursor),
+    )
+    for c in changes:
         if not rule.matches_priced(c.pricing, c.provider, c.region, c.gpu_model, c.gpu_raw_name):
             continue
         if not c.old_price:
