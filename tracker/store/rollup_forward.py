@@ -5,14 +5,16 @@ time), updated set-wise in SQL from the run's own changes only.
 For each group (key and currency) the new cheapest at that time is the cheapest of
 the run's new prices in it and the stored cheapest, unless the stored cheapest's own
 series changed: if it got dearer (or went away) some untouched series may now be the
-cheapest, and only a recomputation of the key from that time can tell, so those keys
-are handed back to :func:`tracker.store.rollup.maintain_keys`. So is every key whose
-stored intervals reach that time (a dated observation of an earlier run ahead of it).
-Cost: a few statements over the run's changes and one probe per touched group.
+cheapest, so for those keys every open price of their offers competes (one pass over
+``series`` for them). A key whose stored intervals reach that time (a dated
+observation of an earlier run ahead of it) is handed back to
+:func:`tracker.store.rollup.maintain_keys`. Cost: a few statements over the run's
+changes and one probe per touched group.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from sqlalchemy import Connection, text
@@ -20,6 +22,8 @@ from sqlalchemy import Connection, text
 from tracker.store.staging import temp_table
 
 __all__ = ["forward"]
+
+log = logging.getLogger(__name__)
 
 _KEY = ("gpu_model", "pricing", "provider", "region")
 _RANK = "instance_type, zone, payment_option"
@@ -79,56 +83,60 @@ def forward(
         + per_gpu.format(p="c")
         + ")"
     )
-    redo = {
+    late_sql = (
+        f"SELECT DISTINCT {keys} FROM gt_roll_cur c WHERE c.first_seen >= :at OR c.ended_at >= :at"
+    )
+    late = {
         (str(r[0]), str(r[1]), str(r[2]), str(r[3]))
-        for r in conn.execute(
-            text(
-                f"SELECT DISTINCT {keys} FROM gt_roll_cur c WHERE c.first_seen >= :at "
-                f"OR c.ended_at >= :at OR ({dearer})"
-            ),
-            {"at": at},
-        )
+        for r in conn.execute(text(late_sql), {"at": at})
     }
-    if redo:
-        x(
-            temp_table("gt_roll_redo", sqlite=sqlite)
-            + f"SELECT DISTINCT {keys} FROM gt_roll_cur c WHERE c.first_seen >= :at "
-            f"OR c.ended_at >= :at OR ({dearer})"
-        )
-        skip = f"AND NOT EXISTS (SELECT 1 FROM gt_roll_redo d WHERE {_match('d', '{a}')})"
-    else:
-        skip = ""
-    # The candidates: the run's new prices, and the stored cheapest where its series
-    # did not change; the first by price per GPU-hour, then identity, wins.
-    rank = f"ORDER BY pg, {_RANK}, series_id"
+    x(temp_table("gt_roll_late", sqlite=sqlite) + late_sql)
+    not_late = f"NOT EXISTS (SELECT 1 FROM gt_roll_late d WHERE {_match('d', '{a}')})"
+    dearer_keys = x(
+        temp_table("gt_roll_dearer", sqlite=sqlite)
+        + f"SELECT DISTINCT {keys} FROM gt_roll_cur c WHERE ({dearer}) AND "
+        + not_late.format(a="c")
+    )
+    plain = f"{not_late} AND NOT EXISTS (SELECT 1 FROM gt_roll_dearer e WHERE {_match('e', '{a}')})"
+    rank_cols = _RANK.split(", ")
+    # The candidates: the run's new prices and the stored cheapest where its series did
+    # not change; for a key whose cheapest got dearer or went away, every open price of
+    # its offers. The first by price per GPU-hour, then identity, wins.
     x(
         temp_table("gt_roll_best", sqlite=sqlite)
         + "SELECT group_id, series_id, price FROM (SELECT group_id, series_id, price, "
-        f"ROW_NUMBER() OVER (PARTITION BY group_id {rank}) AS rn FROM ("
-        f"SELECT g.id AS group_id, n.series_id, n.price, {per_gpu.format(p='n')} AS pg, "
-        f"{', '.join('n.' + c for c in _RANK.split(', '))} FROM gt_roll_new n "
+        f"ROW_NUMBER() OVER (PARTITION BY group_id ORDER BY pg, {_RANK}, series_id) AS rn "
+        f"FROM (SELECT g.id AS group_id, n.series_id, n.price, {per_gpu.format(p='n')} AS pg, "
+        f"{', '.join('n.' + c for c in rank_cols)} FROM gt_roll_new n "
         f"JOIN rollup_groups g ON {_match('g', 'n')} AND g.currency = n.currency "
-        f"WHERE 1 = 1 {skip.format(a='n')} "
+        f"WHERE {plain.format(a='n')} "
         f"UNION ALL SELECT c.group_id, c.series_id, c.price, {per_gpu.format(p='c')}, "
-        f"{', '.join('c.' + c for c in _RANK.split(', '))} FROM gt_roll_cur c "
+        f"{', '.join('c.' + c for c in rank_cols)} FROM gt_roll_cur c "
         "WHERE c.ended_at IS NULL AND c.rollup_id IS NOT NULL AND c.changed IS NULL "
-        f"{skip.format(a='c')}) pool) ranked WHERE rn = 1"
+        f"AND {plain.format(a='c')} "
+        "UNION ALL SELECT g.id, p.series_id, p.price, p.price / s.gpu_count, "
+        f"{', '.join('s.' + c for c in rank_cols)} FROM gt_roll_dearer e "
+        f"JOIN series s ON {_match('s', 'e')} "
+        "JOIN price_points p ON p.series_id = s.id AND p.ended_at IS NULL "
+        f"JOIN rollup_groups g ON {_match('g', 's')} AND g.currency = p.currency"
+        ") pool) ranked WHERE rn = 1"
     )
-    changed = (
-        "FROM gt_roll_best b LEFT JOIN gt_roll_cur c ON c.group_id = b.group_id "
-        "AND c.ended_at IS NULL AND c.rollup_id IS NOT NULL "
-        "WHERE c.rollup_id IS NULL OR c.series_id <> b.series_id OR c.price <> b.price"
-    )
+    # Close the stored cheapest where another won or nothing is left; open the winners.
     x(
         "UPDATE price_rollups SET ended_at = :at WHERE id IN (SELECT c.rollup_id "
-        "FROM gt_roll_best b JOIN gt_roll_cur c ON c.group_id = b.group_id "
-        "AND c.ended_at IS NULL AND c.rollup_id IS NOT NULL "
-        "WHERE c.series_id <> b.series_id OR c.price <> b.price)"
+        "FROM gt_roll_cur c LEFT JOIN gt_roll_best b ON b.group_id = c.group_id "
+        "WHERE c.ended_at IS NULL AND c.rollup_id IS NOT NULL AND "
+        f"{not_late.format(a='c')} AND (b.group_id IS NULL OR c.series_id <> b.series_id "
+        "OR c.price <> b.price))"
     )
     written = x(
         "INSERT INTO price_rollups (group_id, series_id, price, first_seen, ended_at) "
-        f"SELECT b.group_id, b.series_id, b.price, :at, NULL {changed}"
+        "SELECT b.group_id, b.series_id, b.price, :at, NULL FROM gt_roll_best b "
+        "LEFT JOIN gt_roll_cur c ON c.group_id = b.group_id AND c.ended_at IS NULL "
+        "AND c.rollup_id IS NOT NULL "
+        "WHERE c.rollup_id IS NULL OR c.series_id <> b.series_id OR c.price <> b.price"
     )
-    for table in ("gt_roll_ts", "gt_roll_cur", "gt_roll_best", "gt_roll_redo"):
+    for table in ("gt_roll_ts", "gt_roll_cur", "gt_roll_best", "gt_roll_late", "gt_roll_dearer"):
         x(f"DROP TABLE IF EXISTS {table}")
-    return redo, written
+    log.debug("rollup forward: %d keys whose cheapest got dearer or went away", dearer_keys)
+    return late, written
