@@ -171,22 +171,22 @@ def queue_alerts(
     queued: list[int] = []
     with database_errors("cannot queue alerts"), engine.begin() as conn:
         ins = _insert(conn)
-        # Set-wise: a few hundred alerts per statement (a big run fires tens of
-        # thousands), their deliveries in one executemany, the state in batches.
+        # Set-wise: the alerts and their deliveries each in one executemany (sent as
+        # multi-row batches; a big run fires tens of thousands), the state in batches.
         fresh: dict[str, NewAlert] = {}
         for alert in alerts:
             fresh.setdefault(alert.dedupe_key[:255], alert)
         keys = list(fresh)
         ids: dict[str, int] = {}
-        for i in range(0, len(keys), QUEUE_BATCH):
-            rows = [_outbox_row(k, fresh[k], now) for k in keys[i : i + QUEUE_BATCH]]
+        if keys:
             stmt = (
                 ins(AlertOutbox)
-                .values(rows)
                 .on_conflict_do_nothing(index_elements=["dedupe_key"])
                 .returning(AlertOutbox.id, AlertOutbox.dedupe_key)
             )
-            ids.update((str(key), int(alert_id)) for alert_id, key in conn.execute(stmt))
+            # One compiled statement, sent as multi-row batches (insertmanyvalues).
+            rows = [_outbox_row(k, fresh[k], now) for k in keys]
+            ids.update((str(key), int(alert_id)) for alert_id, key in conn.execute(stmt, rows))
         deliveries = []
         for key in keys:
             if key not in ids:
@@ -209,7 +209,7 @@ def queue_alerts(
 
 
 QUEUE_BATCH = 500
-"""Alerts per INSERT (each row binds seven values; SQLite allows 32,766)."""
+"""Subjects per DELETE of the rules' state."""
 
 
 def _outbox_row(key: str, alert: NewAlert, now: datetime) -> dict[str, Any]:
@@ -242,14 +242,13 @@ def _write_states(
         if value is not None:
             kept[(rule, subject[:255])] = value
     rows = [{"rule": r, "subject": s, "value": v, "updated_at": now} for (r, s), v in kept.items()]
-    for i in range(0, len(rows), QUEUE_BATCH):
-        stmt = _insert(conn)(AlertState).values(rows[i : i + QUEUE_BATCH])
-        conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=["rule", "subject"],
-                set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
-            )
+    if rows:
+        stmt = _insert(conn)(AlertState)
+        upsert = stmt.on_conflict_do_update(
+            index_elements=["rule", "subject"],
+            set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
         )
+        conn.execute(upsert, rows)
 
 
 def read_state(engine: Engine, rule: str) -> dict[str, str]:
