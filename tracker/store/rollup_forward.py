@@ -97,7 +97,15 @@ def forward(
         + f"SELECT DISTINCT {keys} FROM gt_roll_cur c WHERE ({dearer}) AND "
         + not_late.format(a="c")
     )
-    plain = f"{not_late} AND NOT EXISTS (SELECT 1 FROM gt_roll_dearer e WHERE {_match('e', '{a}')})"
+    for table in ("gt_roll_cur", "gt_roll_late", "gt_roll_dearer"):
+        x(f"ANALYZE {table}")  # else planned as one row each: nested loops over the changes
+    # The groups of those keys, by id: a hashed NOT IN, not an anti-join on four texts.
+    x(
+        temp_table("gt_roll_skip", sqlite=sqlite)
+        + f"SELECT g.id AS group_id FROM rollup_groups g JOIN (SELECT {keys} FROM gt_roll_late "
+        f"UNION SELECT {keys} FROM gt_roll_dearer) k ON {_match('g', 'k')}"
+    )
+    plain = "{a} NOT IN (SELECT group_id FROM gt_roll_skip)"
     rank_cols = _RANK.split(", ")
     # The candidates: the run's new prices and the stored cheapest where its series did
     # not change; for a key whose cheapest got dearer or went away, every open price of
@@ -109,11 +117,11 @@ def forward(
         f"FROM (SELECT g.id AS group_id, n.series_id, n.price, {per_gpu.format(p='n')} AS pg, "
         f"{', '.join('n.' + c for c in rank_cols)} FROM gt_roll_new n "
         f"JOIN rollup_groups g ON {_match('g', 'n')} AND g.currency = n.currency "
-        f"WHERE {plain.format(a='n')} "
+        f"WHERE {plain.format(a='g.id')} "
         f"UNION ALL SELECT c.group_id, c.series_id, c.price, {per_gpu.format(p='c')}, "
         f"{', '.join('c.' + c for c in rank_cols)} FROM gt_roll_cur c "
         "WHERE c.ended_at IS NULL AND c.rollup_id IS NOT NULL AND c.changed IS NULL "
-        f"AND {plain.format(a='c')} "
+        f"AND {plain.format(a='c.group_id')} "
         "UNION ALL SELECT g.id, p.series_id, p.price, p.price / s.gpu_count, "
         f"{', '.join('s.' + c for c in rank_cols)} FROM gt_roll_dearer e "
         f"JOIN series s ON {_match('s', 'e')} "
@@ -136,7 +144,8 @@ def forward(
         "AND c.rollup_id IS NOT NULL "
         "WHERE c.rollup_id IS NULL OR c.series_id <> b.series_id OR c.price <> b.price"
     )
-    for table in ("gt_roll_ts", "gt_roll_cur", "gt_roll_best", "gt_roll_late", "gt_roll_dearer"):
+    temps = ("gt_roll_ts", "gt_roll_cur", "gt_roll_best", "gt_roll_late", "gt_roll_dearer")
+    for table in (*temps, "gt_roll_skip"):
         x(f"DROP TABLE IF EXISTS {table}")
     log.debug("rollup forward: %d keys whose cheapest got dearer or went away", dearer_keys)
     return late, written
