@@ -95,6 +95,7 @@ def upgrade() -> None:
     op.create_index(
         "ix_price_rollups_ended_first_seen", "price_rollups", ["ended_at", "first_seen"]
     )
+    op.create_index("ix_series_rollup_key", "series", list(_KEY))
     op.create_table(
         "rollup_dirty",
         *(sa.Column(c, sa.String(_SIZES[c]), nullable=False) for c in _KEY),
@@ -114,6 +115,7 @@ def downgrade() -> None:
     else:
         op.execute("DROP TRIGGER IF EXISTS series_rollup_hardware")
     op.drop_table("rollup_dirty")
+    op.drop_index("ix_series_rollup_key", table_name="series")
     op.drop_index("ix_price_rollups_ended_first_seen", table_name="price_rollups")
     op.drop_index("ix_price_rollups_group_first_seen", table_name="price_rollups")
     op.drop_table("price_rollups")

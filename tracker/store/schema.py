@@ -108,6 +108,10 @@ class Series(Base):
         # extra index costs each first collection of 200k offers about 0.3 s.
         Index("ix_series_source", "source"),
         Index("uq_series_identity_hash", "identity_hash", unique=True),
+        # A run's rollup upkeep reprices a key from all its offers when its cheapest got
+        # dearer (tracker.store.rollup_forward); the identity index would scan every
+        # series of the provider for each such key (migration 0009).
+        Index("ix_series_rollup_key", "gpu_model", "pricing", "provider", "region"),
     )
 
 
