@@ -73,6 +73,7 @@ def rebuild_rollups(ctx: typer.Context) -> None:
 
     def run(engine: Engine) -> rollup.RebuildStats:
         with database_errors("cannot rebuild the rollup"), engine.begin() as conn:
+            rollup.hold_upkeep(conn)  # no run keeps it meanwhile
             return rollup.rebuild(conn)
 
     stats = _with_engine(ctx, run)

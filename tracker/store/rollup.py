@@ -48,6 +48,7 @@ from sqlalchemy import (
     text,
 )
 
+from tracker.store.locks import lock_key
 from tracker.store.rollup_forward import forward
 from tracker.store.rollup_sweep import Member, Segment, sweep
 from tracker.store.schema import ROLLUP_DIRTY, PricePoint, PriceRollup, RollupGroup, Series
@@ -59,6 +60,7 @@ __all__ = [
     "Key",
     "RebuildStats",
     "dirty_keys",
+    "hold_upkeep",
     "last_point_id",
     "maintain_keys",
     "maintain_run",
@@ -410,6 +412,7 @@ def maintain_run(
     above ``since_id`` and delisted at ``delisted_at`` (None: nothing); the keys a
     changed GPU model or count moved are recomputed whole. Returns the rollup
     intervals written."""
+    hold_upkeep(conn)
     _stage_changes(conn, since_id=since_id, source=source, delisted_at=delisted_at)
     dirty = dirty_keys(conn)
     written = 0
@@ -433,6 +436,17 @@ def maintain_run(
         written,
     )
     return written
+
+
+def hold_upkeep(conn: Connection) -> None:
+    """Postgres: keep the rollup alone until the transaction ends. Two sources writing
+    one provider (an import beside its collector) would otherwise both close and open
+    the same groups' intervals; a run's upkeep is its last step, so waits are short.
+    SQLite has one writer at a time anyway."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(
+            text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_key("store: rollup upkeep")}
+        )
 
 
 def last_point_id(conn: Connection) -> int:
