@@ -216,16 +216,21 @@ def _stage_changes(
     sqlite = conn.dialect.name == "sqlite"
     for table in ("gt_roll_new", "gt_roll_gone"):
         conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
+    # Postgres: a probe of series' primary key per new interval (OFFSET 0 keeps the
+    # lateral subquery apart); joined, the planner hashes every series of the source
+    # (200,000: 60 of 75 ms). SQLite has no LATERAL and probes anyway.
+    series = (
+        "JOIN series s ON s.id = p.series_id AND s.source = :source"
+        if sqlite
+        else "CROSS JOIN LATERAL (SELECT * FROM series WHERE id = p.series_id "
+        "AND source = :source OFFSET 0) s"
+    )
     conn.execute(
         text(
             temp_table("gt_roll_new", sqlite=sqlite)
             + f"SELECT {', '.join('s.' + c for c in KEY_COLUMNS)}, p.currency, p.series_id, "
             "p.price, s.gpu_count, s.instance_type, s.zone, s.payment_option, p.first_seen, "
-            "p.ended_at FROM price_points p CROSS JOIN LATERAL (SELECT * FROM series "
-            # OFFSET 0 keeps it a probe of series' primary key per new interval: joined,
-            # the planner hashes every series of the source (200,000: 60 ms of 75).
-            f"WHERE id = p.series_id AND source = :source{'' if sqlite else ' OFFSET 0'}) s "
-            "WHERE p.id > :since"
+            f"p.ended_at FROM price_points p {series} WHERE p.id > :since"
         ),
         {"since": since_id, "source": source},
     )
