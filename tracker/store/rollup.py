@@ -75,6 +75,8 @@ KEY_COLUMNS = ("gpu_model", "pricing", "provider", "region")
 
 Key = tuple[str, str, str, str]
 BATCH = 20_000
+PROBE_LIMIT = 50_000
+"""Up to this many new intervals a run finds their series one probe each."""
 
 _temp = MetaData()
 KEYS = Table(
@@ -216,12 +218,14 @@ def _stage_changes(
     sqlite = conn.dialect.name == "sqlite"
     for table in ("gt_roll_new", "gt_roll_gone"):
         conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
-    # Postgres: a probe of series' primary key per new interval (OFFSET 0 keeps the
-    # lateral subquery apart); joined, the planner hashes every series of the source
-    # (200,000: 60 of 75 ms). SQLite has no LATERAL and probes anyway.
+    # Postgres, a run with fewer new intervals than PROBE_LIMIT: a probe of series'
+    # primary key per new interval (OFFSET 0 keeps the lateral subquery apart); joined,
+    # the planner hashes every series of the source (200,000: 60 of 75 ms at 20,000
+    # changes), which only pays when most of them changed (a first collection).
+    # SQLite has no LATERAL and probes anyway.
     series = (
         "JOIN series s ON s.id = p.series_id AND s.source = :source"
-        if sqlite
+        if sqlite or last_point_id(conn) - since_id > PROBE_LIMIT
         else "CROSS JOIN LATERAL (SELECT * FROM series WHERE id = p.series_id "
         "AND source = :source OFFSET 0) s"
     )
