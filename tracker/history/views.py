@@ -144,7 +144,8 @@ def offer_steps(
             "time": times[k],
             "price_per_hour": price,
             "currency": currency,
-            "price_per_hour_usd": _usd(usd),
+            # a USD price is its own figure, already at the money scale
+            "price_per_hour_usd": usd if usd is price else _usd(usd),
             "provider": provider,
             "instance_type": instance_type,
             "region": region,

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC
+from operator import itemgetter
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from tracker.store.engine import Engine
-from tracker.store.history import RANK_KEYS, OfferStep, SeriesFilter, Steps, Times, _reading
+from tracker.store.history import RANK_KEYS, OfferStep, SeriesFilter, Steps, Times
 from tracker.store.schema import Series
 
 __all__ = ["usd_offer_steps"]
@@ -49,9 +50,13 @@ def usd_offer_steps(engine: Engine, times: Times, where: SeriesFilter) -> list[O
     else:
         params = {"times": [t.astimezone(UTC) for t in times]}
         grid = _LISTED
-    with _reading(engine) as conn:
-        found = conn.execute(select(s.id, *(s[c] for c in RANK_KEYS)).where(*where.where()))
-        identity = {int(r[0]): tuple(r[1:]) for r in found}
+    # JIT off for the transaction in the same round trip (see history._reading).
+    jit_off = func.set_config("jit", "off", True)
+    with engine.connect() as conn:
+        found = conn.execute(
+            select(s.id, *(s[c] for c in RANK_KEYS), jit_off).where(*where.where())
+        )
+        identity = {int(r[0]): tuple(r[1:-1]) for r in found}
         if not identity or (isinstance(times, Steps) and times.count < 1):
             return []
         raw = conn.connection.driver_connection
@@ -60,9 +65,13 @@ def usd_offer_steps(engine: Engine, times: Times, where: SeriesFilter) -> list[O
             cur.execute(_PROBE.format(grid=grid), {**params, "ids": list(identity)})
             rows: Sequence[tuple[int, int, object, str | None]] = cur.fetchall()
     steps = []
+    make = OfferStep._make
     for k, sid, price, currency in rows:
         if currency is not None and currency != "USD":
             return None
-        steps.append(OfferStep._make((k, *identity[sid], price, currency, price)))
-    steps.sort(key=lambda p: (*p[1:7], p.k))  # already in order: one linear pass
+        steps.append(make((k, *identity[sid], price, currency, price)))
+    if len(identity) == 1:
+        steps.sort(key=itemgetter(0))  # in order already: one linear pass
+    else:
+        steps.sort(key=lambda p: (*p[1:7], p.k))
     return steps
