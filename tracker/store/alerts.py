@@ -205,7 +205,9 @@ def queue_alerts(
                 }
                 for channel in fresh[key].channels
             ]
-        if deliveries:
+        if deliveries and conn.dialect.name == "postgresql":
+            _copy_rows(conn, "alert_deliveries", deliveries)
+        elif deliveries:
             conn.execute(insert(AlertDelivery), deliveries)
         _write_states(conn, state or {}, now)
     return queued
@@ -247,6 +249,16 @@ def _copy_outbox(conn: Connection, rows: Sequence[dict[str, Any]]) -> dict[str, 
     ids = {str(key): int(alert_id) for alert_id, key in found}
     conn.exec_driver_sql("DROP TABLE gt_outbox")
     return ids
+
+
+def _copy_rows(conn: Connection, table: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Postgres: ``rows`` (dicts with the same keys) COPYed into ``table``."""
+    cols = list(rows[0])
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    with raw.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(cols)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row([row[c] for c in cols])
 
 
 def _outbox_row(key: str, alert: NewAlert, now: datetime) -> dict[str, Any]:
