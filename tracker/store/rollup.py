@@ -10,8 +10,8 @@ A run updates it in its own transaction, for the *keys* (GPU model, pricing, pro
 region; every currency of one) it touched, from the earliest time it changed one:
 
 - a forward run (every change at one time, after the key's stored intervals) takes
-  the cheaper of the stored cheapest and the run's new prices, set-wise in SQL, and
-  recomputes only the keys whose cheapest offer got dearer or went away
+  the cheaper of the stored cheapest and the run's new prices, set-wise in SQL; a key
+  whose cheapest offer got dearer or went away is repriced from all its open prices
   (:mod:`tracker.store.rollup_forward`, Postgres);
 - anything else (dated observations such as AWS spot history, a GPU model or count
   that changed, SQLite) recomputes the touched keys from their earliest change: the
