@@ -45,7 +45,7 @@ from tracker.history.args import Window, make_grid
 from tracker.models import PricingModel
 from tracker.settings import Settings
 from tracker.store import fx as fx_store
-from tracker.store import migrate, queries, rollup
+from tracker.store import migrate, queries
 from tracker.store.engine import Engine, make_engine
 
 MIB = 1024 * 1024
@@ -261,10 +261,6 @@ def main() -> None:
                     f"ALTER TABLE price_points SET (fillfactor = {int(args.fillfactor)})"
                 )
             took = build(conn, mix)
-            # Written around the write path: the rollup as migration 0009 back-fills it.
-            rollup_started = time.perf_counter()
-            rollup.rebuild(conn)
-            took["rollup"] = time.perf_counter() - rollup_started
         built = time.perf_counter() - started
         print("written: " + ", ".join(f"{t} {s:.0f} s" for t, s in took.items()))
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
