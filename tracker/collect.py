@@ -26,9 +26,18 @@ from tracker.store.engine import DatabaseError, Engine
 from tracker.store.ingest import DelistScope, IngestStats
 from tracker.store.schema import MAX_SOURCE_CHARS
 
-__all__ = ["IMPORT_PREFIX", "RunSummary", "import_source", "run_collector", "scope_label"]
+__all__ = [
+    "IMPORT_PREFIX",
+    "RUN_FAILED",
+    "RunSummary",
+    "import_source",
+    "run_collector",
+    "scope_label",
+]
 
 log = logging.getLogger(__name__)
+RUN_FAILED = "%s: run failed: %s"
+"""The log message of a failed run (the CLI, which reports the failure itself, knows it)."""
 
 OfferCallback = Callable[[int], None]
 
@@ -173,7 +182,7 @@ def run_collector(
         summary.skip_details = list(ctx.details)
         summary.finished_at = utcnow()
         summary.stats = IngestStats()
-        log.error("%s: run failed: %s", source, summary.error, exc_info=_unexpected(exc))
+        log.error(RUN_FAILED, source, summary.error, exc_info=_unexpected(exc))
         _record_failure(engine, summary)
         return summary
     log.info(
@@ -220,7 +229,7 @@ def _run_rates(
         summary.skipped = ctx.skipped
         summary.skip_details = list(ctx.details)
         summary.finished_at = utcnow()
-        log.error("%s: run failed: %s", summary.source, summary.error, exc_info=_unexpected(exc))
+        log.error(RUN_FAILED, summary.source, summary.error, exc_info=_unexpected(exc))
         _record_failure(engine, summary)
         return summary
     summary.status = RunStatus.SUCCEEDED

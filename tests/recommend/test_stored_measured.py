@@ -73,7 +73,7 @@ def test_the_rankings_hook_costs_jobs_with_your_measurements(
     profile_set = profiles_for(settings)
     ranking = rank_table(
         profile_set.get("my-lora"),
-        load_offer_table(engine, settings),
+        load_offer_table(engine, settings)[0],
         profile_set.assumptions,
         measurements=profile_set.measurements,
     )

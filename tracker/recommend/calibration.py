@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -38,6 +37,9 @@ from tracker.recommend.fabric import catalog_interconnect
 from tracker.recommend.inference import best_split_tokens_per_second, serving
 from tracker.recommend.measured import Measurement, Unit, shipped_measurements, workload_class
 from tracker.recommend.profiles import Precision, Profile, Task, WorkloadClass
+from tracker.recommend.rating import Basis, Rate
+from tracker.recommend.rating import load_of as _load
+from tracker.recommend.rating import precision_family as _family
 from tracker.recommend.throughput import Workload, scaling_factor, spec_tflops
 
 __all__ = [
@@ -78,38 +80,6 @@ def _cached(
             _CACHE.clear()
         _CACHE[key] = fit(rows, a)
     return _CACHE[key]  # type: ignore[no-any-return]
-
-
-class Basis(StrEnum):
-    MEASURED = "measured"
-    SCALED = "scaled"
-    MODELLED = "modelled"
-
-
-@dataclass(frozen=True, slots=True)
-class Rate:
-    """What one GPU achieves on a profile, and where the figure comes from."""
-
-    flops: float
-    """Model FLOP/s on one GPU (the multi-GPU scaling of the measurement taken out)."""
-    basis: Basis
-    source: str
-    """The measurement (id and URL, "yours" for the user's) or the model used."""
-    precision: Precision
-    """The compute precision the GPU runs the job at."""
-    fallback: str = ""
-    """Why ``precision`` differs from the profile's (empty when it does not)."""
-    yours: bool = False
-    memory_scale: float = 1.0
-    """Serving: measured ÷ modelled throughput, applied to bandwidth as to compute."""
-
-    @property
-    def label(self) -> str:
-        return f"{self.basis.value} (yours)" if self.yours else self.basis.value
-
-
-def _family(p: Precision) -> str:
-    return "16-bit" if p in (Precision.FP16, Precision.BF16) else p.value
 
 
 _FALLBACKS = {
@@ -327,11 +297,6 @@ def _modelled_serving(m: Measurement, a: Assumptions) -> float:
         one * scaling_factor(2, link.value, a),
     )
     return float(tps[0])
-
-
-def _load(m: Measurement) -> float:
-    """Requests in flight when ``m`` was measured (unset: offline, as many as fit)."""
-    return math.inf if m.concurrency is None else float(m.concurrency)
 
 
 def _fit_serving(rows: tuple[Measurement, ...], a: Assumptions) -> dict[Measurement, float]:

@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.errors import ProfileError
 from tracker.recommend.field_errors import FieldError as _FieldError
 from tracker.recommend.field_errors import describe as _describe
 from tracker.recommend.kinds import (
@@ -41,6 +42,7 @@ from tracker.recommend.kinds import (
     WorkloadClass,
     catalog_gpu_name,
 )
+from tracker.recommend.measured import Measurement, shipped_measurements, user_measurements
 
 __all__ = [
     "ALLOWED_PRECISIONS",
@@ -60,9 +62,6 @@ __all__ = [
     "make_profile",
     "user_profiles_path",
 ]
-
-if TYPE_CHECKING:
-    from tracker.recommend.measured import Measurement
 
 log = logging.getLogger(__name__)
 
@@ -335,10 +334,6 @@ class Profile(BaseModel):
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
-class ProfileError(ValueError):
-    """A profile or profiles file that cannot be used; the message is one line."""
-
-
 _RESOLVER: GpuResolver = catalog_gpu_name
 
 
@@ -366,8 +361,6 @@ class ProfileSet:
     @property
     def measurements(self) -> tuple[Measurement, ...]:
         """What estimates calibrate against: the shipped table and the user's rows."""
-        from tracker.recommend.measured import shipped_measurements
-
         return (*shipped_measurements(), *self.measured)
 
     def get(self, name: str) -> Profile:
@@ -467,7 +460,5 @@ def load_profiles(user_file: Path | None = None, *, builtins: bool = True) -> Pr
                 raise ProfileError(f"{user_file}: assumptions.{loc}: {msg}") from None
         if content.history_top is not None:
             top = content.history_top
-        from tracker.recommend.measured import user_measurements  # it imports this module
-
         measured = user_measurements(content.measured, profiles, assumptions, str(user_file))
     return ProfileSet(profiles, assumptions, top, sources, tuple(measured))
