@@ -23,7 +23,7 @@ from tracker.history.args import Grid, HistoryArgumentError, Window
 from tracker.models import PricingModel
 from tracker.store import fx as fx_store
 from tracker.store import history as store
-from tracker.store import queries, rollup_read
+from tracker.store import offer_probe, queries, rollup_read
 from tracker.store.engine import Engine
 from tracker.store.types import quantize_money
 
@@ -138,7 +138,7 @@ def offer_steps(
         zone=offer.zone,
         payment_option=offer.payment_option,
     )
-    steps = store.offer_steps(engine, grid, where, fx_rates=fx_rates)
+    steps = offer_probe.offer_steps(engine, grid, where, fx_rates=fx_rates)
     if not steps:
         raise HistoryArgumentError(f"no stored offer {offer.describe()}")
     times = grid.times()

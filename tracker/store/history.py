@@ -304,12 +304,6 @@ def offer_steps(
 
     Raises :class:`~tracker.store.engine.DatabaseError`.
     """
-    if engine.dialect.name == "postgresql":  # one offer's steps, as hand SQL reads them
-        from tracker.store.offer_probe import usd_offer_steps
-
-        with database_errors("cannot read the price history"):
-            if (found := usd_offer_steps(engine, times, where)) is not None:
-                return found
     f = _in_force(engine, times, where, outer=True)
     s, p = f.s, f.p
     stmt = select(

@@ -12,17 +12,20 @@ and the caller takes the general statement, which converts at the rate in force.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC
+from decimal import Decimal
 from operator import itemgetter
 
 from sqlalchemy import func, select
 
+from tracker.store import history
 from tracker.store.engine import Engine
+from tracker.store.errors import database_errors
 from tracker.store.history import RANK_KEYS, OfferStep, SeriesFilter, Steps, Times
 from tracker.store.schema import Series
 
-__all__ = ["usd_offer_steps"]
+__all__ = ["offer_steps", "usd_offer_steps"]
 
 _PROBE = """
 SELECT CAST(g.k AS integer) - 1, s.id, p.price, p.currency
@@ -36,6 +39,25 @@ LEFT JOIN LATERAL (
 """
 _STEPS = "generate_series(CAST(%(start)s AS timestamptz), %(end)s, %(step)s)"
 _LISTED = "unnest(CAST(%(times)s AS timestamptz[]))"
+
+
+def offer_steps(
+    engine: Engine,
+    times: Times,
+    where: SeriesFilter,
+    *,
+    fx_rates: Mapping[str, Decimal] | None = None,
+) -> list[OfferStep]:
+    """:func:`tracker.store.history.offer_steps`, by series id on Postgres when every
+    step is in USD (see the module docstring).
+
+    Raises :class:`~tracker.store.engine.DatabaseError`.
+    """
+    if engine.dialect.name == "postgresql":
+        with database_errors("cannot read the price history"):
+            if (found := usd_offer_steps(engine, times, where)) is not None:
+                return found
+    return history.offer_steps(engine, times, where, fx_rates=fx_rates)
 
 
 def usd_offer_steps(engine: Engine, times: Times, where: SeriesFilter) -> list[OfferStep] | None:
