@@ -37,7 +37,11 @@ LEFT JOIN LATERAL (
     ORDER BY first_seen DESC LIMIT 1
 ) AS p ON p.ended_at IS NULL OR p.ended_at > g.t
 """
-_STEPS = "generate_series(CAST(%(start)s AS timestamptz), %(end)s, %(step)s)"
+_STEPS = (
+    "generate_series(CAST(%(start)s AS timestamptz), "
+    "%(start)s + CAST(%(step)s AS interval) * (%(count)s - 1), %(step)s)"
+)
+"""The grid as :func:`tracker.store.history._grid` generates it (its end too)."""
 _LISTED = "unnest(CAST(%(times)s AS timestamptz[]))"
 
 
@@ -65,12 +69,12 @@ def usd_offer_steps(engine: Engine, times: Times, where: SeriesFilter) -> list[O
     None when some step's price is not in USD (see the module docstring)."""
     s = Series.__table__.c
     params: dict[str, object]
-    if isinstance(times, Steps):
-        end = times.start + times.step * (times.count - 1)
-        params = {"start": times.start, "end": end, "step": times.step}
+    if isinstance(times, Steps) and times.end is None:
+        params = {"start": times.start, "step": times.step, "count": times.count}
         grid = _STEPS
-    else:
-        params = {"times": [t.astimezone(UTC) for t in times]}
+    else:  # listed times, or steps ending at one more time (a window's end)
+        listed = times.times() if isinstance(times, Steps) else times
+        params = {"times": [t.astimezone(UTC) for t in listed]}
         grid = _LISTED
     # JIT off for the transaction in the same round trip (see history._reading).
     jit_off = func.set_config("jit", "off", True)
