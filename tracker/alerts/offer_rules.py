@@ -29,7 +29,7 @@ from tracker.alerts.rules import (
 )
 from tracker.fx import USD
 from tracker.models import PricingModel
-from tracker.store import alert_events, queries
+from tracker.store import alert_events
 from tracker.store.alerts import NewAlert
 
 if TYPE_CHECKING:
@@ -64,7 +64,12 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     if cursor is None:
         return
     out: list[NewAlert] = []
-    for c in alert_events.price_changes_since(ev.engine, cursor):
+    # Read once per cursor for every rule (after a big run: 100,000 changes, 4 rules).
+    changes = ev.cached(
+        f"price_changes_since:{cursor}",
+        lambda: alert_events.price_changes_since(ev.engine, cursor),
+    )
+    for c in changes:
         if not rule.matches_priced(c.pricing, c.provider, c.region, c.gpu_model, c.gpu_raw_name):
             continue
         if not c.old_price:
@@ -148,32 +153,31 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     """Fires when an offer's spot discount reaches the threshold, not while it stays there."""
     state = ev.rule_state(rule)
     seeding = ev.seeding(rule, state)
+    # Plain rows of the open prices, not Offer records: 130,000 of them after a big run.
     offers = ev.cached(
         "spot_and_on_demand",
-        lambda: queries.current_offers(
-            ev.engine, pricing=[PricingModel.SPOT, PricingModel.ON_DEMAND]
+        lambda: alert_events.current_prices(
+            ev.engine, [PricingModel.SPOT.value, PricingModel.ON_DEMAND.value]
         ),
     )
     on_demand: dict[tuple[str, ...], Any] = {}
-    for s in offers:
-        o = s.offer
-        if o.pricing is PricingModel.ON_DEMAND and not o.payment_option:
+    for o in offers:
+        if o.pricing == PricingModel.ON_DEMAND.value and not o.payment_option:
             key = (o.provider, o.instance_type, o.region, o.os)
             best = on_demand.get(key)
-            if best is None or o.price_per_hour < best.offer.price_per_hour:
-                on_demand[key] = s
+            if best is None or o.price_per_hour < best.price_per_hour:
+                on_demand[key] = o
     crossed: set[str] = set()
     out: list[NewAlert] = []
-    for s in offers:
-        o = s.offer
-        if o.pricing is not PricingModel.SPOT:
+    for o in offers:
+        if o.pricing != PricingModel.SPOT.value:
             continue
         if not rule.matches(o.provider, o.region, o.gpu_model, o.gpu_raw_name):
             continue
         od = on_demand.get((o.provider, o.instance_type, o.region, o.os))
-        if od is None or not od.offer.price_per_hour:
+        if od is None or not od.price_per_hour:
             continue
-        base: Priced = (od.offer.price_per_hour, od.offer.currency)
+        base: Priced = (od.price_per_hour, od.currency)
         spot: Priced = (o.price_per_hour, o.currency)
         same = base[1] == spot[1]
         pair = None if same else _pair(rule, ev, base, spot, ev.now)
@@ -206,7 +210,7 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
         out.append(
             ev.alert(
                 rule,
-                f"{subject}|{s.price_since.isoformat()}|{od.price_since.isoformat()}",
+                f"{subject}|{o.price_since.isoformat()}|{od.price_since.isoformat()}",
                 subject,
                 f"{o.provider} {o.instance_type} {where} spot {spot_text} "
                 f"{rule.currency}/h is {shown}% below on-demand {od_text}{own}",
