@@ -31,6 +31,8 @@ __all__ = [
 ]
 
 MAX_ERROR_CHARS = 2000
+ORPHAN_ERROR = "abandoned: the process running it stopped without recording how it ended"
+"""The error of a run found ``running`` that nobody runs any more (a crash, a kill)."""
 
 
 def start_run(engine: Engine, *, provider: str, source: str, scope: str, started: datetime) -> int:
@@ -41,6 +43,7 @@ def start_run(engine: Engine, *, provider: str, source: str, scope: str, started
     is marked ``abandoned`` now instead of staying ``running`` forever.
     """
     with database_errors(f"cannot record a run for {source}"), engine.begin() as conn:
+        # When it ended is unknown (finished_at stays empty); when it was found is not.
         conn.execute(
             update(CollectionRun)
             .where(
@@ -48,7 +51,10 @@ def start_run(engine: Engine, *, provider: str, source: str, scope: str, started
                 CollectionRun.scope == scope,
                 CollectionRun.status == RunStatus.RUNNING,
             )
-            .values(status=RunStatus.ABANDONED, finished_at=started)
+            .values(
+                status=RunStatus.ABANDONED,
+                error=f"{ORPHAN_ERROR} (found when the next run started at {started.isoformat()})",
+            )
         )
         run_id = conn.execute(
             insert(CollectionRun)
