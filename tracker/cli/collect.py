@@ -267,10 +267,15 @@ def runs(
         typer.Option("--source", help="Only runs for this source, e.g. import:deals.csv."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+    failed: Annotated[
+        bool,
+        typer.Option("--failed", help="Only runs that failed or were abandoned, with the error."),
+    ] = False,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """The collection-run log, newest first."""
     engine = open_store(ctx)
+    statuses = (RunStatus.FAILED, RunStatus.ABANDONED) if failed else ()
     rows = [
         {
             "id": r.id,
@@ -287,9 +292,15 @@ def runs(
             "skipped": r.skipped,
             "error": r.error,
         }
-        for r in queries.recent_runs(engine, provider, limit, source=source)
+        for r in queries.recent_runs(engine, provider, limit, source=source, statuses=statuses)
     ]
-    emit(rows, fmt, title="collection runs")
+    # A failure has no counts to show (it stored nothing): the table says why instead.
+    columns = (
+        ["id", "provider", "source", "scope", "status", "started_at", "finished_at", "error"]
+        if failed
+        else None
+    )
+    emit(rows, fmt, columns=columns, title="failed runs" if failed else "collection runs")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,202 @@
+"""The run log tells what happened to every attempt, and the service's log says it once.
+
+A row for every attempt, with why it failed; a run nobody will finish marked abandoned
+with the reason (at the next start-up of any instance, or by the stopping service with
+its shutdown timeout as configured); the after-collection hooks bounded by that timeout
+too; one ERROR line per failed run; one line for the collectors left out on purpose.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, insert, select
+
+from tests.service.conftest import make_settings
+from tests.service.fake_server import FakeProviders
+from tests.service.test_service import new_service, spec
+from tracker.collect import RunSummary
+from tracker.hooks import Hooks
+from tracker.models import RunStatus
+from tracker.service import Service
+from tracker.service.pending import PendingRuns
+from tracker.store import runs as run_store
+from tracker.store.schema import CollectionRun
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def run_rows(engine: Engine) -> list[Any]:
+    with engine.connect() as conn:
+        return list(conn.execute(select(CollectionRun).order_by(CollectionRun.id)))
+
+
+def running_row(engine: Engine, provider: str, scope: str) -> int:
+    """A row as a process killed mid-run leaves it."""
+    with engine.begin() as conn:
+        return int(
+            conn.execute(
+                insert(CollectionRun)
+                .values(
+                    provider=provider,
+                    source=provider,
+                    scope=scope,
+                    status=RunStatus.RUNNING,
+                    started_at=T0,
+                )
+                .returning(CollectionRun.id)
+            ).scalar_one()
+        )
+
+
+@pytest.mark.postgres
+def test_a_crashed_run_is_abandoned_at_the_next_start_unless_someone_runs_it(
+    pg_service_url: str, fake: FakeProviders, services: list[Service]
+) -> None:
+    settings = make_settings(pg_service_url, ["fakegood"], default_minutes=60)
+    service = new_service(services, settings)
+    crashed = running_row(service.engine, "fakegood", "standard")
+    manual = running_row(service.engine, "fakespot", "all")  # a manual collect, alive
+    other = new_service(services, settings)  # another instance, holding fakespot's jobs
+    with other.locks.hold("fakespot:spot"), other.locks.hold("fakespot:standard"):
+        assert service.abandon_orphans() == 1
+    rows = {r.id: r for r in run_rows(service.engine)}
+    assert rows[crashed].status == "abandoned"
+    assert rows[crashed].error.startswith(run_store.ORPHAN_ERROR)
+    assert "found at start-up" in rows[crashed].error
+    assert rows[crashed].finished_at is None  # when it ended is not known
+    assert rows[manual].status == "running" and rows[manual].error is None
+
+
+@pytest.mark.postgres
+def test_a_run_cut_by_the_shutdown_timeout_is_abandoned_with_the_timeout_as_configured(
+    pg_service_url: str,
+    fake: FakeProviders,
+    services: list[Service],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    service = new_service(services, make_settings(pg_service_url, ["fakegood"]))
+    fake.hold()  # the run stops before page 2, its transaction open
+    service.start()
+    assert fake.page2_waiting.wait(20)
+    with caplog.at_level(logging.INFO, logger="tracker.service"):
+        assert service.stop(timeout=0.1) is False
+    fake.release()
+    [row] = run_rows(service.engine)
+    assert row.status == "abandoned" and row.scope == "standard"
+    assert "shutdown_timeout_seconds = 0.1 s" in row.error
+    assert row.finished_at is not None and row.finished_at >= row.started_at
+    [line] = [r.getMessage() for r in caplog.records if getattr(r, "event", "") == "abandoned"]
+    assert line == (
+        "still running after shutdown_timeout_seconds = 0.1 s: "
+        "fakegood:standard: run rolled back; exiting anyway"
+    )
+    assert not [r for r in caplog.records if r.getMessage() == "stopped"]
+
+
+class SlowHook:
+    """An after-collection hook that takes longer than the shutdown timeout."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def after_collection(self, runs: list[RunSummary]) -> None:
+        self.entered.set()
+        self.release.wait(20)
+
+
+def test_hooks_run_inside_the_shutdown_timeout_and_are_skipped_in_one_line(
+    sqlite_service_url: str,
+    fake: FakeProviders,
+    services: list[Service],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    hook = SlowHook()
+    service = new_service(
+        services,
+        make_settings(sqlite_service_url, ["fakegood"]),
+        hooks=Hooks.of({"slow": hook}),
+    )
+    service.start()
+    assert hook.entered.wait(20)
+    with caplog.at_level(logging.INFO, logger="tracker.service"):
+        assert service.stop(timeout=0.1) is False  # it waited for the hook, then gave up
+    hook.release.set()
+    assert service.abandoned == ["fakegood:standard"]
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert lines == [
+        "still running after shutdown_timeout_seconds = 0.1 s: "
+        "fakegood:standard: after-collection hooks skipped; exiting anyway"
+    ]
+    assert [r.status for r in run_rows(service.engine)] == ["succeeded"]  # committed
+
+
+def test_a_failure_the_database_missed_is_written_when_it_is_back(engine: Engine) -> None:
+    run_id = run_store.start_run(
+        engine, provider="fakegood", source="fakegood", scope="standard", started=T0
+    )
+    service_spec: Any = type("Spec", (), {"collector": "fakegood", "scope": "standard"})()
+    pending = PendingRuns(engine)
+    summary = RunSummary(
+        "fakegood",
+        RunStatus.FAILED,
+        run_id=run_id,
+        scope="standard",
+        error="DatabaseError: connection lost",
+        started_at=T0,
+        finished_at=T0 + timedelta(seconds=3),
+        recorded=False,
+    )
+    pending.unrecorded(service_spec, summary)
+    pending.missed(service_spec, T0 + timedelta(minutes=1), T0 + timedelta(minutes=1), "down")
+    assert pending.flush() == 2 and not pending
+    first, second = run_rows(engine)
+    assert (first.id, first.status, first.error) == (run_id, "failed", summary.error)
+    assert first.finished_at == T0 + timedelta(seconds=3)  # when it ended, not when written
+    assert (second.status, second.scope, second.error) == ("failed", "standard", "down")
+    assert second.started_at == T0 + timedelta(minutes=1)
+
+
+def test_a_failed_run_is_one_error_line_with_its_id_and_why(
+    sqlite_service_url: str,
+    fake: FakeProviders,
+    services: list[Service],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake.modes["fakebad"] = "fail"
+    service = new_service(services, make_settings(sqlite_service_url, ["fakebad"]))
+    with caplog.at_level(logging.DEBUG):
+        outcome = service.run_job(spec(service, "fakebad:standard"))
+    assert outcome.status == "failed"
+    [row] = run_rows(service.engine)
+    [error] = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    message = error.getMessage()
+    assert message.startswith(f"run {row.id} fakebad:standard failed in ")
+    assert message.endswith(f"s: collector: {row.error}") and "HTTP 503" in row.error
+    assert "0 offers" not in message
+    assert (vars(error)["run_id"], vars(error)["collector"], vars(error)["scope"]) == (
+        row.id,
+        "fakebad",
+        "standard",
+    )
+
+
+def test_collectors_left_out_on_purpose_are_one_info_line(
+    sqlite_service_url: str, services: list[Service], caplog: pytest.LogCaptureFixture
+) -> None:
+    # No FAKE_PROVIDER_URL: the fake collectors are not configured, as a provider without
+    # its settings is.
+    settings = make_settings(sqlite_service_url, ["fakebad", "fakegood", "fakeslow"])
+    with caplog.at_level(logging.DEBUG, logger="tracker.service"):
+        service = new_service(services, settings)
+    assert service.jobs == []
+    planned = [r for r in caplog.records if r.name.startswith("tracker.service")]
+    assert [(r.levelname, r.getMessage()) for r in planned] == [
+        ("INFO", "scheduled: nothing; disabled: fakebad, fakegood, fakeslow")
+    ]
+    assert set(vars(planned[0])["disabled"]) == {"fakebad", "fakegood", "fakeslow"}
