@@ -200,3 +200,68 @@ def test_collectors_left_out_on_purpose_are_one_info_line(
         ("INFO", "scheduled: nothing; disabled: fakebad, fakegood, fakeslow")
     ]
     assert set(vars(planned[0])["disabled"]) == {"fakebad", "fakegood", "fakeslow"}
+
+
+# -- replicas: the other instance's successes count here --------------------------------
+
+
+def succeeded_row(engine: Engine, at: datetime, scope: str = "standard") -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            insert(CollectionRun).values(
+                provider="fakegood",
+                source="fakegood",
+                scope=scope,
+                status=RunStatus.SUCCEEDED,
+                started_at=at,
+                finished_at=at + timedelta(seconds=2),
+            )
+        )
+
+
+@pytest.mark.postgres
+def test_a_replica_that_finds_the_job_locked_counts_the_holders_success(
+    pg_service_url: str, fake: FakeProviders, services: list[Service]
+) -> None:
+    settings = make_settings(pg_service_url, ["fakegood"], default_minutes=1)
+    replica, holder = new_service(services, settings), new_service(services, settings)
+    job = spec(replica, "fakegood:standard")
+    now = datetime.now(UTC)
+    replica.health.started_at = now - timedelta(minutes=10)  # up long ago, never ran it
+    assert replica.health.report(now)[0] is False  # stale: 10 min > 3 cadences
+    succeeded_row(replica.engine, now - timedelta(seconds=50))  # the holder's last run
+    with holder.locks.hold(job.id):  # the holder is running it again right now
+        assert replica.run_job(job).status == "locked"
+    health = replica.health.jobs[job.id]
+    assert health.last_success == now - timedelta(seconds=48)
+    assert replica.readiness()[0] is True
+
+
+@pytest.mark.postgres
+def test_a_replica_asks_the_run_log_before_calling_a_job_stale(
+    pg_service_url: str, fake: FakeProviders, services: list[Service]
+) -> None:
+    replica = new_service(services, make_settings(pg_service_url, ["fakegood"]))
+    now = datetime.now(UTC)
+    replica.health.started_at = now - timedelta(hours=10)
+    succeeded_row(replica.engine, now - timedelta(minutes=1), scope="all")  # a manual run
+    assert replica.check_staleness() == []
+    assert replica.readiness()[0] is True
+
+
+def test_a_restarted_instance_spreads_its_first_run_over_half_a_cadence(
+    sqlite_service_url: str, fake: FakeProviders, services: list[Service]
+) -> None:
+    service = new_service(
+        services, make_settings(sqlite_service_url, ["fakegood"], default_minutes=10)
+    )
+    job = spec(service, "fakegood:standard")
+    now = datetime.now(UTC)
+    last = now - timedelta(minutes=4)  # due again at now + 6 min
+    service.health.jobs[job.id].last_success_started = last
+    firsts = [service._first_run(job, now) for _ in range(50)]
+    due = last + timedelta(minutes=10)
+    assert all(due <= f <= due + timedelta(minutes=5) for f in firsts)
+    assert len(set(firsts)) > 1  # not pinned to the other instance's start
+    service.health.jobs[job.id].last_success_started = now - timedelta(minutes=11)
+    assert service._first_run(job, now) == now  # overdue: at once
