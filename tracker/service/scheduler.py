@@ -131,8 +131,11 @@ class Service:
     def _plan(self) -> list[JobSpec]:
         specs = plan_jobs(self.collectors, self.config, self.config.collectors)
         usable = []
+        reasons: dict[str, str | None] = {}  # asked once per collector, not once per job
         for spec in specs:
-            reason = self._unusable(spec.collector)
+            if spec.collector not in reasons:
+                reasons[spec.collector] = self._unusable(spec.collector)
+            reason = reasons[spec.collector]
             if reason is not None:
                 self.health.disabled[spec.collector] = reason
                 continue
