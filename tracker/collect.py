@@ -268,9 +268,10 @@ def _unexpected(exc: BaseException) -> bool:
 
 def _log_failure(summary: RunSummary, exc: BaseException) -> None:
     """A provider or database failure is the caller's to report (the CLI's table, the
-    service's one ``run`` line), so it is INFO here; a bug gets its traceback at ERROR."""
+    service's one ERROR ``run`` line), so it is INFO here; a bug gets its traceback, at
+    WARNING so that the run's own line stays the one ERROR."""
     if _unexpected(exc):
-        log.error("%s: run failed: %s", summary.source, summary.error, exc_info=True)
+        log.warning("%s: run failed on a bug: %s", summary.source, summary.error, exc_info=True)
     else:
         log.info("%s: run failed: %s", summary.source, summary.error)
 

@@ -23,6 +23,7 @@ from tracker.collect import RunSummary
 from tracker.hooks import Hooks
 from tracker.models import RunStatus
 from tracker.service import Service
+from tracker.service import pending as pending_module
 from tracker.service.pending import PendingRuns
 from tracker.store import runs as run_store
 from tracker.store.schema import CollectionRun
@@ -265,3 +266,38 @@ def test_a_restarted_instance_spreads_its_first_run_over_half_a_cadence(
     assert len(set(firsts)) > 1  # not pinned to the other instance's start
     service.health.jobs[job.id].last_success_started = now - timedelta(minutes=11)
     assert service._first_run(job, now) == now  # overdue: at once
+
+
+def test_a_collector_bug_is_still_one_error_line_its_traceback_a_warning(
+    sqlite_service_url: str,
+    fake: FakeProviders,
+    services: list[Service],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    service = new_service(services, make_settings(sqlite_service_url, ["fakecrash"]))
+    with caplog.at_level(logging.DEBUG):
+        assert service.run_job(spec(service, "fakecrash:standard")).status == "failed"
+    [error] = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert "fakecrash:standard failed" in error.getMessage()
+    assert "RuntimeError: bug in the collector" in error.getMessage()
+    [trace] = [r for r in caplog.records if r.exc_info]
+    assert trace.levelno == logging.WARNING and trace.name == "tracker.collect"
+
+
+def test_an_outage_longer_than_the_memory_says_how_many_attempts_it_dropped(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pending_module, "MAX_PENDING", 2)
+    job: Any = type("Spec", (), {"collector": "fakegood", "scope": "spot"})()
+    pending = PendingRuns(engine)
+    for minute in range(5):  # five attempts, two kept: the last two
+        at = T0 + timedelta(minutes=minute)
+        pending.missed(job, at, at, f"down at minute {minute}")
+    assert pending.flush() == 2
+    assert [(r.error, r.started_at) for r in run_rows(engine)] == [
+        (
+            "down at minute 3 (3 earlier attempts during the outage are not recorded)",
+            T0 + timedelta(minutes=3),
+        ),
+        ("down at minute 4", T0 + timedelta(minutes=4)),
+    ]

@@ -265,7 +265,12 @@ def test_serve_process_healthy_and_failing_collectors_kill_and_sigterm(
         ("fakegood", "succeeded"),
         ("fakebad", "failed"),
     }
-    assert all("offers_seen" in e and "price_changes" in e for e in runs)
+    ok = [e for e in runs if e["status"] == "succeeded"]
+    assert all("offers_seen" in e and "price_changes" in e for e in ok)
+    # A failed run says why, not "0 offers": its line has the error, no counts.
+    failed = [e for e in runs if e["status"] == "failed"]
+    assert all(e["error"] and e["reason"] and "offers_seen" not in e for e in failed)
+    assert all(e["message"].startswith(f"run {e['run_id']} ") for e in ok)
     assert any(e.get("event") == "stale" and e["collector"] == "fakebad" for e in events)
     assert events[-1]["event"] == "stopped"
 

@@ -30,7 +30,7 @@ MAX_PENDING = 200
 """Attempts held at most: at a 60 s database retry, over three hours of an outage."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity
 class _Attempt:
     spec: JobSpec
     started_at: datetime
@@ -46,6 +46,8 @@ class PendingRuns:
     _attempts: list[_Attempt] = field(default_factory=list)
     _dropped: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _flushing: threading.Lock = field(default_factory=threading.Lock)
+    """Held by the one job thread writing (jobs run in parallel): no row written twice."""
 
     def missed(self, spec: JobSpec, started: datetime, finished: datetime, error: str) -> None:
         """An attempt that could not reach the database at all."""
@@ -73,9 +75,25 @@ class PendingRuns:
         """Write what is held, oldest first; returns how many rows were written.
 
         Raises :class:`DatabaseError` if the database is still unreachable: what was not
-        written stays held.
+        written stays held. Another thread writing them already: returns 0 at once.
         """
-        written = 0
+        if not self._flushing.acquire(blocking=False):
+            return 0
+        try:
+            ids = self._flush()
+        finally:
+            self._flushing.release()
+        if ids:
+            log.info(
+                "recorded %d attempts the database missed (runs %s)",
+                len(ids),
+                ", ".join(map(str, ids)),
+                extra={"event": "runs_recorded_late", "run_ids": ids},
+            )
+        return len(ids)
+
+    def _flush(self) -> list[int]:
+        ids: list[int] = []
         while True:
             with self._lock:
                 if not self._attempts:
@@ -84,23 +102,20 @@ class PendingRuns:
             error = attempt.error
             if dropped:
                 error += f" ({dropped} earlier attempts during the outage are not recorded)"
-            self._write(attempt, error)
-            written += 1
+            ids.append(self._write(attempt, error))
             with self._lock:
-                self._attempts.remove(attempt)
+                if attempt in self._attempts:
+                    self._attempts.remove(attempt)
+                else:  # dropped by _add while it was being written: written all the same
+                    self._dropped -= 1
                 self._dropped -= dropped
-        if written:
-            log.info(
-                "recorded %d attempts the database missed",
-                written,
-                extra={"event": "runs_recorded_late", "count": written},
-            )
-        return written
+        return ids
 
-    def _write(self, attempt: _Attempt, error: str) -> None:
+    def _write(self, attempt: _Attempt, error: str) -> int:
+        """Write one attempt; returns its run id."""
         summary = attempt.summary
         if summary is None:
-            job_runs.record_failed_attempt(
+            return job_runs.record_failed_attempt(
                 self.engine,
                 attempt.spec.collector,
                 attempt.spec.scope,
@@ -108,7 +123,6 @@ class PendingRuns:
                 attempt.finished_at,
                 error,
             )
-            return
         assert summary.run_id is not None
         runs.record_failure(
             self.engine,
@@ -118,3 +132,4 @@ class PendingRuns:
             skipped=summary.skipped,
             skip_reasons=summary.skip_reasons,
         )
+        return summary.run_id
