@@ -239,13 +239,17 @@ def test_a_replica_that_finds_the_job_locked_counts_the_holders_success(
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("asked_by", ["the staleness check", "a probe"])
 def test_a_replica_asks_the_run_log_before_calling_a_job_stale(
-    pg_service_url: str, fake: FakeProviders, services: list[Service]
+    pg_service_url: str, fake: FakeProviders, services: list[Service], asked_by: str
 ) -> None:
     replica = new_service(services, make_settings(pg_service_url, ["fakegood"]))
     now = datetime.now(UTC)
     replica.health.started_at = now - timedelta(hours=10)
+    assert replica.health.report(now)[0] is False  # stale as far as memory knows
     succeeded_row(replica.engine, now - timedelta(minutes=1), scope="all")  # a manual run
+    if asked_by == "a probe":
+        assert replica.readiness()[0] is True
     assert replica.check_staleness() == []
     assert replica.readiness()[0] is True
 

@@ -249,7 +249,9 @@ class Service:
 
     def health_report(self) -> tuple[bool, dict[str, Any]]:
         """/healthz: the database is reachable and no job is stale, with every detail."""
-        self.ping_database()
+        if self.ping_database():
+            with suppress(DatabaseError):  # reported by the ping already, if it persists
+                self._refresh_before_stale(utcnow())
         return self.health.report(utcnow())
 
     def liveness(self) -> tuple[bool, dict[str, Any]]:

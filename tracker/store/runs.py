@@ -140,7 +140,9 @@ def _frozen_heap() -> Iterator[None]:
     two, and each full collection walks every object of the process (88,000 once the write
     path is imported, 140,000 in bench/ingest.py's process: 70-80 ms per walk). Frozen (``gc.freeze``), they are skipped;
     unfrozen afterwards, they are collected as before, so nothing is kept alive. Runs
-    overlapping in the service's threads only share the benefit."""
+    overlapping in the service's threads only share the benefit. Measured again (issue 30)
+    with the collector's own callbacks: a 200,000-offer re-collection in a 550,000-object
+    process spent 190 ms per run collecting frozen, 572 ms not; at 20,000 offers, the same."""
     gc.freeze()
     try:
         yield
