@@ -229,7 +229,7 @@ def test_a_replica_that_finds_the_job_locked_counts_the_holders_success(
     job = spec(replica, "fakegood:standard")
     now = datetime.now(UTC)
     replica.health.started_at = now - timedelta(minutes=10)  # up long ago, never ran it
-    assert replica.health.report(now)[0] is False  # stale: 10 min > 3 cadences
+    assert replica.health.report(now)[1]["stale"] == ["fakegood:standard"]  # 10 min > 3 cadences
     succeeded_row(replica.engine, now - timedelta(seconds=50))  # the holder's last run
     with holder.locks.hold(job.id):  # the holder is running it again right now
         assert replica.run_job(job).status == "locked"
@@ -245,8 +245,8 @@ def test_a_replica_asks_the_run_log_before_calling_a_job_stale(
 ) -> None:
     replica = new_service(services, make_settings(pg_service_url, ["fakegood"]))
     now = datetime.now(UTC)
-    replica.health.started_at = now - timedelta(hours=10)
-    assert replica.health.report(now)[0] is False  # stale as far as memory knows
+    replica.health.started_at = now - timedelta(days=30)  # > 3 cadences of any default
+    assert replica.health.report(now)[1]["stale"] == ["fakegood:standard"]  # as memory knows
     succeeded_row(replica.engine, now - timedelta(minutes=1), scope="all")  # a manual run
     if asked_by == "a probe":
         assert replica.readiness()[0] is True
