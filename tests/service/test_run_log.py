@@ -246,6 +246,7 @@ def test_a_replica_asks_the_run_log_before_calling_a_job_stale(
     replica = new_service(services, make_settings(pg_service_url, ["fakegood"]))
     now = datetime.now(UTC)
     replica.health.started_at = now - timedelta(days=30)  # > 3 cadences of any default
+    assert replica.due_jobs(now) == [spec(replica, "fakegood:standard")]  # seeded: none
     assert replica.health.report(now)[1]["stale"] == ["fakegood:standard"]  # as memory knows
     succeeded_row(replica.engine, now - timedelta(minutes=1), scope="all")  # a manual run
     if asked_by == "a probe":
