@@ -349,3 +349,35 @@ def test_serve_at_debug_never_logs_the_secrets_its_providers_send(
     assert any("'X-Amz-Security-Token': b'***'" in line for line in sent), sent
     failed = {e["collector"]: e.get("error", "") for e in events if e.get("event") == "run"}
     assert "API key not valid: ***" in failed["gcp"]
+
+
+def test_sigterm_past_the_shutdown_timeout_abandons_the_run_in_one_line(
+    pg_service_url: str, fake_server: FakeProviders, procs: list[Serve], tmp_path: Path
+) -> None:
+    env = serve_env(
+        tmp_path,
+        pg_service_url,
+        fake_server,
+        GPU_TRACKER_SCHEDULER__COLLECTORS="fakegood",
+        GPU_TRACKER_SCHEDULER__SHUTDOWN_TIMEOUT_SECONDS="0.1",
+    )
+    fake_server.hold()  # the first run stops before page 2, its transaction open
+    serve = Serve(tmp_path, "serve", env)
+    procs.append(serve)
+    assert fake_server.page2_waiting.wait(30)
+    serve.proc.send_signal(signal.SIGTERM)
+    assert serve.proc.wait(timeout=30) == 0  # bounded: it did not wait for the provider
+    fake_server.release()
+    engine = make_engine(pg_service_url)
+    with engine.connect() as conn:
+        [row] = conn.execute(select(CollectionRun)).all()
+    engine.dispose()
+    assert (row.status, row.scope) == ("abandoned", "standard")
+    assert "shutdown_timeout_seconds = 0.1 s" in row.error and row.finished_at is not None
+    events = serve.events()
+    [line] = [e for e in events if e.get("event") == "abandoned"]
+    assert line["message"] == (
+        "still running after shutdown_timeout_seconds = 0.1 s: "
+        "fakegood:standard: run rolled back; exiting anyway"
+    )
+    assert events[-1] is line  # nothing logged after it
