@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -45,6 +46,8 @@ __all__ = ["JobRunner", "due_slack", "is_due"]
 
 log = logging.getLogger(__name__)
 
+OWN_RUNS_KEPT = 1024
+"""Own run ids remembered: far more than the jobs of a service, times a few runs each."""
 COLLECTION = "collection"
 HOOKS = "after-collection hooks"
 
@@ -82,8 +85,9 @@ class JobRunner:
         self._before_run = before_run
         """Called holding the lock, before anything else (seeds health from the run log)."""
         self.stopping = threading.Event()
-        self._own_runs: set[int] = set()
-        """Run ids this process recorded: its own last run never makes a job not due."""
+        self._own_runs: deque[int] = deque(maxlen=OWN_RUNS_KEPT)
+        """The latest run ids this process recorded: its own last run never makes a job
+        not due. Bounded: a set of every run id would grow by one per run for months."""
         self.pending = PendingRuns(engine)
         """Attempts the run log has not seen yet (the database was down)."""
         self._running: dict[str, str] = {}
@@ -178,7 +182,7 @@ class JobRunner:
                 label=spec.scope,
             )
             if summary.run_id is not None:
-                self._own_runs.add(summary.run_id)
+                self._own_runs.append(summary.run_id)
             if not summary.recorded:
                 self.pending.unrecorded(spec, summary)
         if summary.status is RunStatus.SUCCEEDED:
