@@ -21,9 +21,10 @@ from tests.service.fake_server import FakeProviders
 from tests.service.test_service import new_service, spec
 from tracker.collect import RunSummary
 from tracker.hooks import Hooks
-from tracker.models import RunStatus
+from tracker.models import PricingModel, RunStatus
 from tracker.service import Service
 from tracker.service import pending as pending_module
+from tracker.service.jobs import JobSpec, run_scopes
 from tracker.service.pending import PendingRuns
 from tracker.store import runs as run_store
 from tracker.store.schema import CollectionRun
@@ -306,3 +307,13 @@ def test_an_outage_longer_than_the_memory_says_how_many_attempts_it_dropped(
         ),
         ("down at minute 4", T0 + timedelta(minutes=4)),
     ]
+
+
+def test_a_jobs_runs_are_found_under_its_own_scope_the_old_label_and_all() -> None:
+    spot = JobSpec("aws", "spot", frozenset({PricingModel.SPOT}), 600)
+    listed = frozenset({PricingModel.ON_DEMAND, PricingModel.RESERVED_1Y})
+    standard = JobSpec("aws", "standard", listed, 86400)
+    whole = JobSpec("pricesheet", "standard", frozenset(PricingModel), 86400)
+    assert run_scopes(spot) == ("spot", "all")
+    assert run_scopes(standard) == ("standard", "on_demand,reserved_1y", "all")
+    assert run_scopes(whole) == ("standard", "all")
