@@ -33,6 +33,7 @@ from collectors.base import Collector, NotConfigured
 from tracker.collect import RunSummary, run_collector
 from tracker.errors import one_line
 from tracker.models import RunStatus
+from tracker.service import abandon
 from tracker.service.jobs import JobSpec, run_scopes
 from tracker.service.outcome import FailureReason, JobOutcome, JobStatus, SkipReason
 from tracker.service.pending import PendingRuns
@@ -48,7 +49,7 @@ log = logging.getLogger(__name__)
 
 OWN_RUNS_KEPT = 1024
 """Own run ids remembered: far more than the jobs of a service, times a few runs each."""
-COLLECTION = "collection"
+COLLECTION = abandon.COLLECTION
 HOOKS = "after-collection hooks"
 
 

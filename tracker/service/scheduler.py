@@ -37,7 +37,7 @@ import random
 import signal
 import threading
 from collections.abc import Mapping
-from contextlib import ExitStack, suppress
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import Any
@@ -52,21 +52,20 @@ from collectors.base import Collector, MissingCredentials, NotConfigured
 from tracker import registry
 from tracker.alerts.stats import STATS
 from tracker.errors import one_line
-from tracker.format import iso_z
 from tracker.hooks import Hooks, load_hooks
+from tracker.service import abandon
 from tracker.service.alerting import Alerting
 from tracker.service.health import HealthState
-from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE, JobSpec, plan_jobs, run_scopes
+from tracker.service.jobs import JobSpec, plan_jobs, run_scopes
 from tracker.service.metrics import CONTENT_TYPE, Metrics
 from tracker.service.outcome import FailureReason, JobOutcome, JobStatus
 from tracker.service.report import Reporter, utcnow
-from tracker.service.runner import COLLECTION, JobRunner, is_due
+from tracker.service.runner import JobRunner, is_due
 from tracker.service.web import Response, WebServer, json_response, parse_address, probe_app
 from tracker.settings import Settings
 from tracker.store import job_runs
 from tracker.store.engine import DatabaseError, Engine, make_engine
 from tracker.store.locks import JobLocks, locks_for
-from tracker.store.runs import ORPHAN_ERROR
 
 __all__ = ["JobOutcome", "Service"]
 
@@ -218,32 +217,8 @@ class Service:
                     self.reporter.seen_success(spec, last)
 
     def abandon_orphans(self) -> int:
-        """Mark ``abandoned`` the runs left ``running`` by a process that died, at start-up
-        (Postgres: a run is an orphan when no one holds its job's lock; SQLite has no
-        such lock, so there the next run of the same source marks it)."""
-        if self.engine.dialect.name != "postgresql":
-            return 0
-        found = 0
-        for run in job_runs.running_runs(self.engine):
-            scopes = [run.scope] if run.scope in (SPOT_SCOPE, STANDARD_SCOPE) else None
-            jobs = [f"{run.provider}:{s}" for s in scopes or (SPOT_SCOPE, STANDARD_SCOPE)]
-            with ExitStack() as held:
-                if not all(held.enter_context(self.locks.hold(job)) for job in jobs):
-                    continue  # someone is running it right now
-                error = f"{ORPHAN_ERROR} (found at start-up, {iso_z(utcnow())})"
-                if not job_runs.abandon_running(self.engine, error, run_id=run.id):
-                    continue
-            found += 1
-            log.warning(
-                "run %d of %s (%s, started %s) was left running by a process that stopped; "
-                "marked abandoned",
-                run.id,
-                run.source,
-                run.scope,
-                iso_z(run.started_at),
-                extra={"event": "run_abandoned", "run_id": run.id, "collector": run.provider},
-            )
-        return found
+        """Mark ``abandoned`` the runs a dead process left ``running`` (at start-up)."""
+        return abandon.orphans(self.engine, self.locks)
 
     # -- health endpoints ------------------------------------------------------------
 
@@ -420,27 +395,7 @@ class Service:
 
     def _abandon_running(self, running: dict[str, str], timeout: float) -> None:
         limit = f"shutdown_timeout_seconds = {timeout:g} s"
-        what = {
-            job: "run rolled back" if phase == COLLECTION else f"{phase} skipped"
-            for job, phase in running.items()
-        }
-        specs = {s.id: s for s in self.jobs}
-        at = utcnow()
-        for job, phase in running.items():
-            spec = specs.get(job)
-            if spec is None or phase != COLLECTION:
-                continue
-            try:
-                job_runs.abandon_running(
-                    self.engine,
-                    f"abandoned: still running when the service stopped ({limit}); "
-                    "its transaction rolled back",
-                    provider=spec.collector,
-                    scope=spec.scope,
-                    finished=at,
-                )
-            except DatabaseError as exc:
-                what[job] += f" (not marked abandoned: {one_line(exc)})"
+        what = abandon.unfinished(self.engine, self.jobs, running, limit)
         log.warning(
             "still running after %s: %s; exiting anyway",
             limit,
