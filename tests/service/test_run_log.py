@@ -27,6 +27,7 @@ from tracker.service import pending as pending_module
 from tracker.service.jobs import JobSpec, run_scopes
 from tracker.service.pending import PendingRuns
 from tracker.store import runs as run_store
+from tracker.store.engine import DatabaseError
 from tracker.store.schema import CollectionRun
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -317,3 +318,29 @@ def test_a_jobs_runs_are_found_under_its_own_scope_the_old_label_and_all() -> No
     assert run_scopes(spot) == ("spot", "all")
     assert run_scopes(standard) == ("standard", "on_demand,reserved_1y", "all")
     assert run_scopes(whole) == ("standard", "all")
+
+
+def test_a_run_whose_failure_could_not_be_written_gets_it_at_the_next_attempt(
+    sqlite_service_url: str,
+    fake: FakeProviders,
+    services: list[Service],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake.modes["fakebad"] = "fail"
+    service = new_service(services, make_settings(sqlite_service_url, ["fakebad"]))
+    job = spec(service, "fakebad:standard")
+    record_failure = run_store.record_failure
+
+    def database_gone(*args: Any, **kwargs: Any) -> None:
+        raise DatabaseError("cannot record the failure of run 1: the connection is lost")
+
+    monkeypatch.setattr(run_store, "record_failure", database_gone)  # as the run ends
+    first = service.run_job(job)
+    assert first.summary is not None and first.summary.recorded is False
+    assert [r.status for r in run_rows(service.engine)] == ["running"]
+    monkeypatch.setattr(run_store, "record_failure", record_failure)  # the database is back
+    service.run_job(job)
+    first_row, second_row = run_rows(service.engine)
+    assert (first_row.status, first_row.error) == ("failed", first.summary.error)
+    assert first_row.finished_at == first.summary.finished_at  # when it ended
+    assert second_row.status == "failed" and "HTTP 503" in second_row.error
