@@ -86,6 +86,9 @@ class RunSummary:
     source: str = ""
     """The source the run wrote for; a collector writes under its own name (the
     default), an ad-hoc import under ``import:<name>``."""
+    database_failed: bool = False
+    """The run failed on the store (a lost connection, a statement refused), not on the
+    provider or the collector."""
     recorded: bool = True
     """False when the run's failure could not be written to the run log (the database
     went away mid-run): the row still says ``running`` until someone records it."""
@@ -171,6 +174,7 @@ def run_collector(
             )
     except Exception as exc:
         summary.status = RunStatus.FAILED
+        summary.database_failed = isinstance(exc, DatabaseError)
         # A provider may quote a credential back in its error (GCP echoes the API
         # key): the summary is printed and stored, so it never holds one.
         summary.error = redact(one_line(exc), secrets_of(settings))

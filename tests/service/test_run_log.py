@@ -344,3 +344,14 @@ def test_a_run_whose_failure_could_not_be_written_gets_it_at_the_next_attempt(
     assert (first_row.status, first_row.error) == ("failed", first.summary.error)
     assert first_row.finished_at == first.summary.finished_at  # when it ended
     assert second_row.status == "failed" and "HTTP 503" in second_row.error
+
+
+def test_a_run_that_fails_on_the_store_is_a_database_failure_even_if_it_answers_again(
+    sqlite_service_url: str, fake: FakeProviders, services: list[Service]
+) -> None:
+    service = new_service(services, make_settings(sqlite_service_url, ["fakegood"]))
+    with service.engine.begin() as conn:  # every write of the run's prices now fails
+        conn.exec_driver_sql("ALTER TABLE price_points RENAME TO price_points_gone")
+    outcome = service.run_job(spec(service, "fakegood:standard"))
+    assert (outcome.status, outcome.reason) == ("failed", "database")
+    assert "DatabaseError" in (outcome.error or "")

@@ -190,9 +190,11 @@ class JobRunner:
             self.reporter.database(True)
             return JobOutcome(spec, JobStatus.SUCCEEDED, summary)
         # Mid-run database loss comes back as a failed summary; tell it apart from a
-        # provider failure by asking the database directly.
+        # provider failure by the error, and by asking the database directly (a lost
+        # connection fails the run while the server answers again at once).
         reachable = self.reporter.ping(self.engine)
-        reason = FailureReason.COLLECTOR if reachable else FailureReason.DATABASE
+        lost = summary.database_failed or not reachable
+        reason = FailureReason.DATABASE if lost else FailureReason.COLLECTOR
         return JobOutcome(spec, JobStatus.FAILED, summary, reason, summary.error)
 
     def _ran_elsewhere(self, spec: JobSpec) -> job_runs.SuccessfulRun | None:
