@@ -355,3 +355,16 @@ def test_a_run_that_fails_on_the_store_is_a_database_failure_even_if_it_answers_
     outcome = service.run_job(spec(service, "fakegood:standard"))
     assert (outcome.status, outcome.reason) == ("failed", "database")
     assert "DatabaseError" in (outcome.error or "")
+
+
+@pytest.mark.postgres
+def test_a_cron_start_abandons_a_crashed_run_too(
+    pg_service_url: str, fake: FakeProviders, services: list[Service]
+) -> None:
+    service = new_service(services, make_settings(pg_service_url, ["fakegood"]))
+    # Another collector's: no run of this cron start would sweep it on its way.
+    crashed = running_row(service.engine, "fakebad", "standard")
+    assert service.run_once() == 0
+    rows = {r.id: r for r in run_rows(service.engine)}
+    assert rows[crashed].status == "abandoned"
+    assert [r.status for r in rows.values() if r.id != crashed] == ["succeeded"]

@@ -434,6 +434,7 @@ class Service:
         """Run every due job once (for cron); 0 if none failed, 1 otherwise."""
         try:
             due = self.due_jobs()
+            self.abandon_orphans()  # a cron start is a start too
         except DatabaseError as exc:
             log.error("database unreachable: %s", one_line(exc), extra={"event": "database_down"})
             return 1
