@@ -7,7 +7,7 @@ tests/store/test_growth_model.py): by default 10,000 spot series re-collected ev
 series re-collected every 6 hours whose prices change monthly, over two providers.
 Then it prints each table's rows and bytes (heap, indexes, total), bytes per 1,000
 series per year, the database size, and the median latency of
-  * ``offers``: the listing the CLI prints with no filter (tracker.cli.offers.offer_rows,
+  * ``offers``: the listing the CLI prints with no filter (tracker.views.offers.offer_rows,
     every current offer, USD), and with ``--gpu H100``;
   * a one-year ``history`` of one series (a spot one if any) at 1-hour steps (tracker.history.views
     .offer_steps, what ``history … --since 365d --resample 1h`` prints), and its stored
@@ -37,8 +37,6 @@ from ingest import ListCollector, raw_copy
 from scratch_db import scratch_database
 from sqlalchemy import text
 
-from tracker.cli.currency import CurrencyView
-from tracker.cli.offers import offer_rows
 from tracker.collect import run_collector
 from tracker.history import views
 from tracker.history.args import Window, make_grid
@@ -47,6 +45,8 @@ from tracker.settings import Settings
 from tracker.store import fx as fx_store
 from tracker.store import migrate, queries
 from tracker.store.engine import Engine, make_engine
+from tracker.views.currency import CurrencyView
+from tracker.views.offers import offer_rows
 
 MIB = 1024 * 1024
 
@@ -148,10 +148,12 @@ def measure_reads(engine: Engine, mix: Mix, repeat: int) -> dict[str, float]:
     end = mix.start + timedelta(days=mix.days)
     year = Window(end - timedelta(days=365), end)
     hourly = make_grid(year, timedelta(hours=1))
-    steps_ms, steps = median_ms(lambda: views.offer_steps(engine, offer, hourly), repeat)
+    steps_ms, steps = median_ms(
+        lambda: views.offer_steps(engine, offer, hourly, fx_rates={}), repeat
+    )
     assert len(steps) == hourly.count
     intervals_ms, intervals = median_ms(
-        lambda: views.offer_intervals(engine, offer, window=year), repeat
+        lambda: views.offer_intervals(engine, offer, window=year, fx_rates={}), repeat
     )
     print(f"history of {offer.describe()} over a year: hourly steps ({len(steps):,}) "
           f"{steps_ms:.1f} ms; stored intervals ({len(intervals):,}) {intervals_ms:.1f} ms")  # fmt: skip

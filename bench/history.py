@@ -195,7 +195,7 @@ def main() -> None:
         )
         params = {"since": window.since, "until": window.until, "sid": sid}
         single_s, rows, hand_single_s, expected = race(
-            lambda: views.offer_steps(engine, offer, grid),
+            lambda: views.offer_steps(engine, offer, grid, fx_rates={}),
             lambda: hand(engine, HAND_SINGLE, params),
             args.repeat,
         )
@@ -218,7 +218,9 @@ def main() -> None:
                 {"m": list(selection.models)},
             ).scalar_one()
         aggregated_s, agg, hand_agg_s, agg_expected = race(
-            lambda: views.gpu_steps(engine, selection, days, pricing=[PricingModel.ON_DEMAND]),
+            lambda: views.gpu_steps(
+                engine, selection, days, pricing=[PricingModel.ON_DEMAND], fx_rates={}
+            ),
             lambda: hand(engine, HAND_AGGREGATE, agg_params),
             args.repeat,
         )

@@ -39,8 +39,8 @@ from tracker.service.web import WebServer
 from tracker.settings import Settings
 from tracker.store import migrate
 from tracker.store.engine import Engine, make_engine
+from tracker.views.overview import overview
 from tracker.web import WebContext, create_app
-from tracker.web.overview import overview
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scratch_db import scratch_database

@@ -13,6 +13,7 @@ import csv
 import json
 import logging
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Self
@@ -22,7 +23,16 @@ from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel, to_decimal
 from tracker.settings import Settings
 
-__all__ = ["COLUMNS", "OPTIONAL_COLUMNS", "PriceSheetCollector", "SheetRow", "read_sheet"]
+__all__ = [
+    "COLUMNS",
+    "OFFER_SHEET",
+    "OPTIONAL_COLUMNS",
+    "PriceSheetCollector",
+    "SheetKind",
+    "SheetRow",
+    "read_sheet",
+    "sheet_text",
+]
 
 log = logging.getLogger(__name__)
 
@@ -68,20 +78,37 @@ class SheetRow:
         self.values = values
 
 
-def read_sheet(path: Path) -> Iterator[SheetRow]:
+@dataclass(frozen=True, slots=True)
+class SheetKind:
+    """The columns one kind of sheet has (offers, or service prices) and its JSON key."""
+
+    required: tuple[str, ...]
+    allowed: tuple[str, ...]
+    json_key: str
+
+
+OFFER_SHEET = SheetKind(REQUIRED, COLUMNS + OPTIONAL_COLUMNS, "offers")
+
+
+def read_sheet(path: Path, kind: SheetKind = OFFER_SHEET) -> Iterator[SheetRow]:
     """Rows of a CSV (header line required) or JSON (list of objects, or ``{"offers": [...]}``).
 
     Raises :class:`CollectorError` for a file that cannot be read at all.
     """
+    raw = sheet_text(path)
+    if path.suffix.lower() == ".json":
+        yield from _json_rows(path, raw, kind)
+    else:
+        yield from _csv_rows(path, raw, kind)
+
+
+def sheet_text(path: Path) -> str:
+    """The file as UTF-8 text; raises :class:`CollectorError` naming it otherwise."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise CollectorError(f"cannot read price sheet {path}: {exc.strerror}") from None
-    raw = _utf8_text(path, data)
-    if path.suffix.lower() == ".json":
-        yield from _json_rows(path, raw)
-    else:
-        yield from _csv_rows(path, raw)
+    return _utf8_text(path, data)
 
 
 def _utf8_text(path: Path, data: bytes) -> str:
@@ -100,13 +127,13 @@ def _utf8_text(path: Path, data: bytes) -> str:
         ) from None
 
 
-def _csv_rows(path: Path, raw: str) -> Iterator[SheetRow]:
+def _csv_rows(path: Path, raw: str, kind: SheetKind) -> Iterator[SheetRow]:
     reader = csv.DictReader(raw.splitlines())
     header = [h.strip() for h in (reader.fieldnames or [])]
-    missing = [c for c in REQUIRED if c not in header]
+    missing = [c for c in kind.required if c not in header]
     if missing:
         raise CollectorError(f"{path}:1: missing column(s): {', '.join(missing)}")
-    unknown = [h for h in header if h not in COLUMNS and h not in OPTIONAL_COLUMNS]
+    unknown = [h for h in header if h not in kind.allowed]
     if unknown:
         raise CollectorError(f"{path}:1: unknown column(s): {', '.join(unknown)}")
     reader.fieldnames = header
@@ -122,15 +149,16 @@ def _csv_rows(path: Path, raw: str) -> Iterator[SheetRow]:
         )
 
 
-def _json_rows(path: Path, raw: str) -> Iterator[SheetRow]:
+def _json_rows(path: Path, raw: str, kind: SheetKind) -> Iterator[SheetRow]:
     try:
         data = json.loads(raw, parse_float=str, parse_int=str)
     except json.JSONDecodeError as exc:
         raise CollectorError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    if isinstance(data, dict) and isinstance(data.get("offers"), list):
-        data = data["offers"]
+    key = kind.json_key
+    if isinstance(data, dict) and isinstance(data.get(key), list):
+        data = data[key]
     if not isinstance(data, list):
-        raise CollectorError(f'{path}: expected a list of offers or {{"offers": [...]}}')
+        raise CollectorError(f'{path}: expected a list of {key} or {{"{key}": [...]}}')
     for n, item in enumerate(data, start=1):
         if not isinstance(item, dict):
             yield SheetRow(n, {"__error__": "not an object"})

@@ -366,9 +366,11 @@ NEW_ROWS = [
     # RTX 6000 Ada datasheet: 48 GB GDDR6, 960 GB/s, FP32 91.1, Tensor 1,457.0 (FP8,
     # sparse) -> 728.5 dense; no BF16/FP16 tensor figure printed.
     ("RTX-6000-Ada", 48, 960, Decimal("91.1"), None, Decimal("728.5"), None, False),
-    # RTX PRO 6000 Blackwell Server Edition page: 96 GB GDDR7, 1,792 GB/s; AWS g7e
-    # "RTX PRO Server 6000" reports 98304 MiB = 96 GiB.
-    ("RTX-PRO-6000-Blackwell", 96, 1792, None, None, None, None, False),
+    # nvidia.com/en-us/data-center/rtx-pro-6000-blackwell-server-edition: 96 GB GDDR7,
+    # 1,597 GB/s, FP16|BF16 Tensor 1 PFLOP*, FP8 Tensor 2 PFLOPS* (sparse, as the RTX
+    # Blackwell whitepaper's dense 503.8 / 1,007.6 for the Workstation Edition show):
+    # 1000/2 = 500, 2000/2 = 1000. AWS g7e "RTX PRO Server 6000" reports 98304 MiB = 96 GiB.
+    ("RTX-PRO-6000-Blackwell", 96, 1597, None, 500, 1000, None, False),
     # RTX Blackwell architecture whitepaper, RTX 5090: 32 GB GDDR7, 1,792 GB/s, FP32 104.8.
     ("RTX-5090", 32, 1792, Decimal("104.8"), None, None, None, False),
     # A30 datasheet: 24 GB HBM2, 933 GB/s, FP32 10.3, BF16 165 | 330*, INT8 330 | 661*.
@@ -428,6 +430,8 @@ def test_gpus_on_sale_now_have_datasheet_rows(
         ("B300", Decimal("268.59375"), "B300"),  # AWS p6-b300: 275040 MiB / 1024
         ("RTX PRO Server 6000", 96, "RTX-PRO-6000-Blackwell"),  # AWS g7e: 98304 MiB
         ("NVIDIA RTX PRO 6000 Blackwell Server Edition", None, "RTX-PRO-6000-Blackwell"),
+        ("RTX PRO 6000", None, "RTX-PRO-6000-Blackwell"),  # OCI part B112613's name
+        ("RTX Pro 6000", 96, "RTX-PRO-6000-Blackwell"),
         ("NVIDIA RTX 6000 Ada Generation", None, "RTX-6000-Ada"),
         ("NVIDIA GeForce RTX 5090", None, "RTX-5090"),
         ("NVIDIA GB200", Decimal("185.0"), "GB200"),

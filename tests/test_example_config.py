@@ -17,7 +17,8 @@ def test_example_config_matches_the_defaults() -> None:
 
 def test_quickstart_config_loads_the_sample_sheet_offline() -> None:
     settings = load_settings(ROOT / "examples" / "quickstart.toml")
-    assert settings.pricesheet.path == Path("examples/prices.csv")
+    # relative to the config file, not to the directory it is run from
+    assert settings.pricesheet.path == ROOT / "examples" / "prices.csv"
     assert not (settings.aws.enabled or settings.azure.enabled or settings.gcp.enabled)
     assert not (
         settings.lambda_.enabled

@@ -18,7 +18,6 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from tests.conftest import make_offer
-from tracker.cli.offers import offer_row
 from tracker.models import (
     OFFER_COLUMNS,
     OFFER_KEY_FIELDS,
@@ -27,13 +26,14 @@ from tracker.models import (
     Offer,
     offer_values,
 )
-from tracker.recommend.stored import load_usd_offer_table
+from tracker.recommend.stored import load_offer_table
 from tracker.recommend.table import offer_to_row, row_to_offer
 from tracker.settings import Settings
 from tracker.store import migrate, queries
 from tracker.store.ingest import INCOMING_COLUMNS, Ingest
 from tracker.store.rankings import current_offer_rows
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
+from tracker.views.offers import offer_row
 
 NAMES = tuple(c.name for c in OFFER_COLUMNS)
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -120,7 +120,7 @@ def test_every_reader_returns_what_the_ingest_wrote(engine: Engine) -> None:
     assert len(row) == len(OFFER_COLUMNS)
     assert row_to_offer(row) == offer
     # the recommender's rows come in USD: 2.5 EUR x 1.05 (fx_rates.EUR) = 2.625
-    table, conversion = load_usd_offer_table(engine, Settings(fx_rates={"EUR": "1.05"}))
+    table, conversion = load_offer_table(engine, Settings(fx_rates={"EUR": "1.05"}))
     usd_offer = replace(offer, price_per_hour_usd=Decimal("2.625"))
     assert table.offers[0] == usd_offer and conversion.skipped == 0
     # half of a 48 GiB GPU: 24 GiB usable, one GPU's worth of sharding

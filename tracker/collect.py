@@ -26,9 +26,18 @@ from tracker.store.engine import DatabaseError, Engine
 from tracker.store.ingest import DelistScope, IngestStats
 from tracker.store.schema import MAX_SOURCE_CHARS
 
-__all__ = ["IMPORT_PREFIX", "RunSummary", "import_source", "run_collector", "scope_label"]
+__all__ = [
+    "IMPORT_PREFIX",
+    "RUN_FAILED",
+    "RunSummary",
+    "import_source",
+    "run_collector",
+    "scope_label",
+]
 
 log = logging.getLogger(__name__)
+RUN_FAILED = "%s: run failed: %s"
+"""The log message of a failed run (the CLI, which reports the failure itself, knows it)."""
 
 OfferCallback = Callable[[int], None]
 
@@ -275,9 +284,9 @@ def _log_failure(summary: RunSummary, exc: BaseException) -> None:
     service's one ERROR ``run`` line), so it is INFO here; a bug gets its traceback, at
     WARNING so that the run's own line stays the one ERROR."""
     if _unexpected(exc):
-        log.warning("%s: run failed on a bug: %s", summary.source, summary.error, exc_info=True)
+        log.warning(RUN_FAILED, summary.source, summary.error, exc_info=True)
     else:
-        log.info("%s: run failed: %s", summary.source, summary.error)
+        log.info(RUN_FAILED, summary.source, summary.error)
 
 
 def _record_failure(engine: Engine, summary: RunSummary) -> None:

@@ -120,14 +120,17 @@ class Rates:
         """USD for one unit of ``currency`` at ``at`` (latest when None), or None.
 
         ECB rates first (USD per EUR ÷ X per EUR, see the module docstring), then the
-        manual ``fx_rates`` for a currency the ECB series lack; never a guess.
+        manual ``fx_rates`` for a currency the ECB series lack; never a guess, and never
+        a rate <= 0 (it is no rate). :func:`tracker.store.fx.usd_sql` is the same rule in
+        SQL; tests/fx/test_one_rule.py checks the two agree.
         """
         if currency == USD:
             return Decimal(1)
         usd, x = self.per_eur(USD, at), self.per_eur(currency, at)
-        if usd is not None and x is not None and x > 0:
+        if usd is not None and x is not None and usd > 0 and x > 0:
             return usd / x
-        return self.manual.get(currency)
+        manual = self.manual.get(currency)
+        return manual if manual is not None and manual > 0 else None
 
     def to_usd(self, amount: Decimal, currency: str, at: datetime | None = None) -> Decimal | None:
         if currency == USD:
@@ -145,6 +148,11 @@ class Rates:
         if source_rate is None or target_rate is None or target_rate <= 0:
             return None
         return _q(amount * source_rate / target_rate)
+
+    def currencies(self) -> set[str]:
+        """Every currency with a USD figure: stored series, manual rates, the base, USD."""
+        named = {*self._times, *self.manual, BASE, USD}
+        return {c for c in named if c == USD or self.knows(c)}
 
     def knows(self, currency: str) -> bool:
         """Whether any rate (stored or manual) exists for ``currency``."""

@@ -170,7 +170,7 @@ def test_usage_errors_are_one_line_with_exit_code_2(cli: Run, tmp_path: Path) ->
     msg = one_line_error(cli("offers", "--pricing", "hourly"), 2)
     assert "--pricing" in msg and "hourly" in msg
     msg = one_line_error(cli("collect", "--provider", "nosuchcloud"), 2)
-    assert "unknown provider 'nosuchcloud'" in msg
+    assert "--provider 'nosuchcloud': unknown provider" in msg
     msg = one_line_error(cli("offers", extra_env={"GPU_TRACKER_DATABASE_URL": "mysql://x/y"}), 2)
     assert "unsupported database" in msg
 
@@ -285,7 +285,14 @@ def test_history_answers_the_price_at_a_time(cli: Run, tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         return [p["price_per_hour"] for p in json.loads(proc.stdout)]
 
-    assert price_at("2024-12-31T23:59:59") == []
+    before = cli("history", "-p", "aws", "-i", "p5.48xlarge", "-r", "us-east-1",
+                 "--at", "2024-12-31T23:59:59", "--format", "json")  # fmt: skip
+    # nothing was in force yet: exit 1, one line saying so and since when data exists
+    assert before.stdout == ""
+    assert one_line_error(before, 1) == (
+        "gpu-tracker: error: no price of aws p5.48xlarge us-east-1 on_demand in force at 2024-12-31T23:59:59Z; "
+        "data since 2025-01-01 00:00 UTC"
+    )
     assert price_at("2025-03-01T00:00:00") == ["98.32"]
     assert price_at("2025-06-05T00:00:00") == ["55.04"]
     assert price_at("2026-01-01T00:00:00+02:00") == ["55.04"]

@@ -154,7 +154,12 @@ def test_a_configured_sheet_that_is_not_utf8_fails_its_run_in_one_line(
     path = tmp_path / "sheet.csv"
     path.write_bytes(_utf16(SHEET + "\n"))
     proc = cli("collect", "--provider", "pricesheet", extra_env={"GPU_TRACKER_PRICESHEET__PATH": str(path)})  # fmt: skip
-    assert one_line_error(proc, 1) == "gpu-tracker: error: collection failed for: pricesheet"
+    # the only run failed: its error is the one line, and nothing is printed on stdout
+    assert one_line_error(proc, 1) == (
+        f"gpu-tracker: error: pricesheet: collection failed: CollectorError: {path}: "
+        "UTF-16 text, not UTF-8: save the sheet as UTF-8"
+    )
+    assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1
     [failed] = runs(cli)
     assert (
         failed["error"]

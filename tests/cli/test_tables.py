@@ -35,6 +35,8 @@ RANKING_JSON_KEYS = {
     "offering_class", "gpu_model", "gpu_count", "interconnect", "vram_needed_gib",
     "vram_available_gib", "vram_needed_per_gpu_gib", "sharded", "price_per_hour_usd",
     "effective_price_per_hour_usd", "price_per_gpu_hour_usd", "compute_hours", "job_hours",
+    # issue 28: the estimate's range and its relative error
+    "job_hours_low", "job_hours_high", "uncertainty",
     "job_cost_usd", "interruption_pct", "basis", "basis_source", "compute_precision",
     "precision_fallback", "excluded_reason", "excluded_detail",
     "display_currency", "display_effective_price_per_hour", "display_job_cost",
@@ -47,7 +49,8 @@ EXCLUDED_JSON_KEYS = {
 RANKING_CSV_HEADER = (
     "rank,provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
     "interconnect,vram_needed_gib,vram_available_gib,price_per_hour_usd,"
-    "effective_price_per_hour_usd,price_per_gpu_hour_usd,job_hours,job_cost_usd,"
+    "effective_price_per_hour_usd,price_per_gpu_hour_usd,job_hours,job_hours_low,"
+    "job_hours_high,job_cost_usd,"
     "display_currency,display_effective_price_per_hour,display_job_cost,"
     "basis,basis_source,compute_precision,precision_fallback"
 )
@@ -73,7 +76,8 @@ def table(run: Run, *args: str) -> list[str]:
     proc = run(*args, extra_env=WIDTH)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    too_wide = [line for line in lines if len(line) > 100]
+    # (a word longer than the width, e.g. a URL in a note, stays whole on its own line)
+    too_wide = [line for line in lines if len(line) > 100 and " " in line.strip()]
     assert too_wide == [], "\n".join(too_wide)
     return lines
 
@@ -120,15 +124,22 @@ def test_quickstart_recommend_table_fits_100_columns(quickstart: Run) -> None:
     assert lines[0].startswith("llm-7b-lora: ")
     header = lines[1].split()
     assert header[:3] == ["#", "provider", "instance"]
-    assert {"GPUs", "VRAM", "$/h", "hours", "$"} <= set(header) and "zone" not in header
-    ranked = [line for line in lines[3:] if line.strip()]
-    assert len(ranked) == 5  # one line per offer: nothing folded
+    assert {"GPUs", "VRAM", "$/h", "hours", "±%", "$"} <= set(header) and "zone" not in header
+    ranked = [line for line in lines[3:8] if line.strip()]
+    assert len(ranked) == 5 and all(line.split()[0].isdigit() for line in ranked)  # unfolded
+    # the two 1.25 h (±15 %) H100 jobs cost $4.13 and $4.38: their ranges overlap
+    assert lines[8].split() == ["note"]
+    assert "within the estimate's error: consider both" in " ".join(lines[10:])
     # (calibrated hours put both 8 x H100 boxes of the sheet in the top 5: find the row
     # by its instance and check its GPU cell)
     assert "8× H100-SXM" in line_of(ranked, "gpu_8x_h100_sxm5")
 
     explained = table(quickstart, "recommend", "-P", "llm-7b-lora", "--top", "5", "--explain")
-    assert any("no_throughput" in line for line in explained)
+    # the T4 is left out for memory; the A10G (no vendor TFLOPS) ranks by its stated rule
+    assert any("1× T4  vram" in line for line in explained if "g4dn" in line)
+    assert any(
+        line.startswith("A10G: basis modelled, A10G modelled as the A10") for line in explained
+    )
 
     proc = quickstart("recommend", "-P", "llm-7b-lora", "--explain", "-f", "json")
     rows = json.loads(proc.stdout)

@@ -33,7 +33,20 @@ def test_times_relative_dates_and_offsets() -> None:
     assert parse_time("2026-01-01T10:30:00Z", "--until", now=NOW).minute == 30
 
 
-@pytest.mark.parametrize("bad", ["yesterday", "2026-13-01", "30x", ""])
+def test_times_people_type_words_and_ages_with_ago() -> None:
+    """Issue 26: now, today, yesterday and "7d ago" in every --since/--until/--at."""
+    assert parse_time("now", "--until", now=NOW) == NOW
+    assert parse_time(" NOW ", "--until", now=NOW) == NOW
+    # NOW is 2026-03-18 10:52 UTC: today is its midnight, yesterday the one before
+    assert parse_time("today", "--since", now=NOW) == datetime(2026, 3, 18, tzinfo=UTC)
+    assert parse_time("Yesterday", "--since", now=NOW) == datetime(2026, 3, 17, tzinfo=UTC)
+    # 10:52 - 7 days = 2026-03-11 10:52; 10:52 - 30 minutes = 10:22; - 90 s = 10:50:30
+    assert parse_time("7d ago", "--since", now=NOW) == datetime(2026, 3, 11, 10, 52, tzinfo=UTC)
+    assert parse_time("30m", "--since", now=NOW) == datetime(2026, 3, 18, 10, 22, tzinfo=UTC)
+    assert parse_time("90s", "--since", now=NOW) == datetime(2026, 3, 18, 10, 50, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("bad", ["last week", "tomorrowish", "2026-13-01", "30x", "7d hence", ""])
 def test_an_unparsable_time_names_the_option(bad: str) -> None:
     with pytest.raises(HistoryArgumentError, match=r"^--since .*not a time"):
         parse_time(bad, "--since", now=NOW)

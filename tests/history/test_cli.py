@@ -163,3 +163,43 @@ def test_bad_input_is_one_line_and_exit_2(cli: Run, tmp_path: Path) -> None:
             assert proc.returncode == 2 and "not writable" in proc.stderr, proc.stderr
         finally:
             read_only.chmod(0o700)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_history_without_data_exits_1_in_one_line_and_draws_nothing(
+    cli: Run, tmp_path: Path
+) -> None:
+    plot = tmp_path / "b200.png"
+    proc = cli("history", "--gpu", "B200", "--plot", str(plot))
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    # a catalog GPU no offer has: no empty axes dated 1970, no file
+    assert lines[0].startswith("gpu-tracker: error: no price history for cheapest B200 on_demand")
+    assert lines[0].endswith("; nothing stored for it") and not plot.exists()
+    # a window that ends before the first observation (2026-03-01 00:00) says since when
+    proc = cli("history", *P5, "--since", "2026-02-01", "--until", "2026-02-10",
+               "--resample", "1d", "--format", "json")  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (1, ""), proc.stderr
+    assert proc.stderr.strip() == (
+        "gpu-tracker: error: no price history for aws p5.48xlarge us-east-1 on_demand "
+        "between 2026-02-01 00:00 UTC and 2026-02-10 00:00 UTC; data since 2026-03-01 00:00 UTC"
+    )
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_history_starts_with_its_data_and_ends_at_until(cli: Run) -> None:
+    # daily steps from 02-27 to 03-03 12:00: none before the first observation (03-01
+    # 00:00), and the last row is the price in force at --until itself (80, since 15:00
+    # on 03-01), not only at the midnight before it
+    rows = as_json(cli("history", *P5, "--since", "2026-02-27", "--until", "2026-03-03T12:00:00Z",
+                       "--resample", "1d", "--format", "json"))  # fmt: skip
+    assert [(r["time"], r["price_per_hour"]) for r in rows] == [
+        ("2026-03-01T00:00:00Z", "98.32"),
+        ("2026-03-02T00:00:00Z", "80"),
+        ("2026-03-03T00:00:00Z", "80"),
+        ("2026-03-03T12:00:00Z", "80"),
+    ]
+    table = cli("history", *P5, "--since", "2026-02-27", "--until", "2026-03-03T12:00:00Z",
+                "--resample", "1d")  # fmt: skip
+    assert table.returncode == 0, table.stderr
+    assert "(data since 2026-03-01 00:00 UTC)" in " ".join(table.stdout.split())

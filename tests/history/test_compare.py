@@ -39,7 +39,7 @@ def test_compare_cheapest_discount_and_change(engine: Engine) -> None:
     # gcp's H100 is delisted 3 days ago: no current price, no row
     collect(engine, [*aws("80.00"), others[0], a100], NOW - 3 * D)
 
-    rows = compare_rows(engine, now=NOW, gpu=select_gpus(["H100"]))
+    rows = compare_rows(engine, now=NOW, gpu=select_gpus(["H100"]), fx_rates={})
     assert [(r["gpu_model"], r["provider"]) for r in rows] == [
         ("H100-SXM", "lambda"),  # 23.92 / 8 = 2.99 on demand: listed first
         ("H100-SXM", "aws"),
@@ -60,9 +60,9 @@ def test_compare_cheapest_discount_and_change(engine: Engine) -> None:
     # 30 days ago (NOW-30d) it was 98.32/8 = 12.29: (10/12.29 - 1) × 100 = -18.633… → -18.6
     assert aws_row["change_30d_pct"] == Decimal("-18.6")
 
-    everything = compare_rows(engine, now=NOW)
+    everything = compare_rows(engine, now=NOW, fx_rates={})
     assert ("A100-80GB", "gcp") in {(r["gpu_model"], r["provider"]) for r in everything}
-    only_aws = compare_rows(engine, now=NOW, provider=["aws"])
+    only_aws = compare_rows(engine, now=NOW, provider=["aws"], fx_rates={})
     assert [(r["gpu_model"], r["provider"]) for r in only_aws] == [("H100-SXM", "aws")]
     # 45 days ago nothing existed yet: no row at all
-    assert compare_rows(engine, now=NOW - 45 * D) == []
+    assert compare_rows(engine, now=NOW - 45 * D, fx_rates={}) == []

@@ -76,7 +76,7 @@ def test_plot_draws_one_step_line_per_provider_and_pricing(
 ) -> None:
     grid = make_grid(Window(*WINDOW), timedelta(hours=1))
     rows = views.gpu_steps(
-        day_history, select_gpus(["H100"]), grid, pricing=[PricingModel.ON_DEMAND]
+        day_history, select_gpus(["H100"]), grid, pricing=[PricingModel.ON_DEMAND], fx_rates={}
     )
     for suffix in ("png", "svg"):
         path = tmp_path / f"h100.{suffix}"

@@ -25,7 +25,7 @@ def test_a_resampled_point_is_the_price_in_force_and_a_delisted_gap_is_empty(
     day_history: Engine,
 ) -> None:
     offer = views.OfferKey("aws", "p5.48xlarge", "us-east-1")
-    rows = views.offer_steps(day_history, offer, hourly(9, 16))
+    rows = views.offer_steps(day_history, offer, hourly(9, 16), fx_rates={})
     assert [r["time"] for r in rows] == [DAY + h * HOUR for h in range(9, 17)]
     # 98.32 until the change at 10:30, 80 after; delisted by the 13:00 run, back at 15:00.
     assert [r["price_per_hour"] for r in rows] == [
@@ -41,7 +41,7 @@ def test_a_resampled_point_is_the_price_in_force_and_a_delisted_gap_is_empty(
 def test_steps_keep_the_original_currency_beside_usd(day_history: Engine) -> None:
     offer = views.OfferKey("ovh", "l40s-90", "GRA")
     # stored in EUR only: no rate, no USD figure (never 1.0) ...
-    [row] = views.offer_steps(day_history, offer, hourly(12, 12))
+    [row] = views.offer_steps(day_history, offer, hourly(12, 12), fx_rates={})
     assert (row["price_per_hour"], row["currency"]) == (Decimal("2.80"), "EUR")
     assert row["price_per_hour_usd"] is None
     # ... and at the rate in force (here the manual fx_rates.EUR): 2.80 x 1.08 = 3.0240
@@ -50,16 +50,21 @@ def test_steps_keep_the_original_currency_beside_usd(day_history: Engine) -> Non
     assert row["price_per_hour_usd"] == Decimal("3.0240")
 
 
-def test_before_the_first_price_is_empty(day_history: Engine) -> None:
+def test_steps_before_the_first_price_are_left_out(day_history: Engine) -> None:
     offer = views.OfferKey("azure", "Standard_NC40ads_H100_v5", "eastus")
-    rows = views.offer_steps(day_history, offer, hourly(12, 13))
-    # first seen at 12:30: nothing in force at 12:00, 11.50 at 13:00
-    assert [r["price_per_hour"] for r in rows] == [None, Decimal("11.50")]
+    rows = views.offer_steps(day_history, offer, hourly(11, 13), fx_rates={})
+    # first seen at 12:30: nothing in force at 11:00 or 12:00 (no history yet: no row),
+    # 11.50 at 13:00
+    assert [(r["time"].hour, r["price_per_hour"]) for r in rows] == [(13, Decimal("11.50"))]
 
 
 def test_gpu_family_aggregate_picks_the_cheapest_offer_at_each_step(day_history: Engine) -> None:
     rows = views.gpu_steps(
-        day_history, select_gpus(["H100"]), hourly(9, 16), pricing=[PricingModel.ON_DEMAND]
+        day_history,
+        select_gpus(["H100"]),
+        hourly(9, 16),
+        pricing=[PricingModel.ON_DEMAND],
+        fx_rates={},
     )
     picked = [(r["price_per_gpu_hour_usd"], r["provider"], r["gpu_model"]) for r in rows]
     # per GPU-hour: aws p5 98.32/8 = 12.29 then 80/8 = 10.00; lambda PCIe 12.00/1;
@@ -80,7 +85,11 @@ def test_gpu_family_aggregate_picks_the_cheapest_offer_at_each_step(day_history:
 
 def test_gpu_aggregate_filters_pricing_and_provider(day_history: Engine) -> None:
     spot = views.gpu_steps(
-        day_history, select_gpus(["h100-sxm"]), hourly(9, 9), pricing=[PricingModel.SPOT]
+        day_history,
+        select_gpus(["h100-sxm"]),
+        hourly(9, 9),
+        pricing=[PricingModel.SPOT],
+        fx_rates={},
     )
     # 40.00 / 8 GPUs = 5.00
     assert [(r["price_per_gpu_hour_usd"], r["zone"]) for r in spot] == [
@@ -89,12 +98,15 @@ def test_gpu_aggregate_filters_pricing_and_provider(day_history: Engine) -> None
     only_lambda = views.gpu_steps(
         day_history, select_gpus(["h100"]), hourly(11, 11), provider=["lambda"],
         pricing=[PricingModel.ON_DEMAND],
+        fx_rates={},
     )  # fmt: skip
     assert [r["provider"] for r in only_lambda] == ["lambda"]
-    before = views.gpu_steps(day_history, select_gpus(["a100 80gb"]), hourly(-2, -1))
-    assert [r["price_per_gpu_hour_usd"] for r in before] == [None, None]
+    before = views.gpu_steps(day_history, select_gpus(["a100 80gb"]), hourly(-2, -1), fx_rates={})
+    assert before == []  # before any price: no history yet, no rows
 
 
 def test_an_unknown_offer_is_an_argument_error(day_history: Engine) -> None:
     with pytest.raises(HistoryArgumentError, match=r"no stored offer aws p9\.huge us-east-1"):
-        views.offer_steps(day_history, views.OfferKey("aws", "p9.huge", "us-east-1"), hourly(1, 2))
+        views.offer_steps(
+            day_history, views.OfferKey("aws", "p9.huge", "us-east-1"), hourly(1, 2), fx_rates={}
+        )

@@ -104,11 +104,16 @@ def test_a_g5_offer_ranks_for_the_built_in_serving_profiles(profile: str, gpus: 
     assert any(n.startswith("A10G: basis measured, fitted to its own") for n in ranking.notes)
 
 
-def test_without_the_a10g_rows_it_is_not_rated() -> None:
-    # The fit is the only way it is costed: the rest of the table says nothing about it.
+def test_without_the_a10g_rows_it_falls_back_to_its_stand_in_rule() -> None:
+    # Its own rows gone, the A10G is rated as the A10 (issue 28's stated rule), flagged
+    # modelled, at exactly the A10's rate.
     others = tuple(m for m in shipped_measurements() if m.gpu != "A10G")
     p = make_profile("serve", _llama2_7b(concurrency=20, tokens=1e6))
-    assert predict(p, get_spec("A10G"), Assumptions(), others) is None
+    rate = predict(p, get_spec("A10G"), Assumptions(), others)
+    a10 = predict(p, get_spec("A10"), Assumptions(), others)
+    assert rate is not None and a10 is not None
+    assert rate.basis is Basis.MODELLED and rate.flops == a10.flops
+    assert rate.source.startswith("A10G modelled as the A10")
 
 
 def test_an_fp8_serving_job_runs_on_the_a10g_at_its_measured_fp16_and_says_so() -> None:

@@ -36,8 +36,10 @@ def test_an_a10g_ranks_from_your_measurement_and_says_so(cli: Run, tmp_path: Pat
         cli("recommend", "-P", "my-lora", "--profiles-file", str(mine), "--explain", "-f", "json")
     )
     a10g = next(r for r in before if r["instance_type"] == "g5.xlarge")
-    # AWS's A10G has no vendor TFLOPS and nothing measured it: it cannot be costed
-    assert a10g["rank"] is None and a10g["excluded_reason"] == "no_throughput"
+    # AWS's A10G has no vendor TFLOPS and nothing measured it: it is costed by its stated
+    # stand-in rule (as the A10), basis modelled
+    assert a10g["rank"] is not None and a10g["basis"] == "modelled"
+    assert str(a10g["basis_source"]).startswith("A10G modelled as the A10")
 
     proc = cli(
         "calibrate", "-P", "my-lora", "--gpu", "NVIDIA A10G", "--throughput", "2500",

@@ -114,7 +114,7 @@ RESNET50 = dict(
     images=1281167,
     epochs=90,
     flops_per_image=7.736e9,
-    activation_bytes_per_image=279.3e6,
+    cnn_architecture="resnet50",
     batch_size=128,
 )
 LAMBDA_GPUS = [

@@ -201,7 +201,8 @@ def test_nothing_fits_says_so_on_stderr(stocked: Run) -> None:
         ),
         (
             ["recommend", "-P", "llm-7b-lora", "--gpu", "H100", "--gpu", "Z9000"],
-            "profile 'llm-7b-lora': gpus: 'Z9000' is not a known GPU",
+            # the answer offers and history give to the same name
+            "--gpu 'z9000': unknown GPU (not in the catalog, and no stored offer has it",
         ),
         (["recommend", "-P", "nope"], "unknown profile 'nope'"),
         (["recommend"], "give --profile NAME or ad-hoc flags"),

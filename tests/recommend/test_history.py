@@ -163,8 +163,8 @@ def test_ranking_from_store_rows_equals_ranking_over_full_records(engine: Engine
     )
     collect(engine, [*BASE, spot, reserved], T0)
     p = make_profile("p", {**LORA, "interruptible": True, "horizon_months": 12, "utilization": 1})
-    from_rows = rank_table(p, load_offer_table(engine), Assumptions(), explain=True)
-    from_records = rank(p, load_offers(engine), explain=True)
+    from_rows = rank_table(p, load_offer_table(engine, Settings())[0], Assumptions(), explain=True)
+    from_records = rank(p, load_offers(engine, Settings()), explain=True)
     assert from_rows.candidates == from_records.candidates
     assert from_rows.exclusions == from_records.exclusions
     r1 = next(c for c in from_rows.candidates if c.offer.pricing.value == "reserved_1y")

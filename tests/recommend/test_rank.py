@@ -278,15 +278,16 @@ def test_unknown_gpus_and_missing_precision_figures_are_excluded_never_guessed()
         gpu_memory_gib=Decimal(96),
         price_per_hour=Decimal("0.10"),
     )
-    # P100 has no matrix-unit rate at all (bf16 or fp16), so it has no fallback either.
-    # (The T4, fp16-only, now runs a bf16 job in fp16: test_calibration.py.)
-    p100 = offer("P100", 1, "0.30")
+    # NVIDIA publishes no throughput at all for the M60, and no rule stands in for it.
+    # (The T4, fp16-only, runs a bf16 job in fp16: test_calibration.py; the P100 at its
+    # datasheet's CUDA-core rate: test_stand_in.py.)
+    m60 = offer("M60", 1, "0.30")
     t4 = offer("T4", 1, "0.30")
-    ranking = rank(job(**LORA_7B), [mystery, p100], explain=True)
+    ranking = rank(job(**LORA_7B), [mystery, m60], explain=True)
     assert not ranking.candidates
     reasons = {e.offer.gpu_model: (e.reason, e.detail) for e in ranking.exclusions}
     assert reasons["Quantum Flux 9000"][0] is Reason.GPU_UNKNOWN
-    assert reasons["P100"] == (Reason.NO_THROUGHPUT, "catalog has no dense bf16 figure for P100")
+    assert reasons["M60"] == (Reason.NO_THROUGHPUT, "catalog has no dense bf16 figure for M60")
     fp16 = rank(job(**{**LORA_7B, "precision": "fp16", "params": 1e9}), [t4])
     assert len(fp16.candidates) == 1
 

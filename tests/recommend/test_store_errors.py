@@ -26,7 +26,7 @@ def test_reading_offers_from_an_unusable_database_is_a_database_error(engine: En
     with engine.begin() as conn:
         conn.execute(text("DROP TABLE price_points"))
     with pytest.raises(DatabaseError) as info:
-        load_offer_table(engine)
+        load_offer_table(engine, Settings())
     message = str(info.value)
     assert message.startswith("cannot read the current offers: ") and "\n" not in message
     with pytest.raises(DatabaseError):

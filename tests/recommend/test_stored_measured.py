@@ -62,7 +62,7 @@ def test_the_rankings_hook_costs_jobs_with_your_measurements(
 
     after_collection(engine, settings)
 
-    # A10G (no vendor TFLOPS, nothing shipped measures it): 36e6 tokens / 2500 tokens/s
+    # A10G (no vendor TFLOPS; your row beats its stand-in rule): 36e6 tokens / 2500 tokens/s
     # = 14,400 s = 4 h, x $1.006 = $4.024 -> $4.02. A100-80GB: your 5000 tokens/s wins
     # over the shipped llm-foundry rows: 36e6 / 5000 = 7,200 s = 2 h, x $4.10 = $8.20.
     assert _stored(engine, "my-lora") == [
@@ -73,7 +73,7 @@ def test_the_rankings_hook_costs_jobs_with_your_measurements(
     profile_set = profiles_for(settings)
     ranking = rank_table(
         profile_set.get("my-lora"),
-        load_offer_table(engine, settings),
+        load_offer_table(engine, settings)[0],
         profile_set.assumptions,
         measurements=profile_set.measurements,
     )
@@ -81,14 +81,18 @@ def test_the_rankings_hook_costs_jobs_with_your_measurements(
     assert [c.rate.source.split(":")[0] for c in ranking.candidates] == ["yours-1", "yours-2"]
 
 
-def test_without_your_rows_the_stored_a10g_is_not_ranked(engine: Engine, tmp_path: Path) -> None:
-    # The same profile without [[measured]]: the A10G cannot be costed, and the A100 is
-    # rated from the shipped table (not 2 h), so the rows above are the user's doing.
+def test_without_your_rows_the_stored_a10g_is_costed_by_its_rule(
+    engine: Engine, tmp_path: Path
+) -> None:
+    # The same profile without [[measured]]: the A10G is costed as the A10 (its modelled
+    # stand-in rule, not 4 h) and the A100 from the shipped table (not 2 h), so the rows
+    # above are the user's doing.
     path = tmp_path / "profiles.toml"
     path.write_text(MINE.split("[[measured]]")[0], encoding="utf-8")
     collect(engine, [gpu_offer("A10G", "1.006"), gpu_offer("A100-80GB", "4.10")], T0)
 
     after_collection(engine, Settings(profiles_path=path))
 
-    ((gpu, hours, _cost),) = _stored(engine, "my-lora")
-    assert gpu == "A100-80GB" and hours != Decimal("2")
+    stored = {gpu: hours for gpu, hours, _cost in _stored(engine, "my-lora")}
+    assert set(stored) == {"A10G", "A100-80GB"}
+    assert stored["A10G"] != Decimal("4") and stored["A100-80GB"] != Decimal("2")

@@ -8,7 +8,7 @@ import pytest
 
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.profiles import Profile, make_profile
-from tracker.recommend.vram import GIB, estimate_vram, model_shape
+from tracker.recommend.vram import GIB, VramEstimate, estimate_vram, model_shape
 
 A = Assumptions()
 GB24 = 24e9 / GIB  # a "24 GB" card: 22.35 GiB
@@ -111,3 +111,84 @@ def test_model_shape_matches_llama_7b_roughly() -> None:
     shape = model_shape(6.7e9, A)  # LLaMA-7B: d_model 4096, 32 layers
     assert shape.d_model == pytest.approx(4096, rel=0.03)
     assert shape.layers == pytest.approx(32, rel=0.03)
+
+
+# --- issue 28: CNN activations from a measured per-architecture figure ---------------
+# mmclassification configs/fp16/README.md (open-mmlab/mmpretrain at 6bdb954), ResNet-50
+# fp16, 32 images of 224x224 per GPU: Mem (GB) 1.9 (harness: mmcv fp16 training, PyTorch
+# max_memory_allocated; model dated 2021-03-20). Less 25.56e6 x 16 B of model state:
+# (1.9 x 2^30 - 408.96e6) / 32 = 50.973e6 B per image in fp16.
+RESNET50_HALF_BYTES = (1.9 * 2**30 - 25.56e6 * 16) / 32
+
+
+def _resnet50(batch: int, precision: str = "fp16") -> VramEstimate:
+    p = profile(
+        params=25.6e6,
+        task="cnn_training",
+        precision=precision,
+        images=1e6,
+        epochs=1,
+        tokens=None,
+        batch_size=batch,
+        cnn_architecture="resnet50",
+    )
+    return estimate_vram(p, A)
+
+
+def test_resnet50_reproduces_the_measured_peak_at_its_measured_batch() -> None:
+    from tracker.recommend.cnn_memory import ARCHITECTURES
+
+    assert ARCHITECTURES["resnet50"].half_bytes_per_image(A) == pytest.approx(50_973_420.8)
+    v = _resnet50(32)
+    assert v.activations == pytest.approx(32 * RESNET50_HALF_BYTES)
+    # 25.6e6 (the profile's size) x 16 B + 32 x 50.973e6 = 2.0407e9 B = 1.9005 GiB
+    assert v.total / GIB == pytest.approx(1.9, abs=0.002)
+
+
+def test_resnet50_batch_256_fp16_fits_16_gb_and_batch_512_does_not() -> None:
+    # NVIDIA DeepLearningExamples RN50v1.5 (PyTorch, examples/RN50_FP16_8GPU.sh): "FP16 on
+    # 8 GPUs using 2048 batch size (256 per GPU)", results on DGX-1 8x V100 16G (pytorch-19.10
+    # NGC). 409.6e6 + 256 x 50.973e6 = 13.459e9 B = 12.53 GiB <= 16; at 512:
+    # 409.6e6 + 26.098e9 = 26.508e9 B = 24.69 GiB > 16.
+    assert _resnet50(256).total / GIB == pytest.approx(12.53, abs=0.01)
+    assert _resnet50(256).total / GIB <= 16
+    assert _resnet50(512).total / GIB == pytest.approx(24.69, abs=0.01)
+    assert _resnet50(512).total / GIB > 16
+
+
+@pytest.mark.parametrize(
+    ("gib", "batch"),
+    # lambdal/deeplearning-benchmark pytorch/pytorch-train-bs-fp16.csv at a25f47c, column
+    # resnet50 (AMP, DeepLearningExamples recipe, 1 GPU, undated file): the batch each GPU
+    # ran. Every one fits its GPU in the estimate.
+    [(16, 256), (24, 448), (40, 720), (48, 928), (80, 1280)],
+)
+def test_every_batch_lambda_ran_fits_its_gpu_in_the_estimate(gib: int, batch: int) -> None:
+    assert _resnet50(batch).total / GIB <= gib
+
+
+def test_fp32_keeps_twice_the_activation_bytes() -> None:
+    assert _resnet50(64, "fp32").activations == pytest.approx(2 * _resnet50(64).activations)
+
+
+def test_an_unknown_cnn_architecture_is_a_one_line_error() -> None:
+    from tracker.recommend import ProfileError, make_profile
+
+    with pytest.raises(ProfileError, match="cnn_architecture: 'vgg99' is not one of resnet50"):
+        make_profile(
+            "x",
+            dict(params=1e7, task="cnn_training", precision="fp16", cnn_architecture="vgg99"),
+        )
+
+
+def test_the_built_in_resnet50_profile_ranks_16_gb_gpus() -> None:
+    # cv-small-training (batch 128, fp16): 409.6e6 + 128 x 50.973e6 = 6.934e9 B = 6.46 GiB,
+    # well inside a T4's or V100's 16 GiB (the old 279.3 MB fp32 figure needed 17.4 GiB).
+    from tests.recommend.test_calibration import offer
+    from tracker.recommend import load_profiles, rank
+
+    ranking = rank(
+        load_profiles().get("cv-small-training"), [offer("T4", 1), offer("V100-16GB", 1)]
+    )
+    assert {c.offer.gpu_model for c in ranking.candidates} == {"T4", "V100-16GB"}
+    assert ranking.candidates[0].vram_needed_per_gpu_gib == pytest.approx(6.46, abs=0.01)

@@ -174,3 +174,22 @@ def test_declared_failure_reasons_are_exactly_the_ones_runs_report(
     # stays at zero forever, and no emitted reason was missing from the declaration.
     assert declared == {"collector": 0.0, "database": 0.0}
     assert _failure_series(service) == {"collector": 1.0, "database": 1.0}
+
+
+def test_the_bare_probe_server_answers_404_and_405_in_one_line() -> None:
+    """Without the dashboard (no web package), the probes still say what went wrong."""
+    server = HealthServer("127.0.0.1:0", {"/livez": json_response(lambda: (True, {"ok": 1}))})
+    server.start()
+    try:
+        code, body = get(f"{server.url}/nope")
+        assert code == 404 and json.loads(body)["detail"] == "not found: /nope; try /livez"
+        import urllib.error
+        import urllib.request
+
+        request = urllib.request.Request(f"{server.url}/livez", method="POST", data=b"")
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=10)
+        assert caught.value.code == 405 and caught.value.headers["Allow"] == "GET, HEAD"
+        assert get(f"{server.url}/livez") == (200, b'{\n  "ok": 1\n}')
+    finally:
+        server.stop()

@@ -10,6 +10,7 @@ from tracker.store import (
     alerts,  # noqa: F401  (its tables share Base.metadata)
     migrate,
     rankings,  # noqa: F401  (its tables share Base.metadata)
+    service_prices,  # noqa: F401  (its tables share Base.metadata)
 )
 from tracker.store.engine import make_engine
 from tracker.store.schema import Base

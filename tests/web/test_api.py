@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import json
 import logging
 from decimal import Decimal
@@ -102,6 +103,8 @@ def test_recommend_is_the_cli_ranking(site: Site, tmp_path: Path) -> None:
         ("/api/v1/offers", {"min_vram": "-1"}, "min_vram"),
         ("/api/v1/offers", {"min_gpus": "nan"}, "min_gpus"),
         ("/api/v1/offers", {"gpus": "H100"}, "gpus"),
+        ("/api/v1/offers", {"gpu": "Z9000"}, "gpu: 'z9000': unknown GPU"),
+        ("/api/v1/offers", {"provider": "café"}, "is not a name (printable ASCII)"),
         ("/api/v1/offers", {"currency": "dollars"}, "currency 'dollars': expected a three-letter"),
         ("/api/v1/offers", {"currency": "xyz"}, "currency: no exchange rate stored for XYZ"),
         ("/api/v1/recommend", {}, "profile"),
@@ -120,9 +123,24 @@ def test_bad_parameters_are_a_one_line_400(
 ) -> None:
     r = site.get(path, params=params)
     assert r.status_code == 400, r.text
-    assert r.headers["content-type"] == "application/json"
-    assert "\n" not in r.text and "Traceback" not in r.text
-    assert names in r.json()["error"]
+    assert "Traceback" not in r.text
+    if path.startswith("/api/"):
+        assert r.headers["content-type"] == "application/json"
+        assert "\n" not in r.text and names in r.json()["error"]
+    else:  # a page's error is a page: the navigation, one line saying why, a way back
+        assert names in error_reason(r)
+        # back to the page without its query; /offer and /gpu need one: the Overview
+        back = path if path in ("/offers", "/profiles") else "/"
+        assert f'<a id="back" href="{back}">' in r.text
+
+
+def error_reason(r: httpx.Response) -> str:
+    """The one-line reason of an HTML error page, which must carry the site's navigation."""
+    assert r.headers["content-type"].startswith("text/html")
+    assert '<nav id="nav">' in r.text and 'href="/offers"' in r.text
+    reason = r.text.split('<p class="error-reason" id="reason">')[1].split("</p>")[0]
+    assert "\n" not in reason
+    return html.unescape(reason)
 
 
 def test_a_database_that_went_away_is_a_503(tmp_path: Path) -> None:
@@ -133,8 +151,11 @@ def test_a_database_that_went_away_is_a_503(tmp_path: Path) -> None:
         for path in ("/api/v1/offers", "/", "/offers", "/profiles"):
             r = httpx.get(server.url + path, timeout=30)
             assert r.status_code == 503, (path, r.text)
-            assert r.json()["error"].startswith("database unavailable: ")
-            assert "\n" not in r.text
+            if path.startswith("/api/"):
+                assert r.json()["error"].startswith("database unavailable: ")
+                assert "\n" not in r.text
+            else:
+                assert "database unavailable: " in error_reason(r)
     finally:
         server.stop()
         engine.dispose()
@@ -146,9 +167,12 @@ def test_read_only_and_security_headers(site: Site) -> None:
         csp = r.headers["content-security-policy"]
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp
         assert r.headers["x-content-type-options"] == "nosniff"
-    assert site.get("/nowhere").json() == {"error": "not found: /nowhere"}
-    r = httpx.post(f"{site.url}/api/v1/offers", timeout=30)
-    assert r.status_code == 405 and "read-only" in r.json()["error"]
+    assert site.get("/api/v1/nowhere").json() == {"error": "not found: /api/v1/nowhere"}
+    assert error_reason(site.get("/nowhere")) == "<strong>404</strong> not found: /nowhere"
+    for path in ("/api/v1/offers", "/", "/offers"):
+        r = httpx.post(f"{site.url}{path}", timeout=30)
+        assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", path
+    assert "read-only" in httpx.delete(f"{site.url}/api/v1/offers", timeout=30).json()["error"]
 
 
 def test_the_token_is_required_and_never_logged(
@@ -161,6 +185,11 @@ def test_the_token_is_required_and_never_logged(
         assert missing.status_code == 401 and "www-authenticate" in missing.headers
         wrong = locked_site.get(path, headers={"Authorization": "Bearer not-it"})
         assert wrong.status_code == 401
+        if path == "/":  # a page's 401 is a page; the API's stays one line of JSON
+            assert missing.headers["content-type"].startswith("text/html")
+            assert "<strong>401</strong> authentication required" in missing.text
+        elif path.startswith("/api/"):
+            assert missing.json() == {"error": "authentication required: send the web token"}
     for auth in (f"Bearer {TOKEN}", f"Basic {basic}"):
         assert locked_site.get("/api/v1/offers", headers={"Authorization": auth}).status_code == 200
         assert locked_site.get("/", headers={"Authorization": auth}).status_code == 200

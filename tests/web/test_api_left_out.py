@@ -113,9 +113,33 @@ def test_gpu_page_chart_uses_the_configured_fx_rates(store: tuple[str, Engine]) 
     finally:
         server.stop()
     assert r.status_code == 200, r.text
-    found = re.search(r'data-name="on_demand" data-points="([^"]+)"', r.text)
+    found = re.search(r'data-name="on-demand" data-points="([^"]+)"', r.text)
     assert found is not None, r.text
     points = json.loads(found.group(1).replace("&quot;", '"'))
     # every daily step's cheapest on-demand: gamma 0.5 AED × 0.27 = 0.135 USD per GPU-hour
     # (without fx_rates beta's 3.60 would be the cheapest)
     assert {value for _start, _end, value in points} == {"0.135"}
+
+
+def test_profiles_page_ranks_at_fx_rates_and_says_what_it_left_out(
+    store: tuple[str, Engine],
+) -> None:
+    """The Profiles page ranks as ``recommend`` does: gamma's AED offer is ranked with
+    fx_rates.AED and, without it, left out and said so on the page."""
+    url, engine = store
+
+    def ranked(settings: Settings) -> tuple[list[str], str]:
+        server = serve(settings, engine)
+        try:
+            r = httpx.get(f"{server.url}/profiles", params={"profile": "llm-7b-lora"}, timeout=30)
+        finally:
+            server.stop()
+        assert r.status_code == 200, r.text
+        return re.findall(r'data-value="\d+">\d+</td><td>([a-z]+)</td>', r.text), r.text
+
+    # 0.5 AED × 0.27 = 0.135 USD/h: the cheapest H100 by far, so ranked first
+    providers, page = ranked(Settings(database_url=url, fx_rates={"AED": Decimal("0.27")}))
+    assert providers[0] == "gamma" and "left out" not in page
+    providers, page = ranked(Settings(database_url=url))
+    assert "gamma" not in providers
+    assert "1 offer left out: no exchange rate for AED (1)" in page

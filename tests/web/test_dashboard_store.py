@@ -11,14 +11,14 @@ from sqlalchemy import Engine
 from tests.conftest import make_offer
 from tests.web.store import Beta, fill
 from tracker.catalog import select_gpus
-from tracker.cli.currency import CurrencyView
-from tracker.cli.offers import SortKey, offer_rows
 from tracker.collect import run_collector
 from tracker.fx import USD, EcbRate, Rates
 from tracker.models import PricingModel
 from tracker.settings import Settings
 from tracker.store import fx as fx_store
 from tracker.store.dashboard import cheapest_per_gpu, offer_listing, without_rate
+from tracker.views.currency import CurrencyView
+from tracker.views.offers import SortKey, offer_rows
 
 NOW = datetime(2026, 3, 10, tzinfo=UTC)
 USD_ONLY = Rates()

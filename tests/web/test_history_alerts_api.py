@@ -3,6 +3,7 @@ marks the failing channel."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,11 @@ def test_alerts_are_the_cli_rows(site: Site, tmp_path: Path) -> None:
         ("/api/v1/history", {"gpu": "Z9000"}, "unknown GPU"),
         ("/api/v1/compare", {"gpu": "Z9000"}, "unknown GPU"),
         ("/api/v1/alerts", {"since": "a while"}, "a while"),
+        # beyond what a datetime holds: a 400 naming the parameter, never a 500 or 503
+        ("/api/v1/alerts", {"since": "99999999999w"}, "since: '99999999999w' is out of range"),
+        ("/api/v1/alerts", {"since": "0001-01-01T00:00:00+05:00"}, "since: 0001-01-01T00"),
+        ("/api/v1/history", {"gpu": "H100", "since": "99999999999d"}, "out of range"),
+        ("/api/v1/history", {**SPOT, "at": "0001-01-01T00:00:00+05:00"}, "at: 0001-01-01T00"),
         ("/api/v1/alerts", {"limit": "0"}, "limit"),
     ],
 )
@@ -96,7 +102,18 @@ def test_compare_page_shows_the_compare_rows(site: Site) -> None:
     page = site.get("/compare", params={"gpu": "H100"})
     assert page.status_code == 200
     # alpha: on-demand 32.00/8 = 4.00, spot 1.50, discount (4 - 1.5)/4 = 62.5 %;
-    # the prices have not changed for 7 or 30 days: 0.0 %.
+    # the prices have not changed for 7 or 30 days: 0 %.
     row = page.text.split("<td>alpha</td>")[1].split("</tr>")[0]
     assert ">4.00<" in row and ">1.50<" in row and ">62.5 %<" in row
-    assert row.count(">0.0 %<") == 2
+    assert row.count(">0 %<") == 2
+    # spot 1.50 is the cheapest spot of the table (beta's is 2.00): marked; 4.00 is not.
+    assert 'class="num cheapest" data-value="1.50' in row
+    assert 'class="num" data-value="4.00' in row
+    # A bar per figure, against the table's largest (alpha on-demand 4.00, 120 px):
+    # on-demand 4.00 / 4.00 × 120 = 120.0 px, spot 1.50 / 4.00 × 120 = 45.0 px.
+    bars = dict(
+        re.findall(
+            r'data-name="([a-z-]+)" data-value="[0-9.]+" x="0" y="\d+" width="([0-9.]+)"', row
+        )
+    )
+    assert bars == {"on-demand": "120.0", "spot": "45.0"}

@@ -35,7 +35,7 @@ from tracker.store import migrate
 from tracker.store.engine import make_engine
 from tracker.store.history import SeriesFilter, Steps, cheapest_at
 from tracker.store.trend import cheapest_trend
-from tracker.web.overview import overview
+from tracker.views.overview import overview
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 USD_ONLY = Rates()
@@ -155,8 +155,9 @@ def test_overview_page_shows_the_changes_and_the_sparkline(trend_site: str) -> N
         for gpu, row in rows.items()
     }
     # the same figures as above (see the module docstring), shown without JavaScript
+    # (tracker.format.percent, signed: a rise reads +25 %, no change 0 %)
     assert changes["H100-SXM"] == [("-14.3", "-14.3 %"), ("-9.1", "-9.1 %")]
-    assert changes["A100-80GB"] == [("0.0", "0.0 %"), ("25.0", "25.0 %")]
+    assert changes["A100-80GB"] == [("0.0", "0 %"), ("25.0", "+25 %")]
     assert changes["L4"] == [("", "–"), ("", "–")]
     spark = re.search(r'<svg class="spark"[^>]*data-values="([^"]*)"', rows["A100-80GB"])
     assert spark is not None

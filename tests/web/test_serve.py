@@ -15,12 +15,15 @@ from tests.conftest import SCRIPT
 from tests.web.conftest import TOKEN, Site
 from tracker.hooks import Hooks
 from tracker.service import Service
+from tracker.serving import service_app
 from tracker.settings import Settings, WebSettings
 
 
 def test_serve_answers_dashboard_api_and_probes_on_one_port(site: Site) -> None:
     settings = Settings(database_url=site.database_url)
-    service = Service(settings, collectors={}, hooks=Hooks(), http="127.0.0.1:0")
+    service = Service(
+        settings, collectors={}, hooks=Hooks(), http="127.0.0.1:0", http_app=service_app
+    )
     service.start()
     try:
         base = service.health_url
@@ -38,7 +41,9 @@ def test_serve_answers_dashboard_api_and_probes_on_one_port(site: Site) -> None:
 
 def test_web_disabled_leaves_only_the_probes(site: Site) -> None:
     settings = Settings(database_url=site.database_url, web=WebSettings(enabled=False))
-    service = Service(settings, collectors={}, hooks=Hooks(), http="127.0.0.1:0")
+    service = Service(
+        settings, collectors={}, hooks=Hooks(), http="127.0.0.1:0", http_app=service_app
+    )
     service.start()
     try:
         assert httpx.get(f"{service.health_url}/livez", timeout=30).status_code == 200

@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from tracker.web.svg import Series, Step, sparkline, step_chart
+from tracker.web.svg import Series, Step, bars, sparkline, step_chart
 
 T = datetime(2026, 3, 1, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -43,11 +43,36 @@ def test_the_value_axis_covers_every_price() -> None:
 
 def test_no_history_is_said_not_drawn() -> None:
     assert "No price history" in str(step_chart([Series("on_demand", [])]))
+    said = str(step_chart([], empty="No H100 price stored in the last 90 days."))
+    assert said == '<p class="empty no-data">No H100 price stored in the last 90 days.</p>'
+    assert "<svg" not in said  # no empty axes
 
 
 def test_sparkline_keeps_gaps_and_needs_two_values() -> None:
-    assert str(sparkline([Decimal(1)])) == ""
+    assert str(sparkline([Decimal(1)])) == '<span class="empty no-data">no data</span>'
     svg = str(sparkline([Decimal("2"), None, Decimal("1"), Decimal("1.5")], width=90))
     d = re.search(r'd="([^"]+)"', svg).group(1)  # type: ignore[union-attr]
     assert [c[0] for c in d.split()] == ["M", "M", "L"]
     assert 'data-values="[&quot;2&quot;, null, &quot;1&quot;, &quot;1.5&quot;]"' in svg
+
+
+def test_time_labels_stay_inside_the_chart() -> None:
+    svg = str(step_chart([Series("x", [Step(T, T + 6 * H, Decimal("3"))])], width=400))
+    labels = re.findall(r'<text x="([0-9.]+)" y="[0-9.]+" text-anchor="(\w+)"[^>]*>03-01', svg)
+    # five labels over a 400 - 64 - 16 = 320 px plot: at 64, 144, 224, 304 and 384 px;
+    # the first starts at its x and the last ends at its x (centred, half would be cut).
+    assert labels == [
+        ("64.0", "start"),
+        ("144.0", "middle"),
+        ("224.0", "middle"),
+        ("304.0", "middle"),
+        ("384.0", "end"),
+    ]
+    assert 'viewBox="0 0 400 ' in svg  # scales to its box's width
+
+
+def test_bars_are_proportional_to_the_largest_figure() -> None:
+    svg = str(bars([("on-demand", Decimal("3")), ("spot", None)], Decimal("4"), width=100))
+    # 3 / 4 × 100 = 75 px; a missing figure draws no bar.
+    assert re.findall(r'data-name="([^"]+)"[^>]* width="([0-9.]+)"', svg) == [("on-demand", "75.0")]
+    assert str(bars([("x", Decimal("1"))], None)) == ""

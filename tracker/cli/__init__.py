@@ -24,9 +24,11 @@ from tracker.cli import db as db_commands
 from tracker.cli import export as export_commands
 from tracker.cli import history as history_commands
 from tracker.cli import offers as offer_commands
+from tracker.cli import plan as plan_commands
 from tracker.cli import profiles as profile_commands
 from tracker.cli import recommend as recommend_commands
 from tracker.cli import serve as serve_commands
+from tracker.cli import services as service_commands
 from tracker.cli import web as web_commands
 from tracker.cli.context import USAGE, CliError, State
 from tracker.cli.output import err
@@ -98,6 +100,8 @@ history_commands.register(app)
 compare_commands.register(app)
 export_commands.register(app)
 recommend_commands.register(app)
+plan_commands.register(app)
+service_commands.register(app)
 profile_commands.register(app)
 calibrate_commands.register(app)
 serve_commands.register(app)

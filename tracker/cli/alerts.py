@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any
 
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.output import FormatOption, OutputFormat, emit
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit
 from tracker.settings import ConfigError
-from tracker.store.alerts import AlertRow
 from tracker.store.engine import DatabaseError
+from tracker.views.alerts import alert_rows, alerts, parse_since
 
-__all__ = ["register"]
+__all__ = ["alert_rows", "parse_since", "register"]
 
 app = typer.Typer(
     name="alerts",
@@ -89,26 +88,6 @@ def test(
     typer.echo(f"{channel}: ok, test message accepted")
 
 
-def parse_since(value: str | None) -> datetime | None:
-    """``--since`` (and the web's ``since``): an ISO time or an age (24h, 7d); ValueError
-    (one line) otherwise."""
-    if value is None:
-        return None
-    from tracker.alerts.rules import parse_duration
-
-    try:
-        return datetime.now(UTC) - parse_duration(value)
-    except ValueError:
-        pass
-    try:
-        at = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(
-            f"since: expected a time (2026-11-30T08:00) or an age (24h, 7d), got {value!r}"
-        ) from None
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
-
-
 def _since(value: str | None) -> datetime | None:
     try:
         return parse_since(value)
@@ -116,30 +95,27 @@ def _since(value: str | None) -> datetime | None:
         raise CliError(f"--{exc}", USAGE) from None
 
 
-def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
-    """The documented JSON rows of ``alerts list`` (and ``/api/v1/alerts``)."""
-    return [
-        {
-            "id": a.alert_id,
-            "created_at": a.created_at,
-            "rule": a.rule,
-            "kind": a.kind,
-            "channel": a.channel,
-            "status": a.status,
-            "attempts": a.attempts,
-            "title": a.title,
-            "last_error": a.last_error,
-            "sent_at": a.sent_at,
-        }
-        for a in found
-    ]
+ALERTS_TABLE = (
+    Column("id", "id", priority=3),
+    Column("created_at", "created"),
+    Column("rule", "rule", priority=1),
+    Column("channel", "channel", priority=1),
+    Column("status", "status"),
+    Column("attempts", "tries", justify="right", priority=3),
+    Column("title", "title", priority=2, shrink=True, min_width=20),
+    Column("last_error", "last error", priority=2, shrink=True, min_width=20),
+)
 
 
 @app.command("list")
 def list_(
     ctx: typer.Context,
     since: Annotated[
-        str | None, typer.Option("--since", help="Only alerts since: an ISO time or an age (24h).")
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only alerts since: today, yesterday, an age (24h, 7d) or an ISO date/time.",
+        ),
     ] = None,
     failed: Annotated[
         bool, typer.Option("--failed", help="Only dead deliveries (gave up after max_attempts).")
@@ -148,17 +124,14 @@ def list_(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Queued alerts, newest first, one row per channel with its delivery status."""
-    from tracker.store.alerts import list_alerts
-
     start = _since(since)
     engine = open_store(ctx)
     try:
-        found = list_alerts(engine, since=start, failed=failed, limit=limit)
+        rows = alerts(engine, since=start, failed=failed, limit=limit)
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
-    rows = alert_rows(found)
     columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title", "last_error"]
-    emit(rows, fmt, columns=columns, title="alerts")
+    emit(rows, fmt, columns=columns, table=ALERTS_TABLE, title="alerts")
 
 
 @app.command("send")

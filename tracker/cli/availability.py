@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from tracker.cli.output import Column
 from tracker.store.availability import availability_history
 from tracker.store.engine import Engine
 from tracker.store.schema import Series
 
-__all__ = ["AVAILABILITY_COLUMNS", "availability_rows"]
+__all__ = ["AVAILABILITY_COLUMNS", "AVAILABILITY_TABLE", "availability_rows"]
 
 AVAILABILITY_COLUMNS = (
     "zone",
@@ -28,6 +29,15 @@ AVAILABILITY_COLUMNS = (
     "ended_at",
 )
 """The rows' keys, in order (documented in the README)."""
+AVAILABILITY_TABLE = (
+    Column("zone", "zone", priority=1),
+    Column("payment_option", "payment", priority=3),
+    Column("offering_class", "class", priority=3),
+    Column("availability", "availability"),
+    Column("first_seen", "from"),
+    Column("last_seen", "last seen", priority=2),
+    Column("ended_at", "ended", priority=1),
+)
 
 
 def availability_rows(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,15 +17,17 @@ from collectors.base import ALL_PRICING, NotConfigured
 from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.output import FormatOption, OutputFormat, emit, err
-from tracker.collect import OfferCallback, RunSummary, import_source, run_collector
+from tracker.cli.names import check_providers, unknown_provider
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
+from tracker.cli.services import import_services, sheet_of_service_prices
+from tracker.collect import RUN_FAILED, OfferCallback, RunSummary, import_source, run_collector
 from tracker.hooks import Origin, load_hooks
 from tracker.models import PricingModel, RunStatus
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
 from tracker.settings import Settings
-from tracker.store import queries
 from tracker.store.engine import DatabaseError, Engine
 from tracker.store.locks import JobLocks, locks_for
+from tracker.views.health import run_rows
 
 JOB_SCOPES = (SPOT_SCOPE, STANDARD_SCOPE)
 
@@ -92,6 +95,99 @@ def _progress(label: str) -> Iterator[OfferCallback | None]:
         yield update
 
 
+def _count(value: Any) -> str:
+    return "" if value is None else f"{value:,}"
+
+
+SUMMARY_TABLE = (
+    Column("provider", "provider"),
+    Column("source", "source", priority=3),
+    Column("status", "status"),
+    Column("scope", "scope", priority=4),
+    Column("offers", "offers", _count, justify="right"),
+    Column("new series", "new", _count, justify="right", priority=2),
+    Column("price changes", "changed", _count, justify="right", priority=2),
+    Column("delisted", "delisted", _count, justify="right", priority=2),
+    Column("relisted", "relisted", _count, justify="right", priority=3),
+    Column("skipped", "skipped", _count, justify="right", priority=1),
+    Column("skip reasons", "skip reasons", priority=3, shrink=True, min_width=16),
+    Column("error", "error", priority=1, shrink=True, min_width=20),
+)
+"""What a collect or import did, one row per run (the error in full is its last line)."""
+PROVIDERS_TABLE = (
+    Column("provider", "provider"),
+    Column("configured", "configured", priority=3),
+    Column("enabled", "enabled", priority=2),
+    Column("status", "status", priority=1, shrink=True, min_width=24),
+    Column("description", "description", priority=4, shrink=True, min_width=24),
+)
+
+
+def _took(row: Mapping[str, Any]) -> str:
+    start, end = row.get("started_at"), row.get("finished_at")
+    if start is None or end is None:
+        return ""
+    seconds = (end - start).total_seconds()
+    return f"{seconds:.1f} s" if seconds < 100 else f"{seconds / 60:,.0f} min"
+
+
+def _other_source(row: Mapping[str, Any]) -> str:
+    """The source only where it says more than the provider (an import's name)."""
+    return "" if row.get("source") == row.get("provider") else str(row.get("source") or "")
+
+
+RUNS_TABLE = (
+    Column("id", "id", justify="right", priority=5),
+    Column("provider", "provider"),
+    Column("", "source", _other_source, priority=3),
+    Column("scope", "scope", priority=5),
+    Column("status", "status"),
+    Column("started_at", "started"),
+    Column("", "took", _took, justify="right", priority=4),
+    Column("offers_seen", "offers", _count, justify="right", priority=1),
+    Column("new_series", "new", _count, justify="right", priority=3),
+    Column("price_changes", "changed", _count, justify="right", priority=3),
+    Column("delisted", "delisted", _count, justify="right", priority=4),
+    Column("skipped", "skipped", _count, justify="right", priority=3),
+    Column("error", "error", priority=2, shrink=True, min_width=24),
+)
+"""Why a run failed matters more than its counts: the error shortens only after the
+counts gave way (the full text is in ``--format json``)."""
+_COUNTS = {"offers_seen", "new_series", "price_changes", "delisted", "skipped"}
+FAILED_RUNS_TABLE = tuple(c for c in RUNS_TABLE if c.key not in _COUNTS)
+"""``runs --failed``: a failure stored nothing, so its row says why instead of counts."""
+
+
+class _ReportedByCli(logging.Filter):
+    """Drops the runner's log line of a failed run: the command says it once itself
+    (the error line, and the summary's error column). ``-v`` keeps it, with its
+    traceback where the failure was unexpected."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != RUN_FAILED or logging.getLogger(record.name).isEnabledFor(logging.INFO)
+
+
+@contextmanager
+def _failures_reported_here() -> Iterator[None]:
+    logger, only = logging.getLogger("tracker.collect"), _ReportedByCli()
+    logger.addFilter(only)
+    try:
+        yield
+    finally:
+        logger.removeFilter(only)
+
+
+def _failed(summaries: list[RunSummary]) -> CliError | None:
+    """The command's error line when runs failed; None when all went through."""
+    failed = [s for s in summaries if s.status == RunStatus.FAILED]
+    if not failed:
+        return None
+    if len(failed) < len(summaries):
+        return CliError(f"collection failed for: {', '.join(s.provider for s in failed)}")
+    more = f" (and {len(failed) - 1} more failed)" if len(failed) > 1 else ""
+    return CliError(f"{failed[0].provider}: collection failed: {failed[0].error}{more}")
+
+
 def _report(summaries: list[RunSummary]) -> None:
     rows = []
     for s in summaries:
@@ -119,8 +215,8 @@ def _report(summaries: list[RunSummary]) -> None:
             err(f"{s.provider}: region {region} incomplete: {why}")
     # The source says something only when a run wrote for another one (an import).
     with_source = any(s.source != s.provider for s in summaries)
-    columns = [c for c in rows[0] if with_source or c != "source"] if rows else None
-    emit(rows, OutputFormat.table, columns=columns, title="collection runs")
+    table = [c for c in SUMMARY_TABLE if with_source or c.key != "source"]
+    emit(rows, OutputFormat.table, table=table, title="collection runs")
 
 
 def _pricing_scope(values: list[PricingModel] | None) -> frozenset[PricingModel]:
@@ -148,8 +244,7 @@ def collect(
     names = provider or [n for n in available if registry.enabled(settings, n)]
     unknown = [n for n in names if n not in available]
     if unknown:
-        known = ", ".join(available) or "none"
-        raise CliError(f"unknown provider {unknown[0]!r} (registered: {known})", USAGE)
+        raise unknown_provider(unknown[0], available, what="registered collectors")
     engine = open_store(ctx)
     locks = locks_for(engine)
     scope = _pricing_scope(pricing)
@@ -159,7 +254,8 @@ def collect(
             collector = available[name].from_settings(settings)
         except Exception as exc:  # NotConfigured/MissingCredentials and plugin bugs alike
             status = RunStatus.SKIPPED if isinstance(exc, NotConfigured) else RunStatus.FAILED
-            err(f"{name}: {status}: {exc}")
+            if status is RunStatus.SKIPPED:  # a failure is the command's error line
+                err(f"{name}: {status}: {exc}")
             summaries.append(RunSummary(provider=name, status=status, error=str(exc)))
             continue
         with ExitStack() as held, _progress(f"collecting {name}") as progress:
@@ -174,19 +270,22 @@ def collect(
                 )
                 continue
             try:
-                summaries.append(
-                    run_collector(
-                        engine, collector, settings, pricing_scope=scope, on_offer=progress
+                with _failures_reported_here():
+                    summaries.append(
+                        run_collector(
+                            engine, collector, settings, pricing_scope=scope, on_offer=progress
+                        )
                     )
-                )
             except DatabaseError as exc:
                 raise CliError(str(exc)) from None
+    failure = _failed(summaries)
+    if failure is not None and all(s.status == RunStatus.FAILED for s in summaries):
+        raise failure  # nothing was collected: the error line is the whole answer
     _report(summaries)
     if not no_hooks:
         _run_hooks(engine, settings, summaries, Origin.COLLECT, notify=not no_notify)
-    failed = [s.provider for s in summaries if s.status == "failed"]
-    if failed:
-        raise CliError(f"collection failed for: {', '.join(failed)}")
+    if failure is not None:
+        raise failure
 
 
 def import_sheet(
@@ -219,26 +318,30 @@ def import_sheet(
         raise CliError(f"--source: {exc}", USAGE) from None
     settings = settings_of(ctx)
     engine = open_store(ctx)
+    if sheet_of_service_prices(path):
+        import_services(engine, path, source=source_name, full=full)
+        return
     collector = PriceSheetCollector(path, settings)
     with ExitStack() as held, _progress(f"importing {path.name}") as progress:
         try:
             if not _hold_jobs(held, locks_for(engine), collector.name):
                 raise CliError(f"{path}: not imported: a run of {collector.name} is in progress")
-            summary = run_collector(
-                engine,
-                collector,
-                settings,
-                delist=full,
-                source=source_name,
-                on_offer=progress,
-            )
+            with _failures_reported_here():
+                summary = run_collector(
+                    engine,
+                    collector,
+                    settings,
+                    delist=full,
+                    source=source_name,
+                    on_offer=progress,
+                )
         except DatabaseError as exc:
             raise CliError(str(exc)) from None
+    if summary.status == RunStatus.FAILED:  # nothing imported: the error line says why
+        raise CliError(f"import failed: {summary.error}")
     _report([summary])
     if not no_hooks:
         _run_hooks(engine, settings, [summary], Origin.IMPORT, notify=not no_notify)
-    if summary.status == "failed":
-        raise CliError(f"import failed: {summary.error}")
     if summary.skipped:
         raise CliError(f"{summary.skipped} row(s) of {path} rejected; the other rows were loaded")
 
@@ -256,7 +359,7 @@ def providers(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) -> Non
         }
         for s in registry.status(settings)
     ]
-    emit(rows, fmt, title="providers")
+    emit(rows, fmt, table=PROVIDERS_TABLE, title="providers")
 
 
 def runs(
@@ -275,32 +378,13 @@ def runs(
 ) -> None:
     """The collection-run log, newest first."""
     engine = open_store(ctx)
+    check_providers(ctx, engine, [provider] if provider else None)
     statuses = (RunStatus.FAILED, RunStatus.ABANDONED) if failed else ()
-    rows = [
-        {
-            "id": r.id,
-            "provider": r.provider,
-            "source": r.source,
-            "scope": r.scope,
-            "status": r.status,
-            "started_at": r.started_at,
-            "finished_at": r.finished_at,
-            "offers_seen": r.offers_seen,
-            "new_series": r.new_series,
-            "price_changes": r.price_changes,
-            "delisted": r.delisted,
-            "skipped": r.skipped,
-            "error": r.error,
-        }
-        for r in queries.recent_runs(engine, provider, limit, source=source, statuses=statuses)
-    ]
-    # A failure has no counts to show (it stored nothing): the table says why instead.
-    columns = (
-        ["id", "provider", "source", "scope", "status", "started_at", "finished_at", "error"]
-        if failed
-        else None
-    )
-    emit(rows, fmt, columns=columns, title="failed runs" if failed else "collection runs")
+    rows = run_rows(engine, provider, limit, source=source, statuses=statuses)
+    if failed:
+        emit(rows, fmt, table=FAILED_RUNS_TABLE, title="failed runs")
+    else:
+        emit(rows, fmt, table=RUNS_TABLE, title="collection runs")
 
 
 def register(app: typer.Typer) -> None:

@@ -7,28 +7,29 @@ are counted on stderr, as ``offers`` does."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
 
 from tracker.cli.context import open_store, settings_of
-from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
-from tracker.cli.history import gpu_selection, usage_errors
-from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, err, money
+from tracker.cli.currency import CurrencyOption, currency_view
+from tracker.cli.history import usage_errors
+from tracker.cli.names import check_providers
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
+from tracker.format import percent
 from tracker.fx import USD
-from tracker.history.compare import (
-    COMPARE_KEYS,
-    DISPLAY_KEYS,
-    compare_rows,
-    compare_without_rate,
-)
+from tracker.history.compare import COMPARE_KEYS, DISPLAY_KEYS
+from tracker.views import history as views_history
 
 __all__ = ["compare", "compare_table", "register"]
 
 
 def _pct(value: Any) -> str:
-    return "" if value is None else f"{cell(value)}%"
+    return "" if value is None else percent(value)
+
+
+def _change(value: Any) -> str:
+    return "" if value is None else percent(value, signed=True)
 
 
 def compare_table(prefix: str = "") -> tuple[Column, ...]:
@@ -37,12 +38,12 @@ def compare_table(prefix: str = "") -> tuple[Column, ...]:
         Column("gpu_model", "GPU"),
         Column("provider", "provider"),
         Column(f"{prefix}on_demand", "on-demand", money, justify="right"),
-        Column(f"{prefix}spot", "spot", money, justify="right"),
-        Column(f"{prefix}reserved_1y", "1y", money, justify="right"),
-        Column(f"{prefix}reserved_3y", "3y", money, justify="right"),
-        Column("spot_discount_pct", "spot off", _pct, justify="right"),
-        Column("change_7d_pct", "7d", _pct, justify="right"),
-        Column("change_30d_pct", "30d", _pct, justify="right"),
+        Column(f"{prefix}spot", "spot", money, justify="right", priority=1),
+        Column(f"{prefix}reserved_1y", "1y", money, justify="right", priority=2),
+        Column(f"{prefix}reserved_3y", "3y", money, justify="right", priority=2),
+        Column("spot_discount_pct", "spot off", _pct, justify="right", priority=3),
+        Column("change_7d_pct", "7d", _change, justify="right", priority=3),
+        Column("change_30d_pct", "30d", _change, justify="right", priority=3),
     )
 
 
@@ -59,25 +60,15 @@ def compare(
     """Cheapest USD per GPU-hour now per GPU model × provider: on-demand, spot,
     reserved 1y/3y, spot discount, and the 7- and 30-day change of on-demand
     (--currency shows the figures in another currency too)."""
-    now = datetime.now(UTC).replace(microsecond=0)
-    fx_rates = settings_of(ctx).fx_rates
     with usage_errors():
         engine = open_store(ctx)
+        check_providers(ctx, engine, provider)
         view = currency_view(ctx, engine, currency)
-        selection = gpu_selection(engine, gpu) if gpu else None
-        shown = view.code != USD
-        rows = compare_rows(
-            engine,
-            now=now,
-            gpu=selection,
-            provider=provider,
-            fx_rates=fx_rates,
-            show=_show(view, now) if shown else None,
-            currency=view.code,
+        found = views_history.compare(
+            engine, settings_of(ctx), gpu=gpu, provider=provider, view=view
         )
-        left_out = compare_without_rate(
-            engine, now=now, gpu=selection, provider=provider, fx_rates=fx_rates
-        )
+    rows, left_out = found.rows, found.without_rate
+    shown = view.code != USD
     view.usd.missing.update(left_out)
     view.report()
     if not rows:
@@ -91,10 +82,6 @@ def compare(
         title=f"{view.code} per GPU-hour, cheapest offer now"
         + (" (compared in USD)" if shown else ""),
     )
-
-
-def _show(view: CurrencyView, now: datetime) -> Any:
-    return lambda usd, own, code: view.show(usd, original=own, currency=code, at=now)
 
 
 def register(app: typer.Typer) -> None:

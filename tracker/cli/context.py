@@ -14,9 +14,16 @@ from typing import Any
 import typer
 
 from tracker.service.logs import mask_secrets_of
-from tracker.settings import ConfigError, Settings, load_settings
+from tracker.settings import ConfigError, Settings, default_database_url, load_settings
 from tracker.store import migrate
-from tracker.store.engine import DatabaseError, Engine, make_engine, ping, redact_url
+from tracker.store.engine import (
+    DatabaseError,
+    Engine,
+    make_engine,
+    normalize_url,
+    ping,
+    redact_url,
+)
 
 __all__ = [
     "USAGE",
@@ -77,7 +84,22 @@ def settings_of(ctx: typer.Context) -> Settings:
 
 
 def engine_for(url: str) -> Engine:
-    """An engine for ``url``; a malformed or unsupported URL is a usage error."""
+    """An engine for ``url``; a malformed or unsupported URL is a usage error, and so is
+    a SQLite file in a folder that does not exist: only the default location's folder is
+    created (a typo in an explicit path must not become a new, empty database)."""
+    try:
+        parsed = normalize_url(url)
+    except DatabaseError as exc:
+        raise CliError(str(exc), USAGE) from None
+    path = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if path and path != ":memory:" and not path.startswith("file:"):
+        folder = Path(path).expanduser().parent
+        if not folder.is_dir() and url != default_database_url():
+            raise CliError(
+                f"database {redact_url(url)}: folder {folder} does not exist "
+                "(create it first; only the default location is created for you)",
+                USAGE,
+            )
     try:
         return make_engine(url)
     except DatabaseError as exc:

@@ -19,6 +19,7 @@ import typer
 from tracker.cli.context import open_store, settings_of
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
 from tracker.cli.history import gpu_selection, usage_errors
+from tracker.cli.names import check_providers, check_regions
 from tracker.cli.output import err
 from tracker.fx import USD
 from tracker.history import args as history_args
@@ -62,9 +63,14 @@ def in_view(batches: Iterable[Batch], view: CurrencyView) -> Iterator[list[tuple
 def export(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="Destination .csv or .parquet file.")],
-    since: Annotated[str, typer.Option("--since", help="Start: 30d, 12h, 2w ago, or a date/time.")],
+    since: Annotated[
+        str,
+        typer.Option(
+            "--since", help="Start: an age (30d, 12h, 2w), today, yesterday, or an ISO date/time."
+        ),
+    ],
     until: Annotated[
-        str | None, typer.Option("--until", help="End: as --since (default: now).")
+        str | None, typer.Option("--until", help="End: now, or as --since (default: now).")
     ] = None,
     gpu: Annotated[
         list[str] | None,
@@ -86,7 +92,9 @@ def export(
         chosen = export_format(file, fmt)
         window = history_args.parse_window(since, until, now=now)
         check_writable(file, "FILE")
+        check_regions(region)
         engine = open_store(ctx)
+        check_providers(ctx, engine, provider)
         view = currency_view(ctx, engine, currency)
         where = SeriesFilter(
             gpu=gpu_selection(engine, gpu) if gpu else None,

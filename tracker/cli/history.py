@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,37 +26,71 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
-from tracker.cli.output import Column, FormatOption, OutputFormat, cell, emit, money
+from tracker.cli.names import check_providers, check_regions
+from tracker.cli.offers import pricing_cell
+from tracker.cli.output import (
+    Column,
+    FormatOption,
+    OutputFormat,
+    cell,
+    emit,
+    err,
+    moment,
+    money,
+)
+from tracker.format import iso_z, when
 from tracker.history import args as history_args
 from tracker.history import views
 from tracker.history.args import HistoryArgumentError
 from tracker.history.spark import sparkline
 from tracker.models import PricingModel
-from tracker.store.engine import DatabaseError, Engine
-from tracker.store.history import stored_gpu_names
+from tracker.store.engine import DatabaseError
+from tracker.views.history import (
+    DEFAULT_STEP,
+    HistoryQuery,
+    HistoryResult,
+    cli_flag,
+    gpu_selection,
+    offer_key,
+    read_history,
+)
 
-__all__ = ["gpu_selection", "history", "register", "usage_errors"]
+__all__ = ["DEFAULT_STEP", "gpu_selection", "history", "register", "usage_errors"]
 
-DEFAULT_STEP = "1d"
 
 OFFER_STEP_TABLE = (
-    Column("time", "time"),
-    Column("zone", "zone"),
-    Column("payment_option", "payment"),
+    Column("time", "time", moment),
+    Column("zone", "zone", priority=2),
+    Column("payment_option", "payment", priority=3),
     Column("price_per_hour", "price/h", cell, justify="right"),
-    Column("currency", "cur"),
+    Column("currency", "cur", priority=1),
     Column("price_per_hour_usd", "$/h", money, justify="right"),
+    Column("display_price_per_hour", "shown/h", money, justify="right", priority=1),
 )
 GPU_STEP_TABLE = (
-    Column("time", "time"),
+    Column("time", "time", moment),
     Column("price_per_gpu_hour_usd", "$/GPU·h", money, justify="right"),
+    Column("display_price_per_gpu_hour", "shown/GPU·h", money, justify="right", priority=1),
     Column("provider", "provider"),
     Column("instance_type", "instance"),
-    Column("region", "region"),
-    Column("zone", "zone"),
-    Column("pricing", "pricing"),
-    Column("gpu_model", "GPU"),
+    Column("region", "region", priority=1),
+    Column("zone", "zone", priority=3),
+    Column("pricing", "pricing", pricing_cell, priority=2),
+    Column("gpu_model", "GPU", priority=2),
 )
+OFFER_INTERVAL_TABLE = (
+    Column("zone", "zone", priority=2),
+    Column("payment_option", "payment", priority=3),
+    Column("offering_class", "class", priority=4),
+    Column("price_per_hour", "price/h", cell, justify="right"),
+    Column("currency", "cur"),
+    Column("price_per_hour_usd", "$/h", money, justify="right", priority=1),
+    Column("display_price_per_hour", "shown/h", money, justify="right", priority=1),
+    Column("first_seen", "from"),
+    Column("last_seen", "last seen", priority=2),
+    Column("ended_at", "ended", priority=1),
+)
+"""One offer's stored intervals (an empty ``ended`` means still in force)."""
 
 
 class usage_errors:
@@ -70,11 +105,6 @@ class usage_errors:
             raise CliError(str(exc), USAGE) from None
         if isinstance(exc, DatabaseError):
             raise CliError(str(exc)) from None
-
-
-def gpu_selection(engine: Engine, names: Sequence[str]) -> Any:
-    """``--gpu`` names as a selection; an unknown name is a HistoryArgumentError."""
-    return history_args.require_gpus(names, lambda wanted: stored_gpu_names(engine, wanted))
 
 
 def _now() -> datetime:
@@ -106,10 +136,14 @@ def history(
     payment_option: Annotated[str | None, typer.Option("--payment-option")] = None,
     since: Annotated[
         str | None,
-        typer.Option("--since", help="Start: 30d, 12h, 2w ago, or a date/time (default 30d)."),
+        typer.Option(
+            "--since",
+            help="Start: an age (30d, 12h, 2w), today, yesterday, or an ISO date/time "
+            "(default 30d).",
+        ),
     ] = None,
     until: Annotated[
-        str | None, typer.Option("--until", help="End: as --since (default: now).")
+        str | None, typer.Option("--until", help="End: now, or as --since (default: now).")
     ] = None,
     resample: Annotated[
         str | None,
@@ -117,11 +151,12 @@ def history(
             "--resample", help="Step: 1h, 1d, 1w (N of each); the price in force at each step."
         ),
     ] = None,
-    at: Annotated[
-        datetime | None,
+    at_text: Annotated[
+        str | None,
         typer.Option(
             "--at",
-            help="Only the price in force at this time (ISO-8601; UTC unless it has an offset).",
+            help="Only the price in force at this time: now, today, yesterday, an age (7d) "
+            "or an ISO date/time (UTC unless it has an offset).",
         ),
     ] = None,
     plot: Annotated[
@@ -141,58 +176,123 @@ def history(
     """Price history of one offer, or of the cheapest offer of a GPU, over time (USD at
     the exchange rate in force at each step; --currency shows another currency too)."""
     now = _now()
-    fx_rates = settings_of(ctx).fx_rates
+    check_regions(region)
+    check_providers(ctx, open_store(ctx), provider)
     view = currency_view(ctx, open_store(ctx), currency)
+    with usage_errors():
+        at = None if at_text is None else history_args.parse_time(at_text, "--at", now=now)
+    query = HistoryQuery(
+        gpu=gpu,
+        provider=provider,
+        instance_type=instance_type,
+        region=region,
+        pricing=pricing,
+        zone=zone,
+        payment_option=payment_option,
+        since=since,
+        until=until,
+        resample=resample,
+        at=at,
+    )
     with usage_errors():
         if plot is not None:
             from tracker.history.plot import check_plot_path
 
             check_plot_path(plot)
-        window = history_args.parse_window(since, until, now=now) if since or until else None
-        if gpu:
-            if (
-                instance_type
-                or at
-                or show_availability
-                or zone is not None
-                or payment_option is not None
-            ):
-                raise HistoryArgumentError(
-                    "--gpu reads many offers: drop --instance-type, --zone, --payment-option, "
-                    "--at and --availability (they name one offer)"
-                )
-            grid = _grid(window, resample, now)
-            _gpu_view(ctx, gpu, grid, provider, region, pricing, plot, fmt, view)
-            return
-        offer = _offer_key(provider, instance_type, region, pricing, zone, payment_option)
-        # One offer: each view is one branch (a new view adds its option and a branch here).
         if show_availability:
-            if resample or window or plot:
-                raise HistoryArgumentError(
-                    "--availability lists intervals: drop --since/--until/--resample/--plot"
-                )
-            from tracker.cli.availability import AVAILABILITY_COLUMNS, availability_rows
+            _availability(ctx, query, bool(resample or since or until or plot), fmt)
+            return
+        result = read_history(
+            open_store(ctx), settings_of(ctx), query, now=now, steps=plot is not None, flag=cli_flag
+        )
+    if not any(_priced(r) for r in result.rows):
+        raise CliError(_no_data(result, query, now))
+    if result.starts_late and result.data_since and fmt is not OutputFormat.table:
+        # a table's title says it; JSON and CSV keep their rows, so stderr does
+        err(f"gpu-tracker: data since {when(result.data_since)}: no row before it")
+    if result.kind == "gpu_steps":
+        view.usd.missing.update(result.without_rate)
+        view.report()
+        rows = _in(view, result.rows, usd_key="price_per_gpu_hour_usd")
+        title = f"{result.title}, USD per GPU-hour"
+        table = _viewed(GPU_STEP_TABLE, view)
+        _show(rows, fmt, table, views.GPU_STEP_KEYS, _since_title(title, result))
+        _spark_or_plot(rows, "price_per_gpu_hour_usd", title, "USD per GPU-hour", plot, fmt)
+    elif result.kind == "offer_steps":
+        rows = _in(view, result.rows)
+        title = _since_title(result.title, result)
+        _show(rows, fmt, _viewed(OFFER_STEP_TABLE, view), views.OFFER_STEP_KEYS, title)
+        _spark_or_plot(rows, "price_per_hour_usd", result.title, "USD per hour", plot, fmt)
+    else:
+        moment = None if at is None else (at.replace(tzinfo=UTC) if at.tzinfo is None else at)
+        rows = _in(view, result.rows, "first_seen", moment)
+        table = _viewed(OFFER_INTERVAL_TABLE, view)
+        emit(rows, fmt, table=table, title=_since_title(result.title, result))
 
-            at = at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
-            engine = open_store(ctx)
-            rows = availability_rows(engine, views.find_offer(engine, offer), at)
-            emit(rows, fmt, columns=AVAILABILITY_COLUMNS, title=f"{offer.describe()} availability")
-        elif at is not None:
-            if resample or window or plot:
-                raise HistoryArgumentError(
-                    "--at reads one time: drop --since/--until/--resample/--plot"
-                )
-            at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
-            rows = views.offer_intervals(open_store(ctx), offer, at=at, fx_rates=fx_rates)
-            emit(_in(view, rows, "first_seen", at), fmt, title=offer.describe())
-        elif resample is None and plot is None:
-            rows = views.offer_intervals(open_store(ctx), offer, window=window, fx_rates=fx_rates)
-            emit(_in(view, rows, "first_seen"), fmt, title=offer.describe())
-        else:
-            grid = _grid(window, resample, now)
-            rows = _in(view, views.offer_steps(open_store(ctx), offer, grid, fx_rates=fx_rates))
-            _show(rows, fmt, OFFER_STEP_TABLE, views.OFFER_STEP_KEYS, offer.describe())
-            _spark_or_plot(rows, "price_per_hour_usd", offer.describe(), "USD per hour", plot, fmt)
+
+def _priced(row: Mapping[str, Any]) -> bool:
+    return row.get("price_per_hour") is not None
+
+
+def _since_title(title: str, result: HistoryResult) -> str:
+    """The table's title says since when the store has data for what was asked."""
+    return title if result.data_since is None else f"{title} (data since {when(result.data_since)})"
+
+
+def _no_data(result: HistoryResult, query: HistoryQuery, now: datetime) -> str:
+    """One line for a history with nothing to show in its range (exit 1, no file)."""
+    stored = (
+        f"; data since {when(result.data_since)}"
+        if result.data_since is not None
+        else "; nothing stored for it"
+    )
+    if query.at is not None:
+        at = query.at if query.at.tzinfo is not None else query.at.replace(tzinfo=UTC)
+        return f"no price of {result.title} in force at {iso_z(at)}{stored}"
+    window = history_args.parse_window(query.since, query.until, now=now)
+    span = f"between {when(window.since)} and {when(window.until)}"
+    return f"no price history for {result.title} {span}{stored}"
+
+
+def _availability(ctx: typer.Context, query: HistoryQuery, ranged: bool, fmt: OutputFormat) -> None:
+    """One offer's availability intervals (``--availability``)."""
+    if query.gpu:
+        raise HistoryArgumentError(
+            "--gpu reads many offers: drop --instance-type, --zone, --payment-option, "
+            "--at and --availability (they name one offer)"
+        )
+    if ranged:
+        raise HistoryArgumentError(
+            "--availability lists intervals: drop --since/--until/--resample/--plot"
+        )
+    from tracker.cli.availability import (
+        AVAILABILITY_COLUMNS,
+        AVAILABILITY_TABLE,
+        availability_rows,
+    )
+
+    offer = offer_key(query, cli_flag)
+    at = query.at
+    at = at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
+    engine = open_store(ctx)
+    rows = availability_rows(engine, views.find_offer(engine, offer), at)
+    emit(
+        rows,
+        fmt,
+        columns=AVAILABILITY_COLUMNS,
+        table=AVAILABILITY_TABLE,
+        title=f"{offer.describe()} availability",
+    )
+
+
+def _viewed(table: Sequence[Column], view: CurrencyView) -> tuple[Column, ...]:
+    """The table with the view currency's column headed by its code (``EUR/h``)."""
+    return tuple(
+        replace(c, header=c.header.replace("shown", view.code))
+        if c.header.startswith("shown")
+        else c
+        for c in table
+    )
 
 
 def _in(
@@ -217,63 +317,6 @@ def _in(
             else view.show(usd, original=own, currency=row.get("currency"), at=when)
         )
     return rows
-
-
-def _grid(
-    window: history_args.Window | None, resample: str | None, now: datetime
-) -> history_args.Grid:
-    """The steps of a resampled view: ``--resample`` (default 1d) over the window
-    (default: the 30 days before now)."""
-    rule = resample or DEFAULT_STEP
-    step = history_args.parse_step(rule)
-    return history_args.make_grid(
-        window or history_args.parse_window(None, None, now=now), step, rule
-    )
-
-
-def _gpu_view(
-    ctx: typer.Context,
-    gpu: list[str],
-    grid: history_args.Grid,
-    provider: list[str] | None,
-    region: list[str] | None,
-    pricing: PricingModel,
-    plot: Path | None,
-    fmt: OutputFormat,
-    view: CurrencyView,
-) -> None:
-    engine = open_store(ctx)
-    selection = gpu_selection(engine, gpu)
-    where: dict[str, Any] = {
-        "provider": provider,
-        "region": region,
-        "pricing": [pricing],
-        "fx_rates": settings_of(ctx).fx_rates,
-    }
-    rows = views.gpu_steps(engine, selection, grid, **where)
-    # Offers without a rate at some step never counted as the cheapest: say how many.
-    view.usd.missing.update(views.gpu_steps_without_rate(engine, selection, grid, **where))
-    view.report()
-    rows = _in(view, rows, usd_key="price_per_gpu_hour_usd")
-    title = f"cheapest {'/'.join(gpu)} {pricing.value}, USD per GPU-hour"
-    _show(rows, fmt, GPU_STEP_TABLE, views.GPU_STEP_KEYS, title)
-    _spark_or_plot(rows, "price_per_gpu_hour_usd", title, "USD per GPU-hour", plot, fmt)
-
-
-def _offer_key(
-    provider: list[str] | None,
-    instance_type: str | None,
-    region: list[str] | None,
-    pricing: PricingModel,
-    zone: str | None,
-    payment_option: str | None,
-) -> views.OfferKey:
-    if not instance_type or not provider or not region or len(provider) + len(region) != 2:
-        raise HistoryArgumentError(
-            "history needs --gpu G, or one --provider, --instance-type and one --region "
-            "for one offer"
-        )
-    return views.OfferKey(provider[0], instance_type, region[0], pricing, zone, payment_option)
 
 
 def _show(

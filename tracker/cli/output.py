@@ -4,9 +4,10 @@ JSON is the stable interface for scripts and dashboards: decimals are strings
 (exact money), times are ISO-8601 UTC with a ``Z``, and keys never disappear
 (missing values are ``null``). CSV carries the same exact values under the same keys.
 
-A table is for reading: a listing that describes its table with :class:`Column` objects
-gets short headers, money rounded for display, no column that is empty in every row,
-and a width that fits the terminal (or ``$COLUMNS``, or 100 when piped).
+A table is for reading: short headers, money rounded for display, no column that is
+empty in every row, and a width that fits the terminal (or ``$COLUMNS``, or 100 when
+piped) without wrapping (:mod:`tracker.cli.table` lays it out; a listing that declares
+no :class:`Column` objects gets columns named after its keys).
 """
 
 from __future__ import annotations
@@ -16,22 +17,27 @@ import io
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from decimal import ROUND_HALF_EVEN, Decimal
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.table import Table
 
-__all__ = ["Column", "FormatOption", "OutputFormat", "cell", "emit", "err", "jsonable", "money"]
+from tracker.cli.table import Column, auto_columns, render
+from tracker.format import amount, when
+from tracker.views.encode import jsonable
 
-TABLE_WIDTH = 100
-"""Columns a table takes when its output is not a terminal and ``$COLUMNS`` is unset."""
+__all__ = [
+    "Column",
+    "FormatOption",
+    "OutputFormat",
+    "cell",
+    "emit",
+    "err",
+    "jsonable",
+    "moment",
+    "money",
+]
 
 
 class OutputFormat(StrEnum):
@@ -44,22 +50,6 @@ FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Outp
 """The ``--format`` option every listing command takes."""
 
 
-def jsonable(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        # Exact, without the storage scale's trailing zeros or an exponent.
-        text = format(value, "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    if isinstance(value, StrEnum):
-        return value.value
-    if isinstance(value, Mapping):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    return value
-
-
 def cell(value: Any) -> str:
     """A value as CSV or table text: its exact JSON form, blank for a missing value."""
     if value is None:
@@ -69,27 +59,14 @@ def cell(value: Any) -> str:
 
 
 def money(value: Any) -> str:
-    """A price for reading: cents from $1 up, a tenth of a cent below (0.526 → 0.526,
-    3.673385 → 3.67), half-even as banks round; JSON and CSV keep the exact figure."""
-    if value is None:
-        return ""
-    amount = value if isinstance(value, Decimal) else Decimal(str(value))
-    places = Decimal("0.01") if abs(amount) >= 1 else Decimal("0.001")
-    return f"{amount.quantize(places, rounding=ROUND_HALF_EVEN):f}"
+    """A price for reading (:func:`tracker.format.amount`: cents from 1 up, a tenth of a
+    cent below, half-even, thousands separated); JSON and CSV keep the exact figure."""
+    return "" if value is None else amount(value)
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
-    """One column of a table display: the row key it shows, under which header, how."""
-
-    key: str
-    header: str
-    show: Callable[[Any], str] = cell
-    """Value to text (the whole row when ``key`` is empty: a column combining several)."""
-    justify: Literal["left", "right"] = "left"
-
-    def text(self, row: Mapping[str, Any]) -> str:
-        return self.show(row.get(self.key) if self.key else row)
+def moment(value: Any) -> str:
+    """A time for reading (:func:`tracker.format.when`: ``2026-03-01 10:30 UTC``)."""
+    return "" if value is None else when(value)
 
 
 def emit(
@@ -117,44 +94,9 @@ def emit(
             writer.writerow([cell(r.get(c)) for c in cols])
         sys.stdout.write(buf.getvalue())
         return
-    if table is not None:
-        _print_compact(rows, table, title)
-        return
-    grid = Table(title=title, show_lines=False, header_style="bold")
-    for c in cols:
-        grid.add_column(c, overflow="fold")
-    for r in rows:
-        grid.add_row(*(cell(r.get(c)) for c in cols))
-    console = Console(soft_wrap=False)
-    if not console.is_terminal:
-        console = Console(soft_wrap=False, width=max(console.width, 200))
-    console.print(grid)
-
-
-def _print_compact(
-    rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], title: str | None
-) -> None:
-    cells = [[c.text(r) for c in columns] for r in rows]
-    shown = [i for i in range(len(columns)) if any(line[i] for line in cells)] or list(
-        range(len(columns))
-    )
-    grid = Table(
-        title=title,
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        collapse_padding=True,
-        header_style="bold",
-        title_justify="left",
-    )
-    for i in shown:
-        grid.add_column(columns[i].header, justify=columns[i].justify, overflow="fold")
-    for line in cells:
-        grid.add_row(*(line[i] for i in shown))
-    console = Console(soft_wrap=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(soft_wrap=False, width=TABLE_WIDTH)
-    console.print(grid)
+    bold = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    lines = render(rows, table or auto_columns(cols, rows), title, bold=bold)
+    sys.stdout.write("".join(line + "\n" for line in lines))
 
 
 def err(message: str) -> None:

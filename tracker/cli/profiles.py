@@ -8,10 +8,11 @@ import typer
 
 from tracker.cli.context import USAGE, CliError
 from tracker.cli.output import FormatOption, OutputFormat, emit
-from tracker.cli.recommend import ProfilesFileOption, _d, _num, _profile_set
+from tracker.cli.recommend import ProfilesFileOption, _num, _profile_set
 from tracker.recommend import Assumptions, Profile, ProfileError, WorkloadError
 from tracker.recommend.throughput import workload
 from tracker.recommend.vram import GIB
+from tracker.views.rankings import two_places as _d
 
 __all__ = ["profile_row", "register"]
 

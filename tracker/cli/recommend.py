@@ -10,10 +10,10 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
-from tracker.cli.currency import CurrencyOption, CurrencyView, currency_view
+from tracker.cli.currency import CurrencyOption, currency_view
+from tracker.cli.names import check_gpus, check_providers, check_regions
 from tracker.cli.offers import OFFER_HEAD
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
-from tracker.models import Offer, offer_dict
 from tracker.recommend import (
     Assumptions,
     Profile,
@@ -24,15 +24,14 @@ from tracker.recommend import (
     WorkloadError,
     estimate_vram,
     load_profiles,
-    load_usd_offer_table,
     make_profile,
-    rank_table,
 )
 from tracker.recommend.profiles import Task, user_profiles_path
 from tracker.recommend.vram import GIB
 from tracker.store.engine import DatabaseError
+from tracker.views.rankings import choose_profile, rank_offers, ranking_rows, two_places
 
-__all__ = ["register"]
+__all__ = ["ranking_rows", "register"]
 
 ProfilesFileOption = Annotated[
     Path | None,
@@ -59,6 +58,8 @@ CANDIDATE_COLUMNS = (
     "effective_price_per_hour_usd",
     "price_per_gpu_hour_usd",
     "job_hours",
+    "job_hours_low",
+    "job_hours_high",
     "job_cost_usd",
     "display_currency",
     "display_effective_price_per_hour",
@@ -77,7 +78,12 @@ def _vram_cell(row: dict[str, Any]) -> str:
 
 
 def _hours(value: Decimal | None) -> str:
-    return "" if value is None else f"{value:.2f}"
+    return "" if value is None else f"{value:,.2f}"
+
+
+def _plus_minus(value: float | None) -> str:
+    """``25`` under ``±%``: how far the job's hours may be off (by the estimate's basis)."""
+    return "" if value is None else f"{value * 100:.0f}"
 
 
 def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
@@ -87,9 +93,10 @@ def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
     return (
         Column("rank", "#", justify="right"),
         *OFFER_HEAD,
-        Column("", "VRAM", _vram_cell, justify="right"),
+        Column("", "VRAM", _vram_cell, justify="right", priority=5),
         Column("display_effective_price_per_hour", f"{symbol}/h", money, justify="right"),
-        Column("job_hours", "hours", _hours, justify="right"),
+        Column("job_hours", "hours", _hours, justify="right", priority=4),
+        Column("uncertainty", "±%", _plus_minus, justify="right", priority=3),
         Column("display_job_cost", f"job {symbol}", money, justify="right"),
     )
 
@@ -98,23 +105,13 @@ CANDIDATE_TABLE = candidate_table()
 EXCLUDED_TABLE = (
     *OFFER_HEAD,
     Column("excluded_reason", "reason"),
-    Column("excluded_detail", "why"),
+    Column("excluded_detail", "why", priority=5, shrink=True, min_width=20),
 )
 
 
 def _num(value: float) -> str:
     """7e9 rather than 7e+09: how people write parameter counts."""
     return f"{value:g}".replace("e+0", "e").replace("e+", "e")
-
-
-def _d(value: float) -> Decimal:
-    """A float estimate as a 2-decimal Decimal (JSON shows it as an exact string)."""
-    return Decimal(f"{value:.2f}")
-
-
-def _d_or_none(value: float | None) -> Decimal | None:
-    """Job figures are empty (null) when the profile gives no work size."""
-    return None if value is None else _d(value)
 
 
 def _profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
@@ -125,81 +122,6 @@ def _profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
         return load_profiles(user_profiles_path(configured))
     except ProfileError as exc:
         raise CliError(str(exc), USAGE) from None
-
-
-_RANKED_OFFER_FIELDS = (
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "payment_option",
-    "offering_class",
-    "gpu_model",
-    "gpu_count",
-    "interconnect",
-)
-"""The offer columns a ranking row repeats (documented in the README)."""
-
-
-def _base_row(o: Offer) -> dict[str, Any]:
-    values = offer_dict(o)
-    return {name: values[name] for name in _RANKED_OFFER_FIELDS}
-
-
-def _shown(view: CurrencyView | None, usd: Decimal | None) -> Decimal | None:
-    """A USD figure in the view currency at the latest rate (USD itself without a view)."""
-    if view is None or usd is None:
-        return usd
-    return view.show(usd)
-
-
-def ranking_rows(
-    ranking: Ranking, explain: bool, view: CurrencyView | None = None
-) -> list[dict[str, Any]]:
-    """The documented JSON rows: candidates first; with --explain, excluded offers after.
-
-    Ranked in USD whatever the view; ``display_*`` are the USD figures in ``view``'s
-    currency at the latest rate."""
-    rows: list[dict[str, Any]] = []
-    for c in ranking.candidates:
-        rows.append(
-            {
-                "rank": c.rank,
-                **_base_row(c.offer),
-                "vram_needed_gib": _d(c.vram_needed_gib),
-                "vram_available_gib": _d(c.vram_available_gib),
-                "vram_needed_per_gpu_gib": _d(c.vram_needed_per_gpu_gib),
-                "sharded": c.sharded,
-                "price_per_hour_usd": c.price_per_hour_usd,
-                "effective_price_per_hour_usd": c.effective_hourly_usd,
-                "price_per_gpu_hour_usd": c.price_per_gpu_hour_usd.quantize(Decimal("1e-6")),
-                "compute_hours": _d_or_none(c.compute_hours),
-                "job_hours": _d_or_none(c.job_hours),
-                "job_cost_usd": c.job_cost_usd,
-                "display_currency": "USD" if view is None else view.code,
-                "display_effective_price_per_hour": _shown(view, c.effective_hourly_usd),
-                "display_job_cost": _shown(view, c.job_cost_usd),
-                "interruption_pct": c.interruption_pct,
-                "basis": c.rate.label,
-                "basis_source": c.rate.source,
-                "compute_precision": c.rate.precision.value,
-                "precision_fallback": c.rate.fallback or None,
-                "excluded_reason": None,
-                "excluded_detail": None,
-            }
-        )
-    if explain:
-        for e in ranking.exclusions:
-            rows.append(
-                {
-                    "rank": None,
-                    **_base_row(e.offer),
-                    "excluded_reason": e.reason.label,
-                    "excluded_detail": e.detail,
-                }
-            )
-    return rows
 
 
 def _adhoc_fields(**flags: Any) -> dict[str, Any]:
@@ -270,6 +192,11 @@ def recommend(
 ) -> None:
     """Offers ranked by the estimated cost of the whole job (a profile, or ad-hoc flags)."""
     profile_set = _profile_set(ctx, profiles_file)
+    check_regions(region)
+    if provider or gpu:
+        engine = open_store(ctx)
+        check_providers(ctx, engine, provider)
+        check_gpus(engine, gpu)  # an unknown name is exit 2, as in history
     overrides = _adhoc_fields(
         params=params,
         task=task,
@@ -295,38 +222,22 @@ def recommend(
         budget_usd=budget,
     )
     try:
-        if profile is not None:
-            base = profile_set.get(profile)
-            chosen = base
-            if overrides:
-                data = base.model_dump(exclude={"name"}, exclude_none=True)
-                if {"tokens", "images", "epochs", "reference_gpu_hours"} & overrides.keys():
-                    for size in (
-                        "tokens",
-                        "images",
-                        "epochs",
-                        "reference_gpu_hours",
-                        "reference_gpu",
-                    ):
-                        data.pop(size, None)
-                chosen = make_profile(base.name, {**data, **overrides})
-        elif not overrides:
+        if profile is None and not overrides:
             raise CliError("give --profile NAME or ad-hoc flags (--params, --task, ...)", USAGE)
-        else:
-            chosen = make_profile("ad-hoc", overrides)
+        chosen = choose_profile(profile_set, profile, overrides)
         engine = open_store(ctx)
         view = currency_view(ctx, engine, currency)
-        table, conversion = load_usd_offer_table(engine, settings_of(ctx))
-        view.usd = conversion  # what the USD ranking left out is what gets reported
-        ranking = rank_table(
+        found = rank_offers(
+            engine,
+            settings_of(ctx),
             chosen,
-            table,
-            profile_set.assumptions,
+            profile_set=profile_set,
             top=top,
             explain=explain,
-            measurements=profile_set.measurements,
             include_unavailable=include_unavailable,
         )
+        view.usd = found.conversion  # what the USD ranking left out is what gets reported
+        ranking = found.ranking
     except (ProfileError, WorkloadError) as exc:
         raise CliError(str(exc), USAGE) from None
     except DatabaseError as exc:
@@ -340,9 +251,12 @@ def recommend(
             table=candidate_table(view.symbol),
             title=ranking_title(ranking),
         )
+        note = Column("note", "note", wrap=True, min_width=40)
+        if ranking.close_call:
+            emit([{"note": ranking.close_call}], fmt, table=(note,))
         if explain and ranking.notes:
-            notes = [{"note": note} for note in ranking.notes]
-            emit(notes, fmt, table=(Column("note", "note"),), title="how costs were worked out")
+            notes = [{"note": n} for n in ranking.notes]
+            emit(notes, fmt, table=(note,), title="how costs were worked out")
         if explain and ranking.exclusions:
             emit(rows[len(ranking.candidates) :], fmt, table=EXCLUDED_TABLE, title="excluded")
     else:
@@ -410,13 +324,15 @@ def _estimate_title(p: Profile) -> str:
 
 def estimate_rows(p: Profile, a: Assumptions, gpus: int | None) -> list[dict[str, Any]]:
     vram = estimate_vram(p, a)
-    rows: list[dict[str, Any]] = [{"component": name, "gib": _d(gib)} for name, gib in vram.rows()]
-    rows.append({"component": "total (one GPU)", "gib": _d(vram.total / GIB)})
+    rows: list[dict[str, Any]] = [
+        {"component": name, "gib": two_places(gib)} for name, gib in vram.rows()
+    ]
+    rows.append({"component": "total (one GPU)", "gib": two_places(vram.total / GIB)})
     if gpus is not None and gpus > 1:
         rows.append(
             {
                 "component": f"per GPU, {gpus} GPUs sharded",
-                "gib": _d(vram.per_gpu(gpus, sharded=True) / GIB),
+                "gib": two_places(vram.per_gpu(gpus, sharded=True) / GIB),
             }
         )
     return rows

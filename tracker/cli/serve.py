@@ -49,6 +49,7 @@ def serve(
     """Run every configured collector on its cadence, with health endpoints and /metrics."""
     from tracker.service.logs import configure_logging
     from tracker.service.scheduler import Service
+    from tracker.serving import service_app
     from tracker.settings import ConfigError
     from tracker.store.engine import DatabaseError
 
@@ -64,7 +65,7 @@ def serve(
     # reports it on /healthz until it is back.
     try:
         configure_logging(settings, fmt=log_format.value, level=level)
-        service = Service(settings, http=http)
+        service = Service(settings, http=http, http_app=service_app)
     except (ConfigError, DatabaseError, ValueError) as exc:
         raise CliError(str(exc), USAGE) from None
     if once:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from tracker.catalog import GpuSelection, select_gpus
+from tracker.format import iso_z
 from tracker.store.history import Steps
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "Grid",
     "HistoryArgumentError",
     "Window",
+    "ending_at",
     "make_grid",
     "parse_step",
     "parse_time",
@@ -32,6 +34,8 @@ MAX_POINTS = 20_000
 
 _RELATIVE = re.compile(r"^\s*(\d+)\s*(h|d|w)\s*$", re.IGNORECASE)
 _UNIT = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+_AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)(?:\s+ago)?$", re.IGNORECASE)
+_AGE_UNIT = {"s": timedelta(seconds=1), "m": timedelta(minutes=1), **_UNIT}
 _WEEK_ANCHOR = datetime(1970, 1, 5, tzinfo=UTC)
 """A Monday: weekly steps fall on Mondays 00:00 UTC, daily on midnights, hourly on hours."""
 
@@ -41,18 +45,26 @@ class HistoryArgumentError(ValueError):
 
 
 def parse_time(value: str, option: str, *, now: datetime) -> datetime:
-    """``30d`` / ``12h`` / ``2w`` before ``now``, or an ISO-8601 date or time (UTC unless
-    it carries an offset)."""
+    """A time as people type it, the one parser of every ``--since``/``--until``/``--at``
+    (and the web's ``since``/``until``): ``now``; ``today`` / ``yesterday`` (midnight
+    UTC); an age before ``now`` (``30d``, ``12h``, ``2w``, ``30m``, ``90s``, optionally
+    followed by ``ago``); or an ISO-8601 date or time (UTC unless it carries an offset)."""
     text = value.strip()
-    relative = _RELATIVE.match(text)
-    if relative:
-        return now - int(relative.group(1)) * _UNIT[relative.group(2).lower()]
+    word = text.lower()
+    if word == "now":
+        return now
+    if word in ("today", "yesterday"):
+        midnight = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        return midnight - (timedelta(days=1) if word == "yesterday" else timedelta(0))
+    age = _AGE.match(text)
+    if age:
+        return now - float(age.group(1)) * _AGE_UNIT[age.group(2).lower()]
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
     except ValueError:
         raise HistoryArgumentError(
-            f"{option} {value!r}: not a time (use e.g. 30d, 12h, 2026-01-01 or "
-            "2026-01-01T10:30:00Z)"
+            f"{option} {value!r}: not a time (use now, today, yesterday, an age such as 7d "
+            "or 12h, or a date/time such as 2026-01-01 or 2026-01-01T10:30:00Z)"
         ) from None
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
@@ -113,6 +125,15 @@ def make_grid(window: Window, step: timedelta, rule: str = "") -> Grid:
     return Grid(start, step, count)
 
 
+def ending_at(grid: Grid, until: datetime) -> Grid:
+    """``grid`` with ``until`` (the window's end: now by default) as its last time when
+    the regular steps stop before it, so a history's last row is the price in force then."""
+    regular = grid.start + (grid.count - 1) * grid.step
+    if until <= regular:
+        return grid
+    return Grid(grid.start, grid.step, grid.count, end=until)
+
+
 def require_gpus(names: Sequence[str], stored: Callable[[Sequence[str]], set[str]]) -> GpuSelection:
     """What ``--gpu`` names select; a name that is neither in the catalog nor a stored
     GPU name is an error, since it would silently select nothing. ``stored`` tells which
@@ -131,7 +152,7 @@ def require_gpus(names: Sequence[str], stored: Callable[[Sequence[str]], set[str
 
 
 def _show(t: datetime) -> str:
-    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return iso_z(t)
 
 
 def _show_step(step: timedelta) -> str:

@@ -77,7 +77,7 @@ def compare_rows(
     now: datetime,
     gpu: GpuSelection | None = None,
     provider: Sequence[str] | None = None,
-    fx_rates: Mapping[str, Decimal] | None = None,
+    fx_rates: Mapping[str, Decimal],
     show: Show | None = None,
     currency: str = "USD",
 ) -> list[dict[str, Any]]:
@@ -147,7 +147,7 @@ def compare_without_rate(
     now: datetime,
     gpu: GpuSelection | None = None,
     provider: Sequence[str] | None = None,
-    fx_rates: Mapping[str, Decimal] | None = None,
+    fx_rates: Mapping[str, Decimal],
 ) -> dict[str, int]:
     """The offers :func:`compare_rows` (same arguments) left out now, 7 or 30 days ago
     for want of an exchange rate then, by currency (each offer once)."""

@@ -16,8 +16,6 @@ from __future__ import annotations
 import csv
 import os
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ import pyarrow.parquet as pq
 
 from tracker.history.files import ExportFormat
 from tracker.store.history import EXPORT_COLUMNS
+from tracker.views.encode import jsonable
 
 __all__ = ["DISPLAY_COLUMNS", "SCHEMA", "schema_of", "write_export"]
 
@@ -65,14 +64,7 @@ SCHEMA = schema_of(EXPORT_COLUMNS)
 def _text(value: Any) -> str:
     """A CSV cell: exact decimals without the storage scale's trailing zeros, UTC
     times with ``Z``, empty for a missing value (as the CLI's own CSV writes them)."""
-    if value is None:
-        return ""
-    if isinstance(value, Decimal):
-        text = format(value, "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    return str(value)
+    return "" if value is None else str(jsonable(value))
 
 
 def write_export(

@@ -3,8 +3,11 @@ at each step, and one offer's raw intervals.
 
 Each function takes parsed arguments (see :mod:`tracker.history.args`) and returns the
 documented row dicts the CLI renders as a table, CSV or JSON and the web API returns as
-JSON, so both show the same rows. Keys never disappear: a step where nothing was in
-force (a delisted gap, before the first price) has its price keys set to None.
+JSON, so both show the same rows. Every function takes the configured ``fx_rates``
+(required: a reader that forgot them would leave out or misprice foreign offers);
+:mod:`tracker.views.history` passes the settings' own. Keys never disappear: a step
+where nothing was in force (a delisted gap) has its price keys set to None; steps
+before the first price are left out, so a history starts when its data does.
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ def offer_steps(
     offer: OfferKey,
     grid: Grid,
     *,
-    fx_rates: Mapping[str, Decimal] | None = None,
+    fx_rates: Mapping[str, Decimal],
 ) -> list[dict[str, Any]]:
     """The price in force at every step of ``grid``, per matching series (zone), with its
     USD figure at the exchange rate in force at that step (None without a rate); an
@@ -137,6 +140,15 @@ def offer_steps(
     if not steps:
         raise HistoryArgumentError(f"no stored offer {offer.describe()}")
     times = grid.times()
+    # Steps are ordered by series then time: a series' steps before its first price
+    # (before it was first observed) are left out; a gap after it (delisted) stays.
+    started: set[tuple[Any, ...]] = set()
+    kept = []
+    for step in steps:
+        series = tuple(step[1:7])
+        if series in started or step.price is not None:
+            started.add(series)
+            kept.append(step)
     return [
         {
             "time": times[k],
@@ -161,7 +173,7 @@ def offer_steps(
             price,
             currency,
             usd,
-        ) in steps
+        ) in kept
     ]
 
 
@@ -173,7 +185,7 @@ def gpu_steps(
     provider: Sequence[str] | None = None,
     region: Sequence[str] | None = None,
     pricing: Sequence[PricingModel] | None = None,
-    fx_rates: Mapping[str, Decimal] | None = None,
+    fx_rates: Mapping[str, Decimal],
 ) -> list[dict[str, Any]]:
     """At every step, the matching offer with the lowest USD price per GPU-hour at that
     step's exchange rates (ties go to the first by provider, instance type, region, zone,
@@ -182,7 +194,10 @@ def gpu_steps(
     found = {c.k: c for c in store.cheapest_at(engine, grid, where, fx_rates=fx_rates)}
     times = grid.times()
     rows: list[dict[str, Any]] = []
+    first = min(found, default=len(times))
     for k, t in enumerate(times):
+        if k < first:
+            continue
         c = found.get(k)
         row: dict[str, Any] = dict.fromkeys(GPU_STEP_KEYS)
         row["time"] = t
@@ -213,7 +228,7 @@ def gpu_steps_without_rate(
     provider: Sequence[str] | None = None,
     region: Sequence[str] | None = None,
     pricing: Sequence[PricingModel] | None = None,
-    fx_rates: Mapping[str, Decimal] | None = None,
+    fx_rates: Mapping[str, Decimal],
 ) -> dict[str, int]:
     """The offers :func:`gpu_steps` (same arguments) left out at some step for want of
     an exchange rate then, by currency (each offer once): the count its reader reports."""
@@ -227,7 +242,7 @@ def offer_intervals(
     *,
     at: datetime | None = None,
     window: Window | None = None,
-    fx_rates: Mapping[str, Decimal] | None = None,
+    fx_rates: Mapping[str, Decimal],
 ) -> list[dict[str, Any]]:
     """The stored intervals of an offer: all, those in force during ``window``, or the
     one in force at ``at``; each with its USD figure at the exchange rate in force when

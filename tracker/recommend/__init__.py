@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from tracker.recommend.stored import (
         load_offer_table,
         load_offers,
-        load_usd_offer_table,
         profiles_for,
         recompute_rankings,
     )
@@ -56,7 +55,6 @@ __all__ = [
     "load_offer_table",
     "load_offers",
     "load_profiles",
-    "load_usd_offer_table",
     "make_profile",
     "profiles_for",
     "rank",
@@ -69,7 +67,6 @@ _LAZY = {
     "RankingChange": "tracker.recommend.history",
     "load_offer_table": "tracker.recommend.stored",
     "load_offers": "tracker.recommend.stored",
-    "load_usd_offer_table": "tracker.recommend.stored",
     "profiles_for": "tracker.recommend.stored",
     "recompute_rankings": "tracker.recommend.stored",
 }

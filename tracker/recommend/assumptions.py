@@ -88,10 +88,12 @@ class Assumptions(BaseModel):
     25 M parameters. Source: ThanatosShinji/onnx-tool README, model-zoo table
     (commit 00f5f0a0), agreeing with He et al. 2016 Table 1 (3.8 × 10⁹ multiply-adds)."""
 
-    resnet50_activation_bytes_per_param_image: float = Field(default=279.3e6 / 25.0e6, gt=0)
-    """Default fp32 activation bytes per parameter per image for a CNN profile without
-    ``activation_bytes_per_image``: ResNet-50's 279.3 MB of native activation memory
-    per 224×224 image. Source: onnx-tool README, "Memory Compression" table."""
+    resnet50_activation_bytes_per_param_image: float = Field(default=2 * 50.973e6 / 25.56e6, gt=0)
+    """Default fp32 activation bytes per parameter per image for a CNN profile with
+    neither ``activation_bytes_per_image`` nor ``cnn_architecture``: ResNet-50's measured
+    50.97 MB per 224×224 image in fp16 (x 2 in fp32) over its 25.56 M parameters; see
+    :mod:`tracker.recommend.cnn_memory` for the measurement (mmclassification's fp16
+    ResNet-50 run, 1.9 GB peak at 32 images per GPU)."""
 
     cnn_training_passes: float = Field(default=3.0, gt=0)
     """Training FLOPs per image = 3 × forward (backward costs twice the forward).

@@ -24,21 +24,27 @@ job at the best 16-bit rate on GPUs without fp8; the row says so. fp16 and bf16 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from enum import StrEnum
-from typing import Any, TypeVar
-
-import numpy as np
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from tracker.catalog import GpuSpec
-from tracker.models import Interconnect
 from tracker.recommend.assumptions import Assumptions
-from tracker.recommend.fabric import catalog_interconnect
-from tracker.recommend.inference import best_split_tokens_per_second, serving
-from tracker.recommend.measured import Measurement, Unit, shipped_measurements, workload_class
-from tracker.recommend.profiles import Precision, Profile, Task, WorkloadClass
-from tracker.recommend.throughput import Workload, scaling_factor, spec_tflops
+from tracker.recommend.measured import Measurement, shipped_measurements, workload_class
+from tracker.recommend.profiles import Precision, Profile, WorkloadClass
+from tracker.recommend.rating import Basis, Rate
+from tracker.recommend.rating import precision_family as _family
+from tracker.recommend.roofline import (
+    _CLASS_TASK,
+    _cached,
+    _closest_size,
+    _intensity,
+    _nearest_gpu,
+    _scaled,
+    _source,
+    _spec,
+    achieved_flops,
+)
+from tracker.recommend.throughput import Workload, spec_tflops
 
 __all__ = [
     "Basis",
@@ -51,65 +57,6 @@ __all__ = [
     "predict",
     "workload_class",
 ]
-
-
-_GRID = tuple(2 ** (k / 4) for k in range(0, 53))  # intensities 1 … 8192 FLOPs per byte
-_CLASS_TASK = {
-    WorkloadClass.CNN_TRAINING: "cnn_training",
-    WorkloadClass.DIFFUSION: "cnn_training",
-    WorkloadClass.TRANSFORMER_FINETUNE: "full_finetune",
-    WorkloadClass.LLM_TRAINING: "pretrain",
-}
-
-
-_T = TypeVar("_T")
-_CACHE: dict[tuple[Any, ...], Any] = {}
-
-
-def _cached(
-    fit: Callable[[tuple[Measurement, ...], Assumptions], _T],
-    rows: tuple[Measurement, ...],
-    a: Assumptions,
-) -> _T:
-    """Fits depend only on the rows and the assumptions: computed once per pair."""
-    key = (fit.__name__, rows, a.model_dump_json())
-    if key not in _CACHE:
-        if len(_CACHE) > 256:
-            _CACHE.clear()
-        _CACHE[key] = fit(rows, a)
-    return _CACHE[key]  # type: ignore[no-any-return]
-
-
-class Basis(StrEnum):
-    MEASURED = "measured"
-    SCALED = "scaled"
-    MODELLED = "modelled"
-
-
-@dataclass(frozen=True, slots=True)
-class Rate:
-    """What one GPU achieves on a profile, and where the figure comes from."""
-
-    flops: float
-    """Model FLOP/s on one GPU (the multi-GPU scaling of the measurement taken out)."""
-    basis: Basis
-    source: str
-    """The measurement (id and URL, "yours" for the user's) or the model used."""
-    precision: Precision
-    """The compute precision the GPU runs the job at."""
-    fallback: str = ""
-    """Why ``precision`` differs from the profile's (empty when it does not)."""
-    yours: bool = False
-    memory_scale: float = 1.0
-    """Serving: measured ÷ modelled throughput, applied to bandwidth as to compute."""
-
-    @property
-    def label(self) -> str:
-        return f"{self.basis.value} (yours)" if self.yours else self.basis.value
-
-
-def _family(p: Precision) -> str:
-    return "16-bit" if p in (Precision.FP16, Precision.BF16) else p.value
 
 
 _FALLBACKS = {
@@ -130,112 +77,6 @@ def compute_precision(spec: GpuSpec, want: Precision) -> tuple[Precision, str] |
     return best, f"{want.value} runs as {best.value}: {spec.name} has no {want.value} rate"
 
 
-def _flops_per_unit(m: Measurement, a: Assumptions) -> float:
-    if m.flops_per_image is not None:
-        return a.cnn_training_passes * m.flops_per_image
-    per_param = a.training_flops_per_param_token
-    if m.task in (Task.LORA, Task.QLORA):
-        per_param = a.adapter_flops_per_param_token  # frozen base: no weight gradients
-    per_token = per_param * m.params
-    if m.unit is Unit.SEQUENCES:
-        assert m.sequence_length is not None
-        return per_token * m.sequence_length
-    return per_token
-
-
-def _spec(name: str) -> GpuSpec:
-    from tracker.catalog import get_spec
-
-    return get_spec(name)
-
-
-def achieved_flops(m: Measurement, a: Assumptions) -> float:
-    """Model FLOP/s one GPU achieved in ``m`` (its multi-GPU scaling taken out)."""
-    link = Interconnect.PCIE
-    if m.gpu_count > 1:
-        link = catalog_interconnect(_spec(m.gpu))
-    return m.per_gpu * _flops_per_unit(m, a) / scaling_factor(m.gpu_count, link.value, a)
-
-
-def _roofline(spec: GpuSpec, precision: Precision, intensity: float) -> float | None:
-    t = spec_tflops(spec, precision)
-    if t is None or spec.memory_bandwidth_gbs is None:
-        return None
-    return 1.0 / (1.0 / (t * 1e12) + 1.0 / (intensity * float(spec.memory_bandwidth_gbs) * 1e9))
-
-
-def _distance(target: GpuSpec, tp: Precision, source: GpuSpec, sp: Precision) -> float:
-    """How alike two GPUs are: log distance in compute and bandwidth, + architecture/vendor."""
-    t1, t0 = spec_tflops(target, tp), spec_tflops(source, sp)
-    b1, b0 = target.memory_bandwidth_gbs, source.memory_bandwidth_gbs
-    if not (t1 and t0 and b1 and b0):
-        return math.inf
-    d = abs(math.log(t1 / t0)) + abs(math.log(float(b1) / float(b0)))
-    d += 0.5 * (target.architecture != source.architecture) + 1.0 * (target.vendor != source.vendor)
-    return d
-
-
-def _closest_size(rows: Sequence[Measurement], params: float) -> Measurement:
-    return min(rows, key=lambda m: (not m.yours, abs(math.log(m.params / params)), m.id))
-
-
-def _nearest_gpu(
-    target: GpuSpec, tp: Precision, rows: Sequence[Measurement]
-) -> tuple[GpuSpec, list[Measurement]] | None:
-    by_gpu: dict[str, list[Measurement]] = {}
-    for m in rows:
-        if m.gpu != target.name:
-            by_gpu.setdefault(m.gpu, []).append(m)
-    best: tuple[float, str] | None = None
-    for name, ms in by_gpu.items():
-        d = _distance(target, tp, _spec(name), ms[0].precision)
-        if math.isfinite(d) and (best is None or (d, name) < best):
-            best = (d, name)
-    if best is None:
-        return None
-    return _spec(best[1]), by_gpu[best[1]]
-
-
-def _scaled(
-    target: GpuSpec,
-    tp: Precision,
-    source: Measurement,
-    intensity: float,
-    a: Assumptions,
-) -> float | None:
-    r1 = _roofline(target, tp, intensity)
-    r0 = _roofline(_spec(source.gpu), source.precision, intensity)
-    if r1 is None or r0 is None:
-        return None
-    return achieved_flops(source, a) * r1 / r0
-
-
-def _intensity(rows: tuple[Measurement, ...], a: Assumptions) -> float:
-    return _cached(_fit_intensity, rows, a)
-
-
-def _fit_intensity(rows: tuple[Measurement, ...], a: Assumptions) -> float:
-    """The arithmetic intensity that best predicts each measured GPU from its nearest."""
-    pairs: list[tuple[Measurement, Measurement, float]] = []
-    for m in rows:
-        target = _spec(m.gpu)
-        near = _nearest_gpu(target, m.precision, rows)
-        if near is not None:
-            pairs.append((m, _closest_size(near[1], m.params), achieved_flops(m, a)))
-    if not pairs:
-        return 256.0
-
-    def error(intensity: float) -> float:
-        total = 0.0
-        for m, source, actual in pairs:
-            pred = _scaled(_spec(m.gpu), m.precision, source, intensity, a)
-            if pred is not None:
-                total += math.log(pred / actual) ** 2
-        return total
-
-    return min(_GRID, key=error)
-
-
 def _architecture_share(rows: tuple[Measurement, ...], a: Assumptions) -> dict[str, float]:
     return _cached(_fit_share, rows, a)
 
@@ -254,22 +95,35 @@ def _fit_share(rows: tuple[Measurement, ...], a: Assumptions) -> dict[str, float
     return {arch: math.exp(sum(v) / len(v)) for arch, v in logs.items()}
 
 
-def _source(m: Measurement) -> str:
-    return f"{m.id}: your measurement" if m.yours else f"{m.id} ({m.source})"
-
-
 def predict(
     p: Profile,
     spec: GpuSpec,
     a: Assumptions,
     measurements: tuple[Measurement, ...],
 ) -> Rate | None:
-    """The rate ``spec`` achieves on ``p``; None when neither data nor datasheet allow one."""
+    """The rate ``spec`` achieves on ``p``; None when neither data, datasheet nor a
+    stand-in rule (:mod:`tracker.recommend.stand_in`: the A10G as the A10) allow one."""
+    rate = _predict(p, spec, a, measurements)
+    if rate is None:
+        from tracker.recommend.stand_in import stand_in_rate
+
+        rate = stand_in_rate(p, spec, a, measurements, predict)
+    return rate
+
+
+def _predict(
+    p: Profile,
+    spec: GpuSpec,
+    a: Assumptions,
+    measurements: tuple[Measurement, ...],
+) -> Rate | None:
     precision_flag = compute_precision(spec, p.compute)
     precision, flag = precision_flag if precision_flag else (p.compute, "")
     wclass = workload_class(p)
     if wclass is WorkloadClass.LLM_INFERENCE and p.serving:
-        return _predict_serving(p, spec, precision_flag, a, measurements)
+        from tracker.recommend.serving_rate import predict_serving
+
+        return predict_serving(p, spec, precision_flag, a, measurements)
     if wclass is not None and wclass is not WorkloadClass.LLM_INFERENCE:
         family = _family(precision)
         rows = tuple(
@@ -289,7 +143,10 @@ def predict(
             flops = _scaled(spec, precision, m, _intensity(rows, a), a)
             if flops is not None:
                 via = f"from {m.gpu} by compute/bandwidth roofline: {_source(m)}"
-                return Rate(flops, Basis.SCALED, via, precision, flag, m.yours)
+                rate = Rate(flops, Basis.SCALED, via, precision, flag, m.yours)
+                from tracker.recommend.delivery import carry
+
+                return carry(rate, spec, wclass, measurements, a)
     if precision_flag is None:
         return None
     peak = spec_tflops(spec, precision)
@@ -302,98 +159,6 @@ def predict(
     if share != 1.0:
         source += f" x {spec.architecture} measured share {share:.2f}"
     return Rate(peak * 1e12 * eff * share, Basis.MODELLED, source, precision, flag)
-
-
-def _modelled_serving(m: Measurement, a: Assumptions) -> float:
-    """Output tokens/s the serving model gives for ``m``'s setup on its datasheet.
-
-    Worked out as an offer of ``m``'s GPUs is (its best split into tensor-parallel
-    replicas, the catalog's interconnect between them), so a GPU's own measurement is
-    reproduced exactly for an offer of that many GPUs and that request shape: MLPerf's
-    8-GPU systems serve a 70B model as replicas, not as one 8-way group."""
-    spec = _spec(m.gpu)
-    peak = spec_tflops(spec, m.precision)
-    if peak is None or spec.memory_bandwidth_gbs is None:
-        return math.nan
-    assert m.input_tokens is not None and m.output_tokens is not None
-    link = catalog_interconnect(spec) if m.gpu_count > 1 else Interconnect.PCIE
-    one = np.ones(1)
-    tps = best_split_tokens_per_second(
-        serving(m.params, m.precision, m.input_tokens, m.output_tokens, _load(m), m.kv_heads, a),
-        one * m.gpu_count,
-        one * float(spec.vram_gib),
-        one * peak * 1e12 * a.efficiency_for("inference"),
-        one * float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency,
-        one * scaling_factor(2, link.value, a),
-    )
-    return float(tps[0])
-
-
-def _load(m: Measurement) -> float:
-    """Requests in flight when ``m`` was measured (unset: offline, as many as fit)."""
-    return math.inf if m.concurrency is None else float(m.concurrency)
-
-
-def _fit_serving(rows: tuple[Measurement, ...], a: Assumptions) -> dict[Measurement, float]:
-    """Each serving row's modelled throughput (rows the model cannot rate are left out)."""
-    out = {}
-    for m in rows:
-        if m.workload_class is WorkloadClass.LLM_INFERENCE:
-            tps = _modelled_serving(m, a)
-            if math.isfinite(tps):
-                out[m] = tps
-    return out
-
-
-def _predict_serving(
-    p: Profile,
-    spec: GpuSpec,
-    precision_flag: tuple[Precision, str] | None,
-    a: Assumptions,
-    measurements: tuple[Measurement, ...],
-) -> Rate | None:
-    """Serving: the modelled throughput × measured/modelled on the nearest measurement."""
-    if precision_flag is None:
-        # no datasheet rate (A10G): its own serving measurements, fitted (fitted.py)
-        from tracker.recommend.fitted import fitted_serving_rate
-
-        return fitted_serving_rate(p, spec, a, measurements)
-    precision, flag = precision_flag
-    peak = spec_tflops(spec, precision)
-    assert peak is not None and p.input_tokens is not None and p.output_tokens is not None
-    base = peak * 1e12 * a.efficiency_for("inference")
-    shape = math.log(p.input_tokens / p.output_tokens)
-    modelled = _cached(_fit_serving, measurements, a)
-    served = [m for m in measurements if m in modelled]
-    rows = [m for m in served if _family(m.precision) == _family(precision)]
-
-    def closest(ms: Sequence[Measurement]) -> Measurement:
-        def gap(m: Measurement) -> tuple[bool, float, str]:
-            assert m.input_tokens is not None and m.output_tokens is not None
-            io = abs(math.log(m.input_tokens / m.output_tokens) - shape)
-            return (not m.yours, abs(math.log(m.params / p.params)) + io, m.id)
-
-        return min(ms, key=gap)
-
-    own = [m for m in rows if m.gpu == spec.name]
-    basis, via = Basis.MEASURED, ""
-    if not own:
-        # the GPU's own measurement at another precision before another GPU's: its
-        # measured/modelled ratio is that GPU's (and its software's) share of its
-        # datasheet, which another vendor's GPU says nothing about (MLPerf: an MI300X
-        # serves Llama 2 70B at 0.96x an H100, its datasheet says 1.3-1.6x)
-        own = [m for m in served if m.gpu == spec.name]
-        basis, via = Basis.SCALED, "from its own measurement at another precision: "
-    if not own:
-        near = _nearest_gpu(spec, precision, rows)
-        if near is None:
-            source = f"datasheet {peak:g} TFLOPS x inference MFU, serving model"
-            return Rate(base, Basis.MODELLED, source, precision, flag)
-        own, basis, via = near[1], Basis.SCALED, f"from {near[0].name} by the serving model: "
-    m = closest(own)
-    k = m.throughput / modelled[m]
-    source = f"{via}{_source(m)}; measured/modelled {k:.2f}"
-    return Rate(base * k, basis, source, precision, flag, m.yours, memory_scale=k)
 
 
 def _training_rows(measurements: tuple[Measurement, ...]) -> tuple[Measurement, ...]:
@@ -418,7 +183,10 @@ def calibrated_work(
 
 
 def basis_notes(rated: Iterable[tuple[str, Rate]]) -> tuple[str, ...]:
-    """One ``--explain`` line per ranked GPU model: its basis and source, and any fallback."""
+    """One ``--explain`` line per ranked GPU model: its basis and source, any fallback,
+    and the error its basis carries."""
+    from tracker.recommend.uncertainty import relative_error
+
     seen: dict[str, Rate] = {}
     for gpu, rate in rated:
         seen.setdefault(gpu, rate)
@@ -427,7 +195,7 @@ def basis_notes(rated: Iterable[tuple[str, Rate]]) -> tuple[str, ...]:
         line = f"{gpu}: basis {rate.label}, {rate.source}"
         if rate.fallback:
             line += f"; precision fallback: {rate.fallback}"
-        notes.append(line)
+        notes.append(f"{line}; job hours ±{relative_error(rate):.0%}")
     return tuple(notes)
 
 

@@ -23,12 +23,14 @@ import numpy as np
 from tracker.catalog import GpuSpec
 from tracker.models import Interconnect
 from tracker.recommend.assumptions import Assumptions
-from tracker.recommend.calibration import Basis, Rate, _family, _load
 from tracker.recommend.fabric import catalog_interconnect
 from tracker.recommend.inference import best_split_tokens_per_second, serving
 from tracker.recommend.kinds import WorkloadClass
 from tracker.recommend.measured import Measurement
 from tracker.recommend.profiles import Profile
+from tracker.recommend.rating import Basis, Rate
+from tracker.recommend.rating import load_of as _load
+from tracker.recommend.rating import precision_family as _family
 from tracker.recommend.throughput import scaling_factor
 
 __all__ = ["Fit", "fit_serving", "fitted_serving_rate"]

@@ -18,11 +18,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.errors import ProfileError
 from tracker.recommend.kinds import Precision, Task, WorkloadClass, catalog_gpu_name
-from tracker.recommend.profiles import Profile, ProfileError
+
+if TYPE_CHECKING:
+    from tracker.recommend.profiles import Profile
 
 __all__ = [
     "SHIPPED_FILE",

@@ -28,6 +28,7 @@ term it would leave idle for 8,758 hours.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TypeVar
 
@@ -38,6 +39,7 @@ from tracker.models import Offer, PricingModel
 from tracker.recommend.assumptions import HOURS_PER_MONTH
 
 __all__ = [
+    "effective_hourly",
     "effective_hourly_usd",
     "expected_wall_hours",
     "interruption_rate_per_hour",
@@ -111,8 +113,8 @@ def job_cost_usd(
     return cost.quantize(CENT, rounding=ROUND_HALF_EVEN)
 
 
-def _decimal_attr(offer: Offer, name: str) -> Decimal | None:
-    value = offer.attributes.get(name)
+def _decimal_attr(attributes: Mapping[str, object], name: str) -> Decimal | None:
+    value = attributes.get(name)
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -122,19 +124,26 @@ def _decimal_attr(offer: Offer, name: str) -> Decimal | None:
     return result if result.is_finite() and result >= 0 else None
 
 
-def effective_hourly_usd(offer: Offer) -> Decimal:
+def effective_hourly(
+    pricing: PricingModel, usd: Decimal, attributes: Mapping[str, object] | None
+) -> Decimal:
     """USD per hour of the term for reservations, the listed hourly price otherwise.
 
-    ``price_per_hour_usd`` (converted at the rate in force when read) is the effective
-    rate; when a reserved USD offer also carries ``upfront_usd`` and
-    ``recurring_hourly_usd`` the rate is recomputed from them (upfront spread over the
-    term), which is exact rather than rounded.
+    ``usd`` (converted at the rate in force when read) is the effective rate; when a
+    reserved USD price also carries ``upfront_usd`` and ``recurring_hourly_usd`` the
+    rate is recomputed from them (upfront spread over the term), which is exact
+    rather than rounded.
     """
-    term = offer.pricing.term_hours
-    if term is None:
-        return offer.usd
-    upfront = _decimal_attr(offer, "upfront_usd")
-    recurring = _decimal_attr(offer, "recurring_hourly_usd")
+    term = pricing.term_hours
+    if term is None or not attributes:
+        return usd
+    upfront = _decimal_attr(attributes, "upfront_usd")
+    recurring = _decimal_attr(attributes, "recurring_hourly_usd")
     if upfront is None or recurring is None:
-        return offer.usd
+        return usd
     return upfront / term + recurring
+
+
+def effective_hourly_usd(offer: Offer) -> Decimal:
+    """:func:`effective_hourly` of an offer (its USD figure and attributes)."""
+    return effective_hourly(offer.pricing, offer.usd, offer.attributes)

@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.errors import ProfileError
 from tracker.recommend.field_errors import FieldError as _FieldError
 from tracker.recommend.field_errors import describe as _describe
 from tracker.recommend.kinds import (
@@ -41,6 +42,7 @@ from tracker.recommend.kinds import (
     WorkloadClass,
     catalog_gpu_name,
 )
+from tracker.recommend.measured import Measurement, shipped_measurements, user_measurements
 
 __all__ = [
     "ALLOWED_PRECISIONS",
@@ -60,9 +62,6 @@ __all__ = [
     "make_profile",
     "user_profiles_path",
 ]
-
-if TYPE_CHECKING:
-    from tracker.recommend.measured import Measurement
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +115,9 @@ class Profile(BaseModel):
     """Key/value heads (grouped-query attention: 8 in Llama 2 70B and Llama 3); unset: one per head."""
     flops_per_image: float | None = Field(default=None, gt=0)
     activation_bytes_per_image: float | None = Field(default=None, gt=0)
+    cnn_architecture: str | None = None
+    """(cnn_training) the network whose measured activation memory per image applies
+    (:data:`tracker.recommend.cnn_memory.ARCHITECTURES`: ``resnet50``)."""
     # constraints
     min_gpus: float | None = Field(default=None, gt=0)
     max_gpus: float | None = Field(default=None, gt=0)
@@ -153,6 +155,18 @@ class Profile(BaseModel):
     @classmethod
     def _workload_class(cls, value: Any) -> Any:
         return None if value is None else _one_of(value, WorkloadClass)
+
+    @field_validator("cnn_architecture", mode="before")
+    @classmethod
+    def _cnn_architecture(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        from tracker.recommend.cnn_memory import ARCHITECTURES
+
+        key = str(value).strip().lower().replace("-", "")
+        if key not in ARCHITECTURES:
+            raise ValueError(f"{value!r} is not one of {', '.join(sorted(ARCHITECTURES))}")
+        return key
 
     @field_validator("concurrency", mode="before")
     @classmethod
@@ -258,6 +272,8 @@ class Profile(BaseModel):
             if self.images is None or self.epochs is None:
                 missing = "epochs" if self.images is not None else "images"
                 raise _FieldError(missing, "images and epochs go together")
+        if self.cnn_architecture is not None and self.task is not Task.CNN_TRAINING:
+            raise _FieldError("cnn_architecture", f"is for cnn_training, not {self.task}")
         if sizes == ["tokens"] and self.task is Task.CNN_TRAINING:
             raise _FieldError("tokens", "cnn_training work is images x epochs (or GPU-hours)")
         self._check_serving()
@@ -329,14 +345,17 @@ class Profile(BaseModel):
     def fingerprint(self) -> str:
         """Stable hash of what affects the ranking (the description does not)."""
         # fields added later are left out while unset, so profiles keep the hash they had
-        later = ("workload_class", "input_tokens", "output_tokens", "concurrency", "kv_heads")
+        later = (
+            "workload_class",
+            "input_tokens",
+            "output_tokens",
+            "concurrency",
+            "kv_heads",
+            "cnn_architecture",
+        )
         skip = {"description"} | {name for name in later if getattr(self, name) is None}
         data = self.model_dump_json(exclude=skip)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
-
-
-class ProfileError(ValueError):
-    """A profile or profiles file that cannot be used; the message is one line."""
 
 
 _RESOLVER: GpuResolver = catalog_gpu_name
@@ -366,8 +385,6 @@ class ProfileSet:
     @property
     def measurements(self) -> tuple[Measurement, ...]:
         """What estimates calibrate against: the shipped table and the user's rows."""
-        from tracker.recommend.measured import shipped_measurements
-
         return (*shipped_measurements(), *self.measured)
 
     def get(self, name: str) -> Profile:
@@ -467,7 +484,5 @@ def load_profiles(user_file: Path | None = None, *, builtins: bool = True) -> Pr
                 raise ProfileError(f"{user_file}: assumptions.{loc}: {msg}") from None
         if content.history_top is not None:
             top = content.history_top
-        from tracker.recommend.measured import user_measurements  # it imports this module
-
         measured = user_measurements(content.measured, profiles, assumptions, str(user_file))
     return ProfileSet(profiles, assumptions, top, sources, tuple(measured))

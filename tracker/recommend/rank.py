@@ -34,6 +34,7 @@ from tracker.recommend.reasons import Reason, exclusion_detail
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
 from tracker.recommend.throughput import Workload, spec_tflops, workload
+from tracker.recommend.uncertainty import close_call, hours_range, relative_error
 from tracker.recommend.vram import GIB
 
 __all__ = ["Candidate", "Exclusion", "Ranking", "Reason", "rank", "rank_table"]
@@ -81,6 +82,19 @@ class Candidate:
         return self.effective_hourly_usd / self.offer.gpu_count
 
     @property
+    def uncertainty(self) -> float:
+        """The ± (a fraction) of ``job_hours``, by the rate's basis."""
+        return relative_error(self.rate)
+
+    @property
+    def job_hours_low(self) -> float | None:
+        return hours_range(self.job_hours, self.rate)[0]
+
+    @property
+    def job_hours_high(self) -> float | None:
+        return hours_range(self.job_hours, self.rate)[1]
+
+    @property
     def rework_hours(self) -> float | None:
         if self.job_hours is None or self.compute_hours is None:
             return None
@@ -106,6 +120,9 @@ class Ranking:
     """Filled only when ranking with ``explain=True``."""
     notes: tuple[str, ...] = field(default=())
     """How this ranking was costed where that is not the plain rule (for ``--explain``)."""
+    close_call: str | None = None
+    """Set when the two cheapest jobs' cost ranges overlap: "... within the estimate's
+    error: consider both ..." (:func:`tracker.recommend.uncertainty.close_call`)."""
 
     @property
     def leader(self) -> Candidate | None:
@@ -284,6 +301,7 @@ def rank_table(
         exclusions=exclusions,
         notes=_notes(p, w.flops is not None, pc, reason, links.from_catalog)
         + basis_notes((c.offer.gpu_model, c.rate) for c in candidates),
+        close_call=close_call(candidates),
     )
 
 

@@ -29,7 +29,6 @@ from tracker.store.rankings import current_offer_rows
 __all__ = [
     "load_offer_table",
     "load_offers",
-    "load_usd_offer_table",
     "profiles_for",
     "recompute_rankings",
     "usd_conversion",
@@ -41,14 +40,13 @@ _PRICE, _CURRENCY = _NAMES.index("price_per_hour"), _NAMES.index("currency")
 _USD = _NAMES.index("price_per_hour_usd")
 
 
-def usd_conversion(engine: Engine, settings: Settings | None = None) -> Conversion:
+def usd_conversion(engine: Engine, settings: Settings) -> Conversion:
     """Conversion to USD at the latest stored rates (plus ``settings.fx_rates`` for the
     currencies the ECB lacks): the recommender ranks every offer in USD."""
-    manual = settings.fx_rates if settings is not None else None
-    return Conversion(fx_store.load_rates(engine, manual))
+    return Conversion(fx_store.load_rates(engine, settings.fx_rates))
 
 
-def load_offers(engine: Engine, settings: Settings | None = None) -> list[Offer]:
+def load_offers(engine: Engine, settings: Settings) -> list[Offer]:
     """Every listed offer at its current price, in USD at the latest rate; offers in a
     currency without a rate are left out and logged (raises DatabaseError)."""
     conversion = usd_conversion(engine, settings)
@@ -66,22 +64,21 @@ def _usd_rows(rows: list[tuple[Any, ...]], conversion: Conversion) -> list[tuple
     return result
 
 
-def load_usd_offer_table(
-    engine: Engine, settings: Settings | None = None
-) -> tuple[OfferTable, Conversion]:
-    """The current offers as ranking columns in USD (latest rates), read without
-    building every record, and the conversion that says which were left out for want
-    of a rate (raises :class:`~tracker.store.engine.DatabaseError`)."""
-    conversion = usd_conversion(engine, settings)
-    rows = _usd_rows(current_offer_rows(engine), conversion)
+def load_offer_table(engine: Engine, settings: Settings) -> tuple[OfferTable, Conversion]:
+    """The current offers as ranking columns in USD at the latest rates (the stored ECB
+    series plus ``settings.fx_rates``: required, so no reader ranks without them), read
+    without building every record, and the conversion that says which were left out for
+    want of a rate; those are logged too (raises DatabaseError)."""
+    rows, conversion = _read_usd_rows(engine, settings)
     return OfferTable.from_rows(rows), conversion
 
 
-def load_offer_table(engine: Engine, settings: Settings | None = None) -> OfferTable:
-    """:func:`load_usd_offer_table` without the conversion's account (it is logged)."""
-    table, conversion = load_usd_offer_table(engine, settings)
+def _read_usd_rows(engine: Engine, settings: Settings) -> tuple[list[tuple[Any, ...]], Conversion]:
+    """The database side of :func:`load_offer_table` (timed apart by recompute_rankings)."""
+    conversion = usd_conversion(engine, settings)
+    rows = _usd_rows(current_offer_rows(engine), conversion)
     _log_missing(conversion)
-    return table
+    return rows, conversion
 
 
 def _log_missing(conversion: Conversion) -> None:
@@ -115,9 +112,7 @@ def recompute_rankings(
     profile_set = profiles or profiles_for(settings)
     a = profile_set.assumptions
     started = clock()
-    conversion = usd_conversion(engine, settings)
-    rows = _usd_rows(current_offer_rows(engine), conversion)
-    _log_missing(conversion)
+    rows, _ = _read_usd_rows(engine, settings)
     loaded = clock()
     table = OfferTable.from_rows(rows)
     rankings: list[tuple[Ranking, str]] = []
@@ -137,7 +132,7 @@ def recompute_rankings(
             log.error("ranking skipped: %s", exc)
             continue
         rankings.append((ranking, fingerprint(profile, a)))
-        log.debug("profile %s: %d of %d offers feasible", name, ranking.feasible, len(rows))
+        log.debug("profile %s: %d of %d offers feasible", name, ranking.feasible, len(table))
     ranked = clock()
     computed_at = (now or datetime.now(UTC)).astimezone(UTC)
     changes = record_rankings(engine, rankings, computed_at)
@@ -148,12 +143,12 @@ def recompute_rankings(
     log.info(
         "rankings recomputed for %d profiles over %d offers (%d changed)",
         len(changes),
-        len(rows),
+        len(table),
         changed,
         extra={
             "event": "rankings_recomputed",
             "profiles": len(changes),
-            "offers": len(rows),
+            "offers": len(table),
             "changed": changed,
         },
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.cnn_memory import cnn_activation_bytes
 from tracker.recommend.profiles import Precision, Profile, Task
 
 __all__ = ["GIB", "ModelShape", "VramEstimate", "estimate_vram", "model_shape", "weight_bytes"]
@@ -170,11 +171,7 @@ def estimate_vram(p: Profile, a: Assumptions) -> VramEstimate:
         w, g = 2.0, 2.0
         opt = a.adam_mixed_precision_bytes_per_param - w - g
     if p.task is Task.CNN_TRAINING:
-        per_image = p.activation_bytes_per_image or (
-            a.resnet50_activation_bytes_per_param_image * n
-        )
-        half = p.compute in (Precision.BF16, Precision.FP16)
-        activations = per_image * p.batch * (0.5 if half else 1.0)
+        activations = cnn_activation_bytes(p, a)  # measured per architecture, not the formula
     else:
         activations = _transformer_activations(p, model_shape(n, a), a)
     return VramEstimate(

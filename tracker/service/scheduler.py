@@ -36,7 +36,7 @@ import logging
 import random
 import signal
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from types import FrameType
@@ -85,9 +85,13 @@ class Service:
         collectors: Mapping[str, type[Collector]] | None = None,
         http: str | None = None,
         hooks: Hooks | None = None,
+        http_app: Callable[[Service], Any] | None = None,
     ) -> None:
-        """``hooks`` defaults to the installed ``gpu_tracker.hooks`` plugins."""
+        """``hooks`` defaults to the installed ``gpu_tracker.hooks`` plugins; ``http_app``
+        builds what the HTTP server serves (``serve`` passes the dashboard with the
+        probes, :func:`tracker.serving.service_app`); without it, the probes alone."""
         self.settings = settings
+        self._http_app = http_app
         self.config = settings.scheduler
         self.engine = engine if engine is not None else make_engine(settings.database_url)
         self._probe = job_runs.probe_engine(self.engine, self.config.health_db_timeout_seconds)
@@ -258,14 +262,15 @@ class Service:
             "/metrics": metrics,
         }
 
-    def http_app(self) -> Any:
-        """The dashboard with the probes and /metrics ([web] enabled), or the probes alone."""
-        if not self.settings.web.enabled:
-            return probe_app(self._routes())
-        from tracker.web import WebContext, create_app  # FastAPI loads only when serving
+    def probe_routes(self) -> dict[str, Any]:
+        """/livez, /readyz, /healthz, /health and /metrics, for whatever app serves them."""
+        return self._routes()
 
-        context = WebContext(self.settings, self.engine, self._routes(), self.health_report)
-        return create_app(context)
+    def http_app(self) -> Any:
+        """What the HTTP server serves: ``http_app``'s app, or the probes alone."""
+        if self._http_app is None:
+            return probe_app(self._routes())
+        return self._http_app(self)
 
     # -- scheduling ------------------------------------------------------------------
 

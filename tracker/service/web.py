@@ -1,7 +1,8 @@
 """The one HTTP server of ``serve`` and ``web``: an ASGI app under uvicorn, in a thread.
 
 The dashboard, /api/v1, /livez, /readyz, /healthz and /metrics are one app
-(:func:`tracker.web.create_app`), so there is a single listener to secure and test.
+(``serve`` hands the service :func:`tracker.serving.service_app`, which builds it with
+:func:`tracker.web.create_app`), so there is a single listener to secure and test.
 uvicorn runs its own event loop in a daemon thread; synchronous routes (database
 reads, the /readyz ping) run in its thread pool, so a slow database never blocks
 /livez or /metrics. The socket is bound before the thread starts: a taken port
@@ -13,6 +14,7 @@ a connection open.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
@@ -62,11 +64,45 @@ def parse_address(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def probe_app(routes: Mapping[str, Route]) -> Any:
-    """A bare ASGI app serving ``routes`` (the probes without the dashboard)."""
-    from tracker.web.app import probes_only_app  # the web package imports this module
+_PROBE_HEADERS = [
+    (b"cache-control", b"no-store"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+]
 
-    return probes_only_app(routes)
+
+def probe_app(routes: Mapping[str, Route]) -> Any:
+    """A bare ASGI app serving ``routes`` (the probes without the dashboard).
+
+    Plain ASGI, no web framework: the service package never imports the dashboard
+    (``serve`` composes the two, :mod:`tracker.serving`). Routes may block (the
+    database ping of /readyz), so each runs in the loop's thread pool and a slow one
+    never holds up /livez."""
+    hint = ", ".join(sorted(routes))
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        route = routes.get(scope["path"])
+        method = scope["method"]
+        if route is None:
+            detail = f"not found: {scope['path']}; try {hint}"
+            status, kind, body = 404, "application/json", json.dumps({"detail": detail}).encode()
+        elif method not in ("GET", "HEAD"):
+            detail = f"method {method} not allowed: the probes answer GET"
+            status, kind, body = 405, "application/json", json.dumps({"detail": detail}).encode()
+        else:
+            status, kind, body = await asyncio.get_running_loop().run_in_executor(None, route)
+        headers = [
+            (b"content-type", kind.encode("latin-1")),
+            (b"content-length", str(len(body)).encode()),
+            *_PROBE_HEADERS,
+            *([(b"allow", b"GET, HEAD")] if status == 405 else []),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
+
+    return app
 
 
 class _SilentClientTimeout(H11Protocol):

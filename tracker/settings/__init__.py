@@ -9,13 +9,14 @@ convention Docker and Kubernetes secrets use.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 import platformdirs
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -127,6 +128,15 @@ class Settings(BaseSettings):
         value = getattr(self, f"{name}_" if name == "lambda" else name, None)
         return value if isinstance(value, BaseModel) else None
 
+    @field_validator("fx_rates")
+    @classmethod
+    def _positive_rates(cls, rates: dict[str, Decimal]) -> dict[str, Decimal]:
+        """A rate <= 0 is no rate (tracker.fx ignores one): refuse it where it is set."""
+        for code, rate in rates.items():
+            if not rate > 0:
+                raise ValueError(f"{code} = {rate} is not a rate (USD per one {code}, > 0)")
+        return rates
+
     @model_validator(mode="before")
     @classmethod
     def _lambda_section(cls, data: Any) -> Any:
@@ -153,8 +163,45 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         if cls._toml_file is not None:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls._toml_file))
+            sources.append(_ConfigFile(settings_cls, toml_file=cls._toml_file))
         return tuple(sources)
+
+
+class _ConfigFile(TomlConfigSettingsSource):
+    """The TOML file, with its relative paths read relative to the file itself (as
+    people expect of a config file): ``-c /abs/examples/quickstart.toml`` finds
+    ``path = "examples/prices.csv"`` wherever it is run from. Paths from the
+    environment stay relative to the working directory."""
+
+    def _read_file(self, file_path: Any) -> dict[str, Any]:
+        data = super()._read_file(file_path)
+        base = Path(str(file_path)).expanduser().absolute().parent
+        return _anchored(Settings, data, base)
+
+
+_SQLITE_URL = re.compile(r"^(sqlite(?:\+\w+)?:///)([^?]*)(.*)$")
+
+
+def _anchored(model: type[BaseModel], data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """``data`` with each relative path of a ``Path`` field (and a relative SQLite file
+    in ``database_url``) joined to ``base``, through the nested sections."""
+    out = dict(data)
+    for key, value in data.items():
+        info = model.model_fields.get(key) or model.model_fields.get(f"{key}_")
+        if info is None:
+            continue
+        kind = info.annotation
+        if isinstance(value, str) and Path in (kind, *get_args(kind)):
+            path = Path(value).expanduser()
+            out[key] = value if path.is_absolute() else str(base / path)
+        elif isinstance(value, dict) and isinstance(kind, type) and issubclass(kind, BaseModel):
+            out[key] = _anchored(kind, value, base)
+        elif key == "database_url" and isinstance(value, str):
+            match = _SQLITE_URL.match(value)
+            file = match.group(2) if match else ""
+            if match and file and file != ":memory:" and not Path(file).expanduser().is_absolute():
+                out[key] = f"{match.group(1)}{base / file}{match.group(3)}"
+    return out
 
 
 def _format_validation_error(exc: ValidationError, where: str) -> str:

@@ -27,13 +27,14 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Float, Numeric, and_, case, cast, func, literal, select
+from sqlalchemy import Connection, Engine, Float, Numeric, and_, case, cast, func, select
 from sqlalchemy.dialects.postgresql import array
 
 from tracker.catalog import GpuSelection
 from tracker.fx import Rates
 from tracker.models import PricingModel
 from tracker.store.errors import database_errors
+from tracker.store.fx import usd_rate_case
 from tracker.store.history import SeriesFilter, _reading
 from tracker.store.queries import StoredOffer, _stored, current_offers_select
 from tracker.store.schema import PricePoint, Series
@@ -214,9 +215,7 @@ def offer_listing(
         # open-price index (0008) hands over the first page without sorting them all.
         price = PricePoint.price
     else:
-        rate = case(
-            *((PricePoint.currency == c, literal(r, Numeric(38, 20))) for c, r in priced.items())
-        )
+        rate = usd_rate_case(PricePoint.currency, priced)
         usd = cast(cast(PricePoint.price, Numeric()) * rate, Float)
         price = usd / cast(Series.gpu_count, Float) if per_gpu else usd
     stmt = (

@@ -14,6 +14,8 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from tracker.store.errors import DatabaseError, database_errors
+
 __all__ = [
     "DatabaseError",
     "Engine",
@@ -26,18 +28,6 @@ __all__ = [
 
 # ``Engine`` is re-exported so code outside the store can name the store handle
 # in its signatures without importing SQLAlchemy (tests/test_layering.py checks it).
-
-
-class DatabaseError(Exception):
-    """The database cannot be used; the message is one line and carries no password.
-
-    ``reason`` is the database's own first line (e.g. ``connection failed``) without
-    the context the message adds, for callers that say the context their own way.
-    """
-
-    def __init__(self, message: str, *, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.reason = message if reason is None else reason
 
 
 def normalize_url(url: str) -> URL:
@@ -108,7 +98,5 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 def ping(engine: Engine) -> None:
     """Raise :class:`DatabaseError` unless the database answers (a CLI command's first
     contact, the service's health check)."""
-    from tracker.store.errors import database_errors  # errors imports this module
-
     with database_errors("database unreachable"), engine.connect() as conn:
         conn.execute(text("SELECT 1"))

@@ -16,9 +16,21 @@ from contextlib import contextmanager
 from sqlalchemy.exc import SQLAlchemyError
 
 from tracker.errors import one_line
-from tracker.store.engine import DatabaseError
 
-__all__ = ["database_errors"]
+
+class DatabaseError(Exception):
+    """The database cannot be used; the message is one line and carries no password.
+
+    ``reason`` is the database's own first line (e.g. ``connection failed``) without
+    the context the message adds, for callers that say the context their own way.
+    """
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
+
+
+__all__ = ["DatabaseError", "database_errors"]
 
 
 def _database_exceptions() -> tuple[type[BaseException], ...]:

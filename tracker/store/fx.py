@@ -19,6 +19,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Numeric,
+    and_,
     case,
     cast,
     func,
@@ -35,7 +36,15 @@ from tracker.store.errors import database_errors
 from tracker.store.schema import CollectionRun, FxRate
 from tracker.store.types import quantize_money
 
-__all__ = ["RateStats", "latest_day", "load_rates", "record_rates", "record_run", "usd_sql"]
+__all__ = [
+    "RateStats",
+    "latest_day",
+    "load_rates",
+    "record_rates",
+    "record_run",
+    "usd_rate_case",
+    "usd_sql",
+]
 
 Bind = Engine | Connection
 
@@ -190,10 +199,21 @@ def usd_sql(
     x_eur = case(
         (currency == "EUR", cast(literal(1), num)), else_=cast(_per_eur_at(currency, at), num)
     )
-    ecb = x * usd_eur / x_eur
+    # A rate <= 0 is no rate (as in Rates.usd_per_unit): NULL, then the manual one.
+    ecb = case((and_(usd_eur > 0, x_eur > 0), x * usd_eur / x_eur), else_=None)
     fallback = [
         (currency == code, x * cast(literal(str(rate)), num))
         for code, rate in (manual or {}).items()
+        if rate > 0
     ]
     converted = func.coalesce(ecb, case(*fallback, else_=None)) if fallback else ecb
     return case((currency == "USD", x), else_=converted)
+
+
+def usd_rate_case(currency: Any, rates: Mapping[str, Decimal]) -> ColumnElement[Decimal]:
+    """SQL for the USD rate of ``currency`` (a column) from rates already worked out
+    with :meth:`tracker.fx.Rates.usd_per_unit` at one time (a page's ``at``): literals,
+    NULL for a currency not in ``rates`` or with a rate <= 0 (no rate, as everywhere)."""
+    num = Numeric(38, 20)
+    whens = [(currency == c, literal(r, num)) for c, r in rates.items() if r > 0]
+    return case(*whens, else_=None) if whens else cast(literal(None), num)

@@ -38,7 +38,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from tracker.catalog import GpuSelection
 from tracker.models import PricingModel
@@ -184,9 +184,12 @@ class Steps:
     start: datetime
     step: timedelta
     count: int
+    end: datetime | None = None
+    """One more time after the regular steps (a window's end: now), numbered ``count``."""
 
     def times(self) -> list[datetime]:
-        return [self.start + k * self.step for k in range(self.count)]
+        regular = [self.start + k * self.step for k in range(self.count)]
+        return regular if self.end is None else [*regular, self.end]
 
 
 Times = Steps | Sequence[datetime]
@@ -196,14 +199,19 @@ def _grid(engine: Engine, times: Times) -> Any:
     """A ``grid(k, t)`` subquery of the given times, numbered from 0, typed as times."""
     if engine.dialect.name == "postgresql":
         if isinstance(times, Steps):
-            stmt = text(
+            sql = (
                 "SELECT CAST(g.k AS integer) - 1 AS k, g.t AS t FROM generate_series("
                 ":start, :start + :step * (:count - 1), :step) WITH ORDINALITY AS g(t, k)"
-            ).bindparams(
+            )
+            params: list[BindParameter[Any]] = [
                 bindparam("start", times.start, UTCDateTime()),
                 bindparam("step", times.step, Interval()),
                 bindparam("count", times.count, Integer()),
-            )
+            ]
+            if times.end is not None:
+                sql += " UNION ALL SELECT :count, :end"
+                params.append(bindparam("end", times.end, UTCDateTime()))
+            stmt = text(sql).bindparams(*params)
         else:
             stmt = text(
                 "SELECT CAST(g.k AS integer) - 1 AS k, g.t AS t "

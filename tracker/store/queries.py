@@ -24,6 +24,7 @@ __all__ = [
     "UnknownGpu",
     "current_offers",
     "current_offers_select",
+    "gpu_filter",
     "price_at",
     "price_history",
     "recent_runs",
@@ -122,14 +123,7 @@ def current_offers_select(
     if available:
         stmt = stmt.where(availability.rentable())
     if gpu is not None:
-        matches: list[Any] = []
-        if gpu.models:
-            matches.append(Series.gpu_model.in_(gpu.models))
-        if gpu.names:
-            names = list(gpu.names)
-            matches.append(func.lower(Series.gpu_model).in_(names))
-            matches.append(func.lower(Series.gpu_raw_name).in_(names))
-        stmt = stmt.where(or_(*matches) if matches else false())
+        stmt = stmt.where(gpu_filter(gpu))
     if provider:
         stmt = stmt.where(Series.provider.in_(_many(provider)))
     if region:
@@ -137,6 +131,20 @@ def current_offers_select(
     if pricing:
         stmt = stmt.where(Series.pricing.in_([PricingModel(p).value for p in _many(pricing)]))
     return stmt
+
+
+def gpu_filter(gpu: GpuSelection) -> Any:
+    """What typed GPU names select, as a condition on ``series``: canonical models
+    exactly, names the catalog does not know against the stored model or raw name,
+    case-insensitively (nothing when the selection is empty)."""
+    matches: list[Any] = []
+    if gpu.models:
+        matches.append(Series.gpu_model.in_(gpu.models))
+    if gpu.names:
+        names = list(gpu.names)
+        matches.append(func.lower(Series.gpu_model).in_(names))
+        matches.append(func.lower(Series.gpu_raw_name).in_(names))
+    return or_(*matches) if matches else false()
 
 
 def current_offers(

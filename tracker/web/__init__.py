@@ -1,8 +1,8 @@
 """The read-only dashboard and JSON API (``/api/v1``) served by ``serve`` and ``web``.
 
 ``app`` builds the one ASGI app (pages, API, health probes, /metrics); ``api`` and
-``pages`` are its routes over the same functions as the CLI; ``overview`` and
-``profiles`` shape what the pages show; ``svg`` draws the charts on the server;
+``pages`` are its routes over the read layer the CLI uses (:mod:`tracker.views`, the
+Overview's and the Profiles page's figures included); ``svg`` draws the charts on the server;
 ``security`` and ``errors`` hold the token check, the headers and one-line errors.
 """
 

@@ -13,13 +13,12 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
-from tracker.cli.alerts import alert_rows, parse_since
-from tracker.cli.output import jsonable
-from tracker.store.alerts import list_alerts
-from tracker.web.app import context_of
+from tracker.views.alerts import alerts, parse_since
+from tracker.views.encode import jsonable
+from tracker.web.context import context_of
 from tracker.web.errors import BadRequest
 from tracker.web.pages import page
-from tracker.web.params import check_known
+from tracker.web.params import check_known, check_time
 
 __all__ = ["api_router", "router"]
 
@@ -37,11 +36,12 @@ LimitQuery = Annotated[int, Query(ge=1, le=10000)]
 def _rows(request: Request, since: str | None, failed: bool, limit: int) -> list[dict[str, Any]]:
     check_known(request, ("since", "failed", "limit"))
     try:
-        start = parse_since(since)
+        start = check_time("since", parse_since(since))
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
-    found = list_alerts(context_of(request).engine, since=start, failed=failed, limit=limit)
-    return alert_rows(found)
+    except OverflowError:  # an age longer than a datetime holds (99999999w)
+        raise BadRequest(f"since: {since!r} is out of range") from None
+    return alerts(context_of(request).engine, since=start, failed=failed, limit=limit)
 
 
 @api_router.get("/alerts", summary="Recent alerts (gpu-tracker alerts list --format json)")

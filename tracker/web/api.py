@@ -1,7 +1,7 @@
 """``/api/v1``: the CLI's ``--format json`` rows over HTTP, for the same query.
 
-Each route calls the function the CLI command calls and encodes with the CLI's
-:func:`~tracker.cli.output.jsonable`, so a script gets identical rows from either
+Each route calls the read-layer function the CLI command calls and encodes with
+:func:`~tracker.views.encode.jsonable`, so a script gets identical rows from either
 (decimals as exact strings, times ISO-8601 UTC with ``Z``).
 """
 
@@ -13,16 +13,21 @@ from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from tracker.cli.offers import offer_rows
-from tracker.cli.output import jsonable
-from tracker.cli.recommend import ranking_rows
 from tracker.fx import USD
-from tracker.recommend import ProfileError, WorkloadError, load_offer_table, rank_table
-from tracker.recommend.stored import profiles_for
-from tracker.web.app import context_of
+from tracker.recommend import ProfileError, WorkloadError
+from tracker.views.encode import jsonable
+from tracker.views.offers import offer_rows
+from tracker.views.rankings import profiles_of, rank_offers, ranking_rows
+from tracker.web.context import context_of
 from tracker.web.currency import currency_view, log_left_out
 from tracker.web.errors import BadRequest
-from tracker.web.params import OfferFilters, check_known, check_limit, offer_filters
+from tracker.web.params import (
+    OfferFilters,
+    check_gpus,
+    check_known,
+    check_limit,
+    offer_filters,
+)
 
 __all__ = ["router"]
 
@@ -58,6 +63,7 @@ def api_offers(
     context = context_of(request)
     check_known(request, OFFERS_PARAMS)
     check_limit(limit, context.settings.web.max_limit)
+    check_gpus(context.engine, filters.gpu)
     view = currency_view(context, currency)
     rows = offer_rows(
         context.engine,
@@ -87,16 +93,16 @@ def api_recommend(
     context = context_of(request)
     check_known(request, ("profile", "top", "explain"))
     try:
-        profile_set = profiles_for(context.settings)
-        chosen = profile_set.get(profile)
-        ranking = rank_table(
-            chosen,
-            load_offer_table(context.engine),
-            profile_set.assumptions,
+        profile_set = profiles_of(context.settings)
+        found = rank_offers(
+            context.engine,
+            context.settings,
+            profile_set.get(profile),
+            profile_set=profile_set,
             top=top,
             explain=explain,
-            measurements=profile_set.measurements,
         )
     except (ProfileError, WorkloadError) as exc:
         raise BadRequest(str(exc)) from None
-    return rows_response(ranking_rows(ranking, explain))
+    log_left_out("/api/v1/recommend", found.conversion.missing)
+    return rows_response(ranking_rows(found.ranking, explain))

@@ -1,17 +1,15 @@
 """The ASGI app: dashboard pages, /api/v1, the health probes and /metrics in one.
 
-Read-only by construction: every route is a GET (HEAD comes with it); any other
-method is a 405. What the app needs arrives in :class:`WebContext` (settings, the
-engine, the probes and the health view of whoever runs it), so ``serve`` and
-``web`` build the same app around different health sources.
+Read-only by construction: every route is a GET, HEAD is answered as the GET without
+its body (:mod:`tracker.web.methods`), and any other method is a 405 with ``Allow``.
+What the app needs arrives in :class:`WebContext` (settings, the engine, the probes
+and the health view of whoever runs it), so ``serve`` and ``web`` build the same app
+around different health sources.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -20,30 +18,19 @@ from starlette.responses import Response as HttpResponse
 from starlette.routing import Route as StarletteRoute
 
 from tracker.service.web import Route
-from tracker.settings import Settings
-from tracker.store.engine import Engine
+from tracker.web import alerts_page, api, api_docs, gpu_page, history_api, index, pages, plan
+from tracker.web.context import HERE, WebContext, context_of
 from tracker.web.errors import install_error_handlers
+from tracker.web.methods import HeadAsGet
+from tracker.web.openapi import install_openapi
 from tracker.web.params import DropEmptyFilters
 from tracker.web.security import SecurityMiddleware
 
-__all__ = ["PUBLIC_PATHS", "WebContext", "create_app", "probes_only_app"]
+__all__ = ["PUBLIC_PATHS", "WebContext", "context_of", "create_app"]
 
-HERE = Path(__file__).parent
 PUBLIC_PATHS = frozenset({"/livez", "/readyz", "/healthz", "/health"})
 """Answered without the token: orchestrators probe them without credentials, and they
 carry no price data (errors in them are masked like every log line)."""
-
-HealthView = Callable[[], tuple[bool, dict[str, Any]]]
-
-
-@dataclass
-class WebContext:
-    settings: Settings
-    engine: Engine
-    probes: Mapping[str, Route] = field(default_factory=dict)
-    """Path → route for /livez, /readyz, /healthz, /metrics (whoever runs the app)."""
-    health: HealthView | None = None
-    """The /healthz report the Collectors page shows (None: read from the run log)."""
 
 
 def _probe_endpoint(route: Route) -> Callable[[Request], HttpResponse]:
@@ -65,14 +52,6 @@ def _add_probes(app: FastAPI, probes: Mapping[str, Route]) -> None:
 
 def create_app(context: WebContext) -> FastAPI:
     """The dashboard and API over ``context.engine`` (see the module docstring)."""
-    from tracker.web import (
-        alerts_page,
-        api,
-        gpu_page,
-        history_api,
-        pages,
-    )  # they import this module
-
     app = FastAPI(
         title="gpu-tracker",
         summary="GPU cloud prices over time: the dashboard's JSON API (read-only).",
@@ -83,31 +62,23 @@ def create_app(context: WebContext) -> FastAPI:
     )
     app.state.context = context
     token = context.settings.web.resolved_token()
+    app.add_middleware(HeadAsGet)
     app.add_middleware(DropEmptyFilters)
     app.add_middleware(SecurityMiddleware, token=token, public=PUBLIC_PATHS)
-    install_error_handlers(app)
+    install_error_handlers(app, html=pages.error_page)
+    install_openapi(app, context)
     _add_probes(app, context.probes)
+    app.include_router(index.api_router)
     app.include_router(api.router)
+    app.include_router(plan.api_router)
     app.include_router(history_api.router)
     app.include_router(alerts_page.api_router)
     app.include_router(pages.router)
     app.include_router(gpu_page.router)
+    app.include_router(plan.page_router)
     app.include_router(alerts_page.router)
     app.include_router(history_api.page_router)
+    app.include_router(index.page_router)
+    app.include_router(api_docs.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     return app
-
-
-def probes_only_app(routes: Mapping[str, Route]) -> FastAPI:
-    """The probes alone ([web] enabled = false, or the bare health server)."""
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-    app.add_middleware(SecurityMiddleware, token=None, public=frozenset(routes))
-    install_error_handlers(app, hint=", ".join(sorted(routes)))
-    _add_probes(app, routes)
-    return app
-
-
-def context_of(request: Request) -> WebContext:
-    context = request.app.state.context
-    assert isinstance(context, WebContext)
-    return context

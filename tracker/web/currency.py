@@ -13,10 +13,9 @@ from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from tracker.cli.currency import CurrencyView
-from tracker.fx import USD, Conversion, Rates, parse_currency
-from tracker.store import fx as fx_store
-from tracker.web.app import WebContext
+from tracker.fx import USD, Conversion, Rates
+from tracker.views.currency import CurrencyView, UnknownCurrency, load_view
+from tracker.web.context import WebContext
 from tracker.web.errors import BadRequest
 
 __all__ = ["currency_view", "left_out_line", "log_left_out", "page_view"]
@@ -31,16 +30,15 @@ def currency_view(
     as the CLI's); raises BadRequest for a code that is not one, or one without any
     rate stored or in ``fx_rates``."""
     try:
-        code = parse_currency(currency)
-    except ValueError as exc:
-        raise BadRequest(f"currency: {exc}") from None
-    rates = fx_store.load_rates(context.engine, context.settings.fx_rates)
-    if not rates.knows(code):
+        return load_view(context.engine, context.settings, currency, at)
+    except UnknownCurrency as exc:
+        if not exc.no_rate:
+            raise BadRequest(f"currency: {exc}") from None
+        code = exc.code
         raise BadRequest(
             f"currency: no exchange rate stored for {code} (collect the fx source, or set "
             f"fx_rates.{code} for a currency the ECB does not publish)"
-        )
-    return CurrencyView(code, rates, at)
+        ) from None
 
 
 def page_view(context: WebContext) -> tuple[CurrencyView, datetime]:

@@ -1,36 +1,68 @@
-"""Every failure as one line of JSON: bad input 400, unknown path 404, database 503.
+"""Every failure in one line: bad input 400, unknown path 404, database 503.
 
 A client never sees a traceback or a framework's nested error list: validation
 errors are folded into ``parameter: what is wrong`` and a database that went away
 is a 503 whose message carries no password (``DatabaseError`` is already one line).
+
+Who asked decides the form. ``/api/``, the probes and /metrics answer
+``{"error": "…"}``, as a script expects; a dashboard page answers an HTML page with
+the site's navigation, the same line and a way back, because a person followed a
+link there and must not be stranded on a line of JSON.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from tracker.errors import one_line
 from tracker.store.engine import DatabaseError
 
-__all__ = ["BadRequest", "error_response", "install_error_handlers", "validation_line"]
+__all__ = [
+    "ALLOW",
+    "BadRequest",
+    "error_response",
+    "install_error_handlers",
+    "validation_line",
+    "wants_json",
+]
 
 log = logging.getLogger(__name__)
+
+ALLOW = "GET, HEAD"
+"""What every route of this read-only app takes (the ``Allow`` of a 405)."""
+JSON_PREFIXES = ("/api/", "/static/")
+JSON_PATHS = frozenset({"/api", "/metrics", "/livez", "/readyz", "/healthz", "/health"})
+
+HtmlError = Callable[[Request, int, str], Response]
+"""Renders a page's error (the pages module's, installed by create_app)."""
 
 
 class BadRequest(Exception):
     """A query the routes reject themselves (an unknown profile, a GPU name…)."""
 
 
-def error_response(status: int, message: str) -> JSONResponse:
+def error_response(
+    status: int, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
     line = " ".join(message.split())
-    return JSONResponse({"error": line}, status_code=status, headers={"Cache-Control": "no-store"})
+    return JSONResponse(
+        {"error": line},
+        status_code=status,
+        headers={"Cache-Control": "no-store", **(headers or {})},
+    )
+
+
+def wants_json(path: str) -> bool:
+    """The API, the probes, /metrics and static files answer errors as JSON."""
+    return path in JSON_PATHS or path.startswith(JSON_PREFIXES)
 
 
 def validation_line(errors: Any) -> str:
@@ -44,31 +76,46 @@ def validation_line(errors: Any) -> str:
     return "; ".join(parts) or "invalid request"
 
 
-def install_error_handlers(app: FastAPI, *, hint: str | None = None) -> None:
-    async def invalid(_request: Request, exc: Exception) -> JSONResponse:
+def install_error_handlers(
+    app: FastAPI, *, hint: str | None = None, html: HtmlError | None = None
+) -> None:
+    """JSON errors everywhere, or ``html``'s page for the dashboard's paths when given."""
+
+    def answer(
+        request: Request, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> Response:
+        if html is None or wants_json(request.url.path):
+            return error_response(status, message, headers)
+        response = html(request, status, " ".join(message.split()))
+        response.headers.update({"Cache-Control": "no-store", **(headers or {})})
+        return response
+
+    async def invalid(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        return error_response(400, validation_line(exc.errors()))
+        return answer(request, 400, validation_line(exc.errors()))
 
-    async def bad(_request: Request, exc: Exception) -> JSONResponse:
-        return error_response(400, str(exc))
+    async def bad(request: Request, exc: Exception) -> Response:
+        return answer(request, 400, str(exc))
 
-    async def database(request: Request, exc: Exception) -> JSONResponse:
+    async def database(request: Request, exc: Exception) -> Response:
         log.warning("%s %s: %s", request.method, request.url.path, one_line(exc))
-        return error_response(503, f"database unavailable: {exc}")
+        return answer(request, 503, f"database unavailable: {exc}")
 
-    async def http(request: Request, exc: Exception) -> JSONResponse:
+    async def http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
+        headers = None
         if exc.status_code == 404:
             message = f"not found: {request.url.path}" + (f"; try {hint}" if hint else "")
         elif exc.status_code == 405:
-            message = f"{request.method} not allowed: this service is read-only"
+            message = f"{request.method} not allowed: this service is read-only (GET, HEAD)"
+            headers = {"Allow": ALLOW}
         else:
             message = str(exc.detail)
-        return error_response(exc.status_code, message)
+        return answer(request, exc.status_code, message, headers)
 
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+    async def unexpected(request: Request, exc: Exception) -> Response:
         log.error("%s %s failed: %s", request.method, request.url.path, one_line(exc))
-        return error_response(500, "internal error (logged)")
+        return answer(request, 500, "internal error (logged)")
 
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(BadRequest, bad)

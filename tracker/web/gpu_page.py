@@ -6,10 +6,8 @@ winner query as the Overview, narrowed to this model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import fields
-from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -17,19 +15,17 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from tracker.catalog import GpuSelection, GpuSpec, get_spec
-from tracker.history.args import Window, make_grid
-from tracker.history.views import gpu_steps
+from tracker.catalog import GpuSpec, get_spec
+from tracker.format import pricing_label
 from tracker.models import PricingModel
-from tracker.store.dashboard import cheapest_per_gpu
-from tracker.store.engine import Engine
-from tracker.web.app import context_of
+from tracker.views.history import model_history
+from tracker.views.overview import COLUMNS, cheapest_now
+from tracker.web.context import WebContext, context_of
 from tracker.web.currency import page_view
 from tracker.web.errors import BadRequest
-from tracker.web.overview import COLUMNS
 from tracker.web.pages import page
 from tracker.web.params import check_known
-from tracker.web.svg import Series, Step, step_chart
+from tracker.web.svg import Series, chart_steps, step_chart
 
 __all__ = ["router"]
 
@@ -48,10 +44,9 @@ def gpu_page(
         spec = get_spec(name)
     except KeyError:
         raise BadRequest(f"name: {name!r} is not a canonical GPU model (see 'gpus')") from None
-    chart = _history_chart(context.engine, spec.name, context.settings.fx_rates)
     view, now = page_view(context)
-    only = GpuSelection(models=(spec.name,), names=())
-    winners = {w.group: w for w in cheapest_per_gpu(context.engine, view.rates, now, gpu=only)}
+    chart = _history_chart(context, spec.name, now)
+    winners = cheapest_now(context.engine, view.rates, now, spec.name)
     return page(
         request,
         "gpu.html",
@@ -67,22 +62,22 @@ def gpu_page(
 HISTORY_DAYS = 90
 
 
-def _history_chart(engine: Engine, model: str, fx_rates: Mapping[str, Decimal]) -> Markup:
-    """The cheapest $/GPU-hour across providers at each day of the last 90, one step
-    line per pricing model (tracker.history's aggregate, what ``history --gpu`` prints,
-    at the same rates: the stored ones and ``fx_rates``)."""
-    now = datetime.now(UTC).replace(microsecond=0)
-    window = Window(now - timedelta(days=HISTORY_DAYS), now)
-    grid = make_grid(window, timedelta(days=1), "1d")
-    selection = GpuSelection(models=(model,), names=())
+def _history_chart(context: WebContext, model: str, now: datetime) -> Markup:
+    """The cheapest $/GPU-hour across providers at each day of the last 90 and now, one
+    step line per pricing model (what ``history --gpu`` prints, at the same rates: the
+    stored ones and ``fx_rates``): the line ends at the price in force now, the
+    "Cheapest now" table's figure."""
     series = []
     for pricing in (PricingModel.ON_DEMAND, PricingModel.SPOT, PricingModel.RESERVED_1Y):
-        rows = gpu_steps(engine, selection, grid, pricing=[pricing], fx_rates=fx_rates)
-        steps = [
-            Step(a["time"], b["time"], a["price_per_gpu_hour_usd"])
-            for a, b in zip(rows, [*rows[1:], {"time": now}], strict=True)
-            if a["price_per_gpu_hour_usd"] is not None
-        ]
+        rows = model_history(
+            context.engine, context.settings, model, pricing, days=HISTORY_DAYS, now=now
+        )
+        steps = chart_steps(rows, "price_per_gpu_hour_usd")
         if steps:
-            series.append(Series(pricing.value, steps))
-    return step_chart(series, unit="USD/GPU·h", title=f"cheapest {model}")
+            series.append(Series(pricing_label(pricing.value), steps))
+    return step_chart(
+        series,
+        unit="USD/GPU·h",
+        title=f"cheapest {model}",
+        empty=f"No {model} price stored in the last {HISTORY_DAYS} days.",
+    )

@@ -5,6 +5,8 @@ The history route takes the command's options as parameters and picks the view t
 same way: ``gpu`` → the cheapest offer per step; one ``provider``, ``instance_type``
 and ``region`` → that offer's intervals (``at``: the one in force then), or its price
 at each step with ``resample``. Argument errors are the history module's one line (400).
+The ``X-Data-Since`` header says when the store's data for the question begins (the
+rows leave out the steps before it).
 """
 
 from __future__ import annotations
@@ -16,17 +18,24 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
-from tracker.cli.history import DEFAULT_STEP, gpu_selection
-from tracker.cli.output import jsonable
+from tracker.format import iso_z
 from tracker.history import args as history_args
-from tracker.history import views
 from tracker.history.args import HistoryArgumentError
-from tracker.history.compare import compare_rows, compare_without_rate
 from tracker.models import PricingModel
-from tracker.web.app import context_of
+from tracker.views.encode import jsonable
+from tracker.views.history import HistoryQuery, compare, read_history
+from tracker.web.context import context_of
 from tracker.web.currency import log_left_out
 from tracker.web.errors import BadRequest
-from tracker.web.params import GpuQuery, ProviderQuery, RegionQuery, check_known, clean
+from tracker.web.pages import page
+from tracker.web.params import (
+    GpuQuery,
+    ProviderQuery,
+    RegionQuery,
+    check_known,
+    check_time,
+    clean,
+)
 
 __all__ = ["page_router", "router"]
 
@@ -71,52 +80,35 @@ def api_history(
     """One offer's intervals or resampled steps, or a GPU's cheapest offer per step."""
     context = context_of(request)
     check_known(request, HISTORY_PARAMS)
-    engine, now, fx_rates = context.engine, _now(), context.settings.fx_rates
+    query = HistoryQuery(
+        gpu=clean(gpu),
+        provider=clean(provider),
+        instance_type=instance_type,
+        region=clean(region),
+        pricing=pricing,
+        zone=zone,
+        payment_option=payment_option,
+        since=since,
+        until=until,
+        resample=resample,
+        at=at,
+    )
     try:
-        window = history_args.parse_window(since, until, now=now) if since or until else None
-        grid_window = window or history_args.parse_window(None, None, now=now)
-        rule = resample or DEFAULT_STEP
-        names = clean(gpu)
-        if names:
-            if instance_type or at or zone is not None or payment_option is not None:
-                raise HistoryArgumentError(
-                    "gpu reads many offers: drop instance_type, zone, payment_option and at"
-                )
-            grid = history_args.make_grid(grid_window, history_args.parse_step(rule), rule)
-            selection = gpu_selection(engine, names)
-            where: dict[str, Any] = {
-                "provider": clean(provider),
-                "region": clean(region),
-                "pricing": [pricing],
-                "fx_rates": fx_rates,
-            }
-            rows = views.gpu_steps(engine, selection, grid, **where)
-            # as the CLI: offers without a rate at some step never counted; say how many
-            log_left_out(
-                "/api/v1/history", views.gpu_steps_without_rate(engine, selection, grid, **where)
-            )
-            return JSONResponse(jsonable(rows))
-        providers, regions = clean(provider) or [], clean(region) or []
-        if not instance_type or len(providers) != 1 or len(regions) != 1:
-            raise HistoryArgumentError(
-                "history needs gpu, or one provider, instance_type and one region for one offer"
-            )
-        offer = views.OfferKey(
-            providers[0], instance_type, regions[0], pricing, zone, payment_option
-        )
-        if at is not None:
-            if resample or window:
-                raise HistoryArgumentError("at reads one time: drop since/until/resample")
-            moment = at.replace(tzinfo=UTC) if at.tzinfo is None else at
-            rows = views.offer_intervals(engine, offer, at=moment, fx_rates=fx_rates)
-        elif resample is None:
-            rows = views.offer_intervals(engine, offer, window=window, fx_rates=fx_rates)
-        else:
-            grid = history_args.make_grid(grid_window, history_args.parse_step(rule), rule)
-            rows = views.offer_steps(engine, offer, grid, fx_rates=fx_rates)
+        now = _now()
+        for name, text in (("since", since), ("until", until)):
+            if text:  # a time a datetime holds, between 1900 and 9999
+                check_time(name, history_args.parse_time(text, f"--{name}", now=now))
+        check_time("at", at)
+        result = read_history(context.engine, context.settings, query, now=now)
     except HistoryArgumentError as exc:
         raise BadRequest(str(exc)) from None
-    return JSONResponse(jsonable(rows))
+    except OverflowError:  # an age or a step longer than a datetime holds (99999999d)
+        raise BadRequest("since, until or resample: out of range") from None
+    if result.without_rate:
+        # as the CLI: offers without a rate at some step never counted; say how many
+        log_left_out("/api/v1/history", result.without_rate)
+    headers = {"X-Data-Since": iso_z(result.data_since)} if result.data_since else None
+    return JSONResponse(jsonable(result.rows), headers=headers)
 
 
 @router.get("/compare", summary="Cheapest per GPU × provider (gpu-tracker compare --format json)")
@@ -136,20 +128,14 @@ def _compare(
     of a rate are logged."""
     context = context_of(request)
     check_known(request, ("gpu", "provider"))
-    names = clean(gpu)
     try:
-        selection = gpu_selection(context.engine, names) if names else None
+        found = compare(
+            context.engine, context.settings, gpu=clean(gpu), provider=clean(provider), now=_now()
+        )
     except HistoryArgumentError as exc:
         raise BadRequest(str(exc)) from None
-    where: dict[str, Any] = {
-        "now": _now(),
-        "gpu": selection,
-        "provider": clean(provider),
-        "fx_rates": context.settings.fx_rates,
-    }
-    rows = compare_rows(context.engine, **where)
-    log_left_out(route, compare_without_rate(context.engine, **where))
-    return rows
+    log_left_out(route, found.without_rate)
+    return found.rows
 
 
 @page_router.get("/compare", response_class=HTMLResponse)
@@ -158,8 +144,6 @@ def compare_page(
 ) -> HTMLResponse:
     """``compare`` as a page: per GPU × provider the cheapest figures now and the 7- and
     30-day change of on-demand (history reads at three times: slower than the Overview)."""
-    from tracker.web.pages import page
-
     rows = _compare(request, gpu, provider, "/compare")
     filters = {"gpu": clean(gpu) or [], "provider": clean(provider) or []}
     return page(request, "compare.html", "Compare", rows=rows, filters=filters)

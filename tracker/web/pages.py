@@ -1,54 +1,69 @@
 """The dashboard's HTML pages, rendered on the server (tables work without JavaScript).
 
-Every page reads through the same functions as the CLI and /api/v1 (``offer_rows``,
-``rank_table``, ``queries``), validates its query like the API (400, one line of
-JSON) and turns a database failure into a 503.
+Every page reads through the read layer the CLI and /api/v1 use (:mod:`tracker.views`),
+validates its query like the API (400 with a one-line reason) and turns a database
+failure into a 503; a page's error is itself a page (:func:`error_page`), with the
+navigation and a way back. What people read is written by :mod:`tracker.format`
+(:mod:`tracker.web.reading` puts it in the templates).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from datetime import datetime
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 
-from tracker.catalog import all_specs, select_gpus
-from tracker.cli.offers import SortKey, offer_row
-from tracker.cli.output import jsonable, money
+from tracker.catalog import all_specs
+from tracker.format import pricing_label
 from tracker.models import PricingModel
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
-from tracker.store import dashboard, queries
-from tracker.web.app import HERE, context_of
+from tracker.views import offers as offer_views
+from tracker.views.encode import jsonable
+from tracker.views.errors import ReadError
+from tracker.views.health import last_run_per_provider
+from tracker.views.history import instance_history
+from tracker.views.overview import (
+    COLUMNS,
+    SORTS,
+    column_lows,
+    overview,
+    sort_rows,
+    trend_pricing,
+)
+from tracker.views.profiles import profile_views
+from tracker.web.context import HERE, context_of
 from tracker.web.currency import left_out_line, page_view
 from tracker.web.errors import BadRequest
-from tracker.web.overview import COLUMNS, overview, trend_pricing
 from tracker.web.params import (
     GpuQuery,
     OfferFilters,
     PricingQuery,
     ProviderQuery,
     RegionQuery,
+    check_gpus,
     check_known,
     clean,
     offer_filters,
 )
-from tracker.web.profiles import profile_views
-from tracker.web.svg import Series, Step, sparkline, step_chart
+from tracker.web.reading import install as install_reading
+from tracker.web.svg import Series, Step, bars, sparkline, step_chart
 
-__all__ = ["router", "templates"]
+__all__ = ["error_page", "page", "router", "templates"]
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=HERE / "templates")
-templates.env.filters["money"] = money
 templates.env.filters["iso"] = lambda v: "" if v is None else jsonable(v)
+install_reading(templates.env)
 templates.env.globals["urlencode"] = lambda params: urlencode(params, doseq=True)
 templates.env.globals["sparkline"] = sparkline
+templates.env.globals["bars"] = bars
 templates.env.globals["catalog_names"] = frozenset(spec.name for spec in all_specs())
 
 NAV = (
@@ -56,6 +71,7 @@ NAV = (
     ("/offers", "Offers"),
     ("/compare", "Compare"),
     ("/profiles", "Profiles"),
+    ("/plan", "Plan"),
     ("/alerts", "Alerts"),
     ("/collectors", "Collectors"),
     ("/api/docs", "API"),
@@ -65,6 +81,37 @@ NAV = (
 def page(request: Request, template: str, title: str, **values: Any) -> HTMLResponse:
     return templates.TemplateResponse(
         request, template, {"title": title, "nav": NAV, "path": request.url.path, **values}
+    )
+
+
+STATUS_TITLES = {
+    400: "Bad request",
+    404: "Not found",
+    405: "Method not allowed",
+    500: "Internal error",
+    503: "Database unavailable",
+}
+
+
+def error_page(request: Request, status: int, reason: str) -> Response:
+    """A page's error as a page: the navigation, what went wrong in one line, and the
+    way back (this page without its query, or the Overview)."""
+    path = request.url.path
+    listed = any(path == href for href, _ in NAV)
+    back = path if listed and request.url.query else "/"
+    return templates.TemplateResponse(
+        request,
+        "error.html",
+        {
+            "title": STATUS_TITLES.get(status, f"Error {status}"),
+            "nav": NAV,
+            "path": path,
+            "status": status,
+            "reason": reason,
+            "back": back,
+            "back_label": "this page without its filters" if back != "/" else "the Overview",
+        },
+        status_code=status,
     )
 
 
@@ -80,11 +127,15 @@ def overview_page(
     provider: ProviderQuery = None,
     region: RegionQuery = None,
     pricing: PricingQuery = None,
+    sort: Annotated[str, Query(description="Column to sort by, cheapest first.")] = "on_demand",
 ) -> HTMLResponse:
     context = context_of(request)
-    check_known(request, ("gpu", "provider", "region", "pricing"))
+    check_known(request, ("gpu", "provider", "region", "pricing", "sort"))
+    if sort not in SORTS:
+        raise BadRequest(f"sort: {sort!r} is not one of {', '.join(SORTS)}")
     view, now = page_view(context)
     names = clean(gpu)
+    check_gpus(context.engine, names)
     filters: dict[str, Any] = {
         "provider": clean(provider),
         "region": clean(region),
@@ -95,12 +146,14 @@ def overview_page(
         request,
         "overview.html",
         "Overview",
-        rows=found.rows,
+        rows=sort_rows(found.rows, sort),
+        sort=sort,
         groups=COLUMNS,
         left_out=left_out_line(found.missing),
         filters=_filters(request, ("gpu", "provider", "region", "pricing")),
+        lows=column_lows(found.rows),
         pricings=[p.value for p in PricingModel],
-        trend_pricing=" / ".join(p.value.replace("_", "-") for p in trend_pricing(pricing)),
+        trend_pricing=" / ".join(pricing_label(p.value) for p in trend_pricing(pricing)),
     )
 
 
@@ -115,19 +168,20 @@ def offers_page(
 ) -> HTMLResponse:
     context = context_of(request)
     check_known(request, OFFER_FILTERS)
+    check_gpus(context.engine, offers.gpu)
     size = context.settings.web.page_size
     view, now = page_view(context)
-    listing = dashboard.offer_listing(
+    listing = offer_views.offer_page(
         context.engine,
-        view.rates,
+        view,
         now,
-        gpu=select_gpus(offers.gpu) if offers.gpu else None,
+        gpu=offers.gpu,
         provider=offers.provider,
         region=offers.region,
         pricing=offers.pricing,
         min_vram=offers.min_vram,
         min_gpus=offers.min_gpus,
-        per_gpu=offers.sort is SortKey.price_per_gpu,
+        sort=offers.sort,
         offset=(page_number - 1) * size,
         limit=size,
     )
@@ -135,16 +189,11 @@ def offers_page(
     pages = max(1, math.ceil(total / size))
     if page_number > pages:
         raise BadRequest(f"page: {page_number} is past the last page ({pages})")
-    shown = []
-    for s in listing.offers:
-        converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
-        if converted is not None:
-            shown.append(offer_row(replace(s, offer=converted), view))
     return page(
         request,
         "offers.html",
         "Offers",
-        rows=shown,
+        rows=listing.rows,
         total=total,
         left_out=left_out_line(listing.missing),
         page=page_number,
@@ -155,8 +204,8 @@ def offers_page(
 
 
 def _series_name(s: Any) -> str:
-    parts = [s.pricing]
-    for extra in (s.zone, s.payment_option, s.offering_class):
+    parts = [pricing_label(s.pricing, s.payment_option)]
+    for extra in (s.zone, s.offering_class):
         if extra:
             parts.append(extra)
     return " ".join(parts)
@@ -173,31 +222,30 @@ def offer_page(
     reserved on one chart, and each one's raw intervals."""
     context = context_of(request)
     check_known(request, ("provider", "instance_type", "region"))
-    found = queries.find_series(
-        context.engine, provider=provider, instance_type=instance_type, region=region
-    )
-    if not found:
-        raise BadRequest(f"no stored offer {provider} {instance_type} {region}")
     view, now = page_view(context)
+    try:
+        found = instance_history(context.engine, view.rates, provider, instance_type, region)
+    except ReadError as exc:
+        raise BadRequest(str(exc)) from None
     chart_series, tables = [], []
-    for s in found:
-        points = queries.price_history(context.engine, s.id)
-        name = _series_name(s)
-        # USD at the rate in force when each interval started; none without a rate then.
-        usd = [view.rates.to_usd(p.price, p.currency, p.first_seen) for p in points]
-        steps = [
-            Step(p.first_seen, p.ended_at or min(p.last_seen, now), u)
-            for p, u in zip(points, usd, strict=True)
-            if u is not None
-        ]
+    for h in found:
+        name = _series_name(h.series)
+        # An open interval's price is still in force: its line runs to now, as the
+        # table's "until now" says (a delisting closes the interval).
+        steps = [Step(p.first_seen, p.ended_at or now, u) for p, u in h.intervals if u is not None]
         chart_series.append(Series(name, steps))
-        tables.append((name, s, list(zip(points, usd, strict=True))))
-    first = found[0]
+        tables.append((name, h.series, h.intervals))
+    first = found[0].series
     return page(
         request,
         "offer.html",
         f"{provider} {instance_type} {region}",
-        chart=step_chart(chart_series, unit="USD/h", title=f"{instance_type} {region}"),
+        chart=step_chart(
+            chart_series,
+            unit="USD/h",
+            title=f"{instance_type} {region}",
+            empty="No price with a USD figure is stored for this offer.",
+        ),
         tables=tables,
         offer=first,
     )
@@ -208,19 +256,40 @@ def collectors_page(request: Request) -> HTMLResponse:
     context = context_of(request)
     check_known(request, ())
     healthy, report = context.health() if context.health else (True, {"collectors": {}})
-    last_runs: dict[str, Any] = {}
-    for run in queries.recent_runs(context.engine, limit=500):
-        last_runs.setdefault(run.provider, run)
     return page(
         request,
         "collectors.html",
         "Collectors",
         healthy=healthy,
         report=report,
-        jobs=sorted(report.get("collectors", {}).values(), key=lambda j: j["collector"]),
+        jobs=[
+            {**j, "status": job_status(j)}
+            for j in sorted(report.get("collectors", {}).values(), key=lambda j: j["collector"])
+        ],
         disabled=report.get("disabled", {}),
-        last_runs=[last_runs[p] for p in sorted(last_runs)],
+        last_runs=last_run_per_provider(context.engine),
     )
+
+
+def job_status(job: dict[str, Any]) -> str:
+    """What a job is doing or last did: running, or the outcome of its latest run.
+
+    The service records each run's status as it ends; the dashboard alone rebuilds the
+    report from the run log, which knows the last success and the last failure, so
+    the later of the two is the status (``never run`` before either).
+    """
+    if job.get("running_since"):
+        return "running"
+    if job.get("last_status"):
+        return str(job["last_status"])
+    success, failure = job.get("last_success"), job.get("last_failure")
+    if success is None and failure is None:
+        return "never run"
+    if failure is None or (
+        success is not None and datetime.fromisoformat(success) >= datetime.fromisoformat(failure)
+    ):
+        return "succeeded"
+    return "failed"
 
 
 @router.get("/profiles", response_class=HTMLResponse)
@@ -232,14 +301,14 @@ def profiles_page(
     context = context_of(request)
     check_known(request, ("profile", "top"))
     try:
-        views = profile_views(context.engine, profiles_for(context.settings), top=top, only=profile)
+        found = profile_views(
+            context.engine,
+            context.settings,
+            profiles_for(context.settings),
+            top=top,
+            only=profile,
+        )
     except ProfileError as exc:
         raise BadRequest(str(exc)) from None
-    return page(request, "profiles.html", "Profiles", views=views, top=top)
-
-
-@router.get("/api/docs", response_class=HTMLResponse)
-def api_docs(request: Request) -> HTMLResponse:
-    """The OpenAPI document FastAPI generates, as a plain page (no CDN, no script)."""
-    schema = request.app.openapi()
-    return page(request, "api.html", "API", schema=schema)
+    left_out = left_out_line(found.missing)
+    return page(request, "profiles.html", "Profiles", views=found.views, top=top, left_out=left_out)

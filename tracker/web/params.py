@@ -9,17 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlencode
 
 from fastapi import Query
 from starlette.requests import Request
 
-from tracker.cli.offers import SortKey
+from tracker.history.args import HistoryArgumentError, require_gpus
 from tracker.models import PricingModel
+from tracker.store.engine import Engine
+from tracker.store.history import stored_gpu_names
+from tracker.views.offers import SortKey
 from tracker.web.errors import BadRequest
 
 __all__ = [
+    "NAME_PATTERN",
     "DropEmptyFilters",
     "GpuQuery",
     "MinQuery",
@@ -28,11 +33,17 @@ __all__ = [
     "ProviderQuery",
     "RegionQuery",
     "SortQuery",
+    "check_gpus",
     "check_known",
     "check_limit",
+    "check_time",
     "clean",
     "offer_filters",
 ]
+
+NAME_PATTERN = "^[ -~]*$"
+"""A provider's or region's name: printable ASCII (what every cloud uses), at most
+200 characters; the OpenAPI document says so and :func:`clean` enforces it."""
 
 GpuQuery = Annotated[
     list[str] | None,
@@ -90,6 +101,36 @@ def check_known(request: Request, known: Iterable[str]) -> None:
         )
 
 
+def check_gpus(engine: Engine, names: list[str] | None) -> None:
+    """Reject a GPU name that selects nothing (neither the catalog's nor a stored one),
+    as ``history`` and ``compare`` do: an empty answer would hide the typo."""
+    if names:
+        try:
+            require_gpus(names, lambda wanted: stored_gpu_names(engine, wanted))
+        except HistoryArgumentError as exc:
+            raise BadRequest(str(exc).replace("--gpu ", "gpu: ", 1)) from None
+
+
+EARLIEST = datetime(1900, 1, 2, tzinfo=UTC)
+LATEST = datetime(9999, 12, 30, tzinfo=UTC)
+"""The times a query may name: any UTC offset keeps them inside what Python and the
+databases represent (year 1 or 9999 with an offset overflows)."""
+
+
+def check_time(name: str, moment: datetime | None) -> datetime | None:
+    """``moment`` (naive: UTC) if it lies between 1900 and 9999, else a 400 naming it."""
+    if moment is None:
+        return None
+    aware = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    try:
+        inside = EARLIEST <= aware <= LATEST
+    except OverflowError:
+        inside = False
+    if not inside:
+        raise BadRequest(f"{name}: {moment.isoformat()} is out of range (years 1900 to 9999)")
+    return aware
+
+
 def check_limit(limit: int | None, maximum: int) -> None:
     if limit is not None and limit > maximum:
         raise BadRequest(f"limit: at most {maximum} rows per request (web.max_limit)")
@@ -99,10 +140,10 @@ def clean(values: list[str] | None) -> list[str] | None:
     """Repeatable text filters without blanks (``?provider=`` means no filter)."""
     if not values:
         return None
+    for v in values:
+        if len(v) > 200 or not (v.isascii() and v.isprintable()):
+            raise BadRequest(f"filter value {v[:40]!r}… is not a name (printable ASCII)")
     kept = [v.strip() for v in values if v.strip()]
-    for v in kept:
-        if len(v) > 200 or not v.isprintable():
-            raise BadRequest(f"filter value {v[:40]!r}… is not a name")
     return kept or None
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from tracker.web.errors import wants_json
+
 __all__ = ["SECURITY_HEADERS", "SecurityMiddleware", "presented_token"]
 
 log = logging.getLogger(__name__)
@@ -93,13 +95,13 @@ class SecurityMiddleware:
         if self._allowed(scope):
             await self.app(scope, receive, send_with_headers)
         else:
-            body = json.dumps({"error": "authentication required: send the web token"}).encode()
+            body, content_type = _unauthorized(scope["path"])
             await send_with_headers(
                 {
                     "type": "http.response.start",
                     "status": 401,
                     "headers": [
-                        (b"content-type", b"application/json"),
+                        (b"content-type", content_type),
                         (b"content-length", str(len(body)).encode()),
                         (b"www-authenticate", b'Bearer, Basic realm="gpu-tracker"'),
                     ],
@@ -116,3 +118,21 @@ class SecurityMiddleware:
 
 
 _OURS = frozenset(name for name, _ in SECURITY_HEADERS)
+
+_REASON = "authentication required: send the web token"
+_PAGE = (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+    '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    "<title>Authentication required · gpu-tracker</title></head><body>"
+    "<h1>Authentication required</h1>"
+    '<p id="reason"><strong>401</strong> ' + _REASON + " (your browser asks for it as the "
+    'password of any user name).</p><p><a id="back" href="/">Try again</a></p></body></html>'
+)
+
+
+def _unauthorized(path: str) -> tuple[bytes, bytes]:
+    """The 401's body: one line of JSON for the API and the probes, a page for a page
+    (the stylesheet and navigation need the token too, so the page stands alone)."""
+    if wants_json(path):
+        return json.dumps({"error": _REASON}).encode(), b"application/json"
+    return _PAGE.encode(), b"text/html; charset=utf-8"

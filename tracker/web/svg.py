@@ -7,23 +7,30 @@ inline script or style (colours are presentation attributes). Each series is a
 test (or a script) reads the chart's data instead of its pixels.
 
 Prices are step functions: an interval holds its price from ``start`` until its
-``end`` (the next price, a delisting, or the last observation for an open one); a gap
-between intervals (delisted, then relisted) is drawn as a gap.
+``end`` (the next price, a delisting, or now for an open one: its price is still in
+force); a gap between intervals (delisted, then relisted) is drawn as a gap.
+
+Charts scale to the width of their box (a ``viewBox``; the stylesheet sets the width),
+keep every axis label inside that box (the first and last time labels are anchored
+at their edge, not centred on it), and say "no data" instead of drawing empty axes.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from html import escape
+from typing import Any
 
 from markupsafe import Markup
 
-__all__ = ["PALETTE", "Series", "Step", "sparkline", "step_chart"]
+from tracker.format import iso_z
+
+__all__ = ["PALETTE", "Series", "Step", "bars", "chart_steps", "sparkline", "step_chart"]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 
@@ -35,6 +42,17 @@ class Step:
     value: Decimal
 
 
+def chart_steps(rows: Sequence[Mapping[str, Any]], value: str) -> list[Step]:
+    """History rows (each the price in force at its ``time``, the last one at now) as
+    steps: each row's price until the next row; the last row a point, so the line ends
+    at the price in force now. Rows without a price (a gap) draw nothing."""
+    steps: list[Step] = []
+    for a, b in zip(rows, [*rows[1:], None] if rows else [], strict=True):
+        if a[value] is not None:
+            steps.append(Step(a["time"], a["time"] if b is None else b["time"], a[value]))
+    return steps
+
+
 @dataclass(frozen=True, slots=True)
 class Series:
     name: str
@@ -42,7 +60,7 @@ class Series:
 
 
 def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return iso_z(t)
 
 
 def _fmt(value: float) -> str:
@@ -73,11 +91,12 @@ def step_chart(
     height: int = 300,
     unit: str = "$/h",
     title: str = "",
+    empty: str = "No price history stored.",
 ) -> Markup:
-    """The series as step lines on shared axes, with a legend; empty input, a note."""
+    """The series as step lines on shared axes, with a legend; no steps, ``empty``."""
     steps = [s for one in series for s in one.steps]
     if not steps:
-        return Markup('<p class="empty">No price history stored for this offer.</p>')
+        return Markup('<p class="empty no-data">{}</p>').format(empty)
     left, right, top, bottom = 64, 16, 12, 48 + 18 * ((len(series) + 2) // 3)
     plot_w, plot_h = width - left - right, height - top - 48
     t0 = min(s.start for s in steps).timestamp()
@@ -97,6 +116,7 @@ def step_chart(
     out = [
         f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
         f'height="{total_h}" viewBox="0 0 {width} {total_h}" role="img" '
+        f'preserveAspectRatio="xMinYMin meet" '
         f'aria-label="{escape(title or "price history")}" data-unit="{escape(unit)}">'
     ]
     for v in ticks:
@@ -109,8 +129,9 @@ def step_chart(
         t = t0 + (t1 - t0) * i / 4
         label = _time_label(t, t1 - t0)
         px = _fmt(left + plot_w * i / 4)
+        anchor = ("start", "middle", "middle", "middle", "end")[i]  # the ends stay inside
         out.append(
-            f'<text x="{px}" y="{top + plot_h + 16}" text-anchor="middle" font-size="11" '
+            f'<text x="{px}" y="{top + plot_h + 16}" text-anchor="{anchor}" font-size="11" '
             f'fill="#555">{label}</text>'
         )
     out.append(
@@ -151,7 +172,7 @@ def sparkline(values: Sequence[Decimal | None], *, width: int = 100, height: int
     """A tiny line of ``values`` (None: a gap); fewer than two numbers, nothing."""
     numbers = [float(v) for v in values if v is not None]
     if len(numbers) < 2:
-        return Markup("")
+        return Markup('<span class="empty no-data">no data</span>')
     low, high = min(numbers), max(numbers)
     span = high - low or 1.0
     step = width / (len(values) - 1)
@@ -170,3 +191,29 @@ def sparkline(values: Sequence[Decimal | None], *, width: int = 100, height: int
         f'height="{height}" data-values="{escape(data)}"><path d="{" ".join(parts)}" '
         f'fill="none" stroke="#1f77b4" stroke-width="1.5"/></svg>'
     )
+
+
+def bars(
+    values: Sequence[tuple[str, Decimal | None]], maximum: Decimal | None, *, width: int = 120
+) -> Markup:
+    """One thin horizontal bar per named value, its length ``value / maximum`` of the
+    width (the row's figures against the largest in the table); None, no bar."""
+    if not maximum or maximum <= 0:
+        return Markup("")
+    height = 6 * len(values) + 2
+    out = [
+        f'<svg class="bars" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{escape(", ".join(n for n, v in values if v is not None))}">'
+    ]
+    for n, (name, value) in enumerate(values):
+        if value is None:
+            continue
+        length = float(value / maximum) * width
+        out.append(
+            f'<rect class="bar" data-name="{escape(name)}" data-value="{value}" x="0" '
+            f'y="{1 + 6 * n}" width="{max(length, 1.0):.1f}" height="5" '
+            f'fill="{PALETTE[n % len(PALETTE)]}"><title>{escape(name)}</title></rect>'
+        )
+    out.append("</svg>")
+    return Markup("".join(out))

@@ -14,10 +14,11 @@ from dataclasses import dataclass, fields
 from tracker.recommend import Ranking, WorkloadError, load_offer_table, rank_table
 from tracker.recommend.history import RankedEntry, RankingChange
 from tracker.recommend.profiles import ProfileSet
+from tracker.settings import Settings
 from tracker.store.engine import Engine
 from tracker.store.rankings import snapshot_history
 
-__all__ = ["ProfileView", "profile_views"]
+__all__ = ["ProfileView", "ProfileViews", "profile_views"]
 
 _ENTRY_FIELDS = tuple(f.name for f in fields(RankedEntry))
 HISTORY_SNAPSHOTS = 30
@@ -56,11 +57,24 @@ def _changes(engine: Engine, profile: str) -> list[RankingChange]:
     return changes
 
 
+@dataclass
+class ProfileViews:
+    views: list[ProfileView]
+    missing: dict[str, int]
+    """Offers left out of every ranking for want of an exchange rate, by currency."""
+
+
 def profile_views(
-    engine: Engine, profile_set: ProfileSet, *, top: int, only: str | None = None
-) -> list[ProfileView]:
-    """Every profile (or ``only``), by name; raises DatabaseError, ProfileError."""
-    table = load_offer_table(engine)
+    engine: Engine,
+    settings: Settings,
+    profile_set: ProfileSet,
+    *,
+    top: int,
+    only: str | None = None,
+) -> ProfileViews:
+    """Every profile (or ``only``), by name, ranked in USD at the stored rates plus
+    ``settings.fx_rates`` (as ``recommend``); raises DatabaseError, ProfileError."""
+    table, conversion = load_offer_table(engine, settings)
     names = [only] if only else sorted(profile_set.profiles)
     views = []
     for name in names:
@@ -78,4 +92,4 @@ def profile_views(
             error = str(exc)
         source = profile_set.sources.get(name, "built-in")
         views.append(ProfileView(name, source, ranking, error, _changes(engine, name)))
-    return views
+    return ProfileViews(views, dict(conversion.missing))

@@ -18,23 +18,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
-from tracker.catalog import select_gpus
+from tracker.catalog import GpuSelection, select_gpus
 from tracker.fx import Rates
 from tracker.history.compare import change_pct
 from tracker.models import PricingModel
-from tracker.store.dashboard import cheapest
+from tracker.store.dashboard import cheapest, cheapest_per_gpu
 from tracker.store.engine import Engine
 from tracker.store.history import SeriesFilter, Steps
 from tracker.store.trend import cheapest_trend
 
 __all__ = [
     "COLUMNS",
+    "SORTS",
     "TREND_DAYS",
     "Cheapest",
     "GpuOverview",
     "Overview",
+    "column_lows",
     "overview",
+    "sort_rows",
     "trend_pricing",
 ]
 
@@ -144,9 +148,53 @@ def overview(
     return Overview([result[m] for m in sorted(result)], found.missing)
 
 
+def cheapest_now(engine: Engine, rates: Rates, at: datetime, model: str) -> dict[str, Any]:
+    """One catalog model's cheapest offer now per group (on_demand, spot, reserved), the
+    Overview's figures for one row (the GPU page's "Cheapest now")."""
+    only = GpuSelection(models=(model,), names=())
+    return {w.group: w for w in cheapest_per_gpu(engine, rates, at, gpu=only)}
+
+
 def trend_pricing(pricing: Sequence[PricingModel] | None) -> list[PricingModel]:
     """What the trend follows: on-demand, unless the filter leaves it out (then the
     filter's pricing models together)."""
     if not pricing or PricingModel.ON_DEMAND in pricing:
         return [PricingModel.ON_DEMAND]
     return list(pricing)
+
+
+SORTS = ("on_demand", "spot", "reserved", "spot_discount", "change_7d", "change_30d", "gpu")
+"""What the Overview sorts by: a price column (cheapest first; GPU models without that
+figure last, by name), the spot discount (largest first), a change (biggest fall
+first) or the model's name. The default is the cheapest on-demand $/GPU-hour."""
+
+
+def _sort_value(row: GpuOverview, key: str) -> Decimal | None:
+    if key in COLUMNS:
+        found = row.cheapest.get(key)
+        return found.price_per_gpu_hour_usd if found else None
+    if key == "spot_discount":
+        discount = row.spot_discount_pct
+        return -discount if discount is not None else None
+    return row.change_7d_pct if key == "change_7d" else row.change_30d_pct
+
+
+def sort_rows(rows: Sequence[GpuOverview], key: str) -> list[GpuOverview]:
+    """``rows`` in the order ``key`` (one of :data:`SORTS`) reads them."""
+    by_name = sorted(rows, key=lambda r: r.gpu_model)
+    if key == "gpu":
+        return by_name
+    valued = [(v, r) for r in by_name if (v := _sort_value(r, key)) is not None]
+    missing = [r for r in by_name if _sort_value(r, key) is None]
+    return [r for _, r in sorted(valued, key=lambda pair: pair[0])] + missing
+
+
+def column_lows(rows: Sequence[GpuOverview]) -> dict[str, Decimal | None]:
+    """Each price column's cheapest $/GPU-hour, the figure the page marks."""
+    return {
+        group: min(
+            (r.cheapest[group].price_per_gpu_hour_usd for r in rows if group in r.cheapest),
+            default=None,
+        )
+        for group in COLUMNS
+    }

@@ -1,0 +1,107 @@
+"""/api/v1/plan and the Plan page answer the CLI's plan rows; bad demand is a 400."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_plan_cli import OFFER_SHEET, SERVICE_SHEET
+from tests.conftest import cli_runner
+from tests.web.conftest import Site, serve
+from tracker.settings import Settings
+from tracker.store import migrate
+from tracker.store.engine import make_engine
+
+EUR = {"GPU_TRACKER_FX_RATES": '{"EUR": "1.05"}'}
+QUERY = {
+    "gpu": "H100",
+    "steady_gpus": "16",
+    "burst_gpu_hours": "1000",
+    "interruptible": "0.5",
+    "spot_overhead": "0.1",
+    "storage_tb": "10",
+    "egress_tb": "15",
+    "migration_usd": "5000",
+    "current_provider": "lambda",
+}
+
+
+@pytest.fixture(scope="module")
+def plan_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    folder = tmp_path_factory.mktemp("plan")
+    url = f"sqlite:///{folder / 'tracker.db'}"
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    cli = cli_runner(url, folder)
+    for name, text in (("offers.csv", OFFER_SHEET), ("services.csv", SERVICE_SHEET)):
+        (folder / name).write_text(text)
+        assert cli("import", str(folder / name)).returncode == 0
+    settings = Settings(database_url=url, fx_rates={"EUR": Decimal("1.05")})
+    server = serve(settings, engine)
+    yield Site(server.url, engine, settings, url)
+    server.stop()
+    engine.dispose()
+
+
+def cli_plan(site: Site, tmp_path: Path, *args: str) -> object:
+    options = [a for k, v in QUERY.items() for a in (f"--{k.replace('_', '-')}", v)]
+    result = cli_runner(site.database_url, tmp_path)(
+        "plan", *options, *args, "--format", "json", extra_env=EUR
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_api_answers_the_cli_rows(plan_site: Site, tmp_path: Path) -> None:
+    api = plan_site.get("/api/v1/plan", params=QUERY | {"currency": "EUR"})
+    assert api.status_code == 200, api.text
+    rows = api.json()
+    assert rows == cli_plan(plan_site, tmp_path, "--currency", "EUR")
+    # The hand-worked totals of tests/cli/test_plan_cli.py: scaleway 1,242,354.27 USD
+    # (1,183,194.54 EUR at 1.05), aws 1,299,243.20, lambda incomplete.
+    assert [(r["provider"], r["total_usd"]) for r in rows] == [
+        ("scaleway", "1242354.27"),
+        ("aws", "1299243.2"),
+        ("lambda", None),
+    ]
+    assert rows[0]["display_total"] == "1183194.54"
+
+
+@pytest.mark.parametrize(
+    ("params", "says"),
+    [
+        ({"gpu": "H100"}, "no demand"),
+        ({"gpu": "H100", "steady_gpus": "8", "interruptible": "2"}, "interruptible: 2"),
+        ({"gpu": "H100", "steady_gpus": "8", "months": "0"}, "months"),
+        ({"gpu": "H1000", "steady_gpus": "8"}, "gpu: 'h1000': unknown GPU"),
+        ({"gpu": "H100", "steady_gpus": "8", "currency": "XYZ"}, "currency"),
+        ({"gpu": "H100", "steady_gpus": "8", "at": "soon"}, "at 'soon'"),
+        ({"gpu": "H100", "steady_gpus": "8", "migration_usd": "9"}, "current_provider"),
+        ({"gpu": "H100", "steady_gpus": "8", "color": "red"}, "unknown query parameter"),
+    ],
+)
+def test_bad_demand_is_a_one_line_400(plan_site: Site, params: dict[str, str], says: str) -> None:
+    answer = plan_site.get("/api/v1/plan", params=params)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert says in error and "\n" not in error
+
+
+def test_the_plan_page_shows_the_rows_and_a_bar_per_plan(plan_site: Site) -> None:
+    empty = plan_site.get("/plan")
+    assert empty.status_code == 200 and '<form class="filters"' in empty.text
+    page = plan_site.get("/plan", params=QUERY)
+    assert page.status_code == 200, page.text
+    body = page.text
+    assert body.index("scaleway") < body.index("p5.48xlarge") < body.index("gpu_8x_h100_sxm5")
+    assert "1,242,354.27" in body  # the total, in USD
+    # One stacked bar a plan: scaleway's five parts and aws's, lambda's two known ones.
+    assert body.count('class="part part-steady"') == 3
+    assert body.count('class="part part-storage"') == 2  # lambda has no disk price
+    assert "no price" in body  # lambda's storage and egress cells say so
+    bad = plan_site.get("/plan", params={"gpu": "H100"})
+    assert bad.status_code == 400 and "<nav" in bad.text and "no demand" in bad.text

@@ -1,0 +1,184 @@
+"""``plan``: the cheapest cover of steady and burst GPU demand over months (total cost)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tracker import format as fmt
+from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.cli.currency import CurrencyOption, currency_view
+from tracker.cli.history import usage_errors
+from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
+from tracker.fx import USD
+from tracker.history.args import parse_time
+from tracker.plan.demand import Demand, PlanInputError
+from tracker.plan.explain import explain
+from tracker.recommend.profiles import ProfileError, load_profiles, user_profiles_path
+from tracker.service_prices import ServiceKind
+from tracker.views.plan import PLAN_KEYS, plans
+
+__all__ = ["register"]
+
+_STORAGE = {"ssd": ServiceKind.BLOCK_STORAGE_SSD, "hdd": ServiceKind.BLOCK_STORAGE_HDD}
+_SHORT = {"on_demand": "OD", "reserved_1y": "1y", "reserved_3y": "3y"}
+
+
+def _decimal(option: str, text: str) -> Decimal:
+    try:
+        value = Decimal(text.strip().replace("_", ""))
+    except InvalidOperation:
+        raise CliError(f"{option}: not a number: {text!r}", USAGE) from None
+    if not value.is_finite():
+        raise CliError(f"{option}: not a number: {text!r}", USAGE)
+    return value
+
+
+def _money(value: Any) -> str:
+    return "" if value is None else fmt.amount(value)
+
+
+def _commitments(row: dict[str, Any]) -> str:
+    """``3y 36m`` / ``1y 12m + OD 6m``: the steady fleet's sequence at a glance."""
+    parts = [f"{_SHORT.get(c['pricing'], c['pricing'])} {c['months']}m" for c in row["commitments"]]
+    return " + ".join(parts) if parts else "-"
+
+
+PLAN_TABLE = (
+    Column("rank", "#", justify="right"),
+    Column("provider", "provider"),
+    Column("region", "region", priority=3),
+    Column("instance_type", "instance"),
+    Column("instances", "inst.", justify="right", priority=4),
+    Column("", "steady plan", _commitments, priority=2),
+    Column("display_total", "total", _money, justify="right"),
+    Column("display_monthly", "a month", _money, justify="right", priority=1),
+    Column(
+        "savings_pct",
+        "saves",
+        lambda v: "" if v is None else fmt.percent(v),
+        justify="right",
+        priority=5,
+    ),
+    Column("incomplete", "missing", lambda v: ", ".join(v) if v else "", shrink=True),
+)
+"""The ranking at a glance; each part's figure is in the JSON and CSV and in --explain."""
+
+
+def _demand(
+    *,
+    months: int,
+    storage: str,
+    current_provider: str | None,
+    spot_overhead: str | None,
+    **numbers: str,
+) -> Demand:
+    """The options as a :class:`Demand`; a bad one is a usage error naming it."""
+    if storage not in _STORAGE:
+        raise CliError(f"--storage: {storage!r} is not ssd or hdd", USAGE)
+    values = {name: _decimal(f"--{name.replace('_', '-')}", text) for name, text in numbers.items()}
+    try:
+        return Demand(
+            **values,
+            months=months,
+            storage=_STORAGE[storage],
+            current_provider=current_provider,
+            spot_overhead=None
+            if spot_overhead is None
+            else _decimal("--spot-overhead", spot_overhead),
+        )
+    except PlanInputError as exc:
+        raise CliError(str(exc), USAGE) from None
+
+
+def plan(
+    ctx: typer.Context,
+    gpu: Annotated[list[str], typer.Option("--gpu", "-g", help="GPU model or family, e.g. H100.")],
+    steady_gpus: Annotated[str, typer.Option(help="GPUs busy all the time.")] = "0",
+    burst_gpu_hours: Annotated[str, typer.Option(help="Extra GPU-hours a month.")] = "0",
+    interruptible: Annotated[
+        str, typer.Option(help="Share of the burst spot may run (0-1).")
+    ] = "0",
+    months: Annotated[int, typer.Option(help="Horizon in months (730 h each).")] = 36,
+    spot_overhead: Annotated[
+        str | None,
+        typer.Option(help="Re-work share added to spot hours (default: from interruptions)."),
+    ] = None,
+    checkpoint_minutes: Annotated[str, typer.Option(help="Checkpoint interval on spot.")] = "60",
+    storage_tb: Annotated[str, typer.Option(help="Block storage held (TB of 1,024 GB).")] = "0",
+    storage: Annotated[str, typer.Option(help="ssd or hdd.")] = "ssd",
+    egress_tb: Annotated[str, typer.Option(help="Internet egress a month (TB).")] = "0",
+    migration_usd: Annotated[str, typer.Option(help="One-time cost of moving.")] = "0",
+    current_provider: Annotated[
+        str | None, typer.Option(help="Where you run now (no migration cost there).")
+    ] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r")] = None,
+    currency: CurrencyOption = USD,
+    top: Annotated[int, typer.Option("--top", "-n", min=1)] = 10,
+    show_explain: Annotated[
+        bool, typer.Option("--explain", help="The arithmetic of the top plan, in words.")
+    ] = False,
+    profiles_file: Annotated[
+        Path | None, typer.Option("--profiles-file", help="Assumptions (spot restart time…).")
+    ] = None,
+    at: Annotated[
+        str | None,
+        typer.Option("--at", help="Plan with the prices in force then (e.g. 180d, 2026-06-01)."),
+    ] = None,
+    fmt_: FormatOption = OutputFormat.table,
+) -> None:
+    """Plan a fleet: reserved terms, on-demand and spot for steady and burst demand, plus
+    storage, egress and migration; ranked by total cost over the horizon."""
+    demand = _demand(
+        steady_gpus=steady_gpus,
+        burst_gpu_hours=burst_gpu_hours,
+        interruptible=interruptible,
+        months=months,
+        spot_overhead=spot_overhead,
+        checkpoint_minutes=checkpoint_minutes,
+        storage_tb=storage_tb,
+        storage=storage,
+        egress_tb=egress_tb,
+        migration_usd=migration_usd,
+        current_provider=current_provider,
+    )
+    settings = settings_of(ctx)
+    try:
+        profiles = load_profiles(user_profiles_path(profiles_file or settings.profiles_path))
+    except ProfileError as exc:
+        raise CliError(str(exc), USAGE) from None
+    with usage_errors():
+        when = None if at is None else parse_time(at, "--at", now=datetime.now(UTC))
+        engine = open_store(ctx)
+        currency_view(ctx, engine, currency)  # a bad --currency: exit 2 in the CLI's words
+        answer = plans(
+            engine,
+            settings,
+            demand,
+            gpu=gpu,
+            provider=provider,
+            region=region,
+            currency=currency,
+            at=when,
+            top=top,
+            assumptions=profiles.assumptions,
+        )
+    if answer.left_out:
+        err(f"gpu-tracker: {answer.left_out}")
+    if not answer.rows:
+        then = "" if when is None else f" at {fmt.when(when)}"
+        raise CliError(f"no stored offer of {', '.join(gpu)} matches these filters{then}", 1)
+    if show_explain and fmt_ is OutputFormat.table:
+        for line in explain(answer.plans[0], demand):
+            typer.echo(line)
+        typer.echo("")
+    emit(answer.rows, fmt_, columns=PLAN_KEYS, table=PLAN_TABLE, title=f"plans, {answer.currency}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan")(plan)

@@ -1,0 +1,131 @@
+"""Serving rates: the serving model calibrated per GPU by its measured ÷ modelled throughput.
+
+Split from :mod:`tracker.recommend.calibration` (which dispatches here for serving
+profiles): a GPU's rate for a serving job is its datasheet compute × the inference MFU,
+× the measured ÷ modelled output tokens/s of its own measurement closest in model size
+and request shape (its own at another precision, else the nearest GPU's). Away from a
+measured request shape the ratio is the geometric mean over every shape measured on that
+model, and the estimate's error widens (:data:`tracker.recommend.uncertainty.SERVING_SHAPE`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from tracker.catalog import GpuSpec
+from tracker.models import Interconnect
+from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.fabric import catalog_interconnect
+from tracker.recommend.inference import best_split_tokens_per_second, serving
+from tracker.recommend.measured import Measurement
+from tracker.recommend.profiles import Precision, Profile, WorkloadClass
+from tracker.recommend.rating import Basis, Rate
+from tracker.recommend.rating import load_of as _load
+from tracker.recommend.rating import precision_family as _family
+from tracker.recommend.roofline import _cached, _nearest_gpu, _source, _spec
+from tracker.recommend.throughput import scaling_factor, spec_tflops
+
+__all__ = ["predict_serving"]
+
+
+def _modelled_serving(m: Measurement, a: Assumptions) -> float:
+    """Output tokens/s the serving model gives for ``m``'s setup on its datasheet.
+
+    Worked out as an offer of ``m``'s GPUs is (its best split into tensor-parallel
+    replicas, the catalog's interconnect between them), so a GPU's own measurement is
+    reproduced exactly for an offer of that many GPUs and that request shape: MLPerf's
+    8-GPU systems serve a 70B model as replicas, not as one 8-way group."""
+    spec = _spec(m.gpu)
+    peak = spec_tflops(spec, m.precision)
+    if peak is None or spec.memory_bandwidth_gbs is None:
+        return math.nan
+    assert m.input_tokens is not None and m.output_tokens is not None
+    link = catalog_interconnect(spec) if m.gpu_count > 1 else Interconnect.PCIE
+    one = np.ones(1)
+    tps = best_split_tokens_per_second(
+        serving(m.params, m.precision, m.input_tokens, m.output_tokens, _load(m), m.kv_heads, a),
+        one * m.gpu_count,
+        one * float(spec.vram_gib),
+        one * peak * 1e12 * a.efficiency_for("inference"),
+        one * float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency,
+        one * scaling_factor(2, link.value, a),
+    )
+    return float(tps[0])
+
+
+def _fit_serving(rows: tuple[Measurement, ...], a: Assumptions) -> dict[Measurement, float]:
+    """Each serving row's modelled throughput (rows the model cannot rate are left out)."""
+    out = {}
+    for m in rows:
+        if m.workload_class is WorkloadClass.LLM_INFERENCE:
+            tps = _modelled_serving(m, a)
+            if math.isfinite(tps):
+                out[m] = tps
+    return out
+
+
+def predict_serving(
+    p: Profile,
+    spec: GpuSpec,
+    precision_flag: tuple[Precision, str] | None,
+    a: Assumptions,
+    measurements: tuple[Measurement, ...],
+) -> Rate | None:
+    """Serving: the modelled throughput × measured/modelled on the nearest measurement."""
+    if precision_flag is None:
+        # no datasheet rate (A10G): its own serving measurements, fitted (fitted.py)
+        from tracker.recommend.fitted import fitted_serving_rate
+
+        return fitted_serving_rate(p, spec, a, measurements)
+    precision, flag = precision_flag
+    peak = spec_tflops(spec, precision)
+    assert peak is not None and p.input_tokens is not None and p.output_tokens is not None
+    base = peak * 1e12 * a.efficiency_for("inference")
+    shape = math.log(p.input_tokens / p.output_tokens)
+    modelled = _cached(_fit_serving, measurements, a)
+    served = [m for m in measurements if m in modelled]
+    rows = [m for m in served if _family(m.precision) == _family(precision)]
+
+    def closest(ms: Sequence[Measurement]) -> Measurement:
+        def gap(m: Measurement) -> tuple[bool, float, str]:
+            assert m.input_tokens is not None and m.output_tokens is not None
+            io = abs(math.log(m.input_tokens / m.output_tokens) - shape)
+            return (not m.yours, abs(math.log(m.params / p.params)) + io, m.id)
+
+        return min(ms, key=gap)
+
+    own = [m for m in rows if m.gpu == spec.name]
+    basis, via = Basis.MEASURED, ""
+    if not own:
+        # the GPU's own measurement at another precision before another GPU's: its
+        # measured/modelled ratio is that GPU's (and its software's) share of its
+        # datasheet, which another vendor's GPU says nothing about (MLPerf: an MI300X
+        # serves Llama 2 70B at 0.96x an H100, its datasheet says 1.3-1.6x)
+        own = [m for m in served if m.gpu == spec.name]
+        basis, via = Basis.SCALED, "from its own measurement at another precision: "
+    if not own:
+        near = _nearest_gpu(spec, precision, rows)
+        if near is None:
+            source = f"datasheet {peak:g} TFLOPS x inference MFU, serving model"
+            return Rate(base, Basis.MODELLED, source, precision, flag)
+        own, basis, via = near[1], Basis.SCALED, f"from {near[0].name} by the serving model: "
+    m = closest(own)
+    k = m.throughput / modelled[m]
+    source = f"{via}{_source(m)}; measured/modelled {k:.2f}"
+    spread = None
+    if (m.input_tokens, m.output_tokens) != (p.input_tokens, p.output_tokens):
+        # away from a measured shape: the GPU's ratio over every shape measured on that
+        # model (one shape alone is off by up to 40 % on another), and a wider error
+        from tracker.recommend.uncertainty import SERVING_SHAPE
+
+        spread = SERVING_SHAPE
+        same = [o for o in own if (o.params, _load(o), o.yours) == (m.params, _load(m), m.yours)]
+        if len(same) > 1:
+            k = math.exp(sum(math.log(o.throughput / modelled[o]) for o in same) / len(same))
+            source = (
+                f"{via}{', '.join(o.id for o in same)}; measured/modelled {k:.2f} (geometric mean)"
+            )
+    return Rate(base * k, basis, source, precision, flag, m.yours, memory_scale=k, spread=spread)

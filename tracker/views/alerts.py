@@ -1,0 +1,50 @@
+"""The alerts list: recent alerts and their delivery status (``alerts list``,
+``/api/v1/alerts``, the Alerts page), as the documented JSON rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from tracker.store.alerts import AlertRow, list_alerts
+from tracker.store.engine import Engine
+
+__all__ = ["alert_rows", "alerts", "parse_since"]
+
+
+def parse_since(value: str | None, *, now: datetime | None = None) -> datetime | None:
+    """``since``: what :func:`tracker.history.args.parse_time` reads (now, today,
+    yesterday, an age such as 24h or 7d before ``now``, an ISO time); ValueError (one
+    line) otherwise."""
+    if value is None:
+        return None
+    from tracker.history.args import parse_time
+
+    return parse_time(value, "since", now=now or datetime.now(UTC))
+
+
+def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
+    """The documented JSON rows of ``alerts list`` (and ``/api/v1/alerts``)."""
+    return [
+        {
+            "id": a.alert_id,
+            "created_at": a.created_at,
+            "rule": a.rule,
+            "kind": a.kind,
+            "channel": a.channel,
+            "status": a.status,
+            "attempts": a.attempts,
+            "title": a.title,
+            "last_error": a.last_error,
+            "sent_at": a.sent_at,
+        }
+        for a in found
+    ]
+
+
+def alerts(
+    engine: Engine, *, since: datetime | None = None, failed: bool = False, limit: int = 200
+) -> list[dict[str, Any]]:
+    """Alerts newest first, one row per channel (raises DatabaseError)."""
+    return alert_rows(list_alerts(engine, since=since, failed=failed, limit=limit))

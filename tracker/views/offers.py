@@ -1,0 +1,209 @@
+"""Current offers (the ``offers`` listing, ``/api/v1/offers``, the Offers page,
+``tracker.api``'s ``offers()``) and the GPU catalog, as the documented JSON rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from tracker.catalog import all_specs, select_gpus
+from tracker.models import OFFER_COLUMNS, PricingModel, offer_dict
+from tracker.store import dashboard, queries
+from tracker.store.engine import Engine
+from tracker.views.currency import CurrencyView
+from tracker.views.errors import ReadError
+
+__all__ = [
+    "OFFER_ROW_KEYS",
+    "PER_GPU",
+    "OfferPage",
+    "SortKey",
+    "gpu_catalog_rows",
+    "offer_page",
+    "offer_row",
+    "offer_rows",
+    "unknown_gpu_rows",
+]
+
+
+class SortKey(StrEnum):
+    price = "price"
+    price_per_gpu = "price_per_gpu"
+
+
+OFFER_ROW_KEYS = (
+    *(c.name for c in OFFER_COLUMNS if c.name != "attributes"),
+    "price_per_gpu_hour_usd",
+    "display_currency",
+    "display_price_per_hour",
+    "display_price_per_gpu_hour",
+    "first_seen",
+    "price_since",
+    "last_seen",
+    "source",
+    "attributes",
+)
+"""The keys of :func:`offer_row`, in order (the documented JSON shape)."""
+
+PER_GPU = Decimal("1e-6")
+"""USD per GPU-hour is kept to a millionth of a dollar in every row."""
+
+
+def offer_row(stored: queries.StoredOffer, view: CurrencyView | None = None) -> dict[str, Any]:
+    """The documented JSON shape of one offer (keys are a public interface): every
+    offer column, then the per-GPU price, the figures in the view currency, the times,
+    then ``attributes``. ``stored.offer`` carries its USD figure (converted at the
+    rate in force, :class:`CurrencyView`); ``view`` None shows USD."""
+    o = stored.offer
+    row = offer_dict(o)
+    attributes = row.pop("attributes")
+    usd = o.usd
+    row["price_per_gpu_hour_usd"] = (usd / o.gpu_count).quantize(PER_GPU)
+    shown = usd if view is None else view.show(usd, original=o.price_per_hour, currency=o.currency)
+    if shown is None:  # load_view checked the view currency has a latest rate
+        raise ReadError(f"no exchange rate for {row['currency']} in {view and view.code}")
+    row["display_currency"] = "USD" if view is None else view.code
+    row["display_price_per_hour"] = shown
+    row["display_price_per_gpu_hour"] = (shown / o.gpu_count).quantize(PER_GPU)
+    row["first_seen"] = stored.first_seen
+    row["price_since"] = stored.price_since
+    row["last_seen"] = stored.last_seen
+    row["source"] = stored.source
+    row["attributes"] = attributes
+    return row
+
+
+def offer_rows(
+    engine: Engine,
+    view: CurrencyView,
+    *,
+    gpu: Sequence[str] | None = None,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+    min_vram: float | Decimal | None = None,
+    min_gpus: float | Decimal | None = None,
+    sort: SortKey = SortKey.price,
+    limit: int | None = None,
+    available: bool = False,
+) -> list[dict[str, Any]]:
+    """The ``offers`` listing as rows, cheapest first (raises DatabaseError).
+
+    Offers are compared in USD at the latest rates (``view``'s, built by
+    :func:`~tracker.views.currency.load_view` from the settings' ``fx_rates``) and shown
+    in ``view``'s currency; one without a rate is left out and counted in ``view``."""
+    found = queries.current_offers(
+        engine,
+        gpu=select_gpus(list(gpu)) if gpu else None,
+        provider=provider,
+        region=region,
+        pricing=pricing,
+        min_vram=Decimal(str(min_vram)) if min_vram is not None else None,
+        min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
+        available=available,
+    )
+    priced = []
+    for s in found:
+        converted = view.offer(s.offer)
+        if converted is not None:
+            priced.append(replace(s, offer=converted))
+
+    def order(s: queries.StoredOffer) -> tuple[Any, ...]:
+        # The rows' own figures: price_per_hour_usd, or price_per_gpu_hour_usd as
+        # offer_row rounds it; then provider, instance type, region, zone.
+        o = s.offer
+        usd = o.usd if sort is SortKey.price else (o.usd / o.gpu_count).quantize(PER_GPU)
+        return (usd, o.provider, o.instance_type, o.region, o.zone)
+
+    # Sorted and cut before the rows are built: limit 10 of 100,000 offers builds 10.
+    priced.sort(key=order)
+    return [offer_row(s, view) for s in (priced[:limit] if limit else priced)]
+
+
+@dataclass(frozen=True, slots=True)
+class OfferPage:
+    total: int
+    """Matching offers with a USD figure at the view's time (what a pager counts)."""
+    rows: list[dict[str, Any]]
+    """This page's offers as :func:`offer_row` rows, in the ``offers`` order."""
+    missing: dict[str, int]
+    """Matching offers left out for want of a rate, by currency."""
+
+
+def offer_page(
+    engine: Engine,
+    view: CurrencyView,
+    at: datetime,
+    *,
+    gpu: Sequence[str] | None = None,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    pricing: Sequence[PricingModel] | None = None,
+    min_vram: float | None = None,
+    min_gpus: float | None = None,
+    sort: SortKey = SortKey.price,
+    offset: int = 0,
+    limit: int = 50,
+) -> OfferPage:
+    """One page of the ``offers`` listing, ordered and cut in SQL (the Offers page over
+    100,000 offers builds 50 rows); ``view`` must read its rates at ``at``, as the SQL
+    that orders by USD does (raises DatabaseError)."""
+    listing = dashboard.offer_listing(
+        engine,
+        view.rates,
+        at,
+        gpu=select_gpus(list(gpu)) if gpu else None,
+        provider=provider,
+        region=region,
+        pricing=pricing,
+        min_vram=min_vram,
+        min_gpus=min_gpus,
+        per_gpu=sort is SortKey.price_per_gpu,
+        offset=offset,
+        limit=limit,
+    )
+    rows = []
+    for s in listing.offers:
+        converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
+        if converted is not None:
+            rows.append(offer_row(replace(s, offer=converted), view))
+    return OfferPage(listing.total, rows, dict(listing.missing))
+
+
+def gpu_catalog_rows() -> list[dict[str, Any]]:
+    """The GPU catalog's datasheet figures, one row per canonical GPU."""
+    return [
+        {
+            "name": g.name,
+            "vendor": g.vendor,
+            "kind": g.kind,
+            "architecture": g.architecture,
+            "year": g.year,
+            "vram_gib": g.vram_gib,
+            "memory_bandwidth_gbs": g.memory_bandwidth_gbs,
+            "bf16_tflops": g.bf16_tflops,
+            "fp16_tflops": g.fp16_tflops,
+            "fp8_tflops": g.fp8_tflops,
+            "fp32_tflops": g.fp32_tflops,
+            "nvlink": g.nvlink,
+            "source": g.source,
+        }
+        for g in all_specs()
+    ]
+
+
+def unknown_gpu_rows(engine: Engine) -> list[dict[str, Any]]:
+    """The stored GPU names the catalog does not recognise (raises DatabaseError)."""
+    return [
+        {
+            "raw_name": u.raw_name,
+            "provider": u.provider,
+            "series": u.series,
+            "example_instance_type": u.example_instance_type,
+        }
+        for u in queries.unknown_gpus(engine)
+    ]
