@@ -198,7 +198,6 @@ def test_a_scheduled_run_with_a_broken_rules_file_is_stored_and_logs_one_line(
     from pydantic import SecretStr
 
     from tests.listed_collector import ListCollector
-    from tracker.collect import scope_label
     from tracker.service.scheduler import Service
     from tracker.settings import Settings
     from tracker.settings.alerts import AlertsSettings
@@ -225,6 +224,6 @@ def test_a_scheduled_run_with_a_broken_rules_file_is_stored_and_logs_one_line(
         )
     ]
     assert not [r for r in caplog.records if r.name == "tracker.hooks"]  # no traceback
-    stored = last_success(sqlite_engine, "testcloud", [scope_label(spec.pricing_scope)])
+    stored = last_success(sqlite_engine, "testcloud", [spec.scope])  # the run log says "standard"
     assert outcome.summary is not None and stored is not None
     assert stored.id == outcome.summary.run_id

@@ -1,6 +1,6 @@
 """storage and transfer prices as compact series (issue 27)
 
-Revision ID: 0012
+Revision ID: 0010
 Revises: 0009 (0008 before 0009 was merged: one head)
 Create Date: 2026-12-01 15:00:00.000000
 
@@ -19,7 +19,7 @@ from alembic import op
 
 import tracker.store.types
 
-revision: str = "0012"
+revision: str = "0010"
 down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
