@@ -105,7 +105,7 @@ CANDIDATE_TABLE = candidate_table()
 EXCLUDED_TABLE = (
     *OFFER_HEAD,
     Column("excluded_reason", "reason"),
-    Column("excluded_detail", "why", priority=1, shrink=True, min_width=20),
+    Column("excluded_detail", "why", priority=5, shrink=True, min_width=20),
 )
 
 
