@@ -221,7 +221,9 @@ def report(engine: Engine, mix: Mix) -> float:
         ).scalar_one()
     # Each class's share: its intervals of price_points, its runs of the run log (and
     # per-run tables), its series of series.
-    per_run = total - sum(by_table[t][4] for t in ("price_points", "series"))
+    rollup_tables = [by_table[t] for t in ("price_rollups", "rollup_groups") if t in by_table]
+    rollup_bytes = sum(t[4] for t in rollup_tables)
+    per_run = total - sum(by_table[t][4] for t in ("price_points", "series")) - rollup_bytes
     runs = by_table["collection_runs"][1]
     points, series = by_table["price_points"], by_table["series"]
     for label, n, pts, rns in (
@@ -237,6 +239,10 @@ def report(engine: Engine, mix: Mix) -> float:
         )
         print(f"{label}: {share / (n / 1000) / years / MIB:.1f} MiB per 1,000 series per year "
               f"({pts / n / years:,.0f} intervals per series per year)")  # fmt: skip
+    if rollup_tables:
+        print(f"rollup: {rollup_bytes / MIB:.1f} MiB ({rollup_tables[0][1]:,} intervals in "
+              f"{rollup_tables[-1][1]:,} groups), {rollup_bytes / (mix.series / 1000) / years / MIB:.2f} "
+              "MiB per 1,000 series per year")  # fmt: skip
     return total / (mix.series / 1000) / years
 
 

@@ -31,11 +31,11 @@ from tracker.catalog import select_gpus
 from tracker.history import views
 from tracker.history.args import Window, make_grid
 from tracker.models import PricingModel
-from tracker.store import migrate
+from tracker.store import migrate, rollup
 from tracker.store.engine import Engine, make_engine
 from tracker.store.history import SeriesFilter
-from tracker.store.history import offer_steps as store_steps
 from tracker.store.identity import identity_hash
+from tracker.store.offer_probe import offer_steps as store_steps
 from tracker.store.schema import IDENTITY_COLUMNS
 
 GPUS = ["H100-SXM", "H100-PCIE", "H100-NVL", "A100-80GB", "A100-40GB", "L4", "A10G", "T4"]
@@ -102,6 +102,11 @@ def build(engine: Engine, series: int, changes: int) -> None:
         )
         conn.execute(text("ANALYZE series"))
         conn.execute(text("ANALYZE price_points"))
+    # Written around the write path, so the rollup is built as the migration builds it.
+    with engine.begin() as conn:
+        rollup.rebuild(conn)
+        conn.execute(text("ANALYZE rollup_groups"))
+        conn.execute(text("ANALYZE price_rollups"))
 
 
 HAND_SINGLE = """

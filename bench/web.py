@@ -7,6 +7,8 @@ gap every 97th interval). Then, against a real uvicorn server on 127.0.0.1, time
   overview_ms  GET /        (cheapest on-demand/spot/reserved $/GPU-h per GPU model, with
                             the 7/30-day change and the 30-day sparkline)
   offers_ms    GET /offers  (all current offers sorted, the first page rendered)
+  gpu_ms       GET /gpu?name=H100-SXM (its datasheet, offers and the year's cheapest
+                            history chart, read from the rollup)
 as the best of REPEAT requests each, and in the same run a hand-written SQL query
 returning the overview's figures (asserted equal to what the page shows): the ratio
 says what the page costs on top of the database's own answer.
@@ -14,7 +16,7 @@ says what the page costs on top of the database's own answer.
     GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         python bench/web.py [--series 100000] [--changes 24] [--quick]
 
-Last line: ``web overview_ms=X offers_ms=Y`` (target: overview under 300 ms).
+Last line: ``web overview_ms=X offers_ms=Y gpu_ms=Z`` (target: overview under 300 ms).
 
 The generator's history ends on 2026-01-01, so at the real now nothing moved in the
 Overview's 30-day window: the trend costs its spanning aggregate only (see
@@ -126,12 +128,18 @@ def run(engine: Engine, url: str, args: argparse.Namespace) -> None:
         assert all(g in html for g in GPUS)
         offers_s, html = best(page(f"{server.url}/offers"), args.repeat)
         assert f"{args.series:,}".replace(",", "") in html.replace(",", "")
+        gpu_s, html = best(page(f"{server.url}/gpu?name=H100-SXM"), args.repeat)
+        assert "H100-SXM" in html
     finally:
         server.stop()
     print(f"hand-written SQL of the overview's figures: {sql_s * 1000:.0f} ms")
     print(f"overview page: {overview_s * 1000:.0f} ms (ratio {overview_s / sql_s:.2f} of SQL)")
     print(f"offers page (first of {args.series // 50:,} pages): {offers_s * 1000:.0f} ms")
-    print(f"web overview_ms={overview_s * 1000:.0f} offers_ms={offers_s * 1000:.0f}")
+    print(f"GPU page (H100-SXM, its year's cheapest history): {gpu_s * 1000:.0f} ms")
+    print(
+        f"web overview_ms={overview_s * 1000:.0f} offers_ms={offers_s * 1000:.0f} "
+        f"gpu_ms={gpu_s * 1000:.0f}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""What the GPU-cloud collectors (Lambda, RunPod, Vast.ai, OCI) share.
+"""What the GPU-cloud collectors (Lambda, RunPod, Vast.ai, OCI and the smaller clouds) share.
 
 They are small JSON APIs with one documented URL each, so the common parts are
 where the request goes (an override keeps the documented path), how a refused
@@ -10,8 +10,8 @@ instead of a guess.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from decimal import Decimal
+from collections.abc import Callable, Collection, Mapping
+from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, Self
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,17 +25,21 @@ from collectors.base import (
     SkipItem,
 )
 from collectors.http import HttpClient, HttpError
-from tracker.models import InvalidOffer, PricingModel, to_decimal
+from tracker.models import Availability, InvalidOffer, PricingModel, to_decimal
 from tracker.settings import ConfigError, KeyedCloudSettings, Settings
 
 __all__ = [
     "AUTH_STATUSES",
     "GpuCloudCollector",
     "api_key_or_skip",
+    "decimal_text",
     "documented_url",
+    "listed_before",
+    "loose_number",
     "number",
     "refused_or_failed",
     "text",
+    "where_listed",
 ]
 
 AUTH_STATUSES = frozenset({401, 403})
@@ -71,12 +75,12 @@ def api_key_or_skip(provider: str, section: Any) -> str:
     return str(key.get_secret_value())
 
 
-def refused_or_failed(provider: str, exc: HttpError, setting: str = "") -> CollectorError:
+def refused_or_failed(
+    provider: str, exc: HttpError, setting: str = "", what: str = "the API key was"
+) -> CollectorError:
     """The run's error for a failed request: a refused key says which setting to fix."""
     if exc.status in AUTH_STATUSES and setting:
-        return CollectorError(
-            f"{provider}: the API key was refused (HTTP {exc.status}); check {setting}"
-        )
+        return CollectorError(f"{provider}: {what} refused (HTTP {exc.status}); check {setting}")
     return CollectorError(f"{provider}: {exc}")
 
 
@@ -102,6 +106,57 @@ def number(item: Mapping[str, Any], field: str, *, required: bool = True) -> Dec
         raise SkipItem("malformed_item", str(exc)) from None
 
 
+def decimal_text(item: Mapping[str, Any], field: str) -> Decimal | None:
+    """A price an API sends as a decimal string (``"3.95"``); None when absent or null."""
+    value = item.get(field)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise SkipItem("malformed_item", f"{field} is not a decimal string ({value!r})")
+    try:
+        result = Decimal(value.strip())
+    except InvalidOperation:
+        raise SkipItem("malformed_item", f"{field} is not a number ({value!r})") from None
+    if not result.is_finite() or result < 0:
+        raise SkipItem("malformed_item", f"{field} is {value!r}")
+    return result
+
+
+def loose_number(item: Mapping[str, Any], field: str) -> Decimal | None:
+    """A number sent as a number or a numeric string; None when absent, null or ""."""
+    value = item.get(field)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise SkipItem("malformed_item", f"{field} is {value!r}")
+    try:
+        result = Decimal(repr(value) if isinstance(value, float) else str(value).strip())
+    except InvalidOperation:
+        raise SkipItem("malformed_item", f"{field} is not a number ({value!r})") from None
+    if not result.is_finite() or result < 0:
+        raise SkipItem("malformed_item", f"{field} is {value!r}")
+    return result
+
+
+def where_listed(now: Collection[str], before: Collection[str] = ()) -> dict[str, Availability]:
+    """Regions of one offer: ``available`` where the provider names it now, and
+    ``unavailable`` where it was listed before and is no longer named.
+
+    For providers that name only where they have capacity (Lambda, DigitalOcean,
+    Verda): a region that ran out stays an offer instead of being delisted.
+    """
+    listed = {region: Availability.AVAILABLE for region in now}
+    return listed | {r: Availability.UNAVAILABLE for r in before if r not in listed}
+
+
+def listed_before(ctx: RunContext) -> dict[tuple[str, str], set[str]]:
+    """(pricing, instance type) -> the regions this source lists now (in the store)."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for key in ctx.listed_keys():  # (provider, instance_type, region, zone, pricing, …)
+        found.setdefault((key[4], key[1]), set()).add(key[2])
+    return found
+
+
 class GpuCloudCollector:
     """Construction, endpoint and JSON requests the GPU-cloud collectors share.
 
@@ -117,6 +172,8 @@ class GpuCloudCollector:
     """The provider's documented URL; ``<section>.endpoint_url`` replaces its origin."""
     spot_fetched_separately: ClassVar[bool] = False
     """Most of these APIs return spot with everything else (see collectors/base.py)."""
+    credential: ClassVar[str] = "the API key was"
+    """What a 401/403 says was refused (``the client credentials were``)."""
 
     def __init__(
         self,
@@ -152,21 +209,29 @@ class GpuCloudCollector:
         """The pricing models this run wants that the provider sells."""
         return ctx.pricing_scope & self.pricing_models
 
-    def client(self) -> HttpClient:
+    def credential_setting(self) -> str:
+        """How a user sets the credential, for the line that says it was refused."""
+        section = self.section(self.settings)
+        return section.key_setting() if isinstance(section, KeyedCloudSettings) else ""
+
+    def client(self, token: str = "") -> HttpClient:
+        """A client sending ``token`` (default: the API key) as a bearer token."""
         # The key goes in a header, never the URL, so it cannot reach a log line.
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        bearer = token or self._api_key
+        headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
         return HttpClient(
             self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
         )
 
-    def fetch(self, http: HttpClient, method: str, **kwargs: Any) -> Any:
-        """The JSON body of one request to :attr:`url` (retries are the client's)."""
-        section = self.section(self.settings)
-        setting = section.key_setting() if isinstance(section, KeyedCloudSettings) else ""
+    def fetch(self, http: HttpClient, method: str, url: str = "", **kwargs: Any) -> Any:
+        """The JSON body of one request to :attr:`url` (or ``url``, e.g. a next page
+        already moved to the override's origin); retries are the client's."""
         try:
-            response = http.request(method, self.url, **kwargs)
+            response = http.request(method, url or self.url, **kwargs)
         except HttpError as exc:
-            raise refused_or_failed(self.name, exc, setting) from exc
+            raise refused_or_failed(
+                self.name, exc, self.credential_setting(), self.credential
+            ) from exc
         try:
             return response.json()
         except ValueError as exc:

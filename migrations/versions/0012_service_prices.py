@@ -1,7 +1,7 @@
 """storage and transfer prices as compact series (issue 27)
 
 Revision ID: 0012
-Revises: 0008
+Revises: 0009 (0008 before 0009 was merged: one head)
 Create Date: 2026-12-01 15:00:00.000000
 
 ``service_prices`` holds block storage, object storage and internet egress prices per
@@ -20,7 +20,7 @@ from alembic import op
 import tracker.store.types
 
 revision: str = "0012"
-down_revision: str | None = "0008"
+down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -61,9 +61,11 @@ def test_two_imports_with_a_20_percent_drop_send_one_post_and_one_email(
     assert len(slack.posts) == 1 and len(smtp.messages) == 1
     blocks = slack.posts[0]["json"]["blocks"]
     assert blocks[0]["text"]["text"] == "[gpu-tracker] 1 price drop"
-    assert "aws p5.48xlarge" in blocks[1]["text"]["text"]
-    assert "$55.04 → $44.032/h" in blocks[1]["text"]["text"]
-    assert "-20.00%" in blocks[1]["text"]["text"]
+    # 44.032 reads 44.03 (cents from 1 up); the H100 of the sheet is an H100-SXM, 8 of them.
+    assert blocks[1]["text"]["text"] == (
+        "*Price drops*\n• 8× H100-SXM aws p5.48xlarge (us-east-1, on-demand): "
+        "55.04 → 44.03 USD/h (-20 %)"
+    )
     mail = message_from_bytes(smtp.messages[0]["content"], policy=default)
     assert mail["Subject"] == "[gpu-tracker] 1 price drop"
     assert smtp.messages[0]["rcpt_tos"] == ["team@example.com"]
@@ -102,6 +104,8 @@ def test_alerts_test_reports_success_or_the_exact_failure(
     assert slack.posts[0]["json"]["blocks"][0]["text"]["text"] == (
         "[gpu-tracker] test message: this channel works"
     )
+    # Under no heading: the test message is not an alert of any kind.
+    assert slack.posts[0]["json"]["blocks"][1]["text"]["text"] == "• a test from gpu-tracker"
     slack.answer((404, "no_service", 0.0))
     bad = run("alerts", "test", "--channel", "slack", extra_env=env)
     assert bad.returncode == 1

@@ -39,14 +39,14 @@ def test_the_subject_says_what_changed() -> None:
         ],
         rows=2,
     )
+    # A new leader first, then the drops (one headline part per kind).
     assert digest.subject == (
-        "[gpu-tracker] 3 price drops, best for llm-7b-lora now gcp a2-ultragpu-1g"
+        "[gpu-tracker] best for llm-7b-lora now gcp a2-ultragpu-1g, 3 price drops"
     )
-    # The two largest changes as rows (|-30| before |-10|); the leader has no price row
-    # (no instance in its details here) so it is a line; the -5 % one is counted.
-    assert [r.change_pct for r in digest.rows] == ["-30.00", "-10.00"]
-    assert digest.lines == ("best for llm-7b-lora now gcp a2-ultragpu-1g (was aws p4d.24xlarge)",)
-    assert digest.more == 1
+    # The leader line first (its group leads), then the largest drop; the -10 % and
+    # -5 % ones are counted: 4 alerts, 2 shown, "and 2 more".
+    assert [i.alert_ids for i in digest.shown] == [(7,), (2,)]
+    assert digest.more == 2
     assert digest.ids_text == "alert ids 1-3, 7"
 
 

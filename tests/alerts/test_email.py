@@ -67,11 +67,19 @@ def test_digest_arrives_with_envelope_subject_and_both_parts(
     text = parsed.get_body(("plain",))
     html = parsed.get_body(("html",))
     assert text is not None and html is not None
-    plain = text.get_content()
+    plain = text.get_content().replace("\r\n", "\n")
     # Largest change first: i2 (-30 %) above i1 (-10 %).
     assert plain.index("testcloud i2") < plain.index("testcloud i1")
-    assert "$10.00 → $7.00/h" in plain and "alert ids 1-2" in plain
-    assert "<td>testcloud i2</td>" in html.get_content()
+    assert plain == (
+        "2 price drops\n\nPrice drops\n"
+        "- 8× H100-SXM testcloud i2 (us-east-1, on-demand): 10.00 → 7.00 USD/h (-30 %)\n"
+        "- 8× H100-SXM testcloud i1 (us-east-1, on-demand): 10.00 → 9.00 USD/h (-10 %)\n"
+        "\nalert ids 1-2\n"
+    )
+    assert (
+        "<li>8× H100-SXM testcloud i2 (us-east-1, on-demand): 10.00 → 7.00 USD/h (-30 %)</li>"
+        in html.get_content()
+    )
     assert list_alerts(sqlite_engine)[0].status == "sent"
 
 

@@ -310,12 +310,13 @@ def test_collector_health_fires_after_n_failures_and_on_recovery(sqlite_engine: 
         run_collector(sqlite_engine, Broken(), Settings(), now=T0 + i * H)
         queued = evaluate(sqlite_engine, rule, ["slack"], now=T0 + i * H, health_only=True)
         assert bool(queued) is (i == 3), i  # the 3rd failure in a row, once
+    # Broken's runs price everything (scope "all"): the scheduler's standard job.
     assert fired(sqlite_engine)[-1][1] == (
-        "testcloud:all failed 3 runs in a row: RuntimeError: provider said 503"
+        "testcloud:standard failed 3 runs in a row: RuntimeError: provider said 503"
     )
     collect(sqlite_engine, [offer("a", "1.00")], T0 + 5 * H)
     evaluate(sqlite_engine, rule, ["slack"], now=T0 + 5 * H, health_only=True)
-    assert fired(sqlite_engine)[-1][1] == "testcloud:all recovered: its latest run succeeded"
+    assert fired(sqlite_engine)[-1][1] == "testcloud:standard recovered: its latest run succeeded"
     assert len(fired(sqlite_engine)) == 2
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tracker.alerts.rules import (
+    NewHardwareRule,
     PriceChangeRule,
     RulesError,
     load_rules,
@@ -104,3 +105,58 @@ def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
     bad.write_text("[[rules]\n")
     with pytest.raises(RulesError, match="invalid TOML"):
         load_rules(bad, [])
+
+
+def test_each_problem_is_said_once() -> None:
+    # The duration's own message names the value; the line does not repeat it.
+    assert error_of({"name": "c", "type": "new_hardware", "cooldown": "6 hours"}) == (
+        'alerts.toml: rule \'c\': cooldown: expected a duration like "6h", "30m" or "1d", '
+        "got '6 hours'"
+    )
+
+
+def test_gpu_names_are_resolved_through_the_catalog_when_the_rules_load() -> None:
+    assert error_of(
+        {"name": "g", "type": "price_change", "threshold_percent": 5, "gpu_model": ["H1000"]}
+    ) == (
+        "alerts.toml: rule 'g': gpu_model: 'H1000' is not a GPU the catalog knows "
+        "(a model like H100-SXM, a family like H100, or a provider's spelling of one)"
+    )
+    # A family, a canonical name in any case and a provider's spelling all resolve.
+    (rule,) = parse_rules(
+        {
+            "rules": [
+                {
+                    "name": "ok",
+                    "type": "new_hardware",
+                    "gpu_model": ["H100", "a100-80gb", "Tesla T4"],
+                }
+            ]
+        },
+        "alerts.toml",
+        ["slack"],
+    )
+    assert isinstance(rule, NewHardwareRule) and rule.gpus is not None
+    assert {"A100-80GB", "T4", "H100-SXM"} <= set(rule.gpus.models)
+
+
+def test_providers_are_checked_against_the_registered_collectors() -> None:
+    table = {"name": "down", "type": "collector_health", "provider": ["aws", "awz"]}
+    with pytest.raises(RulesError) as info:
+        parse_rules({"rules": [table]}, "alerts.toml", ["slack"], {"aws", "gcp"})
+    assert str(info.value) == (
+        "alerts.toml: rule 'down': provider: 'awz' is not a registered collector "
+        "(registered: aws, gcp)"
+    )
+    offers = {"name": "p", "type": "price_change", "threshold_percent": 5, "provider": "oracle"}
+    with pytest.raises(RulesError, match="rule 'p': provider: 'oracle' is not a registered"):
+        parse_rules({"rules": [offers]}, "alerts.toml", ["slack"], {"aws", "oci"})
+
+
+def test_the_shipped_example_names_registered_collectors_only() -> None:
+    from tracker.alerts.setup import collector_names
+    from tracker.settings import Settings
+
+    names = collector_names(Settings())
+    assert {"aws", "azure", "gcp", "pricesheet"} <= names
+    assert load_rules(ROOT / "config" / "alerts.toml", ["slack", "email"], names)

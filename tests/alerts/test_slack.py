@@ -29,6 +29,8 @@ def price_alert(n: int, old: str, new: str, pct: str) -> NewAlert:
             "instance_type": f"i{n}",
             "region": "us-east-1",
             "pricing": "on_demand",
+            "gpu_count": "8",
+            "gpu_model": "H100-SXM",
             "old": old,
             "new": new,
             "currency": "USD",
@@ -72,14 +74,13 @@ def test_one_block_kit_digest_for_many_alerts(sqlite_engine: Engine, slack: Slac
         "emoji": False,
     }
     assert post["json"]["text"] == "[gpu-tracker] 2 price drops, 1 price rise"
-    table = blocks[1]["text"]["text"]
-    assert table.startswith("```") and table.endswith("```")
-    lines = table.strip("`").splitlines()
-    # The two largest changes (|-50| then |+20|), the third counted in the context line.
-    assert lines[0].split() == ["instance", "region", "pricing", "price", "change"]
-    assert "testcloud i2" in lines[1] and "$10.00 → $5.00/h" in lines[1] and "-50.00%" in lines[1]
-    assert "testcloud i3" in lines[2] and "+20.00%" in lines[2]
-    assert len(lines) == 3
+    # The two largest changes (-50 % then -10 %: drops come before rises), the +20 %
+    # rise counted in the context line.
+    assert blocks[1]["text"]["text"] == (
+        "*Price drops*\n"
+        "• 8× H100-SXM testcloud i2 (us-east-1, on-demand): 10.00 → 5.00 USD/h (-50 %)\n"
+        "• 8× H100-SXM testcloud i1 (us-east-1, on-demand): 10.00 → 9.00 USD/h (-10 %)"
+    )
     assert blocks[2]["elements"][0]["text"] == "alert ids 1-3 · and 1 more"
     # Nothing left to send.
     assert drain(sqlite_engine, cfg, channel(slack, cfg), now=T0).sent == {}

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from collectors.gpucloud import documented_url
-from tracker.models import PricingModel
+from collectors.base import SkipItem
+from collectors.gpucloud import decimal_text, documented_url, loose_number, where_listed
+from tracker.models import Availability, PricingModel
 from tracker.settings import ConfigError, Settings, load_settings
 
 
@@ -25,7 +28,23 @@ def test_override_replaces_origin_and_keeps_the_documented_path(
     assert documented_url("https://api.runpod.io/graphql", origin) == expected
 
 
-@pytest.mark.parametrize("section", ["lambda", "runpod", "vastai", "oci"])
+@pytest.mark.parametrize(
+    "section",
+    [
+        "lambda",
+        "runpod",
+        "vastai",
+        "oci",
+        "digitalocean",
+        "verda",
+        "tensordock",
+        "vultr",
+        "cudo",
+        "hotaisle",
+        "jarvislabs",
+        "seeweb",
+    ],
+)
 def test_endpoint_override_from_the_environment(
     section: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -94,3 +113,39 @@ def test_service_gives_a_spot_job_only_where_spot_is_its_own_request() -> None:
     ]
     assert jobs["vastai:spot"].pricing_scope == {PricingModel.SPOT}
     assert PricingModel.SPOT in jobs["runpod:standard"].pricing_scope
+
+
+def test_where_listed_keeps_a_region_listed_before_as_unavailable() -> None:
+    assert where_listed(["nyc1"], {"nyc1", "tor1"}) == {
+        "nyc1": Availability.AVAILABLE,
+        "tor1": Availability.UNAVAILABLE,
+    }
+    assert where_listed([]) == {}
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("3.95", Decimal("3.95")), (" 0.70 ", Decimal("0.70")), (None, None)],
+)
+def test_decimal_text_reads_decimal_strings_exactly(value: Any, expected: Any) -> None:
+    assert decimal_text({"p": value}, "p") == expected
+
+
+@pytest.mark.parametrize("value", [3.95, "free", "-1", "NaN"])
+def test_decimal_text_refuses_anything_else_as_a_skip(value: Any) -> None:
+    with pytest.raises(SkipItem):
+        decimal_text({"p": value}, "p")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("24", Decimal(24)), (0.44, Decimal("0.44")), (8, Decimal(8)), ("", None), (None, None)],
+)
+def test_loose_number_reads_numbers_and_numeric_strings(value: Any, expected: Any) -> None:
+    assert loose_number({"n": value}, "n") == expected
+
+
+@pytest.mark.parametrize("value", ["bad", True, [1], "-2"])
+def test_loose_number_refuses_the_rest_as_a_skip(value: Any) -> None:
+    with pytest.raises(SkipItem):
+        loose_number({"n": value}, "n")

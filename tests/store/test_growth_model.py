@@ -143,6 +143,14 @@ def snapshot(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
         "c.confirmed_at, c.max_point_id, (SELECT max(id) FROM price_points) "
         "FROM confirmed_scopes c JOIN collection_runs r ON r.id = c.run_id ORDER BY 1, 2, 3",
     )
+    # The rollup the runs kept against the one the model builds whole (ids aside).
+    snap["price_rollups"] = rows(
+        engine,
+        "SELECT g.gpu_model, g.pricing, g.provider, g.region, g.currency, "
+        f"{', '.join('s.' + c for c in key.split(', '))}, r.price, r.first_seen, r.ended_at "
+        "FROM price_rollups r JOIN rollup_groups g ON g.id = r.group_id "
+        "JOIN series s ON s.id = r.series_id ORDER BY 1, 2, 3, 4, 5, r.first_seen",
+    )
     return snap
 
 

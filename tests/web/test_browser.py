@@ -295,7 +295,7 @@ def test_the_navigation_folds_on_a_phone_and_stays_reachable(
     assert not browser.find_element(By.CSS_SELECTOR, ".menu-button").is_displayed()
     phone.get(site.url + "/")
     links = phone.find_elements(By.CSS_SELECTOR, "#nav a")
-    assert len(links) == 7 and not any(a.is_displayed() for a in links)  # folded away
+    assert len(links) == 8 and not any(a.is_displayed() for a in links)  # folded away
     phone.find_element(By.CSS_SELECTOR, ".menu-button").click()
     assert all(a.is_displayed() for a in links)
     phone.find_element(By.LINK_TEXT, "Compare").click()
@@ -312,7 +312,7 @@ def test_an_error_is_a_page_with_the_navigation(
     assert driver.find_element(By.TAG_NAME, "h1").text == "Bad request"
     reason = driver.find_element(By.ID, "reason").text
     assert reason == "400 name: 'H100' is not a canonical GPU model (see 'gpus')"
-    assert len(driver.find_elements(By.CSS_SELECTOR, "#nav a")) == 7
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#nav a")) == 8
     assert sideways(driver) == 0
     driver.find_element(By.ID, "back").click()
     wait_for_url(driver, site.url + "/")

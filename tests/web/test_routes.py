@@ -32,6 +32,7 @@ GET_ROUTES = {
     "/gpu": "?name=H100-SXM",
     "/compare": "",
     "/profiles": "",
+    "/plan": "?gpu=H100&steady_gpus=8",
     "/alerts": "",
     "/collectors": "",
     "/api/docs": "",
@@ -39,6 +40,7 @@ GET_ROUTES = {
     "/api/v1/": "",
     "/api/v1/offers": "",
     "/api/v1/recommend": "?profile=bert-base-finetune",
+    "/api/v1/plan": "?gpu=H100&steady_gpus=8",
     "/api/v1/history": "?gpu=H100",
     "/api/v1/compare": "",
     "/api/v1/alerts": "",
@@ -125,7 +127,7 @@ def test_a_page_error_is_a_page_with_the_navigation(
     assert r.status_code == status
     assert r.headers["content-type"].startswith("text/html")
     nav = re.search(r'<nav id="nav">(.*?)</nav>', r.text)
-    assert nav is not None and nav.group(1).count("<a ") == 7  # the whole navigation
+    assert nav is not None and nav.group(1).count("<a ") == 8  # the whole navigation
     shown = re.search(r'<p class="error-reason" id="reason">(.*?)</p>', r.text)
     assert shown is not None and reason in shown.group(1).replace("&#39;", "'")
     assert re.search(r'<a id="back" href="[^"]+">← Back to ', r.text)

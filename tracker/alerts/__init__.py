@@ -4,6 +4,8 @@ collector health, queued in an outbox and delivered to channels (Slack, email, p
 * :mod:`tracker.alerts.rules`: the rules file, validated (one line per mistake);
 * :mod:`tracker.alerts.evaluate` / :mod:`~tracker.alerts.offer_rules`: what fired,
   queued in one transaction with a dedupe key per event;
+* :mod:`tracker.alerts.render` / :mod:`~tracker.alerts.digest`: one renderer per kind
+  (the line every channel and the dashboard show), a digest's order and exact count;
 * :mod:`tracker.alerts.sender`: one digest per channel, marked sent only after the
   channel accepted it, retried with backoff, ``dead`` after ``max_attempts``;
 * :mod:`tracker.alerts.channels`: the ``gpu_tracker.alert_channels`` plugins;

@@ -1,8 +1,11 @@
-"""One message per channel for everything due: a subject that says what changed, the
-largest changes as table rows, the rest as a count, and the alert ids.
+"""One message per channel for everything due: a subject that says what changed, one
+line per alert in the order that matters, the rest as an exact count, and the alert ids.
 
-Channels render a :class:`Digest` (Slack blocks, an email's text and HTML parts);
-what the digest says is decided once here, so every channel says the same thing.
+What each alert says is decided once by :mod:`tracker.alerts.render`; the digest
+orders the lines (collector health, new leaders and GPU models, spot discounts,
+price drops, price rises, other new hardware; larger changes first), merges the
+alerts of one new machine into one line, and keeps the arithmetic: a channel that
+shows the first ``k`` lines says ``and more_after(k)`` more, the alerts not shown.
 """
 
 from __future__ import annotations
@@ -10,75 +13,66 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from tracker.alerts.render import HEALTH, PLAIN, Line, render
 from tracker.store.alerts import DueDelivery
 
-__all__ = ["Digest", "Row", "build_digest", "id_ranges", "sample_digest"]
+__all__ = ["Digest", "Item", "build_digest", "id_ranges", "sample_digest"]
 
 PREFIX = "[gpu-tracker]"
 MAX_SUBJECT = 150
 """Slack's header block takes 150 characters; a mail subject should not be longer."""
+MAX_IDS_TEXT = 1000
+"""Past this the ids are given as a span and a count (a context block takes 2,000)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
-    """A digest line with a price: instance, region, pricing, old → new, change."""
+class Item:
+    """One digest line and the alerts it stands for (several for one new machine)."""
 
-    instance: str
-    region: str
-    pricing: str
-    old: str
-    new: str
-    currency: str
-    change_pct: str
-    alert_id: int
-
-    @property
-    def price_text(self) -> str:
-        unit = "$" if self.currency == "USD" else ""
-        suffix = "" if self.currency == "USD" else f" {self.currency}"
-        old = f"{unit}{self.old} → " if self.old else ""
-        return f"{old}{unit}{self.new}{suffix}/h"
-
-    @property
-    def change_text(self) -> str:
-        return f"{Decimal(self.change_pct):+}%" if self.change_pct else ""
+    line: Line
+    alert_ids: tuple[int, ...]
+    details: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class Digest:
     alert_ids: tuple[int, ...]
     headline: str
-    """What changed, e.g. ``3 price drops, best for llm-7b-lora now gcp a2-ultragpu-1g``."""
-    rows: tuple[Row, ...]
-    """The largest price changes first, at most ``digest_rows``."""
-    lines: tuple[str, ...]
-    """Alerts without a price row (new hardware, collectors), at most ``digest_rows``."""
-    more: int
-    """Alerts neither shown as a row nor as a line."""
+    """What changed, e.g. ``best for llm-7b-lora now gcp a2-ultragpu-1g, 3 price drops``."""
+    items: tuple[Item, ...]
+    """Every line, in digest order."""
+    rows: int
+    """Lines a channel shows at most (``digest_rows``)."""
+
+    @property
+    def shown(self) -> tuple[Item, ...]:
+        return self.items[: self.rows]
+
+    def more_after(self, shown: int) -> int:
+        """Alerts not among the first ``shown`` lines: the exact "and N more"."""
+        covered = sum(len(i.alert_ids) for i in self.items[:shown])
+        return len(self.alert_ids) - covered
+
+    @property
+    def more(self) -> int:
+        return self.more_after(len(self.shown))
 
     @property
     def subject(self) -> str:
-        text = f"{PREFIX} {self.headline}"
+        text = " ".join(f"{PREFIX} {self.headline}".split())  # a mail header: one line
         return text if len(text) <= MAX_SUBJECT else text[: MAX_SUBJECT - 1] + "…"
 
     @property
     def ids_text(self) -> str:
         if not self.alert_ids:
             return "no alert ids (test message)"
-        return f"alert ids {id_ranges(self.alert_ids)}"
-
-    def table_text(self) -> str:
-        """The rows as a fixed-width table (Slack code block, email text part)."""
-        header = ("instance", "region", "pricing", "price", "change")
-        body = [(r.instance, r.region, r.pricing, r.price_text, r.change_text) for r in self.rows]
-        widths = [max(len(x[i]) for x in [header, *body]) for i in range(len(header))]
-        return "\n".join(
-            "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-            for line in [header, *body]
-        )
+        text = f"alert ids {id_ranges(self.alert_ids)}"
+        if len(text) <= MAX_IDS_TEXT:
+            return text
+        first, last = min(self.alert_ids), max(self.alert_ids)
+        return f"{len(self.alert_ids)} alerts, ids {first} to {last}"
 
 
 def id_ranges(ids: Sequence[int]) -> str:
@@ -96,80 +90,112 @@ def id_ranges(ids: Sequence[int]) -> str:
     return ", ".join(parts)
 
 
-def _pct(details: dict[str, Any]) -> Decimal:
-    try:
-        return Decimal(str(details.get("change_pct") or 0))
-    except InvalidOperation:
-        return Decimal(0)
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _headline(alerts: Sequence[DueDelivery]) -> str:
-    kinds = Counter(a.kind for a in alerts)
+def _leader(item: Item) -> str:
+    d = item.details
+    if d.get("provider"):
+        return f"best for {d.get('profile')} now {d['provider']} {d.get('instance_type')}"
+    return item.line.text.split(" (was ")[0]
+
+
+def _headline(items: Sequence[Item], alerts: int) -> str:
     parts: list[str] = []
-    prices = [a for a in alerts if a.kind == "price_change"]
-    drops = sum(1 for a in prices if _pct(a.details) < 0)
-    if drops:
-        parts.append(_plural(drops, "price drop"))
-    if len(prices) - drops:
-        parts.append(_plural(len(prices) - drops, "price rise"))
-    if kinds["spot_discount"]:
-        parts.append(_plural(kinds["spot_discount"], "spot discount"))
-    ranking = [a for a in alerts if a.kind == "ranking_change"]
-    leaders = [a.title for a in ranking if a.details.get("event") == "leader"]
-    parts.extend(t.split(" (was ")[0] for t in leaders[:2])
-    others = len(ranking) - len(leaders[:2])
-    if others:
-        parts.append(_plural(others, "ranking change"))
-    if kinds["new_hardware"] == 1:
-        parts.extend(a.title for a in alerts if a.kind == "new_hardware")
-    elif kinds["new_hardware"]:
-        parts.append(f"{kinds['new_hardware']} new hardware")
-    for a in alerts:
-        if a.kind == "collector_health":
-            parts.append(f"{a.details.get('job')} {a.details.get('state')}")
-    known = {"price_change", "spot_discount", "ranking_change", "new_hardware", "collector_health"}
-    rest = sum(n for k, n in kinds.items() if k not in known)
-    if rest:
-        parts.append(_plural(rest, "other alert"))
-    return ", ".join(parts) or _plural(len(alerts), "alert")
+    health = [i.line.label for i in items if i.line.group == HEALTH]
+    parts += health[:3]
+    if len(health) > 3:
+        parts.append(_plural(len(health) - 3, "more collector alert"))
+    leaders = [_leader(i) for i in items if i.line.label == "new leader"]
+    parts += leaders[:2]
+    labels = Counter(i.line.label for i in items)
+    labels["ranking change"] += max(len(leaders) - 2, 0)
+    models = [i.details.get("gpu_model") for i in items if i.line.label == "new GPU model"]
+    if len(models) == 1 and models[0]:
+        parts.append(f"new GPU model {models[0]}")
+    elif models:
+        parts.append(_plural(len(models), "new GPU model"))
+    for label in (
+        "ranking change",
+        "spot discount",
+        "price drop",
+        "price rise",
+        "new instance type",
+        "new region",
+        "other alert",
+    ):
+        if labels[label]:
+            parts.append(_plural(labels[label], label))
+    return ", ".join(parts) or _plural(alerts, "alert")
 
 
-def _row(a: DueDelivery) -> Row | None:
-    d = a.details
-    if "new" not in d or "instance_type" not in d:
+def _machine(a: DueDelivery) -> tuple[str, ...] | None:
+    """New-hardware alerts of one machine (series) share this key: one line for them."""
+    if a.kind != "new_hardware":
         return None
-    return Row(
-        instance=f"{d.get('provider', '')} {d['instance_type']}".strip(),
-        region=str(d.get("region", "")),
-        pricing=str(d.get("pricing", "")),
-        old=str(d.get("old", "")),
-        new=str(d["new"]),
-        currency=str(d.get("currency", "")),
-        change_pct=str(d.get("change_pct", "")),
-        alert_id=a.alert_id,
-    )
+    d = a.details
+    return tuple(str(d.get(k, "")) for k in ("provider", "instance_type", "region"))
+
+
+def _leader_and_cost(alerts: Sequence[DueDelivery]) -> dict[int, DueDelivery]:
+    """A profile's cost alert that came with a new leader (same snapshot): the leader's
+    line says the cost change, so the two are one line. Cost alert id → leader alert."""
+    leaders = {
+        (a.details.get("profile"), a.details.get("snapshot")): a
+        for a in alerts
+        if a.kind == "ranking_change" and a.details.get("event") == "leader"
+    }
+    return {
+        a.alert_id: leaders[key]
+        for a in alerts
+        if a.kind == "ranking_change"
+        and a.details.get("event") == "cost"
+        and (key := (a.details.get("profile"), a.details.get("snapshot"))) in leaders
+    }
+
+
+_EVENT_RANK = {"gpu_model": 0, "instance_type": 1, "region": 2}
+
+
+def _items(alerts: Sequence[DueDelivery]) -> list[Item]:
+    merged: dict[tuple[str, ...], list[DueDelivery]] = {}
+    items: list[Item] = []
+    costs = _leader_and_cost(alerts)
+    with_cost = {leader.alert_id: cost for cost, leader in costs.items()}
+    by_id = {a.alert_id: a for a in alerts}
+    for a in alerts:
+        if a.alert_id in costs:
+            continue  # said by its leader's line
+        if a.alert_id in with_cost:
+            cost = by_id[with_cost[a.alert_id]]
+            details = {**a.details, "change_pct": cost.details.get("change_pct")}
+            line = render(a.kind, details, a.title)
+            items.append(Item(line, (a.alert_id, cost.alert_id), details))
+            continue
+        key = _machine(a)
+        if key is not None:
+            merged.setdefault(key, []).append(a)
+            continue
+        items.append(Item(render(a.kind, a.details, a.title), (a.alert_id,), a.details))
+    for group in merged.values():
+        events = [str(a.details.get("event")) for a in group]
+        first = min(group, key=lambda a: _EVENT_RANK.get(str(a.details.get("event")), 3))
+        details = {**first.details, "events": sorted(set(events), key=events.index)}
+        line = render(first.kind, details, first.title)
+        items.append(Item(line, tuple(a.alert_id for a in group), details))
+    items.sort(key=lambda i: (i.line.group, -i.line.size, i.alert_ids[0]))
+    return items
 
 
 def build_digest(alerts: Sequence[DueDelivery], rows: int) -> Digest:
-    """The digest of ``alerts`` (one channel's due deliveries), ``rows`` rows at most."""
-    priced = [(a, r) for a in alerts if (r := _row(a)) is not None]
-    priced.sort(key=lambda ar: (-abs(_pct(ar[0].details)), ar[0].alert_id))
-    shown = [r for _, r in priced[:rows]]
-    with_row = {a.alert_id for a, _ in priced}
-    lines = [a.title for a in alerts if a.alert_id not in with_row][:rows]
-    return Digest(
-        alert_ids=tuple(sorted({a.alert_id for a in alerts})),
-        headline=_headline(alerts),
-        rows=tuple(shown),
-        lines=tuple(lines),
-        more=len(alerts) - len(shown) - len(lines),
-    )
+    """The digest of ``alerts`` (one channel's due deliveries), ``rows`` lines at most."""
+    items = _items(alerts)
+    ids = tuple(sorted({a.alert_id for a in alerts}))
+    return Digest(alert_ids=ids, headline=_headline(items, len(ids)), items=tuple(items), rows=rows)
 
 
 def sample_digest() -> Digest:
     """What ``alerts test`` sends: no alert behind it, nothing to dedupe."""
-    return Digest((), "test message: this channel works", (), ("a test from gpu-tracker",), 0)
+    line = Line("a test from gpu-tracker", PLAIN)
+    return Digest((), "test message: this channel works", (Item(line, (), {}),), 1)

@@ -26,6 +26,7 @@ from typing import Any
 
 from tracker.alerts import offer_rules
 from tracker.alerts.cursor import CHECKPOINTS, GLOBAL_RULE, safe_ids
+from tracker.alerts.render import health_job
 from tracker.alerts.rules import AlertRule, CollectorHealthRule, channels_of
 from tracker.fx import NO_RATE_HINT, Rates, which_missing
 from tracker.hooks import JobHealthChange
@@ -197,9 +198,9 @@ def _report_no_rate(ev: Evaluation) -> None:
 
 def _failing_runs(rule: CollectorHealthRule, ev: Evaluation) -> None:
     """``failures`` failed runs in a row fires once; the next success says it recovered."""
-    state = ev.rule_state(rule)
+    state = _job_names(rule, ev, ev.rule_state(rule))
     failing = {
-        f"{f.provider}:{f.scope}": f
+        health_job(f.provider, f.scope): f
         for f in ev.cached("failing", lambda: alert_events.failing_collectors(ev.engine))
         if not rule.provider or f.provider in rule.provider
     }
@@ -216,7 +217,12 @@ def _failing_runs(rule: CollectorHealthRule, ev: Evaluation) -> None:
                 f"failing|{job}|{f.last_run_at.isoformat()}",
                 f"collector:{job}",
                 f"{job} failed {f.consecutive_failures} runs in a row{error}",
-                {"job": job, "state": "failing", "failures": f.consecutive_failures},
+                {
+                    "job": job,
+                    "state": "failing",
+                    "failures": f.consecutive_failures,
+                    "error": f.last_error or "",
+                },
             )
         )
     for subject, since in sorted(state.items()):
@@ -236,6 +242,19 @@ def _failing_runs(rule: CollectorHealthRule, ev: Evaluation) -> None:
             )
         )
     ev.emit(rule, out)
+
+
+def _job_names(rule: CollectorHealthRule, ev: Evaluation, state: dict[str, str]) -> dict[str, str]:
+    """``failing:`` flags under the scheduler's job names; a flag stored by an older
+    version under the run-log scope (``pricesheet:all``) is renamed, not re-fired."""
+    for subject in [s for s in state if s.startswith("failing:")]:
+        provider, _, scope = subject.removeprefix("failing:").partition(":")
+        named = f"failing:{health_job(provider, scope)}"
+        if named != subject:
+            ev.state[(rule.name, subject)] = None
+            ev.state[(rule.name, named)] = state[subject]
+            state[named] = state.pop(subject)
+    return state
 
 
 def health_change_alerts(
@@ -267,7 +286,7 @@ def health_change_alerts(
                     event,
                     f"collector:{change.job_id}",
                     title,
-                    {"job": change.job_id, "state": state},
+                    {"job": change.job_id, "state": state, "since": since},
                 )
             ],
         )

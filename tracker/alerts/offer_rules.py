@@ -29,7 +29,7 @@ from tracker.alerts.rules import (
 )
 from tracker.fx import USD
 from tracker.models import PricingModel
-from tracker.store import alert_events, queries
+from tracker.store import alert_events
 from tracker.store.alerts import NewAlert
 
 if TYPE_CHECKING:
@@ -64,7 +64,12 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     if cursor is None:
         return
     out: list[NewAlert] = []
-    for c in alert_events.price_changes_since(ev.engine, cursor):
+    # Read once per cursor for every rule (after a big run: 100,000 changes, 4 rules).
+    changes = ev.cached(
+        f"price_changes_since:{cursor}",
+        lambda: alert_events.price_changes_since(ev.engine, cursor),
+    )
+    for c in changes:
         if not rule.matches_priced(c.pricing, c.provider, c.region, c.gpu_model, c.gpu_raw_name):
             continue
         if not c.old_price:
@@ -102,10 +107,15 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
                     "region": where,
                     "pricing": c.pricing,
                     "gpu": f"{c.gpu_count.normalize():f}x {c.gpu_model}",
+                    "gpu_count": f"{c.gpu_count.normalize():f}",
+                    "gpu_model": c.gpu_model,
                     "old": old_text,
                     "new": new_text,
                     "currency": rule.currency,
                     "change_pct": str(pct),
+                    "own": _own(
+                        rule.currency, (c.old_price, c.old_currency), (c.new_price, c.currency)
+                    ).strip(" []"),
                     "at": c.at.isoformat(),
                 },
             )
@@ -143,32 +153,31 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     """Fires when an offer's spot discount reaches the threshold, not while it stays there."""
     state = ev.rule_state(rule)
     seeding = ev.seeding(rule, state)
+    # Plain rows of the open prices, not Offer records: 130,000 of them after a big run.
     offers = ev.cached(
         "spot_and_on_demand",
-        lambda: queries.current_offers(
-            ev.engine, pricing=[PricingModel.SPOT, PricingModel.ON_DEMAND]
+        lambda: alert_events.current_prices(
+            ev.engine, [PricingModel.SPOT.value, PricingModel.ON_DEMAND.value]
         ),
     )
     on_demand: dict[tuple[str, ...], Any] = {}
-    for s in offers:
-        o = s.offer
-        if o.pricing is PricingModel.ON_DEMAND and not o.payment_option:
+    for o in offers:
+        if o.pricing == PricingModel.ON_DEMAND.value and not o.payment_option:
             key = (o.provider, o.instance_type, o.region, o.os)
             best = on_demand.get(key)
-            if best is None or o.price_per_hour < best.offer.price_per_hour:
-                on_demand[key] = s
+            if best is None or o.price_per_hour < best.price_per_hour:
+                on_demand[key] = o
     crossed: set[str] = set()
     out: list[NewAlert] = []
-    for s in offers:
-        o = s.offer
-        if o.pricing is not PricingModel.SPOT:
+    for o in offers:
+        if o.pricing != PricingModel.SPOT.value:
             continue
         if not rule.matches(o.provider, o.region, o.gpu_model, o.gpu_raw_name):
             continue
         od = on_demand.get((o.provider, o.instance_type, o.region, o.os))
-        if od is None or not od.offer.price_per_hour:
+        if od is None or not od.price_per_hour:
             continue
-        base: Priced = (od.offer.price_per_hour, od.offer.currency)
+        base: Priced = (od.price_per_hour, od.currency)
         spot: Priced = (o.price_per_hour, o.currency)
         same = base[1] == spot[1]
         pair = None if same else _pair(rule, ev, base, spot, ev.now)
@@ -201,7 +210,7 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
         out.append(
             ev.alert(
                 rule,
-                f"{subject}|{s.price_since.isoformat()}|{od.price_since.isoformat()}",
+                f"{subject}|{o.price_since.isoformat()}|{od.price_since.isoformat()}",
                 subject,
                 f"{o.provider} {o.instance_type} {where} spot {spot_text} "
                 f"{rule.currency}/h is {shown}% below on-demand {od_text}{own}",
@@ -211,10 +220,13 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
                     "region": where,
                     "pricing": "spot",
                     "gpu": f"{o.gpu_count.normalize():f}x {o.gpu_model}",
+                    "gpu_count": f"{o.gpu_count.normalize():f}",
+                    "gpu_model": o.gpu_model,
                     "old": od_text,
                     "new": spot_text,
                     "currency": rule.currency,
                     "change_pct": str(-shown),
+                    "own": own.strip(" []"),
                 },
             )
         )
@@ -239,6 +251,8 @@ def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
             "region": s.region,
             "pricing": s.pricing,
             "gpu": f"{s.gpu_count.normalize():f}x {s.gpu_model}",
+            "gpu_count": f"{s.gpu_count.normalize():f}",
+            "gpu_model": s.gpu_model,
         }
         found = [
             ("gpu_model", s.new_gpu_model, f"gpu:{s.gpu_model}", f"new GPU model {s.gpu_model} "
@@ -248,9 +262,16 @@ def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
             ("region", s.new_region, f"region:{s.provider}/{s.region}",
              f"{s.provider} offers GPUs in {s.region} now ({s.instance_type})"),
         ]  # fmt: skip
-        for event, is_new, subject, title in found:
-            if is_new and event in rule.events:
-                out.append(ev.alert(rule, subject, subject, title, {**details, "event": event}))
+        # One machine that is new in several ways is one line in a digest: each alert
+        # (kept apart for its own dedupe key) names all of them.
+        events = [e for e, is_new, _, _ in found if is_new and e in rule.events]
+        for event, _, subject, title in found:
+            if event in events:
+                out.append(
+                    ev.alert(
+                        rule, subject, subject, title, {**details, "event": event, "events": events}
+                    )
+                )
     ev.emit(rule, out)
 
 
@@ -289,6 +310,8 @@ def _entry(e: Any) -> dict[str, Any]:
         "region": f"{e.region}/{e.zone}" if e.zone else e.region,
         "pricing": e.pricing,
         "gpu": e.hardware,
+        "gpu_count": f"{e.gpu_count.normalize():f}",
+        "gpu_model": e.gpu_model,
         "job_cost_usd": _money(e.job_cost_usd),
     }
 
@@ -302,7 +325,7 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
     )
     subject = f"profile:{profile}"
     out = []
-    base = {"profile": profile}
+    base = {"profile": profile, "snapshot": sid}
 
     def cost(entry: Any) -> str | None:
         """A job cost (USD) in the rule's currency at the snapshot's rate, or None."""
@@ -321,7 +344,8 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
                     f"{subject}:leader",
                     f"best for {profile} now {leader.provider} {leader.instance_type}{was}",
                     {**base, **_entry(leader), "event": "leader", "old": old, "new": new,
-                     "currency": rule.currency},
+                     "currency": rule.currency,
+                     "previous": _entry(before) if before is not None else None},
                 )
             )  # fmt: skip
     if "top_n" in rule.events:
@@ -338,7 +362,7 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
                     f"{subject}:top_n:{e.gpu_model}",
                     f"{e.gpu_model} entered the top {rule.top_n} for {profile} "
                     f"(#{e.rank}: {e.provider} {e.instance_type})",
-                    {**base, **_entry(e), "event": "top_n", "rank": e.rank},
+                    {**base, **_entry(e), "event": "top_n", "rank": e.rank, "top_n": rule.top_n},
                 )
             )
     pct = change.leader_cost_delta_pct
@@ -360,7 +384,8 @@ def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> lis
                 f"{subject}:cost",
                 f"{profile} job cost {old} → {new} {rule.currency} ({pct:+}%)",
                 {**base, **_entry(leader), "event": "cost", "old": old, "new": new,
-                 "currency": rule.currency, "change_pct": str(pct)},
+                 "currency": rule.currency, "change_pct": str(pct),
+                 "previous": _entry(before) if before.key != leader.key else None},
             )
         )  # fmt: skip
     return out

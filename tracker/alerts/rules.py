@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from tracker.catalog import GpuSelection, select_gpus
+from tracker.catalog.select import gpu_models_for
 from tracker.fx import USD, parse_currency
 from tracker.models import PricingModel
 from tracker.settings import ConfigError
@@ -103,8 +104,16 @@ class _OfferFilters(_Rule):
     @field_validator("gpu_model")
     @classmethod
     def _gpus(cls, value: list[str]) -> list[str]:
-        if any(not v.strip() for v in value):
-            raise ValueError("empty GPU name")
+        """Each name resolved through the catalog now: a rule naming a GPU the catalog
+        does not know (``H1000``) could never match, so it is refused, not kept."""
+        for name in value:
+            if not name.strip():
+                raise ValueError("empty GPU name")
+            if not gpu_models_for(name):
+                raise ValueError(
+                    f"{name!r} is not a GPU the catalog knows (a model like H100-SXM, "
+                    "a family like H100, or a provider's spelling of one)"
+                )
         return value
 
     @cached_property
@@ -214,6 +223,8 @@ def _rule_error(where: str, index: int, raw: Any, exc: ValidationError) -> Rules
         message = f"unknown key {key!r} for a {kind} rule"
     elif first["type"] in ("union_tag_invalid", "union_tag_not_found"):
         message = f"type: expected one of {', '.join(RULE_TYPES)}, got {kind!r}"
+    elif first["type"] == "value_error":  # our own validators: the message says it all
+        message = f"{key}: {first['msg'].removeprefix('Value error, ')}"
     else:
         message = f"{key}: {first['msg']}"
         if "input" in first and first["type"] != "missing":
@@ -221,8 +232,14 @@ def _rule_error(where: str, index: int, raw: Any, exc: ValidationError) -> Rules
     return RulesError(f"{where}: {label}: {message}")
 
 
-def parse_rules(data: Any, where: str, channels: Collection[str]) -> list[AlertRule]:
-    """Rules from the parsed TOML ``data``; ``channels`` are those configured."""
+def parse_rules(
+    data: Any,
+    where: str,
+    channels: Collection[str],
+    providers: Collection[str] | None = None,
+) -> list[AlertRule]:
+    """Rules from the parsed TOML ``data``; ``channels`` are those configured, and
+    ``providers`` (when given) the registered collectors a rule's ``provider`` names."""
     if not isinstance(data, dict):
         raise RulesError(f"{where}: expected a table with [[rules]]")
     extra = sorted(set(data) - {"rules"})
@@ -248,11 +265,26 @@ def parse_rules(data: Any, where: str, channels: Collection[str]) -> list[AlertR
                     f"{where}: rule {rule.name!r}: channels: {channel!r} is not configured "
                     f"(configured: {known})"
                 )
+        _check_providers(where, rule, providers)
         rules.append(rule)
     return rules
 
 
-def load_rules(path: Path | None, channels: Collection[str]) -> list[AlertRule]:
+def _check_providers(where: str, rule: AlertRule, providers: Collection[str] | None) -> None:
+    if providers is None:
+        return
+    for provider in getattr(rule, "provider", ()):
+        if provider not in providers:
+            known = ", ".join(sorted(providers)) or "none"
+            raise RulesError(
+                f"{where}: rule {rule.name!r}: provider: {provider!r} is not a registered "
+                f"collector (registered: {known})"
+            )
+
+
+def load_rules(
+    path: Path | None, channels: Collection[str], providers: Collection[str] | None = None
+) -> list[AlertRule]:
     """The rules of ``path`` (None: no rules). Raises :class:`RulesError` (one line)."""
     if path is None:
         return []
@@ -265,7 +297,7 @@ def load_rules(path: Path | None, channels: Collection[str]) -> list[AlertRule]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"{where}: invalid TOML: {exc}") from None
-    return parse_rules(data, where, channels)
+    return parse_rules(data, where, channels, providers)
 
 
 def channels_of(rule: AlertRule, configured: Sequence[str]) -> tuple[str, ...]:

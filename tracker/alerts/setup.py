@@ -8,7 +8,7 @@ from tracker.alerts.channels import AlertChannel, load_channels
 from tracker.alerts.rules import AlertRule, load_rules
 from tracker.settings import Settings
 
-__all__ = ["AlertSetup", "load_setup"]
+__all__ = ["AlertSetup", "collector_names", "load_setup"]
 
 
 @dataclass(frozen=True)
@@ -30,4 +30,16 @@ def load_setup(settings: Settings) -> AlertSetup:
     if not settings.alerts.enabled:
         return AlertSetup([], {})
     channels = load_channels(settings)
-    return AlertSetup(load_rules(settings.alerts.rules_file, channels), channels)
+    return AlertSetup(
+        load_rules(settings.alerts.rules_file, channels, collector_names(settings)), channels
+    )
+
+
+def collector_names(settings: Settings) -> set[str]:
+    """The registered collectors' names (entry points and ``plugins``), without loading
+    them: what a rule's ``provider`` may name."""
+    from importlib.metadata import entry_points
+
+    from tracker.registry import GROUP
+
+    return {ep.name for ep in entry_points(group=GROUP)} | set(settings.plugins)

@@ -1,8 +1,9 @@
-"""``alerts rules|test|list|send``: check the rules, try a channel, read and drain the outbox."""
+"""``alerts rules|test|list|send|retry``: check the rules, try a channel, read and drain
+the outbox, send what waits for a retry now."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import typer
@@ -102,7 +103,8 @@ ALERTS_TABLE = (
     Column("channel", "channel", priority=1),
     Column("status", "status"),
     Column("attempts", "tries", justify="right", priority=3),
-    Column("title", "title", priority=2, shrink=True, min_width=20),
+    Column("next_attempt_at", "next attempt", priority=3),
+    Column("message", "alert", priority=2, shrink=True, min_width=20),
     Column("last_error", "last error", priority=2, shrink=True, min_width=20),
 )
 
@@ -130,35 +132,87 @@ def list_(
         rows = alerts(engine, since=start, failed=failed, limit=limit)
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
-    columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title", "last_error"]
+    # CSV: the columns it always had, then the new ones (a table shows ALERTS_TABLE)
+    columns = ["id", "created_at", "rule", "channel", "status", "attempts", "title"]
+    columns += ["last_error", "next_attempt_at", "message"]
     emit(rows, fmt, columns=columns, table=ALERTS_TABLE, title="alerts")
 
 
-@app.command("send")
-def send(ctx: typer.Context) -> None:
-    """Deliver what is pending and due now. Exits 1 if a channel failed."""
+def _deliver(ctx: typer.Context, retry: tuple[bool, list[int]] | None = None) -> None:
+    """Evaluate every rule (catching up on what a broken rules file held back),
+    requeue what ``retry`` says (dead?, alert ids), deliver what is due, and say what
+    still waits. Exits 1 if a channel failed."""
     from tracker.alerts.evaluate import evaluate
     from tracker.alerts.sender import drain
+    from tracker.format import when
+    from tracker.store.alerts import requeue, waiting
 
     setup = _setup(ctx)
     engine = open_store(ctx)
     settings = settings_of(ctx)
+    now = datetime.now(UTC)
     try:
-        if setup.active:  # failed runs trigger no hook: collector-health rules run here too
-            evaluate(engine, setup.rules, list(setup.channels), health_only=True)
+        if setup.active:
+            evaluate(engine, setup.rules, list(setup.channels), fx_rates=settings.fx_rates)
+        if retry is not None:
+            dead, ids = retry
+            found = requeue(engine, now, dead=dead, alert_ids=ids)
+            missing = [i for i in ids if i not in found]
+            if missing:
+                what = "pending or dead" if dead else "pending (add --dead for dead ones)"
+                raise CliError(f"alert {missing[0]}: no delivery is {what}")
+            typer.echo(f"requeued {sum(found.values())} delivery(ies) of {len(found)} alert(s)")
         result = drain(engine, settings.alerts, setup.channels)
+        left = waiting(engine, datetime.now(UTC))
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
     if result.busy:
         raise CliError("another sender is draining the outbox; try again shortly")
     for name, count in sorted(result.sent.items()):
         typer.echo(f"{name}: sent {count} alert(s)")
-    if not result.sent and not result.failed:
+    for name, count, at in left:
+        typer.echo(
+            f"{name}: {count} delivery(ies) wait for a retry, the first at {when(at)} "
+            f"(in {_wait(at - datetime.now(UTC))}; gpu-tracker alerts retry sends them now)"
+        )
+    if not result.sent and not result.failed and not left:
         typer.echo("nothing due")
     if result.failed:
         name, error = sorted(result.failed.items())[0]
         more = f" (and {len(result.failed) - 1} more channel(s))" if len(result.failed) > 1 else ""
         raise CliError(f"{error}{more}")
+
+
+def _wait(left: timedelta) -> str:
+    """``45 s``, ``12 min``, ``3 h``: how long until a retry, to the unit that matters."""
+    seconds = max(int(left.total_seconds()), 0)
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 2 * 3600:
+        return f"{round(seconds / 60)} min"
+    return f"{round(seconds / 3600)} h"
+
+
+@app.command("send")
+def send(ctx: typer.Context) -> None:
+    """Evaluate the rules and deliver what is pending and due now; say what waits for a
+    retry. Exits 1 if a channel failed."""
+    _deliver(ctx)
+
+
+@app.command("retry")
+def retry(
+    ctx: typer.Context,
+    ids: Annotated[
+        list[int] | None, typer.Argument(help="Alert ids (alerts list); default: every one.")
+    ] = None,
+    dead: Annotated[
+        bool, typer.Option("--dead", help="Also dead deliveries (gave up after max_attempts).")
+    ] = False,
+) -> None:
+    """Send deliveries waiting for a retry now (with --dead, dead ones too). A sent
+    delivery is never sent again. Exits 1 if a channel failed."""
+    _deliver(ctx, (dead, list(ids or [])))
 
 
 def register(root: typer.Typer) -> None:

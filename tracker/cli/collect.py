@@ -66,16 +66,30 @@ def _run_hooks(
     origin: Origin,
     *,
     notify: bool = True,
-) -> None:
-    """The same after-collection hooks a scheduled run triggers, over the committed runs."""
-    from tracker.alerts.hook import no_notify
+) -> bool:
+    """The same after-collection hooks a scheduled run triggers, over the committed runs;
+    a failed run's collector-health alerts at once.
+
+    A rules file that cannot be used is one line on stderr (file, rule, key), and True
+    (the command exits 1) after the runs were stored: their changes are evaluated
+    once it is fixed.
+    """
+    from tracker.alerts.hook import after_failed_runs, no_notify, rules_problems
 
     committed = [s for s in summaries if s.status is RunStatus.SUCCEEDED]
-    if committed:
-        with nullcontext() if notify else no_notify():
+    with nullcontext() if notify else no_notify(), rules_problems() as problems:
+        if committed:
             load_hooks().after_collection(
                 engine, settings, committed, origin, context=f"gpu-tracker {origin}"
             )
+        if any(s.status is RunStatus.FAILED for s in summaries):
+            try:
+                after_failed_runs(engine, settings)
+            except DatabaseError as exc:
+                problems.append(f"collector-health alerts not evaluated: {exc}")
+    for line in problems:
+        err(f"gpu-tracker: error: {line}")
+    return bool(problems)
 
 
 @contextmanager
@@ -277,12 +291,17 @@ def collect(
                 raise CliError(str(exc)) from None
     failure = _failed(summaries)
     if failure is not None and all(s.status == RunStatus.FAILED for s in summaries):
+        if not no_hooks:  # a failed run's collector-health alert goes out now
+            _run_hooks(engine, settings, summaries, Origin.COLLECT, notify=not no_notify)
         raise failure  # nothing was collected: the error line is the whole answer
     _report(summaries)
-    if not no_hooks:
-        _run_hooks(engine, settings, summaries, Origin.COLLECT, notify=not no_notify)
+    rules_broken = not no_hooks and _run_hooks(
+        engine, settings, summaries, Origin.COLLECT, notify=not no_notify
+    )
     if failure is not None:
         raise failure
+    if rules_broken:
+        raise typer.Exit(1)
 
 
 def import_sheet(
@@ -335,12 +354,17 @@ def import_sheet(
         except DatabaseError as exc:
             raise CliError(str(exc)) from None
     if summary.status == RunStatus.FAILED:  # nothing imported: the error line says why
+        if not no_hooks:  # a failed run's collector-health alert goes out now
+            _run_hooks(engine, settings, [summary], Origin.IMPORT, notify=not no_notify)
         raise CliError(f"import failed: {summary.error}")
     _report([summary])
-    if not no_hooks:
-        _run_hooks(engine, settings, [summary], Origin.IMPORT, notify=not no_notify)
+    rules_broken = not no_hooks and _run_hooks(
+        engine, settings, [summary], Origin.IMPORT, notify=not no_notify
+    )
     if summary.skipped:
         raise CliError(f"{summary.skipped} row(s) of {path} rejected; the other rows were loaded")
+    if rules_broken:
+        raise typer.Exit(1)
 
 
 def providers(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) -> None:

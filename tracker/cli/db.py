@@ -8,8 +8,9 @@ from typing import Annotated, TypeVar
 import typer
 
 from tracker.cli.context import USAGE, CliError, engine_for, settings_of
-from tracker.store import migrate
+from tracker.store import migrate, rollup
 from tracker.store.engine import DatabaseError, Engine, redact_url
+from tracker.store.errors import database_errors
 
 db = typer.Typer(help="Database schema.", no_args_is_help=True)
 T = TypeVar("T")
@@ -63,6 +64,23 @@ def current(ctx: typer.Context) -> None:
     """Show the schema revision of the database and the newest one known."""
     revision = _with_engine(ctx, migrate.current_revision)
     typer.echo(f"current {revision or 'base'}  head {migrate.head_revision()}")
+
+
+@db.command("rebuild-rollups")
+def rebuild_rollups(ctx: typer.Context) -> None:
+    """Recompute the cheapest-price rollup from the stored price intervals (safe to repeat:
+    the same history gives the same rollup)."""
+
+    def run(engine: Engine) -> rollup.RebuildStats:
+        with database_errors("cannot rebuild the rollup"), engine.begin() as conn:
+            rollup.hold_upkeep(conn)  # no run keeps it meanwhile
+            return rollup.rebuild(conn)
+
+    stats = _with_engine(ctx, run)
+    typer.echo(
+        f"rollup rebuilt: {stats.groups} groups, {stats.intervals} intervals "
+        f"from {stats.source_intervals} price intervals"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -3,7 +3,8 @@ model, how far below on-demand spot is, and how the cheapest on-demand price mov
 
 This is the table people otherwise build by hand from several catalogs. One SQL read
 answers it: the cheapest offer per (GPU model, provider, pricing model) in force now,
-7 days ago and 30 days ago (:func:`tracker.store.history.cheapest_at`).
+7 days ago and 30 days ago, from the cheapest-price rollup
+(:func:`tracker.store.rollup_read.cheapest`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from tracker.catalog import GpuSelection
 from tracker.history.views import per_gpu_hour
 from tracker.models import PricingModel
 from tracker.store import history as store
+from tracker.store import rollup_read
 from tracker.store.engine import Engine
 from tracker.store.types import quantize_money
 
@@ -95,7 +97,7 @@ def compare_rows(
     already in that currency; None where it has no rate).
     """
     where = store.SeriesFilter(gpu=gpu, provider=provider)
-    found = store.cheapest_at(
+    found = rollup_read.cheapest(
         engine,
         [now - ago for ago in AGO],
         where,

@@ -23,7 +23,7 @@ from tracker.history.args import Grid, HistoryArgumentError, Window
 from tracker.models import PricingModel
 from tracker.store import fx as fx_store
 from tracker.store import history as store
-from tracker.store import queries
+from tracker.store import offer_probe, queries, rollup_read
 from tracker.store.engine import Engine
 from tracker.store.types import quantize_money
 
@@ -115,7 +115,9 @@ def find_offer(engine: Engine, offer: OfferKey) -> list[Any]:
 
 def _usd(value: Any) -> Decimal | None:
     """A USD figure read from SQL (REAL arithmetic on SQLite) at the store's money scale."""
-    return None if value is None else quantize_money(Decimal(str(value)))
+    if value is None:
+        return None
+    return quantize_money(value if isinstance(value, Decimal) else Decimal(str(value)))
 
 
 def offer_steps(
@@ -136,7 +138,7 @@ def offer_steps(
         zone=offer.zone,
         payment_option=offer.payment_option,
     )
-    steps = store.offer_steps(engine, grid, where, fx_rates=fx_rates)
+    steps = offer_probe.offer_steps(engine, grid, where, fx_rates=fx_rates)
     if not steps:
         raise HistoryArgumentError(f"no stored offer {offer.describe()}")
     times = grid.times()
@@ -154,7 +156,8 @@ def offer_steps(
             "time": times[k],
             "price_per_hour": price,
             "currency": currency,
-            "price_per_hour_usd": _usd(usd),
+            # a USD price is its own figure, already at the money scale
+            "price_per_hour_usd": usd if usd is price else _usd(usd),
             "provider": provider,
             "instance_type": instance_type,
             "region": region,
@@ -189,9 +192,10 @@ def gpu_steps(
 ) -> list[dict[str, Any]]:
     """At every step, the matching offer with the lowest USD price per GPU-hour at that
     step's exchange rates (ties go to the first by provider, instance type, region, zone,
-    pricing, payment option); an offer without a rate then never counts."""
+    pricing, payment option); an offer without a rate then never counts. Read from the
+    cheapest-price rollup (tracker.store.rollup_read)."""
     where = store.SeriesFilter(gpu=gpu, provider=provider, region=region, pricing=pricing)
-    found = {c.k: c for c in store.cheapest_at(engine, grid, where, fx_rates=fx_rates)}
+    found = {c.k: c for c in rollup_read.cheapest(engine, grid, where, fx_rates=fx_rates)}
     times = grid.times()
     rows: list[dict[str, Any]] = []
     first = min(found, default=len(times))

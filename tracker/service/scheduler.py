@@ -181,8 +181,14 @@ class Service:
     # -- one job ---------------------------------------------------------------------
 
     def run_job(self, spec: JobSpec) -> JobOutcome:
-        """One attempt of ``spec`` (see :mod:`tracker.service.runner`). Never raises."""
-        return self.runner.run(spec)
+        """One attempt of ``spec`` (see :mod:`tracker.service.runner`). Never raises.
+
+        A failed run is recorded by then: its collector-health alerts go out now, not
+        at the sender's next tick (which may be after the recovery)."""
+        outcome = self.runner.run(spec)
+        if outcome.status is JobStatus.FAILED and self.alerting.active:
+            self.alerting.tick()
+        return outcome
 
     def check_staleness(self) -> list[str]:
         """Tell jobs that just turned stale or fresh; returns the stale job ids."""

@@ -42,6 +42,16 @@ from tracker.settings.gpu_clouds import LambdaSettings, OciSettings, RunPodSetti
 from tracker.settings.huawei import HuaweiSettings
 from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
 from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
+from tracker.settings.small_clouds import (
+    CudoSettings,
+    DigitalOceanSettings,
+    HotAisleSettings,
+    JarvisLabsSettings,
+    SeewebSettings,
+    TensorDockSettings,
+    VerdaSettings,
+    VultrSettings,
+)
 from tracker.settings.tencent import TencentSettings
 from tracker.settings.web import WebSettings
 
@@ -54,10 +64,14 @@ __all__ = [
     "AzureSettings",
     "ConfigError",
     "CsvList",
+    "CudoSettings",
+    "DigitalOceanSettings",
     "FxSettings",
     "GcpSettings",
+    "HotAisleSettings",
     "HttpSettings",
     "HuaweiSettings",
+    "JarvisLabsSettings",
     "KeyedCloudSettings",
     "LambdaSettings",
     "OciSettings",
@@ -65,9 +79,13 @@ __all__ = [
     "RunPodSettings",
     "SchedulerSettings",
     "Section",
+    "SeewebSettings",
     "Settings",
     "TencentSettings",
+    "TensorDockSettings",
     "VastAiSettings",
+    "VerdaSettings",
+    "VultrSettings",
     "WebSettings",
     "_Section",
     "default_database_url",
@@ -112,6 +130,14 @@ class Settings(BaseSettings):
     alibaba: AlibabaSettings = Field(default_factory=AlibabaSettings)
     tencent: TencentSettings = Field(default_factory=TencentSettings)
     huawei: HuaweiSettings = Field(default_factory=HuaweiSettings)
+    digitalocean: DigitalOceanSettings = Field(default_factory=DigitalOceanSettings)
+    verda: VerdaSettings = Field(default_factory=VerdaSettings)
+    tensordock: TensorDockSettings = Field(default_factory=TensorDockSettings)
+    vultr: VultrSettings = Field(default_factory=VultrSettings)
+    cudo: CudoSettings = Field(default_factory=CudoSettings)
+    hotaisle: HotAisleSettings = Field(default_factory=HotAisleSettings)
+    jarvislabs: JarvisLabsSettings = Field(default_factory=JarvisLabsSettings)
+    seeweb: SeewebSettings = Field(default_factory=SeewebSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

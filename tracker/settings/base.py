@@ -113,4 +113,5 @@ class KeyedCloudSettings(Section):
     @classmethod
     def key_setting(cls) -> str:
         """How a user sets the key, for the one line that says it is missing or refused."""
-        return f"GPU_TRACKER_{cls._section.upper()}__API_KEY (or {cls._fallback_env})"
+        setting = f"GPU_TRACKER_{cls._section.upper()}__API_KEY"
+        return f"{setting} (or {cls._fallback_env})" if cls._fallback_env else setting

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Engine, and_, func, select
 from sqlalchemy.orm import aliased
@@ -22,10 +22,12 @@ from tracker.store.rankings import RankingEntry, RankingSnapshot
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
 __all__ = [
+    "CurrentPrice",
     "FailingCollector",
     "NewSeries",
     "PriceChange",
     "SnapshotPair",
+    "current_prices",
     "failing_collectors",
     "latest_ids",
     "new_series_since",
@@ -321,3 +323,45 @@ def oldest_running_start(engine: Engine, newer_than: datetime) -> datetime | Non
             )
         ).scalar()
     return value if isinstance(value, datetime) or value is None else None
+
+
+class CurrentPrice(NamedTuple):
+    """A listed offer's open price: what spot-discount rules compare, nothing more."""
+
+    provider: str
+    instance_type: str
+    region: str
+    zone: str
+    os: str
+    pricing: str
+    payment_option: str
+    gpu_model: str
+    gpu_raw_name: str
+    gpu_count: Decimal
+    price_per_hour: Decimal
+    currency: str
+    price_since: datetime
+
+
+def current_prices(engine: Engine, pricing: list[str]) -> list[CurrentPrice]:
+    """The open prices of listed offers of the given pricing models, as plain rows (a
+    big store's 130,000 spot and on-demand offers, without building an Offer each)."""
+    s, p = Series.__table__.c, PricePoint.__table__.c
+    stmt = (
+        select(
+            *(s[c] for c in CurrentPrice._fields[:9]),
+            s.gpu_count,
+            p.price,
+            p.currency,
+            p.first_seen,
+        )
+        .select_from(
+            Series.__table__.join(
+                PricePoint.__table__, and_(p.series_id == s.id, p.ended_at.is_(None))
+            )
+        )
+        .where(s.delisted_at.is_(None), s.pricing.in_(pricing))
+        .order_by(s.id)
+    )
+    with database_errors("cannot read the current prices"), engine.connect() as conn:
+        return [CurrentPrice._make(row) for row in conn.execute(stmt)]

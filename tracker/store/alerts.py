@@ -14,6 +14,7 @@ said ok":
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -59,6 +60,8 @@ __all__ = [
     "mark_sent",
     "queue_alerts",
     "read_state",
+    "requeue",
+    "waiting",
 ]
 
 PENDING, SENT, DEAD = "pending", "sent", "dead"
@@ -148,6 +151,10 @@ class AlertRow:
     attempts: int
     last_error: str | None
     sent_at: datetime | None
+    next_attempt_at: datetime | None = None
+    """When a ``pending`` delivery is tried next (None otherwise)."""
+    details: dict[str, Any] | None = None
+    """What evaluation stored about the event (what its line is rendered from)."""
 
 
 def _insert(conn: Connection) -> Any:
@@ -171,61 +178,132 @@ def queue_alerts(
     queued: list[int] = []
     with database_errors("cannot queue alerts"), engine.begin() as conn:
         ins = _insert(conn)
+        # Set-wise: the alerts and their deliveries each in one executemany (sent as
+        # multi-row batches; a big run fires tens of thousands), the state in batches.
+        fresh: dict[str, NewAlert] = {}
         for alert in alerts:
+            fresh.setdefault(alert.dedupe_key[:255], alert)
+        keys = list(fresh)
+        ids: dict[str, int] = {}
+        if keys and conn.dialect.name == "postgresql":
+            ids = _copy_outbox(conn, [_outbox_row(k, fresh[k], now) for k in keys])
+        elif keys:
             stmt = (
                 ins(AlertOutbox)
-                .values(
-                    dedupe_key=alert.dedupe_key[:255],
-                    rule=alert.rule,
-                    kind=alert.kind,
-                    subject=alert.subject[:255],
-                    title=alert.title,
-                    details=dict(alert.details),
-                    created_at=now,
-                )
                 .on_conflict_do_nothing(index_elements=["dedupe_key"])
-                .returning(AlertOutbox.id)
+                .returning(AlertOutbox.id, AlertOutbox.dedupe_key)
             )
-            alert_id = conn.execute(stmt).scalar()
-            if alert_id is None:
-                continue
-            queued.append(int(alert_id))
-            if alert.channels:
-                conn.execute(
-                    insert(AlertDelivery),
-                    [
-                        {
-                            "alert_id": alert_id,
-                            "channel": channel,
-                            "status": PENDING,
-                            "attempts": 0,
-                            "next_attempt_at": now,
-                        }
-                        for channel in alert.channels
-                    ],
-                )
-        for (rule, subject), value in (state or {}).items():
-            _write_state(conn, rule, subject, value, now)
+            # One compiled statement, sent as multi-row batches (insertmanyvalues).
+            rows = [_outbox_row(k, fresh[k], now) for k in keys]
+            ids.update((str(key), int(alert_id)) for alert_id, key in conn.execute(stmt, rows))
+        deliveries = []
+        for key in keys:
+            if key not in ids:
+                continue  # already in the outbox
+            queued.append(ids[key])
+            deliveries += [
+                {
+                    "alert_id": ids[key],
+                    "channel": channel,
+                    "status": PENDING,
+                    "attempts": 0,
+                    "next_attempt_at": now,
+                }
+                for channel in fresh[key].channels
+            ]
+        if deliveries and conn.dialect.name == "postgresql":
+            _copy_rows(conn, "alert_deliveries", deliveries)
+        elif deliveries:
+            conn.execute(insert(AlertDelivery), deliveries)
+        _write_states(conn, state or {}, now)
     return queued
 
 
-def _write_state(
-    conn: Connection, rule: str, subject: str, value: str | None, now: datetime
-) -> None:
-    if value is None:
-        conn.execute(
-            delete(AlertState).where(AlertState.rule == rule, AlertState.subject == subject)
-        )
-        return
-    stmt = _insert(conn)(AlertState).values(
-        rule=rule, subject=subject[:255], value=value, updated_at=now
+QUEUE_BATCH = 500
+"""Subjects per DELETE of the rules' state."""
+
+
+_OUTBOX_COLUMNS = ("dedupe_key", "rule", "kind", "subject", "title", "details", "created_at")
+
+
+def _copy_outbox(conn: Connection, rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Postgres: the rows COPYed into a temporary table, then one INSERT … SELECT that
+    skips keys already queued; the new ids by dedupe key. Tens of thousands of alerts
+    take one round trip instead of a statement per batch that the driver must parse."""
+    cols = ", ".join(_OUTBOX_COLUMNS)
+    conn.exec_driver_sql(
+        "CREATE TEMPORARY TABLE gt_outbox (seq bigint, dedupe_key text, rule text, kind text, "
+        "subject text, title text, details text, created_at timestamptz) ON COMMIT DROP"
     )
-    conn.execute(
-        stmt.on_conflict_do_update(
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    with raw.cursor() as cur, cur.copy(f"COPY gt_outbox (seq, {cols}) FROM STDIN") as copy:
+        for n, row in enumerate(rows):
+            copy.write_row(
+                (
+                    n,
+                    *(row[c] for c in _OUTBOX_COLUMNS[:5]),
+                    json.dumps(row["details"]),
+                    row["created_at"],
+                )
+            )
+    found = conn.exec_driver_sql(
+        f"INSERT INTO alert_outbox ({cols}) SELECT dedupe_key, rule, kind, subject, title, "
+        "CAST(details AS json), created_at FROM gt_outbox ORDER BY seq "
+        "ON CONFLICT (dedupe_key) DO NOTHING RETURNING id, dedupe_key"
+    )
+    ids = {str(key): int(alert_id) for alert_id, key in found}
+    conn.exec_driver_sql("DROP TABLE gt_outbox")
+    return ids
+
+
+def _copy_rows(conn: Connection, table: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Postgres: ``rows`` (dicts with the same keys) COPYed into ``table``."""
+    cols = list(rows[0])
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    with raw.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(cols)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row([row[c] for c in cols])
+
+
+def _outbox_row(key: str, alert: NewAlert, now: datetime) -> dict[str, Any]:
+    return {
+        "dedupe_key": key,
+        "rule": alert.rule,
+        "kind": alert.kind,
+        "subject": alert.subject[:255],
+        "title": alert.title,
+        "details": dict(alert.details),
+        "created_at": now,
+    }
+
+
+def _write_states(
+    conn: Connection, state: Mapping[tuple[str, str], str | None], now: datetime
+) -> None:
+    """Every (rule, subject) state: deleted where None, else upserted, in batches."""
+    gone = [(rule, subject) for (rule, subject), value in state.items() if value is None]
+    for rule in {r for r, _ in gone}:
+        subjects = [s for r, s in gone if r == rule]
+        for i in range(0, len(subjects), QUEUE_BATCH):
+            conn.execute(
+                delete(AlertState).where(
+                    AlertState.rule == rule, AlertState.subject.in_(subjects[i : i + QUEUE_BATCH])
+                )
+            )
+    kept: dict[tuple[str, str], str] = {}
+    for (rule, subject), value in state.items():
+        if value is not None:
+            kept[(rule, subject[:255])] = value
+    rows = [{"rule": r, "subject": s, "value": v, "updated_at": now} for (r, s), v in kept.items()]
+    if rows:
+        stmt = _insert(conn)(AlertState)
+        upsert = stmt.on_conflict_do_update(
             index_elements=["rule", "subject"],
             set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
         )
-    )
+        conn.execute(upsert, rows)
 
 
 def read_state(engine: Engine, rule: str) -> dict[str, str]:
@@ -359,6 +437,8 @@ def list_alerts(
             AlertDelivery.attempts,
             AlertDelivery.last_error,
             AlertDelivery.sent_at,
+            AlertDelivery.next_attempt_at,
+            AlertOutbox.details,
         )
         .outerjoin(AlertDelivery, AlertDelivery.alert_id == AlertOutbox.id)
         .order_by(AlertOutbox.id.desc(), AlertDelivery.channel)
@@ -370,9 +450,53 @@ def list_alerts(
         stmt = stmt.where(AlertDelivery.status == DEAD)
     with database_errors("cannot list alerts"), engine.connect() as conn:
         return [
-            AlertRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] or 0, r[8], r[9])
+            AlertRow(
+                *r[:7],
+                r[7] or 0,
+                r[8],
+                r[9],
+                r[10] if r[6] == PENDING else None,
+                r[11],
+            )
             for r in conn.execute(stmt)
         ]
+
+
+def waiting(engine: Engine, now: datetime) -> list[tuple[str, int, datetime]]:
+    """Pending deliveries not due yet (waiting out a retry's backoff), per channel:
+    (channel, how many, the earliest next attempt)."""
+    with database_errors("cannot read the alert outbox"), engine.connect() as conn:
+        rows = conn.execute(
+            select(AlertDelivery.channel, func.count(), func.min(AlertDelivery.next_attempt_at))
+            .where(AlertDelivery.status == PENDING, AlertDelivery.next_attempt_at > now)
+            .group_by(AlertDelivery.channel)
+            .order_by(AlertDelivery.channel)
+        ).all()
+    return [(channel, int(n), _aware(at)) for channel, n, at in rows]
+
+
+def requeue(
+    engine: Engine, now: datetime, *, dead: bool = False, alert_ids: Sequence[int] = ()
+) -> dict[int, int]:
+    """Make deliveries due ``now``: the pending ones waiting for a retry, and with
+    ``dead`` the dead ones too (back to pending, their attempts kept, so one more
+    failure makes them dead again). Sent deliveries are never touched (each alert is
+    still delivered at most once per channel). ``alert_ids`` narrows it to those
+    alerts. Returns how many deliveries were requeued per alert id."""
+    statuses = [PENDING, DEAD] if dead else [PENDING]
+    cond = AlertDelivery.status.in_(statuses)
+    with database_errors("cannot requeue alerts"), engine.begin() as conn:
+        found: dict[int, int] = {}
+        ids = list(alert_ids)
+        chunks = [ids[i : i + 500] for i in range(0, len(ids), 500)] if ids else [None]
+        for chunk in chunks:
+            where = cond if chunk is None else cond & AlertDelivery.alert_id.in_(chunk)
+            for (alert_id,) in conn.execute(select(AlertDelivery.alert_id).where(where)):
+                found[int(alert_id)] = found.get(int(alert_id), 0) + 1
+            conn.execute(
+                update(AlertDelivery).where(where).values(status=PENDING, next_attempt_at=now)
+            )
+    return found
 
 
 def existing_keys(engine: Engine, keys: Iterable[str]) -> set[str]:

@@ -334,7 +334,14 @@ def cheapest_at(
 
     Raises :class:`~tracker.store.engine.DatabaseError`.
     """
-    f = _in_force(engine, times, where)
+    return cheapest_in(engine, _in_force(engine, times, where), per=per, fx_rates=fx_rates)
+
+
+def cheapest_in(
+    engine: Engine, f: Any, *, per: Sequence[str], fx_rates: Mapping[str, Decimal] | None
+) -> list[CheapestStep]:
+    """:func:`cheapest_at` over the pairs of ``f`` (an :class:`_InForce`; the rollup's
+    reads build theirs from its intervals, tracker.store.rollup_read)."""
     s, p = f.s, f.p
     usd = usd_price(p, f.t, fx_rates)
     rank = (

@@ -17,6 +17,7 @@ from datetime import datetime
 from sqlalchemy import Connection, Engine, func, insert, select, update
 
 from tracker.models import Offer, PricingModel, RunStatus
+from tracker.store import rollup
 from tracker.store.errors import database_errors
 from tracker.store.ingest import DelistScope, Ingest, IngestStats
 from tracker.store.last_seen import effective_last_seen, join_confirmations
@@ -69,6 +70,9 @@ class RunWriter:
 
     def __init__(self, conn: Connection, run_id: int, *, source: str, run_time: datetime) -> None:
         self._conn = conn
+        self._source, self._run_time = source, run_time
+        self._since_point = rollup.last_point_id(conn)
+        """The newest interval before the run: the run's own are above it."""
         self._ingest = Ingest(conn, source=source, run_time=run_time, run_id=run_id)
         self.run_id = run_id
         # Bound once: the runner calls it for every offer of the run.
@@ -80,8 +84,16 @@ class RunWriter:
         return self._ingest.count
 
     def finish(self, delist: DelistScope | None) -> IngestStats:
-        """Apply the offers (and delist what ``delist`` covers and was not seen)."""
-        return self._ingest.finish(delist)
+        """Apply the offers (and delist what ``delist`` covers and was not seen), then
+        bring the cheapest-price rollup up to date in the same transaction."""
+        stats = self._ingest.finish(delist)
+        rollup.maintain_run(
+            self._conn,
+            since_id=self._since_point,
+            source=self._source,
+            delisted_at=self._run_time if stats.delisted else None,
+        )
+        return stats
 
     def abandon(self) -> None:
         """The run is failing: leave the connection ready for its rollback."""

@@ -17,11 +17,13 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Column,
     ForeignKey,
     Index,
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
     text,
@@ -35,12 +37,15 @@ __all__ = [
     "HARDWARE_COLUMNS",
     "IDENTITY_COLUMNS",
     "MAX_SOURCE_CHARS",
+    "ROLLUP_DIRTY",
     "AvailabilityPoint",
     "Base",
     "CollectionRun",
     "ConfirmedScope",
     "FxRate",
     "PricePoint",
+    "PriceRollup",
+    "RollupGroup",
     "Series",
 ]
 
@@ -103,6 +108,10 @@ class Series(Base):
         # extra index costs each first collection of 200k offers about 0.3 s.
         Index("ix_series_source", "source"),
         Index("uq_series_identity_hash", "identity_hash", unique=True),
+        # A run's rollup upkeep reprices a key from all its offers when its cheapest got
+        # dearer (tracker.store.rollup_forward); the identity index would scan every
+        # series of the provider for each such key (migration 0009).
+        Index("ix_series_rollup_key", "gpu_model", "pricing", "provider", "region"),
     )
 
 
@@ -136,6 +145,62 @@ class PricePoint(Base):
             sqlite_where=text("ended_at IS NULL"),
         ),
     )
+
+
+class RollupGroup(Base):
+    """One (GPU model, pricing, provider, region, currency) the cheapest-price rollup
+    keeps a step function for (:mod:`tracker.store.rollup`): an integer id, so the
+    rollup's intervals are probed on a narrow ``(group_id, first_seen)`` index."""
+
+    __tablename__ = "rollup_groups"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    gpu_model: Mapped[str] = mapped_column(String(128))
+    pricing: Mapped[str] = mapped_column(String(16))
+    provider: Mapped[str] = mapped_column(String(64))
+    region: Mapped[str] = mapped_column(String(64))
+    currency: Mapped[str] = mapped_column(String(3))
+
+    __table_args__ = (
+        UniqueConstraint(
+            "gpu_model", "pricing", "provider", "region", "currency", name="uq_rollup_groups_key"
+        ),
+    )
+
+
+class PriceRollup(Base):
+    """The cheapest price per GPU-hour of a :class:`RollupGroup` as intervals, the same
+    compact rule as ``price_points``: the offer (``series_id``) and its price per hour
+    hold from ``first_seen`` until ``ended_at`` (NULL: still in force); a change of
+    either closes the interval and opens the next; no row where nothing was in force.
+    Derived data: maintained by each run, rebuilt by ``gpu-tracker db rebuild-rollups``."""
+
+    __tablename__ = "price_rollups"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    group_id: Mapped[int] = mapped_column(ForeignKey("rollup_groups.id", ondelete="CASCADE"))
+    series_id: Mapped[int] = mapped_column(ForeignKey("series.id", ondelete="CASCADE"))
+    price: Mapped[Decimal] = mapped_column(Money)
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        Index("ix_price_rollups_group_first_seen", "group_id", "first_seen"),
+        # The Overview's trend reads the intervals that moved in its window.
+        Index("ix_price_rollups_ended_first_seen", "ended_at", "first_seen"),
+    )
+
+
+ROLLUP_DIRTY = Table(
+    "rollup_dirty",
+    Base.metadata,
+    Column("gpu_model", String(128), nullable=False),
+    Column("pricing", String(16), nullable=False),
+    Column("provider", String(64), nullable=False),
+    Column("region", String(64), nullable=False),
+)
+"""Rollup keys a change of a series' GPU model or count moved (written by a trigger on
+``series``, migration 0009), recomputed whole and emptied by the run that changed it."""
 
 
 class AvailabilityPoint(Base):

@@ -27,6 +27,7 @@ move in the window; ~0.2-0.5 s at a time when every offer's price changed within
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import UTC, timedelta
 from decimal import Decimal
@@ -50,10 +51,13 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from tracker.fx import Rates
 from tracker.store.errors import database_errors
 from tracker.store.history import SeriesFilter, Steps, _grid, _reading
-from tracker.store.schema import PricePoint, Series
+from tracker.store.rollup_read import answerable, group_where
+from tracker.store.schema import PricePoint, PriceRollup, RollupGroup, Series
 from tracker.store.types import UTCDateTime
 
 __all__ = ["GPU_HOUR", "cheapest_trend"]
+
+log = logging.getLogger(__name__)
 
 Bind = Engine | Connection
 GPU_HOUR = Decimal("1e-6")
@@ -84,10 +88,6 @@ def cheapest_trend(
     first, last = times.start, times.start + times.step * (times.count - 1)
     s, p = Series.__table__.c, PricePoint.__table__.c
     filters = where.where()
-    moved = or_(
-        p.ended_at > first,
-        and_(p.ended_at.is_(None), p.first_seen > first, p.first_seen <= last),
-    )
     both = Series.__table__.join(PricePoint.__table__, p.series_id == s.id)
     stmts: list[Any] = []
     if spanning is None:
@@ -102,18 +102,32 @@ def cheapest_trend(
         stmts.append(
             spans.select_from(both).where(*filters, p.ended_at.is_(None), p.first_seen <= first)
         )
+    # The moving part from the rollup where it can answer: its intervals in force at
+    # some time of the window are the groups' lows, far fewer than the offers' own.
+    why = answerable(where)
+    if why is None:
+        g, r = RollupGroup.__table__, PriceRollup.__table__
+        src: Any = g.join(r, r.c.group_id == g.c.id).join(Series.__table__, s.id == r.c.series_id)
+        m, model, currency, where_m = r.c, g.c.gpu_model, g.c.currency, group_where(g, where)
+    else:
+        log.debug("trend from the raw intervals: the rollup has no %s", why)
+        src, m, model, currency, where_m = both, p, s.gpu_model, p.currency, filters
+    moved = or_(
+        m.ended_at > first,
+        and_(m.ended_at.is_(None), m.first_seen > first, m.first_seen <= last),
+    )
     if engine.dialect.name == "postgresql":
-        lo, hi = _day_range(times)
-        moving: Any = both
+        lo, hi = _day_range(times, m)
+        moving: Any = src
     else:
         grid = _grid(engine, times)
-        covers = and_(p.first_seen <= grid.c.t, or_(p.ended_at.is_(None), p.ended_at > grid.c.t))
+        covers = and_(m.first_seen <= grid.c.t, or_(m.ended_at.is_(None), m.ended_at > grid.c.t))
         lo, hi = grid.c.k.label("k0"), grid.c.k.label("k1")
-        moving = both.join(grid, covers)
+        moving = src.join(grid, covers)
     stmts.append(
-        select(s.gpu_model, p.currency, s.gpu_count, lo, hi, p.price)
+        select(model, currency, s.gpu_count, lo, hi, m.price)
         .select_from(moving)
-        .where(*filters, moved, p.first_seen <= last)
+        .where(*where_m, moved, m.first_seen <= last)
     )
     combined: Any = union_all(*stmts) if len(stmts) > 1 else stmts[0]
     found = combined.subquery("found")
@@ -130,13 +144,12 @@ def cheapest_trend(
     return _lowest(rows, rates, times)
 
 
-def _day_range(times: Steps) -> tuple[Any, Any]:
+def _day_range(times: Steps, p: Any) -> tuple[Any, Any]:
     """The first and last grid number an interval is in force at: in force at ``t_k``
     when it started by then and had not ended. ``width_bucket(x, grid)`` counts the grid
     times at or before ``x`` (a binary search, exact on timestamps), so the times before
     ``x`` are those at or before ``x − 1 µs``. Grouping by this range instead of pairing
     each interval with every time it covers keeps the read at one pass over them."""
-    p = PricePoint.__table__.c
     grid = bindparam("grid", [t.astimezone(UTC) for t in times.times()], ARRAY(UTCDateTime))
     tick = literal(timedelta(microseconds=1), Interval())
     lo = func.width_bucket(p.first_seen - tick, grid)

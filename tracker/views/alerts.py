@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from tracker.alerts.render import render
 from tracker.store.alerts import AlertRow, list_alerts
 from tracker.store.engine import Engine
 
@@ -25,7 +26,11 @@ def parse_since(value: str | None, *, now: datetime | None = None) -> datetime |
 
 
 def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
-    """The documented JSON rows of ``alerts list`` (and ``/api/v1/alerts``)."""
+    """The documented JSON rows of ``alerts list`` (and ``/api/v1/alerts``).
+
+    ``message`` is the alert's line as Slack and email show it (rendered from what
+    evaluation stored, :mod:`tracker.alerts.render`); ``next_attempt_at`` is set while a
+    delivery is pending."""
     return [
         {
             "id": a.alert_id,
@@ -35,7 +40,9 @@ def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
             "channel": a.channel,
             "status": a.status,
             "attempts": a.attempts,
+            "next_attempt_at": a.next_attempt_at,
             "title": a.title,
+            "message": render(a.kind, a.details or {}, a.title).text,
             "last_error": a.last_error,
             "sent_at": a.sent_at,
         }

@@ -1,8 +1,10 @@
 """The Alerts page and ``/api/v1/alerts``: recent alerts and their delivery status.
 
 Rows are the ones ``gpu-tracker alerts list --format json`` prints (the alerts module's
-``alert_rows`` over ``list_alerts``); the page also marks channels whose latest
-delivery failed, so a broken webhook is seen before anyone misses an alert.
+``alert_rows`` over ``list_alerts``); each alert reads as its ``message``, the line
+Slack and email show (:mod:`tracker.alerts.render`, escaped here by Jinja's
+autoescape). The page also marks channels whose latest delivery failed, so a broken
+webhook is seen before anyone misses an alert.
 """
 
 from __future__ import annotations

@@ -60,11 +60,13 @@ PARAMS = (
     "top",
     "at",
 )
-DECIMAL = r"^[0-9]{1,12}(\.[0-9]{1,10})?$"
+DECIMAL = r"^[0-9]+(\.[0-9]+)?$"
 _STORAGE = {"ssd": ServiceKind.BLOCK_STORAGE_SSD, "hdd": ServiceKind.BLOCK_STORAGE_HDD}
 PARTS = ("steady", "burst", "storage", "egress", "migration")
 
-Number = Annotated[str, Query(pattern=DECIMAL, description="A decimal number, e.g. 16 or 0.5.")]
+Number = Annotated[
+    str, Query(pattern=DECIMAL, max_length=24, description="A decimal number, e.g. 16 or 0.5.")
+]
 
 
 @dataclass(frozen=True, slots=True)

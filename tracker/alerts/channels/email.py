@@ -20,6 +20,7 @@ from pydantic import SecretStr
 
 from tracker.alerts.channels import DeliveryError
 from tracker.alerts.digest import Digest
+from tracker.alerts.render import heading
 from tracker.errors import one_line
 from tracker.redact import redact
 from tracker.settings import ConfigError, Settings
@@ -34,37 +35,36 @@ def _text_of(value: bytes | str) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else value
 
 
+def _grouped(digest: Digest) -> list[tuple[str, list[str]]]:
+    """The shown lines under their group's heading, in digest order."""
+    out: list[tuple[str, list[str]]] = []
+    for item in digest.shown:
+        title = heading(item.line.group)
+        if not out or out[-1][0] != title:
+            out.append((title, []))
+        out[-1][1].append(item.line.text)
+    return out
+
+
 def _text(digest: Digest) -> str:
+    """The plain part: the lines as they are (a text part has nothing to escape)."""
     parts = [digest.headline, ""]
-    if digest.rows:
-        parts += [digest.table_text(), ""]
-    parts += [f"- {line}" for line in digest.lines]
+    for title, lines in _grouped(digest):
+        parts += [*([title] if title else []), *(f"- {line}" for line in lines), ""]
     if digest.more:
-        parts.append(f"... and {digest.more} more")
-    parts += ["", digest.ids_text]
+        parts += [f"... and {digest.more} more", ""]
+    parts.append(digest.ids_text)
     return "\n".join(parts).strip() + "\n"
 
 
 def _html(digest: Digest) -> str:
+    """The HTML part: every line HTML-escaped whole (a provider's ``<script>`` is text)."""
     esc = html.escape
     out = [f"<h2>{esc(digest.headline)}</h2>"]
-    if digest.rows:
-        head = "".join(
-            f"<th align='left'>{h}</th>"
-            for h in ("instance", "region", "pricing", "price", "change")
-        )
-        body = "".join(
-            "<tr>"
-            + "".join(
-                f"<td>{esc(c)}</td>"
-                for c in (r.instance, r.region, r.pricing, r.price_text, r.change_text)
-            )
-            + "</tr>"
-            for r in digest.rows
-        )
-        out.append(f"<table cellpadding='4'><tr>{head}</tr>{body}</table>")
-    if digest.lines:
-        out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in digest.lines) + "</ul>")
+    for title, lines in _grouped(digest):
+        if title:
+            out.append(f"<h3>{esc(title)}</h3>")
+        out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul>")
     if digest.more:
         out.append(f"<p>… and {digest.more} more</p>")
     out.append(f"<p style='color:#666'>{esc(digest.ids_text)}</p>")

@@ -1,0 +1,147 @@
+"""Alert evaluation after a big run, against that run's own ingest, in the same process.
+
+Builds bench/ingest.py's store (OFFERS synthetic offers, one first collection), then
+20 rules, four of each type (price_change, spot_discount, new_hardware, ranking_change,
+collector_health), filtered on GPU families, providers and currencies (USD and EUR,
+EUR at a manual rate). The first evaluation seeds the rules' cursors. Then one run
+changes CHANGES prices, and the bench times
+  ingest_ms    that run (run_collector: offers in, intervals written, rollup kept,
+               committed), and
+  evaluate_ms  the alert evaluation after it (tracker.alerts.evaluate.evaluate: every
+               rule read and the outbox committed), as the after-collection hook runs it
+               (the rankings recompute it follows is the recommend bench's, untimed here).
+Also counted: the SQL statements the evaluation sent (set-wise: a few per rule, never
+one per change) and the process's peak RSS before and after it.
+
+    GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
+        python bench/alerts.py [--offers 200000] [--changes 100000]
+
+Last line: ``alerts changes=N evaluate_ms=… ingest_ms=… ratio=…`` (target ratio ≤ 0.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from ingest import ROLLUP_S, ListCollector, synthetic_offers, with_changes
+from scratch_db import scratch_database  # bench/ is the script's own directory
+from sqlalchemy import event
+
+from tracker.alerts.evaluate import evaluate
+from tracker.alerts.rules import parse_rules
+from tracker.collect import run_collector
+from tracker.recommend.stored import recompute_rankings
+from tracker.settings import Settings
+from tracker.store import migrate
+from tracker.store.engine import Engine, make_engine
+
+CHANNELS = ["slack"]
+FAMILIES = [["H100"], ["A100"], ["L4", "A10G"], []]
+PROVIDERS = [["cloud0", "cloud1"], ["cloud2"], [], ["cloud3", "cloud4", "cloud5"]]
+CURRENCIES = ["USD", "EUR", "USD", "EUR"]
+PROFILES = [["llm-7b-lora"], ["llm-7b-inference"], ["cv-small-training"], ["bert-base-finetune"]]
+
+
+def rules_toml() -> dict[str, Any]:
+    """Twenty rules, four of each type, with their filters varied."""
+    rules: list[dict[str, Any]] = []
+    for n in range(4):
+        gpus, providers, currency = FAMILIES[n], PROVIDERS[n], CURRENCIES[n]
+        rules += [
+            {
+                "name": f"moves-{n}",
+                "type": "price_change",
+                "threshold_percent": 4,
+                "gpu_model": gpus,
+                "provider": providers,
+                "currency": currency,
+            },
+            {
+                "name": f"spot-{n}",
+                "type": "spot_discount",
+                "threshold_percent": 20 + 10 * n,
+                "gpu_model": gpus,
+                "provider": providers,
+                "currency": currency,
+            },
+            {"name": f"new-{n}", "type": "new_hardware", "gpu_model": gpus, "provider": providers},
+            {
+                "name": f"ranking-{n}",
+                "type": "ranking_change",
+                "profile": PROFILES[n],
+                "threshold_percent": 2,
+                "currency": currency,
+            },
+            {"name": f"health-{n}", "type": "collector_health", "provider": ["bench"]},
+        ]
+    return {"rules": rules}
+
+
+def run(engine: Engine, offers: Any, at: datetime) -> tuple[float, int]:
+    start = time.perf_counter()
+    summary = run_collector(engine, ListCollector(offers), Settings(), now=at)
+    elapsed = time.perf_counter() - start
+    if summary.status != "succeeded":
+        sys.exit(f"bench run failed: {summary.error}")
+    return elapsed, summary.stats.price_changes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--offers", type=int, default=200_000)
+    parser.add_argument("--changes", type=int, default=100_000)
+    args = parser.parse_args()
+    rules = parse_rules(rules_toml(), "bench rules", CHANNELS)
+    fx = {"EUR": Decimal("1.0800")}
+    settings = Settings()
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    t1 = t0 + timedelta(hours=6)
+    changed = set(random.Random(5).sample(range(args.offers), args.changes))
+    with scratch_database() as url:
+        engine = make_engine(url)
+        migrate.upgrade(engine)
+        first_s, _ = run(engine, synthetic_offers(args.offers), t0)
+        recompute_rankings(engine, settings, now=t0)
+        evaluate(engine, rules, CHANNELS, now=t0 + timedelta(minutes=1), fx_rates=fx)  # seeds
+        ingest_s, changes = run(engine, with_changes(synthetic_offers(args.offers), [changed]), t1)
+        rollup_s = ROLLUP_S[-1]
+        recompute_rankings(engine, settings, now=t1)
+        statements = 0
+
+        def count(*_: Any) -> None:
+            nonlocal statements
+            statements += 1
+
+        event.listen(engine, "before_cursor_execute", count)
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        start = time.perf_counter()
+        queued = evaluate(engine, rules, CHANNELS, now=t1 + timedelta(minutes=1), fx_rates=fx)
+        evaluate_s = time.perf_counter() - start
+        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        event.remove(engine, "before_cursor_execute", count)
+        engine.dispose()
+    print(f"first collection of {args.offers:,} offers: {first_s:.2f} s")
+    print(
+        f"run changing {changes:,} prices: {ingest_s * 1000:.0f} ms "
+        f"(of which keeping the rollup {rollup_s * 1000:.0f} ms)"
+    )
+    print(
+        f"evaluation of {len(rules)} rules: {evaluate_s * 1000:.0f} ms, {len(queued):,} alerts "
+        f"queued, {statements} SQL statements"
+    )
+    print(f"peak RSS: {rss_before:.0f} MiB before the evaluation, {rss_after:.0f} MiB after")
+    print(
+        f"alerts changes={changes} evaluate_ms={evaluate_s * 1000:.0f} "
+        f"ingest_ms={ingest_s * 1000:.0f} ratio={evaluate_s / ingest_s:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
