@@ -80,5 +80,6 @@ def test_counts() -> None:
     assert fmt.count(Decimal("0.5"), "GPU") == "0.5 GPU"
     assert fmt.count(Decimal("8.000"), "GPU") == "8 GPUs"
     assert fmt.count(1000, "offer") == "1,000 offers"
+    assert fmt.count(0, "offer") == "0 offers"
     assert fmt.gpus(8, "H100-SXM") == "8× H100-SXM"
     assert fmt.gpus(Decimal("0.50"), "A10") == "0.5× A10"

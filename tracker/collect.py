@@ -95,6 +95,12 @@ class RunSummary:
     source: str = ""
     """The source the run wrote for; a collector writes under its own name (the
     default), an ad-hoc import under ``import:<name>``."""
+    database_failed: bool = False
+    """The run failed on the store (a lost connection, a statement refused), not on the
+    provider or the collector."""
+    recorded: bool = True
+    """False when the run's failure could not be written to the run log (the database
+    went away mid-run): the row still says ``running`` until someone records it."""
 
     def __post_init__(self) -> None:
         if not self.source:
@@ -115,18 +121,21 @@ def run_collector(
     delist: bool = True,
     source: str | None = None,
     on_offer: OfferCallback | None = None,
+    label: str | None = None,
 ) -> RunSummary:
     """One run of one collector; provider failures come back as a failed summary.
 
     Raises :class:`DatabaseError` only if the run cannot even be recorded. The run
     writes for ``source`` (default: the collector's name): its series carry it, and
     ``delist`` (a complete run) delists only that source's listed series in scope
-    that were not seen. ``delist=False`` makes the run additive.
+    that were not seen. ``delist=False`` makes the run additive. ``label`` is the
+    scope the run log records (the service's job scope, ``standard`` or ``spot``);
+    by default the pricing models' (:func:`scope_label`).
     """
     name = collector.name
     source = source or name
     started = (now or utcnow()).astimezone(UTC)
-    scope = scope_label(pricing_scope)
+    scope = label or scope_label(pricing_scope)
     summary = RunSummary(
         provider=name, source=source, status=RunStatus.RUNNING, scope=scope, started_at=started
     )
@@ -174,6 +183,7 @@ def run_collector(
             )
     except Exception as exc:
         summary.status = RunStatus.FAILED
+        summary.database_failed = isinstance(exc, DatabaseError)
         # A provider may quote a credential back in its error (GCP echoes the API
         # key): the summary is printed and stored, so it never holds one.
         summary.error = redact(one_line(exc), secrets_of(settings))
@@ -182,7 +192,7 @@ def run_collector(
         summary.skip_details = list(ctx.details)
         summary.finished_at = utcnow()
         summary.stats = IngestStats()
-        log.error(RUN_FAILED, source, summary.error, exc_info=_unexpected(exc))
+        _log_failure(summary, exc)
         _record_failure(engine, summary)
         return summary
     log.info(
@@ -229,7 +239,7 @@ def _run_rates(
         summary.skipped = ctx.skipped
         summary.skip_details = list(ctx.details)
         summary.finished_at = utcnow()
-        log.error(RUN_FAILED, summary.source, summary.error, exc_info=_unexpected(exc))
+        _log_failure(summary, exc)
         _record_failure(engine, summary)
         return summary
     summary.status = RunStatus.SUCCEEDED
@@ -269,6 +279,16 @@ def _unexpected(exc: BaseException) -> bool:
     return not isinstance(exc, CollectorError | HttpError | DatabaseError)
 
 
+def _log_failure(summary: RunSummary, exc: BaseException) -> None:
+    """A provider or database failure is the caller's to report (the CLI's table, the
+    service's one ERROR ``run`` line), so it is INFO here; a bug gets its traceback, at
+    WARNING so that the run's own line stays the one ERROR."""
+    if _unexpected(exc):
+        log.warning(RUN_FAILED, summary.source, summary.error, exc_info=True)
+    else:
+        log.info(RUN_FAILED, summary.source, summary.error)
+
+
 def _record_failure(engine: Engine, summary: RunSummary) -> None:
     assert summary.run_id is not None and summary.finished_at is not None
     try:
@@ -281,8 +301,15 @@ def _record_failure(engine: Engine, summary: RunSummary) -> None:
             skip_reasons=summary.skip_reasons,
         )
     except DatabaseError as exc:
-        # The next run of this source marks the row abandoned.
-        log.error("%s: could not record the failure: %s", summary.source, exc)
+        # The service records it when the database is back; otherwise the next run of
+        # this source (or the next start of `serve`) marks the row abandoned.
+        summary.recorded = False
+        log.warning(
+            "%s: could not record the failure of run %s now: %s",
+            summary.source,
+            summary.run_id,
+            exc,
+        )
 
 
 def _checked(offers: Iterable[Offer]) -> Iterable[Offer]:

@@ -111,10 +111,10 @@ def pricing_label(pricing: str, payment_option: str | None = None) -> str:
 
 
 def count(n: Decimal | int | float | str, unit: str) -> str:
-    """``1 GPU``, ``8 GPUs``, ``0.5 GPU`` (a fraction of one is still singular)."""
+    """``1 GPU``, ``8 GPUs``, ``0 offers``, ``0.5 GPU`` (a fraction of one is singular)."""
     d = _decimal(n)
     text = f"{d.normalize():f}" if d != d.to_integral_value() else f"{int(d):,}"
-    return f"{text} {unit}" if abs(d) <= 1 else f"{text} {unit}s"
+    return f"{text} {unit}" if 0 < abs(d) <= 1 else f"{text} {unit}s"
 
 
 def gpus(n: Decimal | int | float | str, model: str) -> str:

@@ -260,6 +260,14 @@ def test_one_failing_collector_does_not_stop_the_others(cli: Run, sheet: Path) -
         ("broken", "failed"),
         ("pricesheet", "succeeded"),
     ]
+    # --failed: only what failed, each with its error (not a row of zero counts).
+    failed = json.loads(cli("runs", "--failed", "--format", "json").stdout)
+    assert [(r["provider"], r["status"]) for r in failed] == [("broken", "failed")]
+    assert "HTTP 503" in failed[0]["error"]
+    table = cli("runs", "--failed").stdout
+    assert "broken" in table and "HTTP 503" in table and "pricesheet" not in table
+    header = next(line for line in table.splitlines() if "provider" in line)
+    assert "error" in header and "offers" not in header and "changed" not in header
 
 
 def test_history_answers_the_price_at_a_time(cli: Run, tmp_path: Path) -> None:

@@ -89,9 +89,9 @@ def test_the_gpus_nothing_rates_are_the_named_ones(gpu: str) -> None:
 
 
 # Beyond the fixtures: catalog rows with no figure any rule can use (each row's note says
-# why: NVIDIA published no M60/H20/L20 throughput, the RTX 5090's tensor rates could not be
-# confirmed from a vendor source, AMD publishes no V520 datasheet).
-CATALOG_UNRATED = {"M60", "RTX-5090", "H20", "L20", "Radeon-Pro-V520"}
+# why: NVIDIA published no M60/H20/L20 throughput, the RTX 5090's and the RTX 4000 Ada's
+# tensor rates could not be confirmed from a vendor source, AMD publishes no V520 datasheet).
+CATALOG_UNRATED = {"M60", "RTX-5090", "RTX-4000-Ada", "H20", "L20", "Radeon-Pro-V520"}
 
 
 def test_every_catalog_gpu_but_the_named_ones_ranks_for_a_built_in_profile() -> None:

@@ -84,6 +84,49 @@ def test_json_lines_carry_extra_fields(tmp_path: Path, restore_root: None) -> No
     assert (record["event"], record["offers_seen"], record["collector"]) == ("run", 12, "aws")
 
 
+def test_json_lines_carry_no_ansi_colour_codes(restore_root: None) -> None:
+    # uvicorn logs each access/startup line with a second copy of the message in ANSI
+    # colours as ``extra={"color_message": ...}`` (uvicorn/server.py, uvicorn/protocols).
+    stream = io.StringIO()
+    configure_logging(Settings(), fmt="json", stream=stream)
+    logging.getLogger("uvicorn.error").info(
+        "Uvicorn running on %s (Press CTRL+C to quit)",
+        "http://127.0.0.1:8080",
+        extra={"color_message": "Uvicorn running on \x1b[1m%s\x1b[0m (Press CTRL+C to quit)"},
+    )
+    [line] = stream.getvalue().splitlines()
+    assert "\x1b" not in line and "\\u001b" not in line
+    record = json.loads(line)
+    assert "color_message" not in record
+    assert record["message"] == "Uvicorn running on http://127.0.0.1:8080 (Press CTRL+C to quit)"
+
+
+def test_text_lines_are_stamped_in_utc_with_a_z(restore_root: None) -> None:
+    stream = io.StringIO()
+    configure_logging(Settings(), fmt="text", stream=stream)
+    record = logging.LogRecord("tracker.test", logging.INFO, __file__, 1, "hello", (), None)
+    # 2026-03-01T12:00:00.250Z as epoch seconds: 1772366400 (20513 days x 86400 + 12 h).
+    record.created, record.msecs = 1772366400.25, 250.0
+    line = logging.getLogger().handlers[0].format(record)
+    assert line == "2026-03-01T12:00:00.250Z INFO tracker.test: hello"
+
+
+@pytest.mark.parametrize("asked", ["", "apscheduler=INFO"], ids=["quiet", "asked"])
+def test_apscheduler_info_lines_only_when_asked(
+    restore_root: None, monkeypatch: pytest.MonkeyPatch, asked: str
+) -> None:
+    monkeypatch.setenv(LOG_LEVELS_ENV, asked)
+    stream = io.StringIO()
+    configure_logging(Settings(), fmt="text", stream=stream)
+    logging.getLogger("apscheduler.scheduler").info("Adding job tentatively")
+    logging.getLogger("apscheduler.executors.default").info('Running job "x"')
+    logging.getLogger("apscheduler.scheduler").warning("Run time of job x was missed")
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == (3 if asked else 1)
+    assert lines[-1].endswith("Run time of job x was missed")
+    logging.getLogger("apscheduler").setLevel(logging.NOTSET)
+
+
 # -- every command, every secret, libraries quiet ------------------------------------------
 
 AWS_CREDENTIALS = {

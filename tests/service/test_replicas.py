@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import signal
@@ -111,3 +112,87 @@ def test_two_replicas_make_one_run_per_cadence(
     )
     assert "run_not_due" in {event for _, _, event, _ in timeline}, timeline
     assert ready == [200, 200]  # the one that skipped learnt of the other's successes
+
+
+READY_CADENCE = 3.0
+OBSERVED_CADENCES = 6
+
+
+def test_two_replicas_stay_ready_and_share_each_cadence(
+    pg_service_url: str, fake_server: FakeProviders, procs: list[Serve], tmp_path: Path
+) -> None:
+    # The replica that starts second finds the first's success: before issue 30 it fired
+    # at exactly the first's times (jitter 0), found the job locked every cadence, never
+    # counted the other's success and answered 503 two cadences later, for good.
+    env = serve_env(
+        tmp_path,
+        pg_service_url,
+        fake_server,
+        GPU_TRACKER_SCHEDULER__COLLECTORS="fakegood",
+        GPU_TRACKER_SCHEDULER__CADENCES=json.dumps({"fakegood": READY_CADENCE / 60}),
+        GPU_TRACKER_SCHEDULER__STALE_AFTER_CADENCES="2",
+    )
+    # Runs of most of a second: a quarter of the cadence, so the replicas' attempts meet
+    # each other's runs in progress (the lock) as well as finished (not due).
+    fake_server.page_delay["fakegood"] = 0.3
+    engine = make_engine(pg_service_url)
+
+    def succeeded() -> list[float]:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(CollectionRun.started_at).where(CollectionRun.status == "succeeded")
+            ).scalars()
+            return sorted(t.timestamp() for t in rows)
+
+    first = Serve(tmp_path, "first", env)
+    procs.append(first)
+    wait_for(lambda: succeeded(), what="the first replica's first run")
+    second = Serve(tmp_path, "second", env)
+    procs.append(second)
+    wait_for(lambda: second.get("/livez")[0] == 200, timeout=STARTUP * 2, what="second up")
+
+    start = time.time()
+    probes: list[tuple[float, int, int]] = []
+    while time.time() < start + OBSERVED_CADENCES * READY_CADENCE:
+        probes.append((time.time(), first.get("/readyz")[0], second.get("/readyz")[0]))
+        time.sleep(0.25)
+    end = time.time()
+    for replica in (first, second):
+        replica.proc.send_signal(signal.SIGTERM)
+    assert [p.proc.wait(timeout=30) for p in (first, second)] == [0, 0]
+    assert [p.stop() for p in (first, second)] == [0, 0]
+    runs = [t for t in succeeded() if start <= t < end]
+    with engine.connect() as conn:
+        statuses = set(conn.execute(select(CollectionRun.status)).scalars())
+    engine.dispose()
+
+    not_ready = [p for p in probes if p[1:] != (200, 200)]
+    assert not not_ready, not_ready
+    assert statuses == {"succeeded"}
+    # Once per cadence between them: 6 cadences hold 6 runs, give or take the one at
+    # each end, and no two runs closer than a cadence less the clock slack (10 %).
+    assert OBSERVED_CADENCES - 1 <= len(runs) <= OBSERVED_CADENCES + 1, runs
+    gaps = [b - a for a, b in itertools.pairwise(runs)]
+    assert min(gaps) >= READY_CADENCE * 0.9 - 0.05, gaps
+    # What both printed: JSON only, no colour codes, no ERROR, no APScheduler INFO, each
+    # run line with its run id, the disabled collectors in one line.
+    for replica in (first, second):
+        text = replica.log_path.read_text(encoding="utf-8")
+        assert "\x1b" not in text
+        events = replica.events()
+        assert len(events) == len(text.splitlines())
+        assert not [e for e in events if e["level"] in ("error", "critical")]
+        chatter = [e for e in events if e["logger"].startswith("apscheduler")]
+        assert not [e for e in chatter if e["level"] in ("debug", "info")]
+        run_lines = [e for e in events if e.get("event") == "run"]
+        assert all(isinstance(e["run_id"], int) for e in run_lines)
+        assert all(e["message"].startswith(f"run {e['run_id']} ") for e in run_lines)
+        [planned] = [e for e in events if e.get("event") == "collectors_planned"]
+        assert planned["message"].startswith("scheduled: fakegood; disabled: ")
+    # The replica that skips finds the other's run done, not in progress every time: one
+    # locked attempt moves it out of step (by a quarter to three quarters of a cadence).
+    for replica in (first, second):
+        skips = [e["event"] for e in replica.events() if e.get("event", "").startswith("run_")]
+        assert ["run_locked", "run_locked"] not in [skips[i : i + 2] for i in range(len(skips))]
+    skipped = {e.get("event") for e in second.events()} | {e.get("event") for e in first.events()}
+    assert "run_not_due" in skipped

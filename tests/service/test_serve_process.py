@@ -265,7 +265,12 @@ def test_serve_process_healthy_and_failing_collectors_kill_and_sigterm(
         ("fakegood", "succeeded"),
         ("fakebad", "failed"),
     }
-    assert all("offers_seen" in e and "price_changes" in e for e in runs)
+    ok = [e for e in runs if e["status"] == "succeeded"]
+    assert all("offers_seen" in e and "price_changes" in e for e in ok)
+    # A failed run says why, not "0 offers": its line has the error, no counts.
+    failed = [e for e in runs if e["status"] == "failed"]
+    assert all(e["error"] and e["reason"] and "offers_seen" not in e for e in failed)
+    assert all(e["message"].startswith(f"run {e['run_id']} ") for e in ok)
     assert any(e.get("event") == "stale" and e["collector"] == "fakebad" for e in events)
     assert events[-1]["event"] == "stopped"
 
@@ -344,3 +349,35 @@ def test_serve_at_debug_never_logs_the_secrets_its_providers_send(
     assert any("'X-Amz-Security-Token': b'***'" in line for line in sent), sent
     failed = {e["collector"]: e.get("error", "") for e in events if e.get("event") == "run"}
     assert "API key not valid: ***" in failed["gcp"]
+
+
+def test_sigterm_past_the_shutdown_timeout_abandons_the_run_in_one_line(
+    pg_service_url: str, fake_server: FakeProviders, procs: list[Serve], tmp_path: Path
+) -> None:
+    env = serve_env(
+        tmp_path,
+        pg_service_url,
+        fake_server,
+        GPU_TRACKER_SCHEDULER__COLLECTORS="fakegood",
+        GPU_TRACKER_SCHEDULER__SHUTDOWN_TIMEOUT_SECONDS="0.1",
+    )
+    fake_server.hold()  # the first run stops before page 2, its transaction open
+    serve = Serve(tmp_path, "serve", env)
+    procs.append(serve)
+    assert fake_server.page2_waiting.wait(30)
+    serve.proc.send_signal(signal.SIGTERM)
+    assert serve.proc.wait(timeout=30) == 0  # bounded: it did not wait for the provider
+    fake_server.release()
+    engine = make_engine(pg_service_url)
+    with engine.connect() as conn:
+        [row] = conn.execute(select(CollectionRun)).all()
+    engine.dispose()
+    assert (row.status, row.scope) == ("abandoned", "standard")
+    assert "shutdown_timeout_seconds = 0.1 s" in row.error and row.finished_at is not None
+    events = serve.events()
+    [line] = [e for e in events if e.get("event") == "abandoned"]
+    assert line["message"] == (
+        "still running after shutdown_timeout_seconds = 0.1 s: "
+        "fakegood:standard: run rolled back; exiting anyway"
+    )
+    assert events[-1] is line  # nothing logged after it

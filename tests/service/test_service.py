@@ -218,7 +218,18 @@ def test_database_unreachable_at_start_then_recovers_without_restart(
     status, body = get(health_url)
     assert status == 200, body
     assert json.loads(body)["database"]["reachable"] is True
-    assert [r.status for r in runs(service.engine, "fakegood")] == ["succeeded"]
+    # Every attempt is a row: the ones the outage stopped are written once it is over,
+    # each with its time and why, as many as /metrics counted.
+    *failed, last = runs(service.engine, "fakegood")
+    assert last.status == "succeeded" and failed
+    assert {r.status for r in failed} == {"failed"}
+    assert all("DatabaseError" in r.error and r.finished_at >= r.started_at for r in failed)
+    assert {r.scope for r in failed} == {"standard"}
+    counted = service.metrics.registry.get_sample_value(
+        "gpu_tracker_run_failures_total",
+        {"collector": "fakegood", "scope": "standard", "reason": "database"},
+    )
+    assert counted == len(failed)
 
 
 def _terminate_backends(admin: Any, url: str) -> int:

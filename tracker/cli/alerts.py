@@ -145,7 +145,7 @@ def _deliver(ctx: typer.Context, retry: tuple[bool, list[int]] | None = None) ->
     from tracker.alerts.evaluate import evaluate
     from tracker.alerts.sender import drain
     from tracker.format import when
-    from tracker.store.alerts import requeue, waiting
+    from tracker.store.alert_controls import requeue, waiting
 
     setup = _setup(ctx)
     engine = open_store(ctx)

@@ -167,6 +167,9 @@ RUNS_TABLE = (
 )
 """Why a run failed matters more than its counts: the error shortens only after the
 counts gave way (the full text is in ``--format json``)."""
+_COUNTS = {"offers_seen", "new_series", "price_changes", "delisted", "skipped"}
+FAILED_RUNS_TABLE = tuple(c for c in RUNS_TABLE if c.key not in _COUNTS)
+"""``runs --failed``: a failure stored nothing, so its row says why instead of counts."""
 
 
 class _ReportedByCli(logging.Filter):
@@ -391,13 +394,21 @@ def runs(
         typer.Option("--source", help="Only runs for this source, e.g. import:deals.csv."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+    failed: Annotated[
+        bool,
+        typer.Option("--failed", help="Only runs that failed or were abandoned, with the error."),
+    ] = False,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """The collection-run log, newest first."""
     engine = open_store(ctx)
     check_providers(ctx, engine, [provider] if provider else None)
-    rows = run_rows(engine, provider, limit, source=source)
-    emit(rows, fmt, table=RUNS_TABLE, title="collection runs")
+    statuses = (RunStatus.FAILED, RunStatus.ABANDONED) if failed else ()
+    rows = run_rows(engine, provider, limit, source=source, statuses=statuses)
+    if failed:
+        emit(rows, fmt, table=FAILED_RUNS_TABLE, title="failed runs")
+    else:
+        emit(rows, fmt, table=RUNS_TABLE, title="collection runs")
 
 
 def register(app: typer.Typer) -> None:

@@ -139,10 +139,17 @@ def recompute_rankings(
     written = clock()
     if timings is not None:
         timings.update(db_load=loaded - started, rank=ranked - loaded, db_write=written - ranked)
+    changed = sum(1 for c in changes if c.changed)
     log.info(
         "rankings recomputed for %d profiles over %d offers (%d changed)",
         len(changes),
         len(table),
-        sum(1 for c in changes if c.changed),
+        changed,
+        extra={
+            "event": "rankings_recomputed",
+            "profiles": len(changes),
+            "offers": len(table),
+            "changed": changed,
+        },
     )
     return changes

@@ -19,7 +19,7 @@ from tracker.alerts.setup import AlertSetup, load_setup
 from tracker.alerts.stats import STATS
 from tracker.errors import one_line
 from tracker.settings import Settings
-from tracker.store import alerts as outbox
+from tracker.store import alert_controls
 from tracker.store.engine import DatabaseError, Engine
 
 __all__ = ["Alerting"]
@@ -58,7 +58,7 @@ class Alerting:
             log.exception("alert sender failed", extra={"event": "alerts_error"})
 
     def backlog(self) -> dict[str, int]:
-        return outbox.backlog(self.engine)
+        return alert_controls.backlog(self.engine)
 
     def health(self) -> dict[str, Any]:
         report = STATS.health(self.settings.alerts.failing_after)

@@ -27,6 +27,7 @@ __all__ = [
     "JobSpec",
     "plan_jobs",
     "pricing_models_of",
+    "run_scopes",
     "spot_fetched_separately",
 ]
 
@@ -48,6 +49,15 @@ class JobSpec:
     @property
     def id(self) -> str:
         return f"{self.collector}:{self.scope}"
+
+
+def run_scopes(spec: JobSpec) -> tuple[str, ...]:
+    """The run-log scopes whose successes serve ``spec``: its own name (what ``serve``
+    records), the pricing label earlier releases recorded for it (``all``, or e.g.
+    ``on_demand,reserved_1y,reserved_3y``), and ``all`` (a manual ``collect``)."""
+    models = ",".join(sorted(p.value for p in spec.pricing_scope))
+    legacy = "all" if spec.pricing_scope == frozenset(PricingModel) else models
+    return tuple(dict.fromkeys((spec.scope, legacy, "all")))
 
 
 def pricing_models_of(cls: type[Collector]) -> frozenset[PricingModel]:

@@ -53,7 +53,7 @@ QUIET_LOGGERS = (
     "grpc",
     "httpx",
     "httpcore",
-    "apscheduler.executors.default",
+    "apscheduler",  # INFO at every start ("Adding job tentatively", "Added job") and run
 )
 """Libraries kept at WARNING whatever ``-v``/``--log-level`` says: their DEBUG lines
 carry credentials and their INFO lines drown the one line per run."""
@@ -63,6 +63,7 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
     "message",
     "asctime",
     "taskName",
+    "color_message",  # uvicorn's copy of the message with ANSI colour codes
 }
 
 
@@ -72,6 +73,12 @@ class RedactingFormatter(logging.Formatter):
     def __init__(self, secrets: Iterable[str] = (), fmt: str | None = None) -> None:
         super().__init__(fmt or "%(asctime)s %(levelname)s %(name)s: %(message)s")
         self.secrets = list(secrets)
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        """UTC with a ``Z``, to the millisecond (``2026-03-01T12:00:00.123Z``): the
+        time every other output of the tracker uses, whatever the host's zone."""
+        when = datetime.fromtimestamp(record.created, UTC)
+        return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(record.msecs):03d}Z"
 
     def add_secrets(self, secrets: Iterable[str]) -> None:
         self.secrets = sorted(set(self.secrets) | set(secrets), key=len, reverse=True)

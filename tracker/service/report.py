@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from tracker.collect import RunSummary, scope_label
+from tracker.collect import RunSummary
 from tracker.errors import one_line
+from tracker.format import iso_z
 from tracker.hooks import Hooks, JobHealthChange, Origin
 from tracker.service.health import HealthState
-from tracker.service.jobs import JobSpec
+from tracker.service.jobs import JobSpec, run_scopes
 from tracker.service.metrics import Metrics
 from tracker.service.outcome import JobOutcome, JobStatus, SkipReason
 from tracker.settings import Settings
@@ -55,8 +56,8 @@ class Reporter:
         if self.health.set_database(ok, error):
             if ok:
                 log.info("database reachable", extra={"event": "database_up"})
-            else:
-                log.error(
+            else:  # a state, not a run: each run it fails has its own ERROR line
+                log.warning(
                     "database unreachable: %s",
                     error,
                     extra={"event": "database_down", "error": error},
@@ -77,7 +78,7 @@ class Reporter:
         """Each job's last success/failure as the run log knows it."""
         for spec in jobs:
             # A manual full run (scope "all") also refreshed this job's prices.
-            labels = (scope_label(spec.pricing_scope), "all")
+            labels = run_scopes(spec)
             ok = [latest.get((spec.collector, lb, "succeeded"), (None, None)) for lb in labels]
             bad = [latest.get((spec.collector, lb, "failed"), (None, None)) for lb in labels]
             self.health.seed(
@@ -90,6 +91,12 @@ class Reporter:
 
     def ran_elsewhere(self, spec: JobSpec, run: SuccessfulRun) -> None:
         """Another runner served this cadence: its success is this replica's too."""
+        self.seen_success(spec, run)
+        self.skipped(spec, SkipReason.NOT_DUE, f"run {run.id} started {iso_z(run.started_at)}")
+
+    def seen_success(self, spec: JobSpec, run: SuccessfulRun) -> None:
+        """A success of ``spec`` read from the run log (another runner's, maybe): the job
+        is as fresh as that run, here too."""
         self.health.seed(
             spec.id,
             last_success=run.finished_at or run.started_at,
@@ -97,8 +104,8 @@ class Reporter:
             last_failure=None,
         )
         self._last_success_gauge(spec)
-        self.skipped(spec, SkipReason.NOT_DUE, f"run {run.id} started {run.started_at.isoformat()}")
-        if self.health.jobs[spec.id].stale:
+        job = self.health.jobs[spec.id]
+        if job.stale and not self.health.is_stale(job, utcnow()):
             self._set_stale(spec, False)
 
     def _last_success_gauge(self, spec: JobSpec) -> None:
@@ -154,6 +161,7 @@ class Reporter:
         self._log_run(outcome, seconds)
 
     def _log_run(self, outcome: JobOutcome, seconds: float) -> None:
+        """The one line of a run: its counts, or why it failed or collected nothing."""
         spec, summary = outcome.spec, outcome.summary
         fields: dict[str, Any] = {
             "event": "run",
@@ -161,37 +169,32 @@ class Reporter:
             "scope": spec.scope,
             "status": outcome.status.value,
             "duration_seconds": round(seconds, 3),
+            "run_id": summary.run_id if summary is not None else None,
         }
-        if summary is not None:
-            fields.update(
-                run_id=summary.run_id,
-                **summary.stats.run_counts(),
-                skipped=summary.skipped,
-                skip_reasons=summary.skip_reasons,
-            )
         if outcome.reason:
             fields["reason"] = outcome.reason.value
         if outcome.error:
             fields["error"] = outcome.error
-        counts = (
-            f"{fields.get('offers_seen', 0)} offers, {fields.get('new_series', 0)} new, "
-            f"{fields.get('price_changes', 0)} price changes, "
-            f"{fields.get('delisted', 0)} delisted, "
-            f"{fields.get('skipped', 0)} skipped"
-        )
+        run = f"run {fields['run_id']}" if fields["run_id"] is not None else "run (not recorded)"
+        head = f"{run} {spec.id} {outcome.status.value} in {seconds:.1f}s"
+        if outcome.status is JobStatus.SUCCEEDED and summary is not None:
+            fields.update(
+                **summary.stats.run_counts(),
+                skipped=summary.skipped,
+                skip_reasons=summary.skip_reasons,
+            )
+            counts = summary.stats.run_counts()
+            message = (
+                f"{head}: {counts.get('offers_seen', 0)} offers, "
+                f"{counts.get('new_series', 0)} new, "
+                f"{counts.get('price_changes', 0)} price changes, "
+                f"{counts.get('delisted', 0)} delisted, {summary.skipped} skipped"
+            )
+        else:
+            why = outcome.reason.value if outcome.reason else "no reason given"
+            message = f"{head}: {why}: {outcome.error or 'no error text'}"
         levels = {JobStatus.FAILED: logging.ERROR, JobStatus.SKIPPED: logging.WARNING}
-        level = levels.get(outcome.status, logging.INFO)
-        detail = f" ({outcome.reason}: {outcome.error})" if outcome.reason and outcome.error else ""
-        log.log(
-            level,
-            "run %s %s in %.1fs: %s%s",
-            spec.id,
-            outcome.status.value,
-            seconds,
-            counts,
-            detail,
-            extra=fields,
-        )
+        log.log(levels.get(outcome.status, logging.INFO), "%s", message, extra=fields)
 
     def after_collection(self, spec: JobSpec, summary: RunSummary) -> None:
         self.hooks.after_collection(

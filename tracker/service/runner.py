@@ -2,7 +2,8 @@
 
 What each fault becomes (the reporter then tells health, metrics and the log):
 
-* another runner holds the job → ``locked``, nothing attempted;
+* another runner holds the job → ``locked``, nothing attempted; the other's last
+  success (read from the run log) is this replica's too, so it stays fresh;
 * another runner (a replica, a manual ``collect``) already ran it within its
   cadence → ``not_due``: the advisory lock stops runs overlapping, this check
   stops them repeating, so N replicas make one run per cadence, not N;
@@ -12,7 +13,8 @@ What each fault becomes (the reporter then tells health, metrics and the log):
 * the provider or the collector fails → ``failed`` (``collector``), recorded by
   the runner; the next cadence tries again;
 * the database is unreachable → ``failed`` (``database``), retried soon by the
-  scheduler.
+  scheduler; the attempt (or the failure the run could not write) is written to the
+  run log at the next attempt that reaches the database (``tracker.service.pending``).
 
 Never raises: a bug in a collector or here is one failed run, the service carries on.
 """
@@ -22,16 +24,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from collectors.base import Collector, NotConfigured
-from tracker.collect import RunSummary, run_collector, scope_label
+from tracker.collect import RunSummary, run_collector
 from tracker.errors import one_line
 from tracker.models import RunStatus
-from tracker.service.jobs import JobSpec
+from tracker.service import abandon
+from tracker.service.jobs import JobSpec, run_scopes
 from tracker.service.outcome import FailureReason, JobOutcome, JobStatus, SkipReason
+from tracker.service.pending import PendingRuns
 from tracker.service.report import Reporter, utcnow
 from tracker.settings import Settings
 from tracker.store import job_runs
@@ -41,6 +46,11 @@ from tracker.store.locks import JobLocks
 __all__ = ["JobRunner", "due_slack", "is_due"]
 
 log = logging.getLogger(__name__)
+
+OWN_RUNS_KEPT = 1024
+"""Own run ids remembered: far more than the jobs of a service, times a few runs each."""
+COLLECTION = abandon.COLLECTION
+HOOKS = "after-collection hooks"
 
 
 def due_slack(spec: JobSpec) -> timedelta:
@@ -76,15 +86,18 @@ class JobRunner:
         self._before_run = before_run
         """Called holding the lock, before anything else (seeds health from the run log)."""
         self.stopping = threading.Event()
-        self._own_runs: set[int] = set()
-        """Run ids this process recorded: its own last run never makes a job not due."""
-        self._running: dict[str, datetime] = {}
+        self._own_runs: deque[int] = deque(maxlen=OWN_RUNS_KEPT)
+        """The latest run ids this process recorded: its own last run never makes a job
+        not due. Bounded: a set of every run id would grow by one per run for months."""
+        self.pending = PendingRuns(engine)
+        """Attempts the run log has not seen yet (the database was down)."""
+        self._running: dict[str, str] = {}
+        """Job id → what it is doing (``collection`` or ``hooks``)."""
         self._running_cond = threading.Condition()
 
     @contextmanager
     def _in_flight(self, spec: JobSpec) -> Iterator[None]:
-        with self._running_cond:
-            self._running[spec.id] = utcnow()
+        self._phase(spec, COLLECTION)
         try:
             yield
         finally:
@@ -92,26 +105,34 @@ class JobRunner:
                 self._running.pop(spec.id, None)
                 self._running_cond.notify_all()
 
-    def wait_idle(self, timeout: float) -> list[str]:
-        """Wait up to ``timeout`` s for running jobs; returns the ids still running."""
+    def _phase(self, spec: JobSpec, phase: str) -> None:
+        with self._running_cond:
+            self._running[spec.id] = phase
+
+    def wait_idle(self, timeout: float) -> dict[str, str]:
+        """Wait up to ``timeout`` s for running jobs (their after-collection hooks
+        included); returns what each job still running is doing, by id."""
         deadline = time.monotonic() + timeout
         with self._running_cond:
             while self._running and (remaining := deadline - time.monotonic()) > 0:
                 self._running_cond.wait(remaining)
-            return sorted(self._running)
+            return dict(sorted(self._running.items()))
 
     def run(self, spec: JobSpec) -> JobOutcome:
         """One attempt of ``spec``: lock, check, run, report, hooks. Never raises."""
         if self.stopping.is_set():
             return JobOutcome(spec, JobStatus.SKIPPED, reason=SkipReason.STOPPING)
-        began = time.monotonic()
+        began, began_at = time.monotonic(), utcnow()
+        # The hooks run in flight too: shutdown waits for them within its timeout.
         with self._in_flight(spec):
             try:
                 outcome = self._locked_run(spec)
             except DatabaseError as exc:
-                self.reporter.database(False, one_line(exc))
+                error = one_line(exc)
+                self.reporter.database(False, error)
+                self.pending.missed(spec, began_at, utcnow(), error)
                 outcome = JobOutcome(
-                    spec, JobStatus.FAILED, reason=FailureReason.DATABASE, error=one_line(exc)
+                    spec, JobStatus.FAILED, reason=FailureReason.DATABASE, error=error
                 )
             except Exception as exc:  # a bug in the service or the runner: keep serving
                 log.exception("%s: job crashed", spec.id)
@@ -119,13 +140,20 @@ class JobRunner:
                     spec, JobStatus.FAILED, reason=FailureReason.COLLECTOR, error=one_line(exc)
                 )
             self.reporter.record(outcome, time.monotonic() - began)
-        if outcome.status is JobStatus.SUCCEEDED and outcome.summary is not None:
-            self.reporter.after_collection(spec, outcome.summary)
+            if outcome.status is JobStatus.SUCCEEDED and outcome.summary is not None:
+                self._phase(spec, HOOKS)
+                self.reporter.after_collection(spec, outcome.summary)
         return outcome
 
     def _locked_run(self, spec: JobSpec) -> JobOutcome:
         with self.locks.hold(spec.id) as held:
+            if self.pending:  # the database answers again: what it missed first
+                self.pending.flush()
             if not held:
+                # The holder is running it now; its last success is this replica's too.
+                last = job_runs.last_success(self.engine, spec.collector, run_scopes(spec))
+                if last is not None:
+                    self.reporter.seen_success(spec, last)
                 self.reporter.skipped(spec, SkipReason.LOCKED, "nothing attempted")
                 return JobOutcome(spec, JobStatus.LOCKED, reason=SkipReason.LOCKED)
             self._before_run()
@@ -148,24 +176,30 @@ class JobRunner:
                     spec, JobStatus.FAILED, summary, FailureReason.COLLECTOR, summary.error
                 )
             summary = run_collector(
-                self.engine, collector, self.settings, pricing_scope=spec.pricing_scope
+                self.engine,
+                collector,
+                self.settings,
+                pricing_scope=spec.pricing_scope,
+                label=spec.scope,
             )
             if summary.run_id is not None:
-                self._own_runs.add(summary.run_id)
+                self._own_runs.append(summary.run_id)
+            if not summary.recorded:
+                self.pending.unrecorded(spec, summary)
         if summary.status is RunStatus.SUCCEEDED:
             self.reporter.database(True)
             return JobOutcome(spec, JobStatus.SUCCEEDED, summary)
         # Mid-run database loss comes back as a failed summary; tell it apart from a
-        # provider failure by asking the database directly.
+        # provider failure by the error, and by asking the database directly (a lost
+        # connection fails the run while the server answers again at once).
         reachable = self.reporter.ping(self.engine)
-        reason = FailureReason.COLLECTOR if reachable else FailureReason.DATABASE
+        lost = summary.database_failed or not reachable
+        reason = FailureReason.DATABASE if lost else FailureReason.COLLECTOR
         return JobOutcome(spec, JobStatus.FAILED, summary, reason, summary.error)
 
     def _ran_elsewhere(self, spec: JobSpec) -> job_runs.SuccessfulRun | None:
         """The other runner's success that makes this cadence done already, if any."""
-        last = job_runs.last_success(
-            self.engine, spec.collector, (scope_label(spec.pricing_scope), "all")
-        )
+        last = job_runs.last_success(self.engine, spec.collector, run_scopes(spec))
         if last is None or last.id in self._own_runs:
             return None
         return None if is_due(spec, last.started_at, utcnow()) else last
@@ -174,9 +208,7 @@ class JobRunner:
         """A cadence whose collector cannot be built now: one ``skipped`` run row."""
         reason = str(exc)
         now = utcnow()
-        run_id = job_runs.record_skipped_run(
-            self.engine, spec.collector, scope_label(spec.pricing_scope), reason, now
-        )
+        run_id = job_runs.record_skipped_run(self.engine, spec.collector, spec.scope, reason, now)
         summary = RunSummary(
             spec.collector,
             RunStatus.SKIPPED,

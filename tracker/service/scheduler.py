@@ -19,22 +19,31 @@ Fault model, and where each fault is handled:
 * a collector raising anything is one failed run; jobs are isolated;
 * several replicas on one Postgres: an advisory lock per job keeps runs from
   overlapping, and the lock holder skips a job another runner already ran within
-  its cadence, so each cadence is collected once (neither writes a run row);
-* SIGTERM/SIGINT: no new runs start; a running one gets ``shutdown_timeout_seconds``
-  to commit or roll back; exit status 0.
+  its cadence, so each cadence is collected once (neither writes a run row); a
+  replica that skips takes the other's success from the run log, so both stay
+  ready, and each replica's first run falls at a random point of the half cadence
+  after the job is due, so replicas do not fire in step;
+* a process killed mid-run leaves its row ``running``: the next start of any
+  instance marks it ``abandoned`` (on Postgres, once no one holds the job's lock);
+* SIGTERM/SIGINT: no new runs start; a running one (after-collection hooks
+  included) gets ``shutdown_timeout_seconds`` to finish; what is still running then
+  is named in one line, its run row marked abandoned, and the process exits 0.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import signal
 import threading
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
@@ -44,9 +53,10 @@ from tracker import registry
 from tracker.alerts.stats import STATS
 from tracker.errors import one_line
 from tracker.hooks import Hooks, load_hooks
+from tracker.service import abandon
 from tracker.service.alerting import Alerting
 from tracker.service.health import HealthState
-from tracker.service.jobs import JobSpec, plan_jobs
+from tracker.service.jobs import JobSpec, plan_jobs, run_scopes
 from tracker.service.metrics import CONTENT_TYPE, Metrics
 from tracker.service.outcome import FailureReason, JobOutcome, JobStatus
 from tracker.service.report import Reporter, utcnow
@@ -55,7 +65,7 @@ from tracker.service.web import Response, WebServer, json_response, parse_addres
 from tracker.settings import Settings
 from tracker.store import job_runs
 from tracker.store.engine import DatabaseError, Engine, make_engine
-from tracker.store.locks import locks_for
+from tracker.store.locks import JobLocks, locks_for
 
 __all__ = ["JobOutcome", "Service"]
 
@@ -102,11 +112,12 @@ class Service:
             self.health.sections["alerts"] = self.alerting.health
         self.jobs = self._plan()
         self.reporter = Reporter(settings, self.engine, self.health, self.metrics, self.hooks)
+        self.locks: JobLocks = locks_for(self.engine)
         self.runner = JobRunner(
             settings,
             self.engine,
             self.collectors,
-            locks_for(self.engine),
+            self.locks,
             self.reporter,
             before_run=self._ensure_seeded,
         )
@@ -116,27 +127,33 @@ class Service:
         self._server: WebServer | None = None
         self.abandoned: list[str] = []
         """Jobs still running when shutdown timed out (their transactions roll back)."""
+        self._rng = random.Random()
 
     # -- setup -------------------------------------------------------------------
 
     def _plan(self) -> list[JobSpec]:
         specs = plan_jobs(self.collectors, self.config, self.config.collectors)
         usable = []
+        reasons: dict[str, str | None] = {}  # asked once per collector, not once per job
         for spec in specs:
-            reason = self._unusable(spec.collector)
+            if spec.collector not in reasons:
+                reasons[spec.collector] = self._unusable(spec.collector)
+            reason = reasons[spec.collector]
             if reason is not None:
-                if spec.collector not in self.health.disabled:
-                    log.warning(
-                        "%s: not scheduled: %s",
-                        spec.collector,
-                        reason,
-                        extra={"event": "collector_disabled", "collector": spec.collector},
-                    )
                 self.health.disabled[spec.collector] = reason
                 continue
             usable.append(spec)
             self.health.add(spec)
             self.metrics.declare(spec.collector, spec.scope)
+        # Switched off or with nothing to do is how most installs run most collectors:
+        # one line says what runs and what does not (the reasons: /healthz "disabled").
+        disabled = dict(sorted(self.health.disabled.items()))
+        log.info(
+            "scheduled: %s; disabled: %s",
+            ", ".join(sorted({s.collector for s in usable})) or "nothing",
+            ", ".join(disabled) or "none",
+            extra={"event": "collectors_planned", "disabled": disabled},
+        )
         return usable
 
     def _unusable(self, name: str) -> str | None:
@@ -194,15 +211,32 @@ class Service:
         """Tell jobs that just turned stale or fresh; returns the stale job ids."""
         try:
             self._ensure_seeded()
+            self._refresh_before_stale(utcnow())
         except DatabaseError as exc:
             self.reporter.database(False, one_line(exc))
         return self.reporter.check_staleness(self.jobs, utcnow())
+
+    def _refresh_before_stale(self, now: datetime) -> None:
+        """Before a job is declared stale, ask the run log: another replica may have
+        collected it (this one found the job not due, or locked, or never tried)."""
+        for spec in self.jobs:
+            job = self.health.jobs[spec.id]
+            if not job.stale and self.health.is_stale(job, now):
+                last = job_runs.last_success(self.engine, spec.collector, run_scopes(spec))
+                if last is not None:
+                    self.reporter.seen_success(spec, last)
+
+    def abandon_orphans(self) -> int:
+        """Mark ``abandoned`` the runs a dead process left ``running`` (at start-up)."""
+        return abandon.orphans(self.engine, self.locks)
 
     # -- health endpoints ------------------------------------------------------------
 
     def health_report(self) -> tuple[bool, dict[str, Any]]:
         """/healthz: the database is reachable and no job is stale, with every detail."""
-        self.ping_database()
+        if self.ping_database():
+            with suppress(DatabaseError):  # reported by the ping already, if it persists
+                self._refresh_before_stale(utcnow())
         return self.health.report(utcnow())
 
     def liveness(self) -> tuple[bool, dict[str, Any]]:
@@ -249,8 +283,16 @@ class Service:
     def _scheduled(self, spec: JobSpec) -> None:
         outcome = self.run_job(spec)
         retry = self.config.db_retry_seconds
+        scheduler = self._scheduler
         if outcome.reason is FailureReason.DATABASE and retry < spec.interval_seconds:
             self._schedule_retry(spec, retry)
+        elif outcome.status is JobStatus.LOCKED and scheduler and not self.runner.stopping.is_set():
+            # In step with another replica, this one would find the job locked every
+            # cadence and know only the other's previous success. Moved by a random
+            # quarter to three quarters of a cadence, it finds the run done (not due).
+            shift = timedelta(seconds=self._rng.uniform(0.25, 0.75) * spec.interval_seconds)
+            with suppress(JobLookupError):
+                scheduler.modify_job(spec.id, next_run_time=utcnow() + shift)
 
     def _schedule_retry(self, spec: JobSpec, seconds: float) -> None:
         scheduler = self._scheduler
@@ -268,16 +310,21 @@ class Service:
         )
 
     def _first_run(self, spec: JobSpec, now: datetime) -> datetime:
-        """Now, unless the job already succeeded within its cadence (a quick restart)."""
+        """Now, unless the job already succeeded within its cadence (a quick restart, or
+        another replica running it): then a random point of the half cadence after it
+        is due, so two replicas do not fire in step (one finding the other's run in
+        progress every time), and a restart is never more than 1.5 cadences late."""
         last = self.health.jobs[spec.id].last_success_started
-        if last is None:
+        cadence = timedelta(seconds=spec.interval_seconds)
+        if last is None or last + cadence <= now:
             return now
-        return max(now, last + timedelta(seconds=spec.interval_seconds))
+        return last + cadence + self._rng.uniform(0, 0.5) * cadence
 
     def start(self) -> None:
         """Start the scheduler and the health server (returns at once)."""
         try:
             self._ensure_seeded()
+            self.abandon_orphans()
             self.reporter.database(True)
         except DatabaseError as exc:
             self.reporter.database(False, one_line(exc))
@@ -338,26 +385,34 @@ class Service:
         return self._server.url if self._server is not None else None
 
     def stop(self, timeout: float | None = None) -> bool:
-        """Stop taking jobs and wait up to ``timeout`` for running ones; True if all ended."""
+        """Stop taking jobs and wait up to ``timeout`` for running ones (their hooks
+        included); True if all ended. What is still running is named in one line and
+        its run row marked abandoned (its transaction rolls back when the process ends)."""
         timeout = self.config.shutdown_timeout_seconds if timeout is None else timeout
         self.runner.stopping.set()
         if self._scheduler is not None and self._scheduler.running:
             self._scheduler.shutdown(wait=False)
-        self.abandoned = self.runner.wait_idle(timeout)
+        running = self.runner.wait_idle(timeout)
+        self.abandoned = list(running)
         if self._server is not None:
             self._server.stop()
             self._server = None
-        if self.abandoned:
-            log.warning(
-                "still running after %.0fs: %s; exiting anyway, their transactions roll back",
-                timeout,
-                ", ".join(self.abandoned),
-                extra={"event": "abandoned", "jobs": self.abandoned},
-            )
+        if running:
+            self._abandon_running(running, timeout)
             return False
         self.engine.dispose()
         log.info("stopped", extra={"event": "stopped"})
         return True
+
+    def _abandon_running(self, running: dict[str, str], timeout: float) -> None:
+        limit = f"shutdown_timeout_seconds = {timeout:g} s"
+        what = abandon.unfinished(self.engine, self.jobs, running, limit)
+        log.warning(
+            "still running after %s: %s; exiting anyway",
+            limit,
+            "; ".join(f"{job}: {text}" for job, text in what.items()),
+            extra={"event": "abandoned", "jobs": list(running), "phases": running},
+        )
 
     def request_stop(self, signum: int | None = None, _frame: FrameType | None = None) -> None:
         if signum is not None:
@@ -390,6 +445,7 @@ class Service:
         """Run every due job once (for cron); 0 if none failed, 1 otherwise."""
         try:
             due = self.due_jobs()
+            self.abandon_orphans()  # a cron start is a start too
         except DatabaseError as exc:
             log.error("database unreachable: %s", one_line(exc), extra={"event": "database_down"})
             return 1

@@ -45,13 +45,15 @@ from tracker.store.schema import Base, BigId
 from tracker.store.types import UTCDateTime
 
 __all__ = [
+    "DEAD",
+    "PENDING",
     "AlertDelivery",
     "AlertOutbox",
     "AlertRow",
     "AlertState",
     "DueDelivery",
     "NewAlert",
-    "backlog",
+    "aware",
     "due_deliveries",
     "existing_keys",
     "last_fired",
@@ -60,8 +62,6 @@ __all__ = [
     "mark_sent",
     "queue_alerts",
     "read_state",
-    "requeue",
-    "waiting",
 ]
 
 PENDING, SENT, DEAD = "pending", "sent", "dead"
@@ -329,11 +329,11 @@ def last_fired(engine: Engine, rule: str, subjects: Iterable[str]) -> dict[str, 
                 .group_by(AlertOutbox.subject)
             ).all()
             for subject, at in rows:
-                found[subject] = _aware(at)
+                found[subject] = aware(at)
     return found
 
 
-def _aware(value: Any) -> datetime:
+def aware(value: Any) -> datetime:
     from tracker.store.types import aggregate_datetime  # max() skips the column type
 
     result = aggregate_datetime(value)
@@ -409,17 +409,6 @@ def mark_failed(
             )
 
 
-def backlog(engine: Engine) -> dict[str, int]:
-    """Pending deliveries per channel (the outbox backlog gauge)."""
-    with database_errors("cannot read the alert outbox"), engine.connect() as conn:
-        rows = conn.execute(
-            select(AlertDelivery.channel, func.count())
-            .where(AlertDelivery.status == PENDING)
-            .group_by(AlertDelivery.channel)
-        ).all()
-    return {channel: int(n) for channel, n in rows}
-
-
 def list_alerts(
     engine: Engine, *, since: datetime | None = None, failed: bool = False, limit: int = 200
 ) -> list[AlertRow]:
@@ -460,43 +449,6 @@ def list_alerts(
             )
             for r in conn.execute(stmt)
         ]
-
-
-def waiting(engine: Engine, now: datetime) -> list[tuple[str, int, datetime]]:
-    """Pending deliveries not due yet (waiting out a retry's backoff), per channel:
-    (channel, how many, the earliest next attempt)."""
-    with database_errors("cannot read the alert outbox"), engine.connect() as conn:
-        rows = conn.execute(
-            select(AlertDelivery.channel, func.count(), func.min(AlertDelivery.next_attempt_at))
-            .where(AlertDelivery.status == PENDING, AlertDelivery.next_attempt_at > now)
-            .group_by(AlertDelivery.channel)
-            .order_by(AlertDelivery.channel)
-        ).all()
-    return [(channel, int(n), _aware(at)) for channel, n, at in rows]
-
-
-def requeue(
-    engine: Engine, now: datetime, *, dead: bool = False, alert_ids: Sequence[int] = ()
-) -> dict[int, int]:
-    """Make deliveries due ``now``: the pending ones waiting for a retry, and with
-    ``dead`` the dead ones too (back to pending, their attempts kept, so one more
-    failure makes them dead again). Sent deliveries are never touched (each alert is
-    still delivered at most once per channel). ``alert_ids`` narrows it to those
-    alerts. Returns how many deliveries were requeued per alert id."""
-    statuses = [PENDING, DEAD] if dead else [PENDING]
-    cond = AlertDelivery.status.in_(statuses)
-    with database_errors("cannot requeue alerts"), engine.begin() as conn:
-        found: dict[int, int] = {}
-        ids = list(alert_ids)
-        chunks = [ids[i : i + 500] for i in range(0, len(ids), 500)] if ids else [None]
-        for chunk in chunks:
-            where = cond if chunk is None else cond & AlertDelivery.alert_id.in_(chunk)
-            for (alert_id,) in conn.execute(select(AlertDelivery.alert_id).where(where)):
-                found[int(alert_id)] = found.get(int(alert_id), 0) + 1
-            conn.execute(
-                update(AlertDelivery).where(where).values(status=PENDING, next_attempt_at=now)
-            )
-    return found
 
 
 def existing_keys(engine: Engine, keys: Iterable[str]) -> set[str]:

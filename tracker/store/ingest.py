@@ -18,6 +18,7 @@ has exactly one round.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -32,6 +33,7 @@ from tracker.store.known import FLUSH_ROWS, KNOWN_TABLES, KnownSeries
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.staging import (
     COPY_TYPE,
+    copy_rows,
     hardware_differs,
     hardware_values,
     offer_hash,
@@ -102,6 +104,10 @@ class Ingest:
         self._oldest = self.run_time
         """The oldest observation (an offer's own time, else the run's)."""
         self._staged_run_time = self._time(self.run_time)
+        # A partial, not a method: the compact staging holds it, and a bound method
+        # would make a cycle that keeps each run's hashes and buffers until a full
+        # garbage collection (MiB per run at 20,000 offers).
+        self._copy = partial(copy_rows, conn, sqlite=self.sqlite)
         columns = self._create_temp_tables()
         self._known = KnownSeries(
             conn,
@@ -172,23 +178,6 @@ class Ingest:
             rows, self._buffer = self._buffer, []
             self._copy("gt_incoming", INCOMING_COLUMNS, rows, _COPY_TYPES)
 
-    def _copy(
-        self, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]], types: list[str]
-    ) -> None:
-        """Write ``rows`` into the staging ``table``: COPY on Postgres (``types`` declared,
-        so psycopg picks each column's dumper once), batched inserts on SQLite."""
-        names = ", ".join(columns)
-        raw = self.conn.connection.driver_connection
-        assert raw is not None
-        if self.sqlite:
-            marks = ", ".join("?" for _ in columns)
-            raw.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
-            return
-        with raw.cursor() as cur, cur.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-            copy.set_types(types)
-            for row in rows:
-                copy.write_row(row)
-
     @property
     def count(self) -> int:
         return self._seq
@@ -196,6 +185,12 @@ class Ingest:
     def abandon(self) -> None:
         """The run is failing: leave no statement in flight on the connection."""
         self._known.abandon()
+        self._release()
+
+    def _release(self) -> None:
+        """Drop what the run staged in memory: a finished run keeps only its counts."""
+        self._buffer, self._keys, self._dated = [], set(), set()
+        self._known.release()
 
     # -- applying ----------------------------------------------------------------
 
@@ -380,6 +375,7 @@ class Ingest:
         x("DROP VIEW gt_seen")
         for table in _TEMP_TABLES:
             x(f"DROP TABLE IF EXISTS {table}")
+        self._release()
         return stats
 
     def _check_and_update_series(self) -> None:

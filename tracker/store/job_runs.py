@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, insert, select, type_coerce
+from sqlalchemy import Engine, func, insert, select, type_coerce, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
@@ -31,11 +31,15 @@ from tracker.store.types import UTCDateTime
 __all__ = [
     "LatestRuns",
     "RunTimes",
+    "RunningRun",
     "SuccessfulRun",
+    "abandon_running",
     "last_success",
     "latest_runs",
     "probe_engine",
+    "record_failed_attempt",
     "record_skipped_run",
+    "running_runs",
 ]
 
 RunTimes = tuple[datetime | None, datetime | None]
@@ -49,6 +53,15 @@ class SuccessfulRun:
     id: int
     started_at: datetime
     finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class RunningRun:
+    id: int
+    provider: str
+    source: str
+    scope: str
+    started_at: datetime
 
 
 def _fail(what: str, exc: SQLAlchemyError) -> DatabaseError:
@@ -113,6 +126,88 @@ def record_skipped_run(engine: Engine, provider: str, scope: str, reason: str, a
     except SQLAlchemyError as exc:
         raise _fail(f"cannot record a skipped run of {provider}", exc) from exc
     return int(run_id)
+
+
+def record_failed_attempt(
+    engine: Engine, provider: str, scope: str, started: datetime, finished: datetime, error: str
+) -> int:
+    """A ``failed`` row for an attempt that never reached the run log (the database was
+    unreachable when it was made), written once the database is back; returns its id."""
+    values: dict[str, Any] = {
+        "provider": provider,
+        "source": provider,
+        "scope": scope,
+        "status": RunStatus.FAILED,
+        "started_at": started,
+        "finished_at": finished,
+        "error": error[:2000],
+    }
+    try:
+        with engine.begin() as conn:
+            run_id = conn.execute(
+                insert(CollectionRun).values(**values).returning(CollectionRun.id)
+            ).scalar_one()
+    except SQLAlchemyError as exc:
+        raise _fail(f"cannot record a failed attempt of {provider}", exc) from exc
+    return int(run_id)
+
+
+def running_runs(engine: Engine) -> list[RunningRun]:
+    """Every run the log says is ``running`` (live ones, and ones whose process died)."""
+    stmt = (
+        select(
+            CollectionRun.id,
+            CollectionRun.provider,
+            CollectionRun.source,
+            CollectionRun.scope,
+            CollectionRun.started_at,
+        )
+        .where(CollectionRun.status == RunStatus.RUNNING)
+        .order_by(CollectionRun.id)
+    )
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+    except SQLAlchemyError as exc:
+        raise _fail("cannot read the running runs", exc) from exc
+    return [RunningRun(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+
+
+def abandon_running(
+    engine: Engine,
+    error: str,
+    *,
+    run_id: int | None = None,
+    provider: str | None = None,
+    scope: str | None = None,
+    finished: datetime | None = None,
+) -> int:
+    """Mark ``running`` rows ``abandoned`` with ``error`` (and ``finished``, when the end
+    is known): the row ``run_id``, or ``provider``'s rows of ``scope``; returns how many.
+
+    On Postgres a row another transaction is writing right now (a run committing) is
+    left alone (``SKIP LOCKED``) rather than waited for: its run is not abandoned.
+    """
+    match = [CollectionRun.status == RunStatus.RUNNING]
+    if run_id is not None:
+        match.append(CollectionRun.id == run_id)
+    if provider is not None:
+        match += [CollectionRun.provider == provider, CollectionRun.source == provider]
+    if scope is not None:
+        match.append(CollectionRun.scope == scope)
+    ids = select(CollectionRun.id).where(*match)
+    if engine.dialect.name == "postgresql":
+        ids = ids.with_for_update(skip_locked=True)
+    stmt = (
+        update(CollectionRun)
+        .where(CollectionRun.id.in_(ids.scalar_subquery()))
+        .values(status=RunStatus.ABANDONED, error=error[:2000], finished_at=finished)
+    )
+    try:
+        with engine.begin() as conn:
+            return int(conn.execute(stmt).rowcount)
+    except SQLAlchemyError as exc:
+        raise _fail("cannot mark runs abandoned", exc) from exc
 
 
 def probe_engine(engine: Engine, timeout_seconds: float) -> Engine:

@@ -305,6 +305,15 @@ class KnownSeries:
             with suppress(Exception):
                 pipeline.__exit__(None, None, None)
 
+    def release(self) -> None:
+        """Drop the run's in-memory staging (the listed hashes: 20,000 ints at 20,000
+        series); the temporary tables go with the transaction."""
+        self.hashes = set()
+        self._rows = []
+        self._hardware_rows = []
+        self._hardware = {}
+        self._hardware_ids = {}
+
     # -- SQL over the staged rows ------------------------------------------------------
 
     def _joined(self, table: str, *, seen_last: bool = False) -> str:

@@ -257,9 +257,17 @@ def unknown_gpus(bind: Bind) -> list[UnknownGpu]:
 
 
 def recent_runs(
-    bind: Bind, provider: str | None = None, limit: int = 20, *, source: str | None = None
+    bind: Bind,
+    provider: str | None = None,
+    limit: int = 20,
+    *,
+    source: str | None = None,
+    statuses: Sequence[str] = (),
 ) -> list[CollectionRun]:
+    """The latest ``limit`` runs, newest first; only those of ``statuses`` when given."""
     stmt = select(CollectionRun).order_by(CollectionRun.id.desc()).limit(limit)
+    if statuses:
+        stmt = stmt.where(CollectionRun.status.in_(list(statuses)))
     if provider:
         stmt = stmt.where(CollectionRun.provider == provider)
     if source:

@@ -13,6 +13,8 @@ from decimal import Decimal
 from operator import attrgetter
 from typing import Any
 
+from sqlalchemy import Connection
+
 from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import ColumnKind, Offer
 from tracker.store.identity import identity_hash
@@ -22,6 +24,7 @@ from tracker.store.types import quantize_money
 __all__ = [
     "COPY_TYPE",
     "attributes_json",
+    "copy_rows",
     "hardware_differs",
     "hardware_values",
     "money_text",
@@ -137,3 +140,27 @@ def temp_table(name: str, *, sqlite: bool, columns: str | None = None) -> str:
     if columns is not None:
         return f"CREATE TEMPORARY TABLE {name} ({columns}){drop}"
     return f"CREATE TEMPORARY TABLE {name}{drop} AS "
+
+
+def copy_rows(
+    conn: Connection,
+    table: str,
+    columns: tuple[str, ...],
+    rows: list[tuple[Any, ...]],
+    types: list[str],
+    *,
+    sqlite: bool,
+) -> None:
+    """Write ``rows`` into the staging ``table``: COPY on Postgres (``types`` declared,
+    so psycopg picks each column's dumper once), batched inserts on SQLite."""
+    names = ", ".join(columns)
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    if sqlite:
+        marks = ", ".join("?" for _ in columns)
+        raw.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+        return
+    with raw.cursor() as cur, cur.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        copy.set_types(types)
+        for row in rows:
+            copy.write_row(row)

@@ -4,6 +4,7 @@ page's last run per provider (the live scheduler's report is the service's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tracker.store import queries
@@ -30,12 +31,18 @@ RUN_KEYS = (
 
 
 def run_rows(
-    engine: Engine, provider: str | None = None, limit: int = 20, *, source: str | None = None
+    engine: Engine,
+    provider: str | None = None,
+    limit: int = 20,
+    *,
+    source: str | None = None,
+    statuses: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """The collection-run log, newest first (raises DatabaseError)."""
+    """The collection-run log, newest first; only runs of ``statuses`` when given
+    (raises DatabaseError)."""
     return [
         {key: getattr(r, key) for key in RUN_KEYS}
-        for r in queries.recent_runs(engine, provider, limit, source=source)
+        for r in queries.recent_runs(engine, provider, limit, source=source, statuses=statuses)
     ]
 
 
