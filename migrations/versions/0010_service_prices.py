@@ -1,7 +1,7 @@
 """storage and transfer prices as compact series (issue 27)
 
 Revision ID: 0010
-Revises: 0009 (0008 before 0009 was merged: one head)
+Revises: 0009
 Create Date: 2026-12-01 15:00:00.000000
 
 ``service_prices`` holds block storage, object storage and internet egress prices per
