@@ -36,23 +36,11 @@ from pathlib import Path
 
 from scratch_db import scratch_database  # bench/ is the script's own directory
 
+from collectors.pricesheet import COLUMNS
 from tracker.store import migrate
 from tracker.store.engine import make_engine
 
-HEADER = [
-    "provider",
-    "instance_type",
-    "region",
-    "zone",
-    "pricing",
-    "gpu_model",
-    "gpu_count",
-    "gpu_memory_gib",
-    "vcpus",
-    "memory_gib",
-    "price_per_hour",
-    "currency",
-]
+HEADER = list(COLUMNS)  # the price sheet's columns, as the collector reads them
 GPUS = [("A100-80GB", 80), ("H100-SXM", 80), ("L4", 24), ("A10G", 24), ("T4", 16)]
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TICKS = os.sysconf("SC_CLK_TCK")

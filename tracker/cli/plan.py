@@ -20,7 +20,7 @@ from tracker.plan.demand import Demand, PlanInputError
 from tracker.plan.explain import explain
 from tracker.recommend.profiles import ProfileError, load_profiles, user_profiles_path
 from tracker.service_prices import ServiceKind
-from tracker.views.plan import PLAN_KEYS, plans
+from tracker.views.plan import PLAN_KEYS, PlanAnswer, plans
 
 __all__ = ["register"]
 
@@ -168,12 +168,25 @@ def plan(
             top=top,
             assumptions=profiles.assumptions,
         )
+    _render(answer, demand, fmt_, explained=show_explain, gpu=gpu, when=when)
+
+
+def _render(
+    answer: PlanAnswer,
+    demand: Demand,
+    fmt_: OutputFormat,
+    *,
+    explained: bool,
+    gpu: list[str],
+    when: datetime | None,
+) -> None:
+    """The plans as the format asks, the top one's arithmetic first with ``--explain``."""
     if answer.left_out:
         err(f"gpu-tracker: {answer.left_out}")
     if not answer.rows:
         then = "" if when is None else f" at {fmt.when(when)}"
         raise CliError(f"no stored offer of {', '.join(gpu)} matches these filters{then}", 1)
-    if show_explain and fmt_ is OutputFormat.table:
+    if explained and fmt_ is OutputFormat.table:
         for line in explain(answer.plans[0], demand):
             typer.echo(line)
         typer.echo("")

@@ -31,9 +31,9 @@ from sqlalchemy import (
 from sqlalchemy.sql.elements import ColumnElement
 
 from tracker.fx import EcbRate, RatePoint, Rates, valid_from
-from tracker.models import RunStatus
 from tracker.store.errors import database_errors
-from tracker.store.schema import CollectionRun, FxRate
+from tracker.store.job_runs import mark_succeeded
+from tracker.store.schema import FxRate
 from tracker.store.types import quantize_money
 
 __all__ = [
@@ -152,19 +152,19 @@ def record_run(
     """
     with database_errors(f"run {run_id} of {source}"), engine.begin() as conn:
         stats = record_rates(conn, rates, source=source)
-        conn.execute(
-            update(CollectionRun)
-            .where(CollectionRun.id == run_id)
-            .values(
-                status=RunStatus.SUCCEEDED,
-                finished_at=finished,
-                offers_seen=stats.seen,
-                new_series=stats.new_currencies,
-                price_changes=stats.added,
-                unchanged=stats.unchanged,
-                skipped=skipped,
-                skip_reasons=skip_reasons or None,
-            )
+        counts = {
+            "offers_seen": stats.seen,
+            "new_series": stats.new_currencies,
+            "price_changes": stats.added,
+            "unchanged": stats.unchanged,
+        }
+        mark_succeeded(
+            conn,
+            run_id,
+            finished=finished,
+            counts=counts,
+            skipped=skipped,
+            skip_reasons=skip_reasons,
         )
     return stats
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, insert, select, type_coerce, update
+from sqlalchemy import Connection, Engine, func, insert, select, type_coerce, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
@@ -107,25 +107,36 @@ def last_success(engine: Engine, provider: str, scopes: Iterable[str]) -> Succes
     return None if row is None else SuccessfulRun(int(row[0]), row[1], row[2])
 
 
+def mark_succeeded(
+    conn: Connection,
+    run_id: int,
+    *,
+    finished: datetime,
+    counts: dict[str, int],
+    skipped: int,
+    skip_reasons: dict[str, int],
+) -> None:
+    """Mark a run succeeded inside the transaction that stored what it read (offers,
+    rates, service prices), so the row and the data commit together; ``counts`` are the
+    run log's counters (``offers_seen``, ``new_series``, ``price_changes``, …)."""
+    conn.execute(
+        update(CollectionRun)
+        .where(CollectionRun.id == run_id)
+        .values(
+            status=RunStatus.SUCCEEDED,
+            finished_at=finished,
+            **counts,
+            skipped=skipped,
+            skip_reasons=skip_reasons or None,
+        )
+    )
+
+
 def record_skipped_run(engine: Engine, provider: str, scope: str, reason: str, at: datetime) -> int:
     """A ``skipped`` run row saying why this cadence collected nothing; returns its id."""
-    values: dict[str, Any] = {
-        "provider": provider,
-        "source": provider,
-        "scope": scope,
-        "status": RunStatus.SKIPPED,
-        "started_at": at,
-        "finished_at": at,
-        "error": reason[:2000],
-    }
-    try:
-        with engine.begin() as conn:
-            run_id = conn.execute(
-                insert(CollectionRun).values(**values).returning(CollectionRun.id)
-            ).scalar_one()
-    except SQLAlchemyError as exc:
-        raise _fail(f"cannot record a skipped run of {provider}", exc) from exc
-    return int(run_id)
+    return _insert_run(
+        engine, provider, scope, RunStatus.SKIPPED, at, at, reason, "record a skipped run of"
+    )
 
 
 def record_failed_attempt(
@@ -133,11 +144,28 @@ def record_failed_attempt(
 ) -> int:
     """A ``failed`` row for an attempt that never reached the run log (the database was
     unreachable when it was made), written once the database is back; returns its id."""
+    return _insert_run(
+        engine, provider, scope, RunStatus.FAILED, started, finished, error,
+        "record a failed attempt of",
+    )  # fmt: skip
+
+
+def _insert_run(
+    engine: Engine,
+    provider: str,
+    scope: str,
+    status: RunStatus,
+    started: datetime,
+    finished: datetime,
+    error: str,
+    doing: str,
+) -> int:
+    """One finished run row written apart from any run's transaction; returns its id."""
     values: dict[str, Any] = {
         "provider": provider,
         "source": provider,
         "scope": scope,
-        "status": RunStatus.FAILED,
+        "status": status,
         "started_at": started,
         "finished_at": finished,
         "error": error[:2000],
@@ -148,7 +176,7 @@ def record_failed_attempt(
                 insert(CollectionRun).values(**values).returning(CollectionRun.id)
             ).scalar_one()
     except SQLAlchemyError as exc:
-        raise _fail(f"cannot record a failed attempt of {provider}", exc) from exc
+        raise _fail(f"cannot {doing} {provider}", exc) from exc
     return int(run_id)
 
 

@@ -20,6 +20,7 @@ from tracker.models import Offer, PricingModel, RunStatus
 from tracker.store import rollup
 from tracker.store.errors import database_errors
 from tracker.store.ingest import DelistScope, Ingest, IngestStats
+from tracker.store.job_runs import mark_succeeded
 from tracker.store.last_seen import effective_last_seen, join_confirmations
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
@@ -114,16 +115,13 @@ class RunWriter:
         skip_reasons: dict[str, int],
     ) -> None:
         """Mark the run succeeded; commits with the offers when the transaction ends."""
-        self._conn.execute(
-            update(CollectionRun)
-            .where(CollectionRun.id == self.run_id)
-            .values(
-                status=RunStatus.SUCCEEDED,
-                finished_at=finished,
-                **stats.run_counts(),
-                skipped=skipped,
-                skip_reasons=skip_reasons or None,
-            )
+        mark_succeeded(
+            self._conn,
+            self.run_id,
+            finished=finished,
+            counts=stats.run_counts(),
+            skipped=skipped,
+            skip_reasons=skip_reasons,
         )
 
 

@@ -18,10 +18,10 @@ from decimal import Decimal
 from sqlalchemy import Connection, Engine, Index, String, and_, insert, or_, select, text, update
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tracker.models import RunStatus
 from tracker.service_prices import ServiceKind, ServicePrice, ServiceUnit
 from tracker.store.errors import database_errors
-from tracker.store.schema import MAX_SOURCE_CHARS, Base, BigId, CollectionRun
+from tracker.store.job_runs import mark_succeeded
+from tracker.store.schema import MAX_SOURCE_CHARS, Base, BigId
 from tracker.store.types import Money, UTCDateTime, quantize_money
 
 __all__ = [
@@ -232,19 +232,19 @@ def record_service_run(
     new tiers, ``price_changes`` changed prices, ``unchanged``, ``delisted`` tiers ended."""
     with database_errors(f"run {run_id} of {source}"), engine.begin() as conn:
         stats = record_service_prices(conn, prices, source=source, now=finished, complete=complete)
-        conn.execute(
-            update(CollectionRun)
-            .where(CollectionRun.id == run_id)
-            .values(
-                status=RunStatus.SUCCEEDED,
-                finished_at=finished,
-                offers_seen=stats.seen,
-                new_series=stats.new_series,
-                price_changes=stats.changed,
-                unchanged=stats.unchanged,
-                delisted=stats.ended,
-                skipped=skipped,
-                skip_reasons=skip_reasons or None,
-            )
+        counts = {
+            "offers_seen": stats.seen,
+            "new_series": stats.new_series,
+            "price_changes": stats.changed,
+            "unchanged": stats.unchanged,
+            "delisted": stats.ended,
+        }
+        mark_succeeded(
+            conn,
+            run_id,
+            finished=finished,
+            counts=counts,
+            skipped=skipped,
+            skip_reasons=skip_reasons,
         )
     return stats
