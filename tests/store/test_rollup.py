@@ -233,3 +233,29 @@ def test_trend_from_rollup_equals_raw_intervals(
             raw = trend.cheapest_trend(engine, rates, times, where)
         assert raw and any(v is not None for values in raw.values() for v in values)
         assert got == raw, where
+
+
+def test_stepped_read_covers_boundaries_and_the_end_time(engine: Engine) -> None:
+    # Postgres expands each rollup interval to the steps it covers (rollup_read._expanded)
+    # instead of probing each step: every grid shape must give the raw probe's answer.
+    rng = random.Random(13)
+    _history(rng, engine, runs=10)  # runs every 6 h from START: 00:00 … 54:00
+    where = history.SeriesFilter()
+    last = START + timedelta(hours=54)
+    grids = [
+        # 6-hour steps land exactly on the runs, where intervals start and end
+        history.Steps(START, timedelta(hours=6), 10),
+        # from before the first run (nothing in force) to after the last
+        history.Steps(START - timedelta(hours=5), timedelta(hours=3), 25),
+        # a window's end after the regular steps, inside and beyond the history
+        history.Steps(START, timedelta(hours=7), 4, end=START + timedelta(hours=22)),
+        history.Steps(START + timedelta(hours=1), timedelta(hours=12), 3, end=last),
+        history.Steps(START + timedelta(hours=40), timedelta(days=1), 1, end=last),
+    ]
+    for times in grids:
+        raw = history.cheapest_at(engine, times, where, per=("gpu_model",))
+        got = rollup_read.cheapest(engine, times, where, per=("gpu_model",))
+        assert raw and got == raw, times
+    # the end time numbered after the regular steps (k = count), with its own price
+    ended = history.Steps(START, timedelta(hours=7), 4, end=START + timedelta(hours=22))
+    assert {s.k for s in rollup_read.cheapest(engine, ended, where)} == {0, 1, 2, 3, 4}

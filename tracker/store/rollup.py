@@ -304,9 +304,9 @@ def _single_time(conn: Connection, delisted_at: datetime | None) -> datetime | N
     """The one time every staged change happened at, if there is one and no interval
     the run opened is already closed (a run in several rounds)."""
     row = conn.execute(
-        text(
-            "SELECT MIN(lo), MAX(hi), SUM(closed) FROM gt_roll_new"
-        ).columns(column("lo", UTCDateTime()), column("hi", UTCDateTime()), column("n"))
+        text("SELECT MIN(lo), MAX(hi), SUM(closed) FROM gt_roll_new").columns(
+            column("lo", UTCDateTime()), column("hi", UTCDateTime()), column("n")
+        )
     ).one()
     lo, hi, closed = row
     if closed:
