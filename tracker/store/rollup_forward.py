@@ -8,8 +8,11 @@ series changed: if it got dearer (or went away) some untouched series may now be
 cheapest, so for those keys every open price of their offers competes (one pass over
 ``series`` for them). A key whose stored intervals reach that time (a dated
 observation of an earlier run ahead of it) is handed back to
-:func:`tracker.store.rollup.maintain_keys`. Cost: a few statements over the run's
-changes and one probe per touched group.
+:func:`tracker.store.rollup.maintain_keys`. Cost: the run's changes are read once,
+already aggregated per group (:func:`tracker.store.rollup._stage_changes`); every
+statement here works on the touched groups (hundreds, whatever the number of changes):
+one probe of the stored cheapest per group and of its offer's open interval, plus,
+for a key whose cheapest got dearer or went away, one probe per offer of that key.
 """
 
 from __future__ import annotations
