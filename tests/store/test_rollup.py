@@ -32,6 +32,7 @@ from tracker.store import history, rollup, rollup_read
 from tracker.store.engine import Engine
 
 START = datetime(2026, 5, 1, tzinfo=UTC)
+HOUR = timedelta(hours=1)
 GroupRow = tuple[int, Decimal, datetime, datetime | None]
 
 
@@ -259,3 +260,46 @@ def test_stepped_read_covers_boundaries_and_the_end_time(engine: Engine) -> None
     # the end time numbered after the regular steps (k = count), with its own price
     ended = history.Steps(START, timedelta(hours=7), 4, end=START + timedelta(hours=22))
     assert {s.k for s in rollup_read.cheapest(engine, ended, where)} == {0, 1, 2, 3, 4}
+
+
+def test_cheaper_newcomer_spares_repricing_the_key(
+    engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("the forward step is Postgres's (SQLite recomputes every touched key)")
+    # One group, three offers (1 GPU each): a 10.00, b 12.00, c 15.00; a is the cheapest.
+    a, b, c = (
+        make_offer(instance_type=f"gpu.{n}", gpu_count=Decimal(1), price_per_hour=Decimal(p))
+        for n, p in (("a", "10.00"), ("b", "12.00"), ("c", "15.00"))
+    )
+    collect(engine, [a, b, c], START)
+    # Next run: a rises to 11.00 (its cheapest got dearer) but b drops to 9.00, below
+    # a's old 10.00, so b beats every offer the run left alone (c at 15.00 ranked after
+    # 10.00): the answer is b at 9.00 without repricing the key from all its offers.
+    with caplog.at_level("DEBUG", logger="tracker.store"):
+        collect(
+            engine,
+            [_priced(a, Decimal("11.00")), _priced(b, Decimal("9.00")), c],
+            START + timedelta(hours=6),
+        )
+    assert "rollup forward: 0 keys whose cheapest got dearer" in caplog.text
+    assert _stored(engine) == _raw_expected(engine)
+    (steps,) = _stored(engine).values()
+    assert [(price, first) for _, price, first, _ in steps] == [
+        (Decimal("10.00"), START),
+        (Decimal("9.00"), START + HOUR * 6),
+    ]
+    # When nothing the run changed beats the old cheapest, the key is repriced from all
+    # its offers: a (cheapest at 8.00) rises to 9.50, and b, untouched at 9.00, wins.
+    collect(
+        engine, [_priced(a, Decimal("8.00")), _priced(b, Decimal("9.00")), c], START + HOUR * 12
+    )
+    caplog.clear()
+    with caplog.at_level("DEBUG", logger="tracker.store"):
+        collect(
+            engine, [_priced(a, Decimal("9.50")), _priced(b, Decimal("9.00")), c], START + HOUR * 18
+        )
+    assert "rollup forward: 1 keys whose cheapest got dearer" in caplog.text
+    assert _stored(engine) == _raw_expected(engine)
+    (steps,) = _stored(engine).values()
+    assert (steps[-1][1], steps[-1][2]) == (Decimal("9.00"), START + HOUR * 18)

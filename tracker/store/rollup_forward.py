@@ -68,6 +68,12 @@ def forward(
         "SELECT {what} FROM price_points o WHERE o.series_id = r.series_id "
         "AND o.ended_at IS NULL AND o.id > :since AND s.source = :source"
     )
+
+    def ranked(price: str, offer: str) -> str:
+        """SQL: the ranking of an offer's price, as a row (compared in order)."""
+        rank = ", ".join(f"{offer}.{c}" for c in _RANK.split(", "))
+        return f"{price}.price / {offer}.gpu_count, {rank}, {price}.series_id"
+
     gone = " OR EXISTS (SELECT 1 FROM gt_roll_gone d WHERE d.series_id = r.series_id)"
     current = (
         f"SELECT g.id AS group_id, {', '.join('g.' + c for c in _KEY)}, g.currency, "
@@ -75,24 +81,28 @@ def forward(
         f"{', '.join('s.' + c for c in _RANK.split(', '))}, "
         f"CASE WHEN EXISTS ({opened.format(what='1')}){gone if delisted else ''} "
         "THEN 1 END AS changed, "
-        f"({opened.format(what='o.price')} AND o.currency = g.currency) AS new_price "
+        f"({opened.format(what='o.price')} AND o.currency = g.currency) AS new_price, "
+        f"({ranked('n', 'n')}) < ({ranked('r', 's')}) AS beaten "
         f"FROM (SELECT DISTINCT {keys} FROM ({touched_keys}) tk) k "
         f"JOIN rollup_groups g ON {_match('g', 'k')} "
         "LEFT JOIN price_rollups r ON r.id = (SELECT q.id FROM price_rollups q "
         "WHERE q.group_id = g.id ORDER BY q.first_seen DESC LIMIT 1) "
-        "LEFT JOIN series s ON s.id = r.series_id"
+        "LEFT JOIN series s ON s.id = r.series_id "
+        f"LEFT JOIN gt_roll_new n ON {_match('n', 'g')} AND n.currency = g.currency"
     )
     # Each touched group with its latest stored interval (if any), that offer's ranking
     # columns and new price in the group's currency (if the run changed it), and
     # whether its key is late (its stored intervals reach ``at``: recomputed instead)
     # or dearer (some group's cheapest got dearer or went away: repriced from every
     # open price of the key's offers).
+    # Not when the run's cheapest new price in the group beats the stored cheapest: every
+    # offer the run left alone ranked after that one, so after the new one too.
     dearer = (
         "c.changed IS NOT NULL AND c.ended_at IS NULL AND (c.new_price IS NULL OR "
         + per_gpu.format(p="c").replace("c.price", "c.new_price")
         + " > "
         + per_gpu.format(p="c")
-        + ")"
+        + ") AND c.beaten IS NOT TRUE"
     )
     is_late = "c.first_seen >= :at OR c.ended_at >= :at"
     x(
