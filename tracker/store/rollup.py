@@ -259,6 +259,8 @@ def _stage_changes(
         text(temp_table("gt_roll_new", sqlite=sqlite) + select_sql),
         {"since": since_id, "source": source},
     )
+    if not sqlite:  # else planned as one row: nested loops over the touched groups
+        conn.execute(text("ANALYZE gt_roll_new"))
     if delisted_at is not None:
         s = Series.__table__
         conn.execute(
