@@ -123,9 +123,7 @@ def _properties(rate: Mapping[str, Any]) -> dict[str, str]:
     return found
 
 
-def _offer(
-    rate: Mapping[str, Any], hardware: Mapping[str, InstanceHardware], region: str
-) -> Offer:
+def _offer(rate: Mapping[str, Any], hardware: Mapping[str, InstanceHardware], region: str) -> Offer:
     """One rate as an offer; raises SkipItem naming the rate and what was wrong."""
     props = _properties(rate)
     usage = str(rate.get("usageType", ""))
@@ -147,8 +145,8 @@ def _offer(
     plan = PLAN_TYPES.get(offering.get("planType", ""))
     payment = PAYMENT_OPTIONS.get(offering.get("paymentOption", ""))
     if pricing is None or plan is None or payment is None:
-        keys = ("planType", "paymentOption", "durationSeconds")
-        detail = f"{where}: savingsPlanOffering {({k: offering.get(k) for k in keys})!r}"
+        terms = {k: offering.get(k) for k in ("planType", "paymentOption", "durationSeconds")}
+        detail = f"{where}: savingsPlanOffering {terms!r}"
         raise SkipItem("unknown_savings_plan", detail)
     currency = offering.get("currency")
     if not isinstance(currency, str) or not currency:

@@ -33,7 +33,10 @@ ADVICE = parse_spot_advisor(load("spot_advisor_data_trimmed.json"))
 
 
 def _settings(**aws: Any) -> Settings:
+    """One region; savings plans off unless asked for (tests/collectors/test_aws_savings.py
+    runs them), so these stubs need no Savings Plans answers."""
     aws.setdefault("regions", ["us-east-1"])
+    aws.setdefault("savings_plans", False)
     return Settings(aws=aws)
 
 
@@ -363,7 +366,7 @@ def test_every_region_failing_fails_the_run(sqlite_engine: Engine) -> None:
 
 
 def test_default_regions_are_the_enabled_regions_that_have_gpus(make_ctx: MakeContext) -> None:
-    settings = Settings()
+    settings = Settings(aws={"savings_plans": False})
     assert settings.aws.regions == []
     h = Harness(settings)
     regions = {"Regions": [{"RegionName": "us-east-1"}, {"RegionName": "me-south-1"}]}
