@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import boto3
@@ -27,12 +25,13 @@ from tracker.collect import run_collector
 from tracker.models import PricingModel
 from tracker.store.schema import PricePoint, Series
 
-from .aws_helpers import hardware, load
+from .aws_helpers import Answer, LocalAwsServer, hardware, load
 from .conftest import MakeContext, run_context
 from .test_aws_collector import ALL_TYPES, NOW, US, Harness, _price_list, _settings
 
 PAGES: list[dict[str, Any]] = load("savingsplans_describe_offering_rates_gpu_pages_derived.json")
 RATES = [r for page in PAGES for r in page["searchResults"]]
+JSON = {"Content-Type": "application/json"}
 
 
 def _parse(rates: list[dict[str, Any]], **kw: Any) -> tuple[list[Any], Any]:
@@ -171,44 +170,22 @@ class SavingsPlansServer:
 
     def __init__(self, error: tuple[int, str] | None = None) -> None:
         self.requests: list[tuple[str, dict[str, Any]]] = []
-        server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
-                server.requests.append((self.path, body))
-                headers = {"Content-Type": "application/json"}
-                if error is not None:
-                    status, code = error
-                    headers["x-amzn-ErrorType"] = code
-                    answer: dict[str, Any] = {"message": f"{code} (local server)"}
-                else:
-                    status = 200
-                    answer = (
-                        PAGES[1] if body.get("nextToken") == PAGES[0]["nextToken"] else PAGES[0]
-                    )
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+        def respond(path: str, headers: Mapping[str, str], raw: bytes) -> Answer:
+            body = json.loads(raw or b"{}")
+            self.requests.append((path, body))
+            if error is not None:
+                status, code = error
+                # REST-JSON errors: the code in x-amzn-ErrorType, the text in the body
+                return status, {**JSON, "x-amzn-ErrorType": code}, {"message": f"{code} (local)"}
+            later = body.get("nextToken") == PAGES[0]["nextToken"]
+            return 200, JSON, PAGES[1] if later else PAGES[0]
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self.thread.start()
+        self._server = LocalAwsServer(respond)
+        self.url = self._server.url
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=5)
+        self._server.close()
 
 
 @pytest.fixture
