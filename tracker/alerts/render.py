@@ -87,9 +87,10 @@ def health_job(provider: str, scope: str) -> str:
     The run log stores what a run priced (``spot``, ``all``, ``on_demand,reserved_1y``…);
     the scheduler (logs, /healthz, metrics) names its two jobs ``spot`` and ``standard``,
     the latter covering everything but spot, or everything for a collector that cannot
-    fetch spot apart (a price sheet: ``pricesheet:standard``).
+    fetch spot apart (a price sheet: ``pricesheet:standard``). Storage and egress price
+    runs are their own job, ``services`` (``aws:services``).
     """
-    return f"{provider}:{'spot' if scope == 'spot' else 'standard'}"
+    return f"{provider}:{scope if scope in ('spot', 'services') else 'standard'}"
 
 
 def _dec(value: Any) -> Decimal | None:
