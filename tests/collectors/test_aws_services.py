@@ -319,7 +319,7 @@ def test_every_region_failing_fails_the_run_with_one_line(engine: Engine) -> Non
     summary = run_service_collector(engine, aws.collector, aws.collector.settings)
     assert summary.status is RunStatus.FAILED
     assert summary.error == (
-        "aws: every region failed (1); first: us-east-1: "
+        "CollectorError: aws: every region failed (1); first: us-east-1: "
         "AccessDeniedException: AccessDeniedException (test)"
     )
     with engine.connect() as conn:
