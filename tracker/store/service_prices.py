@@ -192,13 +192,14 @@ def service_prices(
         if wanted:
             values = [wanted] if isinstance(wanted, str) else list(wanted)
             stmt = stmt.where(and_(column.in_([str(v) for v in values])))
-    stmt = stmt.order_by(t.provider, t.region, t.service, t.tier_start_gb)
     with database_errors("cannot read the service prices"):
         if isinstance(bind, Engine):
             with bind.connect() as conn:
                 rows = conn.execute(stmt).all()
         else:
             rows = bind.execute(stmt).all()
+    # Sorted here: SQLite keeps money as text, where "153600" sorts before "51200".
+    rows.sort(key=lambda r: (r.provider, r.region, r.service, r.tier_start_gb))
     return [
         StoredServicePrice(
             ServicePrice(
