@@ -195,9 +195,9 @@ def service_prices(
     with database_errors("cannot read the service prices"):
         if isinstance(bind, Engine):
             with bind.connect() as conn:
-                rows = conn.execute(stmt).all()
+                rows = list(conn.execute(stmt).all())
         else:
-            rows = bind.execute(stmt).all()
+            rows = list(bind.execute(stmt).all())
     # Sorted here: SQLite keeps money as text, where "153600" sorts before "51200".
     rows.sort(key=lambda r: (r.provider, r.region, r.service, r.tier_start_gb))
     return [
