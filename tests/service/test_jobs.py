@@ -104,6 +104,7 @@ def test_builtin_collectors_get_a_spot_job_only_where_spot_is_fetched_apart() ->
     jobs = plan_jobs(builtin, SchedulerSettings())  # type: ignore[arg-type]
     spot = frozenset({PricingModel.SPOT})
     assert [(j.id, j.pricing_scope, j.interval_seconds) for j in jobs] == [
+        ("aws:services", frozenset(), 24 * 60 * 60),  # EBS and egress prices, daily
         ("aws:spot", spot, 15 * 60),
         ("aws:standard", ON_DEMAND_AND_RESERVED, 360 * 60),
         ("azure:spot", spot, 15 * 60),
