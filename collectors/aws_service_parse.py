@@ -10,12 +10,12 @@ Zone) is ``None``/``[]``, silently; what should have priced and cannot is a skip
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from collectors.aws_hardware import PROVIDER
+from collectors.aws_pricelist import decode_item
 from collectors.base import SkipItem
 from tracker.models import InvalidOffer
 from tracker.service_prices import ServiceKind, ServicePrice, ServiceUnit
@@ -27,17 +27,6 @@ VOLUME_KINDS = {"gp3": ServiceKind.BLOCK_STORAGE_SSD, "st1": ServiceKind.BLOCK_S
 REGION_LOCATION = "AWS Region"
 """``locationType`` of a region (not a Local Zone, Wavelength Zone or Outpost)."""
 EGRESS_ATTRIBUTES = {"transferType": "AWS Outbound", "toLocation": "External"}
-
-
-def _decoded(item: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
-    if isinstance(item, str | bytes):
-        try:
-            item = json.loads(item)
-        except ValueError as exc:
-            raise SkipItem("bad_json", f"PriceList item is not JSON: {exc}") from None
-    if not isinstance(item, Mapping):
-        raise SkipItem("bad_json", f"PriceList item is a {type(item).__name__}, not an object")
-    return item
 
 
 def _dimensions(item: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
@@ -90,7 +79,7 @@ def parse_storage_item(
 ) -> ServicePrice | None:
     """One ``AmazonEC2`` Storage item -> a GB-month price, or None for a volume type or
     location this tracker does not price; raises SkipItem for one it cannot price."""
-    decoded = _decoded(item)
+    decoded = decode_item(item)
     attrs, sku = _product(decoded)
     name = attrs.get("volumeApiName") or str(attrs.get("usagetype", "")).rpartition(".")[2]
     kind = VOLUME_KINDS.get(name)
@@ -115,7 +104,7 @@ def parse_egress_item(
     """One ``AWSDataTransfer`` AWS Outbound item -> its tiers (GB a month) as egress
     prices; [] for a non-region location; raises SkipItem for tiers it cannot price
     (a gap, an overlap, no open-ended last tier, every tier free)."""
-    decoded = _decoded(item)
+    decoded = decode_item(item)
     attrs, sku = _product(decoded)
     if attrs.get("fromLocationType", REGION_LOCATION) != REGION_LOCATION:
         return []
