@@ -88,3 +88,19 @@ def test_a_failing_services_job_is_recorded_and_alerts_name_its_job(
     # Collector-health alerts name the job the run belongs to, not the standard one.
     assert health_job(row.provider, row.scope) == "fakedisks:services"
     assert health_job("aws", "all") == "aws:standard"
+
+
+@pytest.mark.postgres
+def test_an_orphaned_services_run_is_abandoned_unless_its_job_lock_is_held(
+    pg_service_url: str, services: list[Service]
+) -> None:
+    from tests.service.test_run_log import running_row
+
+    service = _service(pg_service_url, services)
+    crashed = running_row(service.engine, "fakedisks", "services")
+    alive = running_row(service.engine, "other", "services")
+    other = _service(pg_service_url, services)  # another instance, running other's job
+    with other.locks.hold("other:services"):
+        assert service.abandon_orphans() == 1
+    statuses = {r.id: r.status for r in _runs(service.engine)}
+    assert (statuses[crashed], statuses[alive]) == ("abandoned", "running")
