@@ -16,7 +16,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from tracker.catalog import GpuSelection
-from tracker.fx import Conversion
+from tracker.fx import Conversion, Rates
 from tracker.models import PricingModel
 from tracker.plan.build import (
     PlanRow,
@@ -36,7 +36,7 @@ from tracker.store.engine import Engine
 from tracker.store.plan_prices import plan_prices
 from tracker.store.service_prices import service_prices
 
-__all__ = ["PLAN_PRICING", "PlanResult", "stored_plans"]
+__all__ = ["PLAN_PRICING", "PlanResult", "plans_at_rates", "stored_plans"]
 
 PLAN_PRICING = (
     PricingModel.ON_DEMAND,
@@ -70,6 +70,33 @@ def stored_plans(
     the prices in force now or at ``at``; with ``top`` only the best ``top`` (raises
     :class:`~tracker.store.engine.DatabaseError`)."""
     rates = fx_store.load_rates(engine, settings.fx_rates)
+    return plans_at_rates(
+        engine,
+        rates,
+        demand,
+        gpu=gpu,
+        provider=provider,
+        region=region,
+        assumptions=assumptions,
+        at=at,
+        top=top,
+    )
+
+
+def plans_at_rates(
+    engine: Engine,
+    rates: Rates,
+    demand: Demand,
+    *,
+    gpu: GpuSelection,
+    provider: Sequence[str] | None = None,
+    region: Sequence[str] | None = None,
+    assumptions: Assumptions | None = None,
+    at: datetime | None = None,
+    top: int | None = None,
+) -> PlanResult:
+    """:func:`stored_plans` with exchange rates already read (an alert evaluation has
+    them loaded once for every rule)."""
     to_usd = Conversion(rates, at)
     stored = plan_prices(
         engine, gpu=gpu, pricing=PLAN_PRICING, provider=provider, region=region, at=at
