@@ -245,3 +245,38 @@ def test_rules_without_a_plan_never_read_the_profiles_file(tmp_path: Path) -> No
         profiles=unreadable,
     )
     assert [r.name for r in rules] == ["r"]
+
+
+# -- in a digest ---------------------------------------------------------------------
+
+
+def test_plan_alerts_in_a_digest_are_lines_of_their_own_beside_a_profiles() -> None:
+    from tests.alerts.test_digest_counts import check_slack_limits, due, leader
+    from tracker.alerts.channels.slack import slack_payload
+    from tracker.alerts.digest import build_digest
+
+    fleet = {
+        "plan": "h100-fleet", "provider": "aws", "instance_type": "p5.48xlarge",
+        "region": "us-east-1", "gpu_model": "H100-SXM", "gpu_count": "8", "instances": 2,
+        "currency": "USD", "months": 36,
+    }  # fmt: skip
+    was = {**fleet, "provider": "lambda", "instance_type": "gpu_8x_h100_sxm5"}
+    alerts = [
+        leader(1),  # a profile's new leader (llm-7b-lora)
+        due(2, "ranking_change", **fleet, event="leader", old="1257235.20", new="1051200.00",
+            change_pct="-16.39", previous=was),
+        # another plan's cost move: its own line, not merged into either leader's
+        due(3, "ranking_change", **{**fleet, "plan": "a100-fleet"}, event="cost",
+            old="100000.00", new="88000.00", change_pct="-12.00"),
+    ]  # fmt: skip
+    digest = build_digest(alerts, rows=15)
+    assert digest.headline == (
+        "best for llm-7b-lora now gcp a2-ultragpu-1g, "
+        "best plan for h100-fleet now aws p5.48xlarge, 1 ranking change"
+    )
+    assert [i.alert_ids for i in digest.items] == [(1,), (2,), (3,)]
+    assert digest.items[2].line.text == (
+        "a100-fleet: plan total 100,000.00 USD → 88,000.00 USD over 36 months (-12 %), "
+        "best plan aws p5.48xlarge × 2 (16× H100-SXM, us-east-1)"
+    )
+    check_slack_limits(slack_payload(digest))

@@ -230,11 +230,14 @@ def _ranking_change(d: Mapping[str, Any], title: str) -> Line:
 
 
 def _planned(d: Mapping[str, Any]) -> str:
-    """``aws p5.48xlarge (2 × 8× H100-SXM, us-east-1)``: where a plan buys its fleet."""
-    n = _dec(d.get("instances"))
-    fleet = f"{n:f} × {_gpu(d)}" if n is not None and n > 1 else _gpu(d)
+    """``aws p5.48xlarge × 2 (16× H100-SXM, us-east-1)``: where a plan buys its fleet."""
+    n, each = _dec(d.get("instances")), _dec(d.get("gpu_count"))
+    name = f"{_str(d, 'provider')} {_str(d, 'instance_type')}"
+    fleet = _gpu(d)
+    if n is not None and n > 1 and each is not None:
+        name, fleet = f"{name} × {n:f}", gpus(n * each, _str(d, "gpu_model"))
     where = ", ".join(w for w in (fleet, _str(d, "region")) if w)
-    return f"{_str(d, 'provider')} {_str(d, 'instance_type')} ({where})"
+    return f"{name} ({where})"
 
 
 def _plan_change(d: Mapping[str, Any], title: str) -> Line:

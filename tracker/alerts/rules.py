@@ -26,6 +26,7 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from tracker.catalog import GpuSelection, select_gpus
@@ -198,6 +199,15 @@ class RankingChangeRule(_Rule):
     currency: Currency = USD
 
     _csv = field_validator("profile", "plan", "events", mode="before")(split_csv)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plan_events(cls, data: Any) -> Any:
+        """A plan has one best plan, no top N: its events default to leader and cost."""
+        if isinstance(data, dict) and data.get("plan") and "events" not in data:
+            return {**data, "events": ["leader", "cost"]}
+        return data
+
     _targets: dict[str, PlanTarget] = PrivateAttr(default_factory=dict)
 
     @property
