@@ -29,7 +29,7 @@ from tracker.alerts.rules import RankingChangeRule
 from tracker.catalog import select_gpus
 from tracker.fx import USD
 from tracker.plan.saved import PlanTarget
-from tracker.plan.stored import plans_at_rates
+from tracker.plan.stored import stored_plans
 from tracker.store.alerts import NewAlert
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def best_plan(ev: Evaluation, target: PlanTarget) -> Best | None:
 
     def compute() -> Best | None:
         plan = target.plan
-        result = plans_at_rates(
+        result = stored_plans(
             ev.engine,
             ev.rates(),
             plan.demand,

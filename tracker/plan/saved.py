@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -116,19 +116,9 @@ class SavedPlan(BaseModel):
     @property
     def demand(self) -> Demand:
         """What the plan covers (raises PlanInputError, naming the ``plan`` option)."""
-        return Demand(
-            steady_gpus=self.steady_gpus,
-            burst_gpu_hours=self.burst_gpu_hours,
-            interruptible=self.interruptible,
-            months=self.months,
-            spot_overhead=self.spot_overhead,
-            checkpoint_minutes=self.checkpoint_minutes,
-            storage_tb=self.storage_tb,
-            storage=_STORAGE[self.storage],
-            egress_tb=self.egress_tb,
-            migration_usd=self.migration_usd,
-            current_provider=self.current_provider,
-        )
+        # Every Demand field under its own name here (storage spelled as plan --storage).
+        given = {f.name: getattr(self, f.name) for f in fields(Demand) if f.name != "storage"}
+        return Demand(**given, storage=_STORAGE[self.storage])
 
     def fingerprint(self) -> str:
         """Stable hash of what the plan's figures depend on (not its description)."""

@@ -36,7 +36,7 @@ from tracker.store.engine import Engine
 from tracker.store.plan_prices import plan_prices
 from tracker.store.service_prices import service_prices
 
-__all__ = ["PLAN_PRICING", "PlanResult", "plans_at_rates", "stored_plans"]
+__all__ = ["PLAN_PRICING", "PlanResult", "stored_plans"]
 
 PLAN_PRICING = (
     PricingModel.ON_DEMAND,
@@ -56,7 +56,7 @@ class PlanResult:
 
 def stored_plans(
     engine: Engine,
-    settings: Settings,
+    settings: Settings | Rates,
     demand: Demand,
     *,
     gpu: GpuSelection,
@@ -68,35 +68,13 @@ def stored_plans(
 ) -> PlanResult:
     """Plans for every (provider, region, instance type) selling ``gpu``, ranked, from
     the prices in force now or at ``at``; with ``top`` only the best ``top`` (raises
-    :class:`~tracker.store.engine.DatabaseError`)."""
-    rates = fx_store.load_rates(engine, settings.fx_rates)
-    return plans_at_rates(
-        engine,
-        rates,
-        demand,
-        gpu=gpu,
-        provider=provider,
-        region=region,
-        assumptions=assumptions,
-        at=at,
-        top=top,
-    )
-
-
-def plans_at_rates(
-    engine: Engine,
-    rates: Rates,
-    demand: Demand,
-    *,
-    gpu: GpuSelection,
-    provider: Sequence[str] | None = None,
-    region: Sequence[str] | None = None,
-    assumptions: Assumptions | None = None,
-    at: datetime | None = None,
-    top: int | None = None,
-) -> PlanResult:
-    """:func:`stored_plans` with exchange rates already read (an alert evaluation has
-    them loaded once for every rule)."""
+    :class:`~tracker.store.engine.DatabaseError`). The exchange rates are read with the
+    ``settings``' manual ones, or given already read (an alert evaluation reads them
+    once for every rule)."""
+    if isinstance(settings, Rates):
+        rates = settings
+    else:
+        rates = fx_store.load_rates(engine, settings.fx_rates)
     to_usd = Conversion(rates, at)
     stored = plan_prices(
         engine, gpu=gpu, pricing=PLAN_PRICING, provider=provider, region=region, at=at
