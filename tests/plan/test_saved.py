@@ -109,7 +109,7 @@ def test_a_bad_saved_plan_is_one_line_naming_the_plan_the_key_and_the_file(
 def test_plans_must_be_named_tables(tmp_path: Path) -> None:
     path = tmp_path / "profiles.toml"
     path.write_text("plans = 3\n")
-    with pytest.raises(ProfileError, match="'plans' must be tables like \\[plans.NAME\\]"):
+    with pytest.raises(ProfileError, match=r"'plans' must be tables like \[plans\.NAME\]"):
         load_profiles(path)
     path.write_text("[plans.Big]\ngpu = 'H100'\nsteady_gpus = 1\n")
     with pytest.raises(ProfileError, match="plan 'Big': must be lower-case"):
