@@ -24,8 +24,14 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, Self
 
-from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext
-from collectors.base import SkipItem, parse_each
+from collectors.base import (
+    CollectorError,
+    MissingCredentials,
+    NotConfigured,
+    RunContext,
+    SkipItem,
+    parse_each,
+)
 from collectors.gpucloud import GpuCloudCollector
 from collectors.nebius_sdk import NebiusApi
 from tracker.catalog import resolve_gpu

@@ -93,7 +93,9 @@ class NebiusApi:
                 ) from exc
             raise CollectorError(f"{PROVIDER}: {what} failed: {_line(exc)}") from exc
 
-    def _pages(self, what: str, start: Callable[..., Any], make: Callable[[str], Any]) -> Iterator[Any]:
+    def _pages(
+        self, what: str, start: Callable[..., Any], make: Callable[[str], Any]
+    ) -> Iterator[Any]:
         token = ""
         for _ in range(MAX_PAGES):
             page = self._call(what, start, make(token))
@@ -115,19 +117,21 @@ class NebiusApi:
         tenants = TenantServiceClient(self._sdk)
         projects = ProjectServiceClient(self._sdk)
         found: dict[str, str] = {}
-        for tenant in self._pages(
-            "tenants",
-            tenants.list,
-            lambda t: ListTenantsRequest(page_size=PAGE_SIZE, page_token=t),
-        ):
-            for project in self._pages(
-                "projects",
-                projects.list,
-                lambda t, p=tenant.metadata.id: ListProjectsRequest(
-                    parent_id=p, page_size=PAGE_SIZE, page_token=t
-                ),
-            ):
-                found.setdefault(project.spec.region, project.metadata.id)
+        tenant_ids = [
+            str(tenant.metadata.id)
+            for tenant in self._pages(
+                "tenants",
+                tenants.list,
+                lambda t: ListTenantsRequest(page_size=PAGE_SIZE, page_token=t),
+            )
+        ]
+        for tenant_id in tenant_ids:
+
+            def page(token: str, parent: str = tenant_id) -> Any:
+                return ListProjectsRequest(parent_id=parent, page_size=PAGE_SIZE, page_token=token)
+
+            for project in self._pages("projects", projects.list, page):
+                found.setdefault(str(project.spec.region), str(project.metadata.id))
         return found
 
     def platforms(self, project_id: str) -> list[Platform]:

@@ -42,7 +42,9 @@ class NebiusServer:
         default_factory=lambda: recorded("nebius.iam.v2.ListProjectsResponse", "projects.json")
     )
     platforms: Any = field(
-        default_factory=lambda: recorded("nebius.compute.v1.ListPlatformsResponse", "platforms.json")
+        default_factory=lambda: recorded(
+            "nebius.compute.v1.ListPlatformsResponse", "platforms.json"
+        )
     )
     estimates: list[tuple[Any, Any]] = field(default_factory=lambda: estimates())
     refuse: grpc.StatusCode | None = None

@@ -114,7 +114,7 @@ def test_refused_token_is_one_line_naming_provider_and_settings() -> None:
 def test_an_account_without_projects_fails_the_run() -> None:
     server = NebiusServer()
     del server.projects.items[:]
-    with pytest.raises(CollectorError, match="^nebius: the account has no project"):
+    with pytest.raises(CollectorError, match=r"^nebius: the account has no project"):
         collect(server)
 
 
