@@ -26,17 +26,15 @@ from typing import Any, ClassVar, Self
 
 from collectors.base import (
     CollectorError,
-    MissingCredentials,
-    NotConfigured,
     RunContext,
     SkipItem,
     parse_each,
 )
-from collectors.gpucloud import GpuCloudCollector
+from collectors.gpucloud import GpuCloudCollector, api_key_or_skip
 from collectors.nebius_sdk import NebiusApi
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
-from tracker.settings import ConfigError, Settings
+from tracker.settings import Settings
 
 __all__ = ["NebiusCollector", "Quote", "parse_quote", "platform_gpu"]
 
@@ -129,15 +127,9 @@ class NebiusCollector(GpuCloudCollector):
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
         section = settings.nebius
-        if not section.enabled:
-            raise NotConfigured(f"disabled ({PROVIDER}.enabled = false)")
-        try:
-            token = section.resolved_token()
-        except ConfigError as exc:
-            raise MissingCredentials(str(exc)) from None
-        if token is None and section.credentials_file is None:
-            raise MissingCredentials(f"no credentials: set {section.key_setting()}")
-        return cls(settings, token.get_secret_value() if token else "")
+        if section.enabled and section.credentials_file is not None:
+            return cls(settings)  # the SDK reads the service account's file itself
+        return cls(settings, api_key_or_skip(PROVIDER, section))
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         scope = self.scope(ctx)

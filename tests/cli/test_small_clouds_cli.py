@@ -91,7 +91,7 @@ def test_smaller_clouds_without_credentials_skip_with_one_line_each(cli: Run) ->
     assert "tensordock: skipped: no API key: set GPU_TRACKER_TENSORDOCK__API_KEY" in skipped
     assert [line for line in skipped if line.startswith("verda: skipped: no client credentials")]
     assert (
-        "nebius: skipped: no credentials: set GPU_TRACKER_NEBIUS__IAM_TOKEN "
+        "nebius: skipped: no API key: set GPU_TRACKER_NEBIUS__IAM_TOKEN "
         "(or NEBIUS_IAM_TOKEN) or GPU_TRACKER_NEBIUS__CREDENTIALS_FILE"
     ) in skipped
 

@@ -124,7 +124,7 @@ def test_credentials_from_settings_file_or_the_sdk_variable(
     monkeypatch.delenv("NEBIUS_IAM_TOKEN", raising=False)
     with pytest.raises(MissingCredentials) as info:
         NebiusCollector.from_settings(Settings())
-    assert str(info.value) == f"no credentials: set {SETTING}"
+    assert str(info.value) == f"no API key: set {SETTING}"
     monkeypatch.setenv("NEBIUS_IAM_TOKEN", "from-env")
     assert NebiusCollector.from_settings(Settings())._token == "from-env"
     token = tmp_path / "token"

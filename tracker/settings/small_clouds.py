@@ -172,8 +172,8 @@ class NebiusSettings(Section):
     """Nebius AI Cloud platforms priced by its billing calculator (collectors/nebius.py).
 
     An IAM token (the section's, its ``*_file``, else ``NEBIUS_IAM_TOKEN``, the variable
-    the Nebius SDK reads) or a service-account credentials file (JSON, as the Nebius
-    CLI writes it); the SDK exchanges the latter for tokens itself.
+    the Nebius SDK reads) or, taking precedence, a service-account credentials file
+    (JSON, as the Nebius CLI writes it) that the SDK exchanges for tokens itself.
     """
 
     enabled: bool = True
@@ -188,7 +188,8 @@ class NebiusSettings(Section):
 
     _origin = field_validator("endpoint_url")(endpoint_origin)
 
-    def resolved_token(self, environ: Mapping[str, str] | None = None) -> SecretStr | None:
+    def resolved_api_key(self, environ: Mapping[str, str] | None = None) -> SecretStr | None:
+        """The IAM token (named as :class:`KeyedCloudSettings` names its key)."""
         return secret_or_env(
             self.iam_token, self.iam_token_file, "nebius.iam_token", NEBIUS_TOKEN_ENV, environ
         )
