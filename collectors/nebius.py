@@ -31,7 +31,7 @@ from collectors.base import (
     parse_each,
 )
 from collectors.gpucloud import GpuCloudCollector, api_key_or_skip
-from collectors.nebius_sdk import NebiusApi
+from collectors.nebius_sdk import NebiusApi, Refused
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
 from tracker.settings import Settings
@@ -137,35 +137,59 @@ class NebiusCollector(GpuCloudCollector):
             return
         section = self.settings.nebius
         with NebiusApi(section, self.settings.http.timeout_seconds, self._token) as api:
-            quotes = list(self._quotes(api, scope))
+            quotes = list(self._quotes(api, scope, ctx))
         offers = list(parse_each(quotes, lambda q: parse_quote(q, section.currency), ctx.skip))
         log.info("nebius: %d offers", len(offers))
         yield from offers
 
-    def _quotes(self, api: NebiusApi, scope: frozenset[PricingModel]) -> Iterator[Quote]:
+    def _quotes(
+        self, api: NebiusApi, scope: frozenset[PricingModel], ctx: RunContext
+    ) -> Iterator[Quote]:
+        """Every GPU preset of every region priced in the run's scope."""
         regions = api.project_per_region()
         if not regions:
             raise CollectorError(f"{PROVIDER}: the account has no project to price VMs in")
         for region, project in sorted(regions.items()):
             for platform in api.platforms(project):
-                name = str(platform.metadata.name)
                 models = [PricingModel.ON_DEMAND]
                 if platform.status.allowed_for_preemptibles:
                     models.append(PricingModel.SPOT)
                 for preset in platform.spec.presets:
-                    resources = preset.resources
-                    if not resources.gpu_count:
+                    if not preset.resources.gpu_count:
                         continue  # a CPU-only preset is not a GPU offer
                     for pricing in (m for m in models if m in scope):
-                        spot = pricing is PricingModel.SPOT
-                        yield Quote(
-                            region=region,
-                            platform=name,
-                            preset=str(preset.name),
-                            vcpus=int(resources.vcpu_count),
-                            memory_gib=int(resources.memory_gibibytes),
-                            gpus=int(resources.gpu_count),
-                            pricing=pricing,
-                            cost=api.hourly_cost(project, name, str(preset.name), spot),
-                            clustering=bool(preset.allow_gpu_clustering),
-                        )
+                        quote = _priced(api, region, project, platform, preset, pricing, ctx)
+                        if quote is not None:
+                            yield quote
+
+
+def _priced(
+    api: NebiusApi,
+    region: str,
+    project: str,
+    platform: Any,
+    preset: Any,
+    pricing: PricingModel,
+    ctx: RunContext,
+) -> Quote | None:
+    """The calculator's quote for one preset; a preset it cannot price is a counted skip
+    (a refused credential still fails the run)."""
+    name, resources = str(platform.metadata.name), preset.resources
+    try:
+        cost = api.hourly_cost(project, name, str(preset.name), pricing is PricingModel.SPOT)
+    except Refused:
+        raise
+    except CollectorError as exc:
+        ctx.skip("no_price", str(exc))
+        return None
+    return Quote(
+        region=region,
+        platform=name,
+        preset=str(preset.name),
+        vcpus=int(resources.vcpu_count),
+        memory_gib=int(resources.memory_gibibytes),
+        gpus=int(resources.gpu_count),
+        pricing=pricing,
+        cost=cost,
+        clustering=bool(preset.allow_gpu_clustering),
+    )

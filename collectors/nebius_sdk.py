@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from collectors.base import CollectorError
 from tracker.settings.small_clouds import NebiusSettings
 
-__all__ = ["NebiusApi", "Platform"]
+__all__ = ["NebiusApi", "Platform", "Refused"]
 
 PROVIDER = "nebius"
 USER_AGENT = "gpu-tracker"
@@ -28,6 +28,10 @@ MAX_PAGES = 100
 
 Platform = Any
 """``nebius.api.nebius.compute.v1.Platform`` (the SDK's messages are untyped here)."""
+
+
+class Refused(CollectorError):
+    """The API refused the credentials: nothing else can be asked this run."""
 
 
 def _status(exc: BaseException) -> str:
@@ -87,7 +91,7 @@ class NebiusApi:
         except Exception as exc:  # RequestError, grpc.RpcError, SDKError, timeouts
             code = _status(exc)
             if code in REFUSED:
-                raise CollectorError(
+                raise Refused(
                     f"{PROVIDER}: the credentials were refused ({code}) listing {what}; "
                     f"check {self.settings.key_setting()}"
                 ) from exc

@@ -48,27 +48,35 @@ class NebiusServer:
     )
     estimates: list[tuple[Any, Any]] = field(default_factory=lambda: estimates())
     refuse: grpc.StatusCode | None = None
+    refuse_estimates: bool = False
+    pages: dict[tuple[str, str], Any] = field(default_factory=dict)
+    """(service, page_token) -> a further page of that service's list."""
     tokens: list[str] = field(default_factory=list)
     asked: list[Any] = field(default_factory=list)
 
-    def _answer(self, reply: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
+    def _answer(self, reply: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         def handle(request: Any, context: Any) -> Any:
             self.tokens.append(dict(context.invocation_metadata()).get("authorization", ""))
             if self.refuse is not None:
                 context.abort(self.refuse, "token is invalid")
-            return reply(request)
+            return reply(request, context)
 
         return handle
 
-    def _estimate(self, request: Any) -> Any:
+    def _page(self, service: str, first: Callable[[], Any]) -> Callable[[Any], Any]:
+        return lambda request: self.pages.get((service, request.page_token)) or first()
+
+    def _estimate(self, request: Any, context: Any) -> Any:
         self.asked.append(request)
+        if self.refuse_estimates:
+            context.abort(grpc.StatusCode.PERMISSION_DENIED, "no billing access")
         for known, response in self.estimates:
             if known.to_json() == request.to_json():
                 return response
-        raise AssertionError(f"no recorded estimate for {request.to_json()}")
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no recorded estimate")
 
     def handlers(self) -> list[grpc.GenericRpcHandler]:
-        def unary(request: str, reply: Callable[[Any], Any]) -> grpc.RpcMethodHandler:
+        def unary(request: str, reply: Callable[[Any, Any], Any]) -> grpc.RpcMethodHandler:
             from nebius.base.protos.dynamic import REGISTRY
 
             return grpc.unary_unary_rpc_method_handler(
@@ -77,24 +85,25 @@ class NebiusServer:
                 response_serializer=lambda m: m.SerializeToString(),
             )
 
-        services: dict[str, tuple[str, Callable[[Any], Any]]] = {
+        services: dict[str, tuple[str, Callable[[], Any]]] = {
             "nebius.iam.v2.TenantService": (
                 "nebius.iam.v2.ListTenantsRequest",
-                lambda _: self.tenants,
+                lambda: self.tenants,
             ),
             "nebius.iam.v2.ProjectService": (
                 "nebius.iam.v2.ListProjectsRequest",
-                lambda _: self.projects,
+                lambda: self.projects,
             ),
             "nebius.compute.v1.PlatformService": (
                 "nebius.compute.v1.ListPlatformsRequest",
-                lambda _: self.platforms,
+                lambda: self.platforms,
             ),
         }
-        found: list[grpc.GenericRpcHandler] = [
-            grpc.method_handlers_generic_handler(name, {"List": unary(req, reply)})
-            for name, (req, reply) in services.items()
-        ]
+        found: list[grpc.GenericRpcHandler] = []
+        for name, (req, first) in services.items():
+            page = self._page(name, first)
+            handler = unary(req, lambda request, _context, page=page: page(request))
+            found.append(grpc.method_handlers_generic_handler(name, {"List": handler}))
         found.append(
             grpc.method_handlers_generic_handler(
                 "nebius.billing.v1alpha1.CalculatorService",

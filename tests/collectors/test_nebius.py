@@ -111,6 +111,43 @@ def test_refused_token_is_one_line_naming_provider_and_settings() -> None:
     assert "neb-token" not in str(info.value)
 
 
+def test_a_preset_the_calculator_cannot_price_is_a_counted_skip() -> None:
+    server = NebiusServer()
+    server.estimates = server.estimates[:3]  # no answer for 8 GPUs preemptible
+    offers, _, ctx = collect(server)
+    assert len(offers) == 3
+    assert ctx.skips == {"no_price": 1}
+    assert ctx.details[0].startswith("no_price: nebius: prices failed:")
+
+
+def test_a_refused_price_fails_the_run_naming_the_settings() -> None:
+    with pytest.raises(CollectorError) as info:
+        collect(NebiusServer(refuse_estimates=True))
+    assert str(info.value) == (
+        f"nebius: the credentials were refused (PERMISSION_DENIED) listing prices; check {SETTING}"
+    )
+
+
+def test_every_page_of_projects_is_read() -> None:
+    from tests.collectors.nebius_server import message
+
+    server = NebiusServer()
+    server.projects.next_page_token = "page-2"
+    west = {"metadata": {"id": "project-e00west"}, "spec": {"region": "eu-west1"}}
+    server.pages[("nebius.iam.v2.ProjectService", "page-2")] = message(
+        "nebius.iam.v2.ListProjectsResponse", {"items": [west]}
+    )
+    # the same platforms and prices in the second project (its own parent_id asked)
+    server.estimates += [
+        (type(ask).from_json(ask.to_json().replace("e00north", "e00west")), answer)
+        for ask, answer in server.estimates
+    ]
+    offers, _, ctx = collect(server)
+    regions = sorted(o.region for o in offers)
+    assert regions == ["eu-north1"] * 4 + ["eu-west1"] * 4  # 2 presets x 2 pricings each
+    assert ctx.skips == {}
+
+
 def test_an_account_without_projects_fails_the_run() -> None:
     server = NebiusServer()
     del server.projects.items[:]
