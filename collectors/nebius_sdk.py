@@ -92,7 +92,7 @@ class NebiusApi:
             code = _status(exc)
             if code in REFUSED:
                 raise Refused(
-                    f"{PROVIDER}: the credentials were refused ({code}) listing {what}; "
+                    f"{PROVIDER}: the credentials were refused ({code}) {what}; "
                     f"check {self.settings.key_setting()}"
                 ) from exc
             raise CollectorError(f"{PROVIDER}: {what} failed: {_line(exc)}") from exc
@@ -124,7 +124,7 @@ class NebiusApi:
         tenant_ids = [
             str(tenant.metadata.id)
             for tenant in self._pages(
-                "tenants",
+                "listing tenants",
                 tenants.list,
                 lambda t: ListTenantsRequest(page_size=PAGE_SIZE, page_token=t),
             )
@@ -134,7 +134,7 @@ class NebiusApi:
             def page(token: str, parent: str = tenant_id) -> Any:
                 return ListProjectsRequest(parent_id=parent, page_size=PAGE_SIZE, page_token=token)
 
-            for project in self._pages("projects", projects.list, page):
+            for project in self._pages("listing projects", projects.list, page):
                 found.setdefault(str(project.spec.region), str(project.metadata.id))
         return found
 
@@ -145,7 +145,7 @@ class NebiusApi:
         client = PlatformServiceClient(self._sdk)
         return list(
             self._pages(
-                "platforms",
+                "listing platforms",
                 client.list,
                 lambda t: ListPlatformsRequest(
                     parent_id=project_id, page_size=PAGE_SIZE, page_token=t
@@ -176,7 +176,9 @@ class NebiusApi:
         )
         vm = CreateInstanceRequest(metadata=ResourceMetadata(parent_id=project_id), spec=spec)
         request = EstimateRequest(resource_spec=ResourceSpec(compute_instance_spec=vm))
-        answer = self._call("prices", CalculatorServiceClient(self._sdk).estimate, request)
+        answer = self._call(
+            "estimating prices", CalculatorServiceClient(self._sdk).estimate, request
+        )
         return str(answer.hourly_cost.general.total.cost)
 
 

@@ -117,14 +117,14 @@ def test_a_preset_the_calculator_cannot_price_is_a_counted_skip() -> None:
     offers, _, ctx = collect(server)
     assert len(offers) == 3
     assert ctx.skips == {"no_price": 1}
-    assert ctx.details[0].startswith("no_price: nebius: prices failed:")
+    assert ctx.details[0].startswith("no_price: nebius: estimating prices failed:")
 
 
 def test_a_refused_price_fails_the_run_naming_the_settings() -> None:
     with pytest.raises(CollectorError) as info:
         collect(NebiusServer(refuse_estimates=True))
     assert str(info.value) == (
-        f"nebius: the credentials were refused (PERMISSION_DENIED) listing prices; check {SETTING}"
+        f"nebius: the credentials were refused (PERMISSION_DENIED) estimating prices; check {SETTING}"
     )
 
 
