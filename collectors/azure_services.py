@@ -168,34 +168,44 @@ def parse_bandwidth_items(items: Iterable[Any], skip: SkipSink) -> Iterator[Serv
     """Each region's egress ladder: a tier runs from its start to the next tier's start.
 
     A tier listed twice at different prices keeps the newer ``effectiveStartDate`` (the
-    other is a ``superseded_price`` skip); a region whose tiers mix currencies or do not
-    start at 0 GB is skipped whole, since a gap would price those GB at nothing.
+    other is a ``superseded_price`` skip). A region with an unreadable tier, tiers in
+    two currencies or no tier at 0 GB is skipped whole: a missing tier would price its
+    GB at the tier below it, or at nothing.
     """
     tiers: dict[str, dict[Decimal, tuple[str, Decimal, str]]] = defaultdict(dict)
-    for region, start, price, currency, started in parse_each(items, _egress_tier, skip, _describe):
-        held = tiers[region].get(start)
-        if held is not None and held[1:] != (price, currency):
-            newer = (started, price, currency) if started > held[0] else held
-            old = held if newer is not held else (started, price, currency)
-            skip("superseded_price", f"{region} egress from {start} GB: {old[1]} by {newer[1]}")
-            tiers[region][start] = newer
+    broken: set[str] = set()
+    for item in items:
+        try:
+            tier = _egress_tier(item)
+        except SkipItem as exc:
+            skip(exc.reason, f"{_describe(item)}: {exc.detail}")
+            broken.add(str(item.get("armRegionName")))  # a Mapping: _egress_tier checked
             continue
-        tiers[region][start] = (started, price, currency)
+        if tier is None:
+            continue
+        region, start, price, currency, started = tier
+        current = (started, price, currency)
+        held = tiers[region].get(start)
+        if held is not None and held[1:] != current[1:]:
+            old, current = sorted([held, current])
+            skip("superseded_price", f"{region} egress from {start} GB: {old[1]} by {current[1]}")
+        tiers[region][start] = current if held is None else max(held, current)
     for region, ladder in sorted(tiers.items()):
         starts = sorted(ladder)
         currencies = {ladder[s][2] for s in starts}
-        if len(currencies) != 1:
+        if region in broken:
+            skip("incomplete_tiers", f"{region} egress: a tier could not be read")
+        elif len(currencies) != 1:
             skip("mixed_currency", f"{region} egress tiers priced in {sorted(currencies)}")
-            continue
-        if starts[0] != 0:
+        elif starts[0] != 0:
             skip("missing_tier", f"{region} egress: first tier starts at {starts[0]} GB, not 0")
-            continue
-        for start, end in zip(starts, [*starts[1:], None], strict=True):
-            _, price, currency = ladder[start]
-            yield ServicePrice(
-                PROVIDER, region, ServiceKind.EGRESS_INTERNET, ServiceUnit.GB, price,
-                currency, tier_start_gb=start, tier_end_gb=end,
-            )  # fmt: skip
+        else:
+            for start, end in zip(starts, [*starts[1:], None], strict=True):
+                _, price, currency = ladder[start]
+                yield ServicePrice(
+                    PROVIDER, region, ServiceKind.EGRESS_INTERNET, ServiceUnit.GB, price,
+                    currency, tier_start_gb=start, tier_end_gb=end,
+                )  # fmt: skip
 
 
 def parse_service_items(items: Iterable[Any], skip: SkipSink) -> Iterator[ServicePrice]:
