@@ -89,14 +89,19 @@ def _describe(item: Any) -> str:
     return " ".join(f"{k}={item[k]!r}" for k in keys if item.get(k) is not None)
 
 
-def _price(item: Mapping[str, Any]) -> Decimal:
+def _amount(item: Mapping[str, Any], field: str, negative: str) -> Decimal:
+    """``item[field]`` as a Decimal; unreadable is ``malformed_item``, below 0 ``negative``."""
     try:
-        price = to_decimal(item.get("retailPrice"), "retailPrice")
+        value = to_decimal(item.get(field), field)
     except InvalidOffer as exc:
         raise SkipItem("malformed_item", str(exc)) from None
-    if price < 0:
-        raise SkipItem("bad_price", f"retailPrice {price} is negative")
-    return price
+    if value < 0:
+        raise SkipItem(negative, f"{field} {value} is negative")
+    return value
+
+
+def _price(item: Mapping[str, Any]) -> Decimal:
+    return _amount(item, "retailPrice", "bad_price")
 
 
 def _consumption(item: Any) -> Mapping[str, Any] | None:
@@ -153,12 +158,7 @@ def _egress_tier(item: Any) -> tuple[str, Decimal, Decimal, str, str] | None:
     unit = text_field(row, "unitOfMeasure")
     if unit != "1 GB":
         raise SkipItem("unexpected_unit", f"unitOfMeasure {unit!r}, expected '1 GB'")
-    try:
-        start = to_decimal(row.get("tierMinimumUnits"), "tierMinimumUnits")
-    except InvalidOffer as exc:
-        raise SkipItem("malformed_item", str(exc)) from None
-    if start < 0:
-        raise SkipItem("malformed_item", f"tierMinimumUnits {start} is negative")
+    start = _amount(row, "tierMinimumUnits", "malformed_item")
     started = text_field(row, "effectiveStartDate", required=False)
     currency = text_field(row, "currencyCode").upper()
     return text_field(row, "armRegionName"), start, _price(row), currency, started

@@ -20,7 +20,7 @@ from collectors.gcp_services import parse_service_skus
 from tracker.service_prices import ServiceKind, ServicePrice, ServiceUnit, tiered_cost
 
 from .conftest import run_context
-from .test_gcp import PAGE_3, CatalogServer, error_body, make_settings
+from .test_gcp import PAGE_3, CatalogServer, error_body, make_settings, serving
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "gcp"
 SERVICES_PAGE = (FIXTURES / "catalog_services_page_derived.json").read_bytes()
@@ -37,18 +37,12 @@ D = Decimal
 def server() -> Iterator[CatalogServer]:
     """The catalog server of test_gcp.py serving the services page, then its page 3
     (machine SKUs and the VPN egress SKU, none of which are read here)."""
-    s = CatalogServer()
-    s.pages = {"": SERVICES_PAGE, NEXT: PAGE_3}
-    s.thread.start()
-    yield s
-    s.httpd.shutdown()
-    s.httpd.server_close()
+    with serving({"": SERVICES_PAGE, NEXT: PAGE_3}) as s:
+        yield s
 
 
 @pytest.fixture(autouse=True)
-def _no_google_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
-    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+def _no_google_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in ("GPU_TRACKER_GCP__API_KEY", "GPU_TRACKER_GCP__ENDPOINT_URL"):
         monkeypatch.delenv(key, raising=False)
 
