@@ -100,6 +100,13 @@ def _amount(item: Mapping[str, Any], field: str, negative: str) -> Decimal:
     return value
 
 
+def _currency(item: Mapping[str, Any]) -> str:
+    code = text_field(item, "currencyCode").upper()
+    if not re.fullmatch(r"[A-Z]{3}", code):
+        raise SkipItem("malformed_item", f"currencyCode {code!r} is not an ISO code")
+    return code
+
+
 def _price(item: Mapping[str, Any]) -> Decimal:
     return _amount(item, "retailPrice", "bad_price")
 
@@ -129,7 +136,7 @@ def _disk(item: Any) -> tuple[str, ServiceKind, str, Decimal, str] | None:
     price = _price(row)
     if price == 0:
         raise SkipItem("zero_price", f"{meter}: retailPrice 0")
-    currency = text_field(row, "currencyCode").upper()
+    currency = _currency(row)
     per_gb = (price / size).quantize(_MONEY)
     return text_field(row, "armRegionName"), kind, currency, per_gb, meter
 
@@ -160,7 +167,7 @@ def _egress_tier(item: Any) -> tuple[str, Decimal, Decimal, str, str] | None:
         raise SkipItem("unexpected_unit", f"unitOfMeasure {unit!r}, expected '1 GB'")
     start = _amount(row, "tierMinimumUnits", "malformed_item")
     started = text_field(row, "effectiveStartDate", required=False)
-    currency = text_field(row, "currencyCode").upper()
+    currency = _currency(row)
     return text_field(row, "armRegionName"), start, _price(row), currency, started
 
 
@@ -170,7 +177,8 @@ def parse_bandwidth_items(items: Iterable[Any], skip: SkipSink) -> Iterator[Serv
     A tier listed twice at different prices keeps the newer ``effectiveStartDate`` (the
     other is a ``superseded_price`` skip). A region with an unreadable tier, tiers in
     two currencies or no tier at 0 GB is skipped whole: a missing tier would price its
-    GB at the tier below it, or at nothing.
+    GB at the tier below it, or at nothing. An unreadable tier that names no region
+    makes every ladder of the response incomplete.
     """
     tiers: dict[str, dict[Decimal, tuple[str, Decimal, str]]] = defaultdict(dict)
     broken: set[str] = set()
@@ -179,7 +187,8 @@ def parse_bandwidth_items(items: Iterable[Any], skip: SkipSink) -> Iterator[Serv
             tier = _egress_tier(item)
         except SkipItem as exc:
             skip(exc.reason, f"{_describe(item)}: {exc.detail}")
-            broken.add(str(item.get("armRegionName")))  # a Mapping: _egress_tier checked
+            # A tier of no readable region could belong to any ladder of this response.
+            broken.add(str(item.get("armRegionName") or "").strip() or "*")  # a Mapping
             continue
         if tier is None:
             continue
@@ -193,7 +202,7 @@ def parse_bandwidth_items(items: Iterable[Any], skip: SkipSink) -> Iterator[Serv
     for region, ladder in sorted(tiers.items()):
         starts = sorted(ladder)
         currencies = {ladder[s][2] for s in starts}
-        if region in broken:
+        if region in broken or "*" in broken:
             skip("incomplete_tiers", f"{region} egress: a tier could not be read")
         elif len(currencies) != 1:
             skip("mixed_currency", f"{region} egress tiers priced in {sorted(currencies)}")

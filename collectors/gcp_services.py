@@ -129,7 +129,13 @@ def parse_service_skus(
 
     def read(sku: Any) -> tuple[Any, ServiceKind, Ladder] | None:
         kind = classify_service(sku)
-        if kind is None or not any(not regions or r in regions for r in sku.service_regions):
+        if kind is None:
+            return None
+        if not sku.service_regions:
+            raise SkipItem(
+                "malformed_item", f"SKU {sku.sku_id} {sku.description!r}: no serviceRegions"
+            )
+        if regions and not regions.intersection(sku.service_regions):
             return None
         currency, tiers = sku_tiers(sku, kind)
         return sku, kind, (currency, tuple(tiers))

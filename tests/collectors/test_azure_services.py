@@ -132,6 +132,8 @@ def test_a_repriced_tier_keeps_the_newer_row() -> None:
         ({"unitOfMeasure": "10 GB"}, "unexpected_unit"),
         ({"tierMinimumUnits": None}, "malformed_item"),
         ({"retailPrice": -1}, "bad_price"),
+        ({"currencyCode": "US"}, "malformed_item"),
+        ({"armRegionName": ""}, "malformed_item"),
     ],
 )
 def test_an_unreadable_tier_drops_the_region_ladder(change: dict[str, Any], reason: str) -> None:

@@ -127,6 +127,7 @@ def skus(**change: Any) -> list[Any]:
         ({"pricingInfo__0__pricingExpression__tieredRates__0__unitPrice__currencyCode": ""}, "bad_price"),
         ({"category__resourceGroup": "SSD"}, "inconsistent_sku"),
         ({"pricingInfo": []}, "no_pricing_info"),
+        ({"serviceRegions": []}, "malformed_item"),
     ],
 )  # fmt: skip
 def test_an_unreadable_sku_is_a_counted_skip(change: dict[str, Any], reason: str) -> None:
