@@ -222,3 +222,26 @@ def test_a_failed_all_regions_query_fails_the_run() -> None:
     respx.get(ENDPOINT).mock(return_value=httpx.Response(400, json={"Error": "bad"}))
     with pytest.raises(CollectorError, match="azure: all regions"):
         collect(Settings())
+
+
+def test_a_reservation_row_is_not_a_pay_as_you_go_disk_price() -> None:
+    items = disk_items()
+    reserved = copy.deepcopy(items[1])  # the P30 row as a 1-year reservation (values changed)
+    reserved.update(type="Reservation", retailPrice=10.0, unitPrice=10.0)
+    reserved["reservationTerm"] = "1 Year"
+    ctx = run_context()
+    prices = list(parse_disk_items([*items, reserved], ctx.skip))
+    # Read as a disk-month it would win: 10 / 1024 = 0.009765625 < 0.1320019531.
+    assert [p.price for p in prices if p.service is SSD] == [Decimal("0.1320019531")]
+    assert ctx.skips == Counter()
+
+
+def test_disk_tiers_of_one_region_in_two_currencies_are_a_skip() -> None:
+    items = disk_items()
+    items[1]["currencyCode"] = "EUR"  # P30 in EUR, P10 in USD, both westeurope
+    ctx = run_context()
+    prices = list(parse_disk_items(items, ctx.skip))
+    assert [(p.price, p.currency) for p in prices if p.service is SSD] == [
+        (Decimal("0.169375"), "USD")
+    ]
+    assert ctx.skips == Counter({"mixed_currency": 1})
