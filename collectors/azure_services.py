@@ -117,8 +117,9 @@ def _consumption(item: Any) -> Mapping[str, Any] | None:
     return item if item.get("type") == "Consumption" else None
 
 
-def _disk(item: Any) -> tuple[str, ServiceKind, str, Decimal, str] | None:
-    """(region, kind, currency, price per GB-month, meter) of one LRS disk tier item."""
+def _disk(item: Any) -> tuple[str, ServiceKind, str, Decimal, str, str] | None:
+    """(region, kind, currency, price per GB-month, meter, effectiveStartDate) of one
+    LRS disk tier item."""
     row = _consumption(item)
     kind = DISK_PRODUCTS.get(str(row.get("productName"))) if row is not None else None
     if row is None or kind is None:
@@ -138,18 +139,40 @@ def _disk(item: Any) -> tuple[str, ServiceKind, str, Decimal, str] | None:
         raise SkipItem("zero_price", f"{meter}: retailPrice 0")
     currency = _currency(row)
     per_gb = (price / size).quantize(_MONEY)
-    return text_field(row, "armRegionName"), kind, currency, per_gb, meter
+    started = text_field(row, "effectiveStartDate", required=False)
+    return text_field(row, "armRegionName"), kind, currency, per_gb, meter, started
+
+
+Listed = tuple[str, Decimal, str]  # (effectiveStartDate, price, currency)
+
+
+def _newer(held: Listed | None, current: Listed, label: str, skip: SkipSink) -> Listed:
+    """The row to keep when a meter is listed again: the newer ``effectiveStartDate``
+    (a price change shows old and new rows); a different older price is a skip."""
+    if held is None:
+        return current
+    if held[1:] != current[1:]:
+        old, new = sorted([held, current])
+        skip("superseded_price", f"{label}: {old[1]} by {new[1]}")
+    return max(held, current)
 
 
 def parse_disk_items(items: Iterable[Any], skip: SkipSink) -> Iterator[ServicePrice]:
-    """One price per (region, kind): the lowest per-GB-month figure of its disk tiers."""
+    """One price per (region, kind): the lowest per-GB-month figure of its disk tiers.
+
+    A tier listed twice at different prices keeps the newer ``effectiveStartDate`` (the
+    other is a ``superseded_price`` skip), so an old cheaper row never wins the minimum.
+    """
+    latest: dict[tuple[str, ServiceKind, str], tuple[str, Decimal, str]] = {}
+    for region, kind, currency, per_gb, meter, started in parse_each(items, _disk, skip, _describe):
+        key, label = (region, kind, meter), f"{region} {meter} per GB"
+        latest[key] = _newer(latest.get(key), (started, per_gb, currency), label, skip)
     best: dict[tuple[str, ServiceKind], tuple[Decimal, str]] = {}
-    for region, kind, currency, per_gb, meter in parse_each(items, _disk, skip, _describe):
-        held = best.get((region, kind))
-        if held is not None and held[1] != currency:
-            skip("mixed_currency", f"{region} {meter}: {currency}, other tiers {held[1]}")
-            continue
-        if held is None or per_gb < held[0]:
+    for (region, kind, meter), (_, per_gb, currency) in sorted(latest.items()):
+        held_best = best.get((region, kind))
+        if held_best is not None and held_best[1] != currency:
+            skip("mixed_currency", f"{region} {meter}: {currency}, other tiers {held_best[1]}")
+        elif held_best is None or per_gb < held_best[0]:
             best[(region, kind)] = (per_gb, currency)
     for (region, kind), (per_gb, currency) in sorted(best.items()):
         yield ServicePrice(PROVIDER, region, kind, ServiceUnit.GB_MONTH, per_gb, currency)
@@ -193,12 +216,10 @@ def parse_bandwidth_items(items: Iterable[Any], skip: SkipSink) -> Iterator[Serv
         if tier is None:
             continue
         region, start, price, currency, started = tier
-        current = (started, price, currency)
-        held = tiers[region].get(start)
-        if held is not None and held[1:] != current[1:]:
-            old, current = sorted([held, current])
-            skip("superseded_price", f"{region} egress from {start} GB: {old[1]} by {current[1]}")
-        tiers[region][start] = current if held is None else max(held, current)
+        label = f"{region} egress from {start} GB"
+        tiers[region][start] = _newer(
+            tiers[region].get(start), (started, price, currency), label, skip
+        )
     for region, ladder in sorted(tiers.items()):
         starts = sorted(ladder)
         currencies = {ladder[s][2] for s in starts}

@@ -245,3 +245,15 @@ def test_disk_tiers_of_one_region_in_two_currencies_are_a_skip() -> None:
         (Decimal("0.169375"), "USD")
     ]
     assert ctx.skips == Counter({"mixed_currency": 1})
+
+
+def test_an_older_cheaper_row_of_a_repriced_disk_tier_does_not_win() -> None:
+    items = disk_items()
+    older = copy.deepcopy(items[1])  # P30 at an older, lower price (values changed)
+    older.update(retailPrice=102.4, unitPrice=102.4, effectiveStartDate="2016-01-01T00:00:00Z")
+    ctx = run_context()
+    prices = list(parse_disk_items([older, *items], ctx.skip))
+    # The older row would give 102.4 / 1024 = 0.1; the current P30 row's 0.1320019531 stays.
+    assert [p.price for p in prices if p.service is SSD] == [Decimal("0.1320019531")]
+    assert ctx.skips == Counter({"superseded_price": 1})
+    assert "westeurope P30 LRS Disk per GB: 0.1000000000 by 0.1320019531" in ctx.details[0]
