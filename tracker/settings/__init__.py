@@ -47,6 +47,7 @@ from tracker.settings.small_clouds import (
     DigitalOceanSettings,
     HotAisleSettings,
     JarvisLabsSettings,
+    NebiusSettings,
     SeewebSettings,
     TensorDockSettings,
     VerdaSettings,
@@ -74,6 +75,7 @@ __all__ = [
     "JarvisLabsSettings",
     "KeyedCloudSettings",
     "LambdaSettings",
+    "NebiusSettings",
     "OciSettings",
     "PriceSheetSettings",
     "RunPodSettings",
@@ -138,6 +140,7 @@ class Settings(BaseSettings):
     hotaisle: HotAisleSettings = Field(default_factory=HotAisleSettings)
     jarvislabs: JarvisLabsSettings = Field(default_factory=JarvisLabsSettings)
     seeweb: SeewebSettings = Field(default_factory=SeewebSettings)
+    nebius: NebiusSettings = Field(default_factory=NebiusSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
