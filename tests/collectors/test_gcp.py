@@ -373,7 +373,8 @@ def test_the_planned_gcp_job_gets_spot_and_list_prices_from_one_catalog_pass(
     from tracker.service.jobs import plan_jobs
     from tracker.settings import SchedulerSettings
 
-    (job,) = plan_jobs({"gcp": GcpCollector}, SchedulerSettings())
+    services, job = plan_jobs({"gcp": GcpCollector}, SchedulerSettings())
+    assert (services.id, job.id) == ("gcp:services", "gcp:standard")  # disks/egress: daily
     assert job.pricing_scope == ALL_PRICING and job.interval_seconds == 360 * 60
     offers, _ = collect(make_settings(server), job.pricing_scope)
     tokens = [r["query"].get("pageToken", "") for r in server.sku_requests()]
