@@ -25,7 +25,15 @@ from collectors.base import (
     SkipItem,
 )
 from collectors.http import HttpClient, HttpError
-from tracker.models import Availability, InvalidOffer, PricingModel, to_decimal
+from tracker.catalog import GpuMatch
+from tracker.models import (
+    AttributeValue,
+    Availability,
+    InvalidOffer,
+    Offer,
+    PricingModel,
+    to_decimal,
+)
 from tracker.settings import ConfigError, KeyedCloudSettings, Settings
 
 __all__ = [
@@ -34,6 +42,7 @@ __all__ = [
     "api_key_or_skip",
     "decimal_text",
     "documented_url",
+    "gpu_offer",
     "listed_before",
     "loose_number",
     "number",
@@ -136,6 +145,33 @@ def loose_number(item: Mapping[str, Any], field: str) -> Decimal | None:
     if not result.is_finite() or result < 0:
         raise SkipItem("malformed_item", f"{field} is {value!r}")
     return result
+
+
+def gpu_offer(
+    where: str,
+    match: GpuMatch,
+    raw_name: str,
+    attributes: Mapping[str, AttributeValue],
+    **fields: Any,
+) -> Offer:
+    """The :class:`Offer` of a GPU sent as ``raw_name`` and resolved to ``match``.
+
+    What every GPU cloud's parser does the same way: an unknown name is kept as sent
+    (``gpu_unknown_reason`` says why, and ``gpus --unknown`` lists it), and an offer the
+    model refuses is a counted ``invalid_offer`` skip naming ``where`` (when given)
+    instead of a failed run. ``fields`` are the rest of the offer's fields.
+    """
+    why = {} if match.known else {"gpu_unknown_reason": match.reason}
+    try:
+        return Offer(
+            gpu_model=match.name,
+            gpu_known=match.known,
+            gpu_raw_name=raw_name,
+            attributes={**attributes, **why},
+            **fields,
+        )
+    except InvalidOffer as exc:
+        raise SkipItem("invalid_offer", f"{where}: {exc}" if where else str(exc)) from None
 
 
 def where_listed(now: Collection[str], before: Collection[str] = ()) -> dict[str, Availability]:

@@ -43,6 +43,7 @@ from tracker.settings.huawei import HuaweiSettings
 from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
 from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
 from tracker.settings.small_clouds import (
+    CloudRiftSettings,
     CudoSettings,
     DigitalOceanSettings,
     HotAisleSettings,
@@ -62,6 +63,7 @@ __all__ = [
     "AlibabaSettings",
     "AwsSettings",
     "AzureSettings",
+    "CloudRiftSettings",
     "ConfigError",
     "CsvList",
     "CudoSettings",
@@ -138,6 +140,7 @@ class Settings(BaseSettings):
     hotaisle: HotAisleSettings = Field(default_factory=HotAisleSettings)
     jarvislabs: JarvisLabsSettings = Field(default_factory=JarvisLabsSettings)
     seeweb: SeewebSettings = Field(default_factory=SeewebSettings)
+    cloudrift: CloudRiftSettings = Field(default_factory=CloudRiftSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

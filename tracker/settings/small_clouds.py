@@ -16,6 +16,7 @@ from pydantic import Field, SecretStr, field_validator
 from tracker.settings.base import KeyedCloudSettings, Section, endpoint_origin, secret_or_env
 
 __all__ = [
+    "CloudRiftSettings",
     "CudoSettings",
     "DigitalOceanSettings",
     "HotAisleSettings",
@@ -25,6 +26,15 @@ __all__ = [
     "VerdaSettings",
     "VultrSettings",
 ]
+
+
+class CloudRiftSettings(KeyedCloudSettings):
+    """CloudRift instance types (collectors/cloudrift.py). The list answers without a key;
+    one set here or in ``CLOUDRIFT_API_KEY`` (CloudRift's own tools' name) is sent as
+    ``X-API-Key`` all the same, so a revoked one is reported rather than ignored."""
+
+    _fallback_env: ClassVar[str] = "CLOUDRIFT_API_KEY"
+    _section: ClassVar[str] = "cloudrift"
 
 
 class DigitalOceanSettings(KeyedCloudSettings):
