@@ -20,10 +20,17 @@ from typing import Any, ClassVar, Self
 from urllib.parse import quote
 
 from collectors.base import CollectorError, MissingCredentials, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, api_key_or_skip, documented_url, number, text
+from collectors.gpucloud import (
+    GpuCloudCollector,
+    api_key_or_skip,
+    documented_url,
+    gpu_offer,
+    number,
+    text,
+)
 from collectors.http import HttpClient
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Availability, Offer, PricingModel
 from tracker.settings import Settings
 from tracker.settings.small_clouds import TEAM_ENV
 
@@ -70,27 +77,22 @@ def parse_vm(item: Any) -> Offer:
         "disk_gib": disk / _GIB if disk is not None else None,
         "price_cents_per_hour": cents,
     }
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
-    try:
-        return Offer(
-            provider=PROVIDER,
-            instance_type=f"{count}x {model} {cores}c {ram.normalize():f}g",
-            region=REGION,
-            pricing=PricingModel.ON_DEMAND,
-            price_per_hour=Decimal(cents) / _CENTS,  # 199 cents -> $1.99
-            currency="USD",
-            gpu_model=match.name,
-            gpu_count=Decimal(count),
-            vcpus=Decimal(cores),
-            memory_gib=ram,
-            gpu_raw_name=model,
-            gpu_known=match.known,
-            availability=Availability.AVAILABLE,
-            attributes=attributes,
-        )
-    except InvalidOffer as exc:
-        raise SkipItem("invalid_offer", str(exc)) from None
+    return gpu_offer(
+        "",
+        match,
+        model,
+        attributes,
+        provider=PROVIDER,
+        instance_type=f"{count}x {model} {cores}c {ram.normalize():f}g",
+        region=REGION,
+        pricing=PricingModel.ON_DEMAND,
+        price_per_hour=Decimal(cents) / _CENTS,  # 199 cents -> $1.99
+        currency="USD",
+        gpu_count=Decimal(count),
+        vcpus=Decimal(cores),
+        memory_gib=ram,
+        availability=Availability.AVAILABLE,
+    )
 
 
 def parse_available(payload: Any, skip: Callable[[str, str], None]) -> list[Offer]:

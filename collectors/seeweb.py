@@ -18,10 +18,10 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, loose_number, number, text
+from collectors.gpucloud import GpuCloudCollector, gpu_offer, loose_number, number, text
 from collectors.http import HttpClient
 from tracker.catalog import normalize_gpu_name, resolve_gpu
-from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "SeewebCollector", "parse_plans"]
 
@@ -65,32 +65,25 @@ def parse_plan(plan: Any, currency: str) -> list[Offer] | None:
         "disk_gb": loose_number(plan, "disk"),
         "host_type": plan.get("host_type") if isinstance(plan.get("host_type"), str) else None,
     }
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
-    offers = []
-    for region in _regions(plan):
-        try:
-            offers.append(
-                Offer(
-                    provider=PROVIDER,
-                    instance_type=name,
-                    region=region,
-                    pricing=PricingModel.ON_DEMAND,
-                    price_per_hour=price,
-                    currency=currency,
-                    gpu_model=match.name,
-                    gpu_count=count,
-                    gpu_memory_gib=normalize_gpu_name(label).memory_gib,  # "L40s 48GB"
-                    vcpus=loose_number(plan, "cpu"),
-                    memory_gib=ram / _MB_PER_GIB if ram is not None else None,
-                    gpu_raw_name=label,
-                    gpu_known=match.known,
-                    attributes=attributes,
-                )
-            )
-        except InvalidOffer as exc:
-            raise SkipItem("invalid_offer", f"{name}: {exc}") from None
-    return offers
+    return [
+        gpu_offer(
+            name,
+            match,
+            label,
+            attributes,
+            provider=PROVIDER,
+            instance_type=name,
+            region=region,
+            pricing=PricingModel.ON_DEMAND,
+            price_per_hour=price,
+            currency=currency,
+            gpu_count=count,
+            gpu_memory_gib=normalize_gpu_name(label).memory_gib,  # "L40s 48GB"
+            vcpus=loose_number(plan, "cpu"),
+            memory_gib=ram / _MB_PER_GIB if ram is not None else None,
+        )
+        for region in _regions(plan)
+    ]
 
 
 def parse_plans(
