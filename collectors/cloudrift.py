@@ -172,6 +172,7 @@ class CloudRiftCollector(GpuCloudCollector):
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset({PricingModel.ON_DEMAND})
     spot_fetched_separately: ClassVar[bool] = False  # CloudRift lists no spot prices
     documented: ClassVar[str] = DOCUMENTED_URL
+    key_header: ClassVar[tuple[str, str]] = ("X-API-Key", "{}")  # none sent without a key
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
@@ -183,14 +184,6 @@ class CloudRiftCollector(GpuCloudCollector):
         except ConfigError as exc:
             raise MissingCredentials(str(exc)) from None
         return cls(settings, key.get_secret_value() if key is not None else "")
-
-    def client(self, token: str = "") -> HttpClient:
-        # CloudRift's scheme is an X-API-Key header; without a key nothing is sent.
-        key = token or self._api_key
-        headers = {"X-API-Key": key} if key else {}
-        return HttpClient(
-            self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
-        )
 
     def fetch(self, http: HttpClient, method: str, url: str = "", **kwargs: Any) -> Any:
         try:

@@ -210,6 +210,8 @@ class GpuCloudCollector:
     """Most of these APIs return spot with everything else (see collectors/base.py)."""
     credential: ClassVar[str] = "the API key was"
     """What a 401/403 says was refused (``the client credentials were``)."""
+    key_header: ClassVar[tuple[str, str]] = ("Authorization", "Bearer {}")
+    """The header the key travels in and its form (Hot Aisle's ``Token {}``)."""
 
     def __init__(
         self,
@@ -251,10 +253,12 @@ class GpuCloudCollector:
         return section.key_setting() if isinstance(section, KeyedCloudSettings) else ""
 
     def client(self, token: str = "") -> HttpClient:
-        """A client sending ``token`` (default: the API key) as a bearer token."""
+        """A client sending ``token`` (default: the API key) in :attr:`key_header`;
+        without either, no such header."""
         # The key goes in a header, never the URL, so it cannot reach a log line.
-        bearer = token or self._api_key
-        headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+        key = token or self._api_key
+        name, form = self.key_header
+        headers = {name: form.format(key)} if key else {}
         return HttpClient(
             self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
         )

@@ -28,7 +28,6 @@ from collectors.gpucloud import (
     number,
     text,
 )
-from collectors.http import HttpClient
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Availability, Offer, PricingModel
 from tracker.settings import Settings
@@ -121,6 +120,7 @@ class HotAisleCollector(GpuCloudCollector):
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset({PricingModel.ON_DEMAND})
     spot_fetched_separately: ClassVar[bool] = False  # Hot Aisle sells no spot VMs
     documented: ClassVar[str] = DOCUMENTED_URL
+    key_header: ClassVar[tuple[str, str]] = ("Authorization", "Token {}")  # not a bearer
 
     def __init__(self, settings: Settings, api_key: str = "", team: str = "", **kw: Any) -> None:
         super().__init__(settings, api_key, **kw)
@@ -138,13 +138,6 @@ class HotAisleCollector(GpuCloudCollector):
     def url(self) -> str:
         documented = DOCUMENTED_URL.format(team=quote(self.team, safe=""))
         return documented_url(documented, self.settings.hotaisle.endpoint_url)
-
-    def client(self, token: str = "") -> HttpClient:
-        # Hot Aisle's scheme is "Token <key>", not a bearer token.
-        headers = {"Authorization": f"Token {token or self._api_key}"}
-        return HttpClient(
-            self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
-        )
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         if not self.scope(ctx):

@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import GpuCloudCollector, gpu_offer, loose_number, number, text
-from collectors.http import HttpClient
 from tracker.catalog import normalize_gpu_name, resolve_gpu
 from tracker.models import AttributeValue, Offer, PricingModel
 
@@ -110,13 +109,7 @@ class SeewebCollector(GpuCloudCollector):
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset({PricingModel.ON_DEMAND})
     spot_fetched_separately: ClassVar[bool] = False  # Seeweb sells no spot servers
     documented: ClassVar[str] = DOCUMENTED_URL
-
-    def client(self, token: str = "") -> HttpClient:
-        # Seeweb reads the token from its own header, not Authorization.
-        headers = {"X-APITOKEN": token or self._api_key}
-        return HttpClient(
-            self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
-        )
+    key_header: ClassVar[tuple[str, str]] = ("X-APITOKEN", "{}")  # Seeweb's own header
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         if not self.scope(ctx):
