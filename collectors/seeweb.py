@@ -4,8 +4,9 @@ A plan (``ECS2GPU3``) is one server shape at one ``hourly_price`` for the **whol
 server** (``ECS2GPU3``: 2x A100 at 1.98, i.e. 0.99 per GPU-hour, the price of the
 1-GPU ``ECS1GPU3``), in every region its ``available_regions`` lists. One offer per
 (GPU plan, region). The API sends counts and sizes as strings (``"cpu": "8"``, ``"ram":
-"32768"`` MB) and carries no currency: prices are stored in ``seeweb.currency`` (EUR,
-the currency of Seeweb's price list). ``available: false`` is a retired plan (no offer);
+"32768"`` MB) and carries no currency: prices are stored in ``seeweb.currency`` (EUR
+by default: an assumption, as no Seeweb document found names the currency of
+``hourly_price``; Seeweb is an Italian provider). ``available: false`` is a retired plan (no offer);
 the regions are where a plan is sold, not live capacity (Seeweb's ``/plans/availables``
 would say that), so availability is ``unknown``. Plans without GPUs are not offers.
 """

@@ -7,7 +7,8 @@ take (``resources``) and the price of each on top (``pricing.per_vcpu_hr``,
 ``per_gb_ram_hr``, ``per_gb_storage_hr``): a VM costs its GPUs plus its resources.
 
 So an offer is one VM shape: ``N x <v0Name>`` for N in 1, 2, 4, 8, with
-``tensordock.vcpus_per_gpu`` vCPUs and ``ram_gb_per_gpu`` GB of RAM per GPU (capped at
+``tensordock.vcpus_per_gpu`` vCPUs and ``ram_gb_per_gpu`` GB of RAM per GPU (8 and 32 by
+default: this tracker's choice, as TensorDock documents no default shape; capped at
 the location's ``max_vcpus`` / ``max_ram_gb``) and ``storage_gb`` of disk (default
 100 GB, TensorDock's documented minimum), priced
 ``N x price_per_hr + vCPUs x per_vcpu_hr + RAM x per_gb_ram_hr + disk x per_gb_storage_hr``.

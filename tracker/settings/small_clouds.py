@@ -75,7 +75,8 @@ class SeewebSettings(KeyedCloudSettings):
     _section: ClassVar[str] = "seeweb"
 
     currency: str = Field("EUR", pattern=r"^[A-Z]{3}$")
-    """The API's prices carry no currency; Seeweb quotes its price list in euros."""
+    """The API's prices carry no currency and no Seeweb document found names one; EUR is
+    an assumption (Seeweb is Italian): set this if your account is billed otherwise."""
 
 
 class TensorDockSettings(KeyedCloudSettings):
@@ -83,6 +84,8 @@ class TensorDockSettings(KeyedCloudSettings):
 
     TensorDock prices the GPU and, on top, each vCPU, GB of RAM and GB of disk; an
     offer is priced with this shape per GPU (capped by what the location allows).
+    TensorDock documents no default shape: 8 vCPUs and 32 GB per GPU are this tracker's
+    choice (even vCPUs and whole 8 GB steps, as its modify rules ask).
     """
 
     _fallback_env: ClassVar[str] = ""
