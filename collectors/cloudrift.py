@@ -25,17 +25,22 @@ from typing import Any, ClassVar, Self
 
 from collectors.base import (
     CollectorError,
-    MissingCredentials,
-    NotConfigured,
     RunContext,
     SkipItem,
     parse_each,
 )
-from collectors.gpucloud import AUTH_STATUSES, GpuCloudCollector, gpu_offer, number, text
+from collectors.gpucloud import (
+    AUTH_STATUSES,
+    GpuCloudCollector,
+    api_key_if_set,
+    gpu_offer,
+    number,
+    text,
+)
 from collectors.http import HttpClient, HttpError
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Availability, Offer, PricingModel
-from tracker.settings import ConfigError, Settings
+from tracker.settings import Settings
 
 __all__ = ["DOCUMENTED_URL", "REQUEST", "CloudRiftCollector", "parse_instance_types"]
 
@@ -176,14 +181,7 @@ class CloudRiftCollector(GpuCloudCollector):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
-        section = settings.cloudrift
-        if not section.enabled:
-            raise NotConfigured(f"disabled ({PROVIDER}.enabled = false)")
-        try:
-            key = section.resolved_api_key()
-        except ConfigError as exc:
-            raise MissingCredentials(str(exc)) from None
-        return cls(settings, key.get_secret_value() if key is not None else "")
+        return cls(settings, api_key_if_set(PROVIDER, settings.cloudrift))
 
     def fetch(self, http: HttpClient, method: str, url: str = "", **kwargs: Any) -> Any:
         try:

@@ -38,6 +38,7 @@ from tracker.settings import ConfigError, KeyedCloudSettings, Settings
 __all__ = [
     "AUTH_STATUSES",
     "GpuCloudCollector",
+    "api_key_if_set",
     "api_key_or_skip",
     "decimal_text",
     "documented_url",
@@ -65,12 +66,11 @@ def documented_url(documented: str, origin: str | None) -> str:
     return urlunsplit((base.scheme, base.netloc, parts.path, parts.query, ""))
 
 
-def api_key_or_skip(provider: str, section: Any) -> str:
-    """The provider's API key, or :class:`MissingCredentials` naming the setting.
+def api_key_if_set(provider: str, section: Any) -> str:
+    """The provider's API key, "" when none is set (a public list needs none).
 
-    The runner prefixes the provider's name (``lambda: skipped: no API key: …``).
-
-    ``section`` is a :class:`tracker.settings._KeyedCloudSettings` (Lambda, RunPod).
+    A disabled section is :class:`NotConfigured`, an unreadable ``*_file``
+    :class:`MissingCredentials`. ``section`` is a :class:`KeyedCloudSettings`.
     """
     if not section.enabled:
         raise NotConfigured(f"disabled ({provider}.enabled = false)")
@@ -78,9 +78,18 @@ def api_key_or_skip(provider: str, section: Any) -> str:
         key = section.resolved_api_key()
     except ConfigError as exc:
         raise MissingCredentials(str(exc)) from None
-    if key is None:
+    return str(key.get_secret_value()) if key is not None else ""
+
+
+def api_key_or_skip(provider: str, section: Any) -> str:
+    """The provider's API key, or :class:`MissingCredentials` naming the setting.
+
+    The runner prefixes the provider's name (``lambda: skipped: no API key: …``).
+    """
+    key = api_key_if_set(provider, section)
+    if not key:
         raise MissingCredentials(f"no API key: set {section.key_setting()}")
-    return str(key.get_secret_value())
+    return key
 
 
 def refused_or_failed(
