@@ -43,6 +43,7 @@ def test_override_replaces_origin_and_keeps_the_documented_path(
         "hotaisle",
         "jarvislabs",
         "seeweb",
+        "nebius",
         "cloudrift",
     ],
 )

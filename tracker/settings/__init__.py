@@ -48,6 +48,7 @@ from tracker.settings.small_clouds import (
     DigitalOceanSettings,
     HotAisleSettings,
     JarvisLabsSettings,
+    NebiusSettings,
     SeewebSettings,
     TensorDockSettings,
     VerdaSettings,
@@ -76,6 +77,7 @@ __all__ = [
     "JarvisLabsSettings",
     "KeyedCloudSettings",
     "LambdaSettings",
+    "NebiusSettings",
     "OciSettings",
     "PriceSheetSettings",
     "RunPodSettings",
@@ -140,6 +142,7 @@ class Settings(BaseSettings):
     hotaisle: HotAisleSettings = Field(default_factory=HotAisleSettings)
     jarvislabs: JarvisLabsSettings = Field(default_factory=JarvisLabsSettings)
     seeweb: SeewebSettings = Field(default_factory=SeewebSettings)
+    nebius: NebiusSettings = Field(default_factory=NebiusSettings)
     cloudrift: CloudRiftSettings = Field(default_factory=CloudRiftSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)

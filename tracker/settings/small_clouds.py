@@ -1,4 +1,5 @@
-"""Sections of the smaller GPU clouds: DigitalOcean, Verda (DataCrunch), TensorDock, Vultr.
+"""Sections of the smaller GPU clouds: DigitalOcean, Verda (DataCrunch), TensorDock, Vultr,
+CUDO, Hot Aisle, JarvisLabs, Seeweb and Nebius.
 
 Each key comes from the section's own setting, its ``*_file`` (a mounted secret), or
 the variable the provider's own SDK and CLI read, as for Lambda and RunPod.
@@ -21,6 +22,7 @@ __all__ = [
     "DigitalOceanSettings",
     "HotAisleSettings",
     "JarvisLabsSettings",
+    "NebiusSettings",
     "SeewebSettings",
     "TensorDockSettings",
     "VerdaSettings",
@@ -173,4 +175,41 @@ class VerdaSettings(Section):
         return (
             "GPU_TRACKER_VERDA__CLIENT_ID and GPU_TRACKER_VERDA__CLIENT_SECRET "
             "(or VERDA_CLIENT_ID/VERDA_CLIENT_SECRET, DATACRUNCH_CLIENT_ID/DATACRUNCH_CLIENT_SECRET)"
+        )
+
+
+NEBIUS_TOKEN_ENV = "NEBIUS_IAM_TOKEN"
+
+
+class NebiusSettings(Section):
+    """Nebius AI Cloud platforms priced by its billing calculator (collectors/nebius.py).
+
+    An IAM token (the section's, its ``*_file``, else ``NEBIUS_IAM_TOKEN``, the variable
+    the Nebius SDK reads) or, taking precedence, a service-account credentials file
+    (JSON, as the Nebius CLI writes it) that the SDK exchanges for tokens itself.
+    """
+
+    enabled: bool = True
+    iam_token: SecretStr | None = None
+    iam_token_file: Path | None = None
+    credentials_file: Path | None = None
+    endpoint_url: str | None = None
+    """Sends every service to this ``http(s)://host:port`` (``http``: without TLS) instead
+    of the SDK's ``<service>.api.nebius.cloud:443``."""
+    currency: str = Field("USD", pattern=r"^[A-Z]{3}$")
+    """The calculator's costs carry no currency: they are the billing contract's."""
+
+    _origin = field_validator("endpoint_url")(endpoint_origin)
+
+    def resolved_api_key(self, environ: Mapping[str, str] | None = None) -> SecretStr | None:
+        """The IAM token (named as :class:`KeyedCloudSettings` names its key)."""
+        return secret_or_env(
+            self.iam_token, self.iam_token_file, "nebius.iam_token", NEBIUS_TOKEN_ENV, environ
+        )
+
+    @staticmethod
+    def key_setting() -> str:
+        return (
+            f"GPU_TRACKER_NEBIUS__IAM_TOKEN (or {NEBIUS_TOKEN_ENV}) "
+            "or GPU_TRACKER_NEBIUS__CREDENTIALS_FILE"
         )
