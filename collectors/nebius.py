@@ -30,10 +30,10 @@ from collectors.base import (
     SkipItem,
     parse_each,
 )
-from collectors.gpucloud import GpuCloudCollector, api_key_or_skip
+from collectors.gpucloud import GpuCloudCollector, api_key_or_skip, gpu_offer
 from collectors.nebius_sdk import NebiusApi, Refused
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Availability, Offer, PricingModel
 from tracker.settings import Settings
 
 __all__ = ["NebiusCollector", "Quote", "parse_quote", "platform_gpu"]
@@ -86,27 +86,22 @@ def parse_quote(quote: Quote, currency: str) -> Offer:
         "preset": quote.preset,
         "gpu_clustering": quote.clustering,
     }
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
-    try:
-        return Offer(
-            provider=PROVIDER,
-            instance_type=f"{quote.platform} {quote.preset}",
-            region=quote.region,
-            pricing=quote.pricing,
-            price_per_hour=price,
-            currency=currency,
-            gpu_model=match.name,
-            gpu_count=Decimal(quote.gpus),
-            vcpus=Decimal(quote.vcpus),
-            memory_gib=Decimal(quote.memory_gib),
-            gpu_raw_name=raw,
-            gpu_known=match.known,
-            availability=Availability.UNKNOWN,
-            attributes=attributes,
-        )
-    except InvalidOffer as exc:
-        raise SkipItem("invalid_offer", str(exc)) from None
+    return gpu_offer(
+        "",
+        match,
+        raw,
+        attributes,
+        provider=PROVIDER,
+        instance_type=f"{quote.platform} {quote.preset}",
+        region=quote.region,
+        pricing=quote.pricing,
+        price_per_hour=price,
+        currency=currency,
+        gpu_count=Decimal(quote.gpus),
+        vcpus=Decimal(quote.vcpus),
+        memory_gib=Decimal(quote.memory_gib),
+        availability=Availability.UNKNOWN,
+    )
 
 
 class NebiusCollector(GpuCloudCollector):

@@ -221,7 +221,23 @@ def test_collect_seeweb_in_euros(cli: Run) -> None:
     assert Decimal(a100["price_per_hour_usd"]) == Decimal("2.178")
 
 
+def test_collect_cloudrift_without_a_key(cli: Run) -> None:
+    body = json.loads((FIXTURES / "cloudrift" / "instance_types_list.json").read_text())
+    body["data"]["instance_types"][0]["brand_short"] = "A100"  # the schema gives no example
+    routes = {("POST", "/api/v1/instance-types/list"): json.dumps(body).encode()}
+    with serve_recorded(routes) as url:
+        env = {"GPU_TRACKER_CLOUDRIFT__ENDPOINT_URL": url, "CLOUDRIFT_API_KEY": ""}
+        proc = cli("collect", "--provider", "cloudrift", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    # cost_per_hour 3277 cents = $32.77 for the 2-GPU variant, in both datacenters it names
+    assert offers(cli, "cloudrift") == {
+        ("p4d.24xlarge", "us-east-nc-nr-1", "on_demand"): Decimal("32.77"),
+        ("p4d.24xlarge", "us-central-tx-nr-1", "on_demand"): Decimal("32.77"),
+    }
+
+
 NEW_PROVIDERS = (
+    "cloudrift",
     "digitalocean",
     "verda",
     "tensordock",
@@ -240,6 +256,7 @@ def test_providers_lists_every_new_collector(cli: Run) -> None:
     assert set(NEW_PROVIDERS) <= set(rows)
     # the keyless ones are ready; the others say which setting is missing
     assert rows["vultr"]["configured"] and rows["cudo"]["configured"]
+    assert rows["cloudrift"]["configured"]
     assert "GPU_TRACKER_TENSORDOCK__API_KEY" in rows["tensordock"]["status"]
 
 

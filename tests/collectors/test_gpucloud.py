@@ -44,6 +44,7 @@ def test_override_replaces_origin_and_keeps_the_documented_path(
         "jarvislabs",
         "seeweb",
         "nebius",
+        "cloudrift",
     ],
 )
 def test_endpoint_override_from_the_environment(

@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr, field_validator
 from tracker.settings.base import KeyedCloudSettings, Section, endpoint_origin, secret_or_env
 
 __all__ = [
+    "CloudRiftSettings",
     "CudoSettings",
     "DigitalOceanSettings",
     "HotAisleSettings",
@@ -27,6 +28,15 @@ __all__ = [
     "VerdaSettings",
     "VultrSettings",
 ]
+
+
+class CloudRiftSettings(KeyedCloudSettings):
+    """CloudRift instance types (collectors/cloudrift.py). The list answers without a key;
+    one set here or in ``CLOUDRIFT_API_KEY`` (CloudRift's own tools' name) is sent as
+    ``X-API-Key`` all the same, so a revoked one is reported rather than ignored."""
+
+    _fallback_env: ClassVar[str] = "CLOUDRIFT_API_KEY"
+    _section: ClassVar[str] = "cloudrift"
 
 
 class DigitalOceanSettings(KeyedCloudSettings):
@@ -67,7 +77,8 @@ class SeewebSettings(KeyedCloudSettings):
     _section: ClassVar[str] = "seeweb"
 
     currency: str = Field("EUR", pattern=r"^[A-Z]{3}$")
-    """The API's prices carry no currency; Seeweb quotes its price list in euros."""
+    """The API's prices carry no currency and no Seeweb document found names one; EUR is
+    an assumption (Seeweb is Italian): set this if your account is billed otherwise."""
 
 
 class TensorDockSettings(KeyedCloudSettings):
@@ -75,6 +86,8 @@ class TensorDockSettings(KeyedCloudSettings):
 
     TensorDock prices the GPU and, on top, each vCPU, GB of RAM and GB of disk; an
     offer is priced with this shape per GPU (capped by what the location allows).
+    TensorDock documents no default shape: 8 vCPUs and 32 GB per GPU are this tracker's
+    choice (even vCPUs and whole 8 GB steps, as its modify rules ask).
     """
 
     _fallback_env: ClassVar[str] = ""
