@@ -33,6 +33,7 @@ from collectors.aws_savings import (
     fetch_savings_plan_rates,
     parse_savings_plan_rates,
 )
+from collectors.aws_services import collect_services
 from collectors.aws_spot import SpotRisk, parse_spot_history
 from collectors.aws_spot_advisor import fetch_spot_advisor
 from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext
@@ -40,6 +41,7 @@ from tracker import __version__
 from tracker.models import Offer, OfferKey, PricingModel
 
 if TYPE_CHECKING:
+    from tracker.service_prices import ServicePrice
     from tracker.settings import Settings
 
 __all__ = [
@@ -236,6 +238,11 @@ class AwsCollector:
                 ctx.mark_partial(region, reason)
         # A region whose only failure was its savings plans rates still collected the rest.
         ctx.fail_if_every_region_partial("aws", [r for r in regions if r not in plans_failed])
+
+    def collect_service_prices(self, ctx: RunContext) -> Iterator[ServicePrice]:
+        """EBS gp3/st1 and internet egress, per region (:mod:`collectors.aws_services`)."""
+        pricing = self.client("pricing", self.aws.pricing_region)
+        yield from collect_services(pricing, self._regions(), ctx, describe_failure)
 
     def _regions(self) -> list[str]:
         if self.aws.regions:
