@@ -9,6 +9,7 @@ from tracker.cli.plan import _commitments
 from tracker.plan.build import build_plans, candidates, service_lookup
 from tracker.plan.cover import Term, cheapest_cover
 from tracker.plan.demand import Demand
+from tracker.plan.explain import explain
 
 from .test_build import OFFERS, TIERS, _offer, usd
 
@@ -76,5 +77,9 @@ def test_a_plan_over_stored_prices_commits_to_the_three_year_savings_plan() -> N
             "plan_type": "ec2_instance",
         }
     ]
-    # the table's short form of the sequence
+    # the table's short form of the sequence, and --explain's line for it
     assert _commitments({"commitments": row.commitments}) == "SP3y 36m"
+    assert (
+        "  months 1-36: savings plan 3y, all upfront, ec2 instance plan 17.50 USD/h × 26,280 h"
+        " = 459,900.00 USD"
+    ) in explain(row, demand)
