@@ -401,7 +401,7 @@ class AzureCollector:
 
     def _fetch_each(self, ctx: RunContext, queries: list[RetailQuery]) -> Iterator[list[Any]]:
         """Each query's items; a failed region is marked partial and its other queries
-        skipped, a failed all-regions query fails the run."""
+        skipped; a failed all-regions query, or every region failing, fails the run."""
         endpoint = ctx.settings.azure.endpoint_url
         failed: set[str] = set()
         with HttpClient(ctx.settings.http, transport=self._transport, sleep=self._sleep) as http:
@@ -419,6 +419,10 @@ class AzureCollector:
                     failed.add(query.region)
                     continue
                 yield items
+        # Regions asked one by one and none answered: nothing was read, so not a success.
+        ctx.fail_if_every_region_partial(
+            "azure", list(dict.fromkeys(q.region for q in queries if q.region))
+        )
 
     def _fetch(self, http: HttpClient, endpoint: str, query: RetailQuery) -> list[Any]:
         """Every item of one query, following NextPageLink to the end."""

@@ -218,6 +218,14 @@ def test_configured_regions_are_asked_apart_and_a_failed_one_is_partial() -> Non
 
 
 @respx.mock
+def test_every_configured_region_failing_fails_the_run() -> None:
+    # Nothing was read anywhere: a run that stored no price must not pass for a success.
+    respx.get(ENDPOINT).mock(return_value=httpx.Response(400, json={"Error": "bad"}))
+    with pytest.raises(CollectorError, match=r"azure: every region failed \(2\); first: eastus"):
+        collect(Settings(azure={"regions": "eastus,westeurope"}))
+
+
+@respx.mock
 def test_a_failed_all_regions_query_fails_the_run() -> None:
     respx.get(ENDPOINT).mock(return_value=httpx.Response(400, json={"Error": "bad"}))
     with pytest.raises(CollectorError, match="azure: all regions"):

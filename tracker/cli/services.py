@@ -61,7 +61,7 @@ ServicesOption = Annotated[
     bool | None,
     typer.Option(
         "--services/--no-services",
-        help="Also refresh storage and egress prices (gp3/st1 disks, internet egress) of "
+        help="Also refresh storage and egress prices (disks, internet egress: aws, azure, gcp) of "
         "the collectors that have them, after their instance prices "
         "(default: yes, unless --pricing narrows the run).",
     ),
