@@ -212,22 +212,16 @@ def _group_ids(conn: Connection, wanted: set[tuple[str, ...]]) -> dict[tuple[str
 def _stage_changes(
     conn: Connection, *, since_id: int, source: str, delisted_at: datetime | None
 ) -> None:
-    """``gt_roll_new``: one row per group (key and currency) the run of ``source``
-    opened intervals in (ids above ``since_id``), with when the earliest and latest of
-    them started and how many are already closed; on Postgres also the group's
-    cheapest of them (its series, price, GPU count and ranking columns). With
-    ``delisted_at``, ``gt_roll_gone``: the series it delisted then.
-
-    Aggregated here, so the upkeep after it works on groups (hundreds), never on the
-    run's changes (tens of thousands) again: the cheapest is the lowest price per
-    GPU-hour (a hashed MIN), ties broken by identity among the few rows at it."""
+    """``gt_roll_new``: per group (key, currency) the run of ``source`` opened intervals
+    in (ids above ``since_id``), their first and last start, how many are closed, and on
+    Postgres their cheapest (a hashed MIN per GPU-hour, then identity among ties): the
+    upkeep after it works on groups, never on the run's changes again. With
+    ``delisted_at``, ``gt_roll_gone``: the series it delisted then."""
     sqlite = conn.dialect.name == "sqlite"
     _drop(conn, "gt_roll_new", "gt_roll_gone")
-    # Postgres, a run with fewer new intervals than PROBE_LIMIT: a probe of series'
-    # primary key per new interval (OFFSET 0 keeps the lateral subquery apart); joined,
-    # the planner hashes every series of the source (200,000: 60 of 75 ms at 20,000
-    # changes), which only pays when most of them changed (a first collection).
-    # SQLite has no LATERAL and probes anyway.
+    # Postgres, fewer new intervals than PROBE_LIMIT: a probe of series' primary key each
+    # (OFFSET 0 keeps the lateral apart); joined, every series of the source is hashed,
+    # which pays only when most changed (a first collection). SQLite probes anyway.
     series = (
         "JOIN series s ON s.id = p.series_id AND s.source = :source"
         if sqlite or last_point_id(conn) - since_id > PROBE_LIMIT
@@ -274,8 +268,7 @@ def _stage_changes(
 
 
 def _drop(conn: Connection, *tables: str) -> None:
-    """Drop the temporary ``tables`` if they exist: one statement on Postgres (a run pays
-    each round trip), one per table on SQLite (which takes one name at a time)."""
+    """Drop the temporary ``tables``: one round trip on Postgres, one each on SQLite."""
     names = list(tables) if conn.dialect.name == "sqlite" else [", ".join(tables)]
     for name in names:
         conn.execute(text(f"DROP TABLE IF EXISTS {name}"))
