@@ -123,11 +123,14 @@ class Evaluation:
     def emit(self, rule: AlertRule, candidates: Sequence[outbox.NewAlert]) -> None:
         """Queue ``candidates`` except those already queued or inside the cooldown."""
         unique = list({a.dedupe_key: a for a in candidates}.values())
-        if not unique:
+        if not unique or not rule.cooldown:
+            # Without a cooldown an alert already queued changes nothing here: queueing
+            # skips its dedupe key (ON CONFLICT DO NOTHING), no need to look it up first.
+            self.alerts.extend(unique)
             return
         known = outbox.existing_keys(self.engine, [a.dedupe_key for a in unique])
         fresh = [a for a in unique if a.dedupe_key[:255] not in known]
-        if rule.cooldown and fresh:
+        if fresh:
             fired = outbox.last_fired(self.engine, rule.name, [a.subject for a in fresh])
             kept = []
             for a in fresh:
