@@ -28,11 +28,10 @@ from tracker.alerts.rules import (
     SpotDiscountRule,
 )
 from tracker.fx import USD
-from tracker.models import PricingModel
 from tracker.store import alert_events
+from tracker.store.alerts import NewAlert
 from tracker.store.history import SeriesFilter
 from tracker.store.spot_pairs import spot_pairs
-from tracker.store.alerts import NewAlert
 
 if TYPE_CHECKING:
     from tracker.alerts.evaluate import Evaluation
@@ -51,9 +50,9 @@ def percent(old: Decimal, new: Decimal) -> Decimal:
 
 
 def _money(value: Decimal) -> str:
-    text = format(value.normalize(), "f")
-    whole, _, frac = text.partition(".")
-    return f"{whole}.{frac.ljust(2, '0')}" if frac else f"{whole}.00"
+    """At least two decimals, no trailing zeros beyond them (``10.5000`` → ``10.50``)."""
+    whole, _, frac = format(value, "f").partition(".")
+    return f"{whole}.{frac.rstrip('0').ljust(2, '0')}"
 
 
 def _offer_subject(*parts: str) -> str:

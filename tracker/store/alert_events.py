@@ -14,7 +14,18 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import DateTime, Engine, Numeric, and_, func, literal, or_, select, type_coerce
+from sqlalchemy import (
+    DateTime,
+    Engine,
+    Numeric,
+    and_,
+    func,
+    literal,
+    or_,
+    select,
+    true,
+    type_coerce,
+)
 from sqlalchemy.orm import aliased
 
 from tracker.store.errors import database_errors
@@ -137,48 +148,72 @@ def price_changes_since(
     and the caller's exact test decides, as it does on both engines.
     """
     prev = aliased(PricePoint)
-    previous_id = (
-        select(prev.id)
-        .where(prev.series_id == PricePoint.series_id, prev.first_seen < PricePoint.first_seen)
-        .order_by(prev.first_seen.desc(), prev.id.desc())
-        .limit(1)
-        .correlate(PricePoint)
-        .scalar_subquery()
-    )
-    inner = (
-        select(PricePoint.id.label("id"), previous_id.label("previous_id"))
-        .join(Series, Series.id == PricePoint.series_id)
-        .where(PricePoint.id > after_id, *(where.where() if where is not None else ()))
-        .subquery()
-    )
-    old = aliased(PricePoint)
-    stmt = (
-        select(
-            PricePoint.id,
-            Series.provider,
-            Series.instance_type,
-            Series.region,
-            Series.zone,
-            Series.pricing,
-            Series.gpu_model,
-            Series.gpu_count,
-            old.price,
-            old.currency,
-            PricePoint.price,
-            PricePoint.currency,
-            type_coerce(PricePoint.first_seen, DateTime(timezone=True)),
+    earlier = prev.series_id == PricePoint.series_id, prev.first_seen < PricePoint.first_seen
+    latest_first = prev.first_seen.desc(), prev.id.desc()
+    filters = (PricePoint.id > after_id, *(where.where() if where is not None else ()))
+    if engine.dialect.name == "postgresql":
+        # One probe of (series_id, first_seen) per change, for the changes the filters keep.
+        old: Any = (
+            select(prev.price, prev.currency)
+            .where(*earlier)
+            .order_by(*latest_first)
+            .limit(1)
+            .lateral("old")
         )
-        .select_from(inner)
-        .join(PricePoint, PricePoint.id == inner.c.id)
-        .join(old, old.id == inner.c.previous_id)
-        .join(Series, Series.id == PricePoint.series_id)
-        .order_by(PricePoint.id)
-    )
-    if threshold is not None and engine.dialect.name == "postgresql":
-        stmt = stmt.where(_moved(old.price, old.currency, threshold))
+        stmt = (
+            select(*_change_columns(old.c.price, old.c.currency))
+            .join(Series, Series.id == PricePoint.series_id)
+            .join(old, true())
+            .where(*filters)
+        )
+        if threshold is not None:
+            stmt = stmt.where(_moved(old.c.price, old.c.currency, threshold))
+    else:  # SQLite has no LATERAL: the previous interval's id, then the interval
+        previous_id = (
+            select(prev.id)
+            .where(*earlier)
+            .order_by(*latest_first)
+            .limit(1)
+            .correlate(PricePoint)
+            .scalar_subquery()
+        )
+        inner = (
+            select(PricePoint.id.label("id"), previous_id.label("previous_id"))
+            .join(Series, Series.id == PricePoint.series_id)
+            .where(*filters)
+            .subquery()
+        )
+        old = aliased(PricePoint)
+        stmt = (
+            select(*_change_columns(old.price, old.currency))
+            .select_from(inner)
+            .join(PricePoint, PricePoint.id == inner.c.id)
+            .join(old, old.id == inner.c.previous_id)
+            .join(Series, Series.id == PricePoint.series_id)
+        )
+    stmt = stmt.order_by(PricePoint.id)
     utc = utc_reader()
     with database_errors("cannot read price changes"), engine.connect() as conn:
-        return [PriceChange(*row[:12], utc(row[12])) for row in conn.execute(stmt)]
+        return [PriceChange(*row[:12], utc(row[12])) for row in conn.execute(stmt)]  # type: ignore[arg-type, call-arg]
+
+
+def _change_columns(old_price: Any, old_currency: Any) -> tuple[Any, ...]:
+    """A :class:`PriceChange`'s columns (its time read raw: converted once per value)."""
+    return (
+        PricePoint.id,
+        Series.provider,
+        Series.instance_type,
+        Series.region,
+        Series.zone,
+        Series.pricing,
+        Series.gpu_model,
+        Series.gpu_count,
+        old_price,
+        old_currency,
+        PricePoint.price,
+        PricePoint.currency,
+        type_coerce(PricePoint.first_seen, DateTime(timezone=True)),
+    )
 
 
 def _moved(old_price: Any, old_currency: Any, threshold: ChangeThreshold) -> Any:

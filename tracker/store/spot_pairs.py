@@ -114,4 +114,4 @@ def _cheapest(rows: Any) -> Iterator[SpotPair]:
 
 
 def _pair(row: Any, utc: Callable[[object], datetime]) -> SpotPair:
-    return SpotPair(*row[1:10], utc(row[10]), row[11], row[12], utc(row[13]))
+    return SpotPair(*row[1:10], utc(row[10]), row[11], row[12], utc(row[13]))  # type: ignore[call-arg]

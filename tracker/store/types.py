@@ -8,9 +8,9 @@ equal prices) and as ``NUMERIC`` on Postgres; times are UTC everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
-from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import DateTime, Dialect, Numeric, String
