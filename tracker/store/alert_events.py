@@ -194,7 +194,8 @@ def price_changes_since(
     stmt = stmt.order_by(PricePoint.id)
     utc = utc_reader()
     with database_errors("cannot read price changes"), engine.connect() as conn:
-        return [PriceChange(*row[:12], utc(row[12])) for row in conn.execute(stmt)]  # type: ignore[arg-type, call-arg]
+        rows = conn.execute(stmt).all()  # one fetch, not one driver call per row
+    return [PriceChange(*row[:12], utc(row[12])) for row in rows]  # type: ignore[arg-type, call-arg]
 
 
 def _change_columns(old_price: Any, old_currency: Any) -> tuple[Any, ...]:

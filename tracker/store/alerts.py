@@ -277,7 +277,7 @@ def _copy_outbox(conn: Connection, fresh: Mapping[str, NewAlert], now: datetime)
     found = conn.exec_driver_sql(
         _QUEUE_SQL.format(cols=", ".join(_OUTBOX_COLUMNS)), {"now": now, "pending": PENDING}
     )
-    queued = [int(alert_id) for (alert_id,) in found]
+    queued = [int(alert_id) for (alert_id,) in found.all()]
     conn.exec_driver_sql("DROP TABLE gt_outbox")
     return queued
 

@@ -93,7 +93,8 @@ def spot_pairs(engine: Engine, where: SeriesFilter | None = None) -> list[SpotPa
         .order_by(s.c.id, o.c.id)
     )
     with database_errors("cannot read the spot and on-demand prices"), engine.connect() as conn:
-        return list(_cheapest(conn.execute(stmt)))
+        rows = conn.execute(stmt).all()
+    return list(_cheapest(rows))
 
 
 def _cheapest(rows: Any) -> Iterator[SpotPair]:
