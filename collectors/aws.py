@@ -28,6 +28,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from collectors.aws_hardware import InstanceHardware, parse_instance_types
 from collectors.aws_pricelist import parse_price_list_item
+from collectors.aws_services import collect_services
 from collectors.aws_spot import SpotRisk, parse_spot_history
 from collectors.aws_spot_advisor import fetch_spot_advisor
 from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext
@@ -35,6 +36,7 @@ from tracker import __version__
 from tracker.models import Offer, OfferKey, PricingModel
 
 if TYPE_CHECKING:
+    from tracker.service_prices import ServicePrice
     from tracker.settings import Settings
 
 __all__ = [
@@ -220,6 +222,11 @@ class AwsCollector:
                 log.warning("aws: skipping region %s: %s", region, reason)
                 ctx.mark_partial(region, reason)
         ctx.fail_if_every_region_partial("aws", regions)
+
+    def collect_service_prices(self, ctx: RunContext) -> Iterator[ServicePrice]:
+        """EBS gp3/st1 and internet egress, per region (:mod:`collectors.aws_services`)."""
+        pricing = self.client("pricing", self.aws.pricing_region)
+        yield from collect_services(pricing, self._regions(), ctx, describe_failure)
 
     def _regions(self) -> list[str]:
         if self.aws.regions:

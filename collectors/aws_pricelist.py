@@ -20,7 +20,7 @@ from collectors.aws_hardware import PROVIDER, InstanceHardware
 from collectors.base import SkipItem, SkipSink
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel, to_decimal
 
-__all__ = ["effective_hourly", "parse_price_list_item"]
+__all__ = ["decode_item", "effective_hourly", "parse_price_list_item"]
 
 NO_HARDWARE = "no GPU/accelerator in DescribeInstanceTypes for this type"
 _QUANTUM = Decimal("1e-10")  # the Price List's own precision (10 decimals)
@@ -102,6 +102,19 @@ def _dimensions(term: Mapping[str, Any], where: str) -> tuple[str, Decimal, Deci
     return currency, hourly, upfront
 
 
+def decode_item(item: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
+    """A ``PriceList`` element as an object (the API sends each as a JSON string);
+    raises a ``bad_json`` SkipItem for one that is not a JSON object."""
+    if isinstance(item, str | bytes):
+        try:
+            item = json.loads(item)
+        except ValueError as exc:
+            raise SkipItem("bad_json", f"PriceList item is not JSON: {exc}") from None
+    if not isinstance(item, Mapping):
+        raise SkipItem("bad_json", f"PriceList item is a {type(item).__name__}, not an object")
+    return item
+
+
 def parse_price_list_item(
     item: Mapping[str, Any] | str | bytes,
     hardware: Mapping[str, InstanceHardware],
@@ -153,13 +166,7 @@ def _item(
     region_hint: str | None,
 ) -> tuple[_Base, Mapping[str, Any]]:
     """What the item's terms share, and its terms; raises SkipItem for an unusable item."""
-    if isinstance(item, str | bytes):
-        try:
-            item = json.loads(item)
-        except ValueError as exc:
-            raise SkipItem("bad_json", f"PriceList item is not JSON: {exc}") from None
-    if not isinstance(item, Mapping):
-        raise SkipItem("bad_json", f"PriceList item is a {type(item).__name__}, not an object")
+    item = decode_item(item)
     product = item.get("product") or {}
     attrs = product.get("attributes") or {}
     sku = product.get("sku", "?")

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from collectors.azure_services import build_service_queries, parse_service_items
 from collectors.azure_sizes import SIZES, AzureSize, looks_like_gpu_size
 from collectors.base import (
     CollectorError,
@@ -42,6 +43,7 @@ from collectors.base import (
 from collectors.http import HttpClient, HttpError
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, OfferKey, PricingModel, to_decimal
+from tracker.service_prices import ServicePrice
 from tracker.settings import Settings
 
 __all__ = [
@@ -385,14 +387,26 @@ class AzureCollector:
         return cls(settings)
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        settings = ctx.settings
-        queries = build_queries(settings, ctx.pricing_scope)
-        endpoint = settings.azure.endpoint_url
+        queries = build_queries(ctx.settings, ctx.pricing_scope)
+        for items in self._fetch_each(ctx, queries):
+            yield from parse_items(items, ctx.settings, ctx.skip, ctx.pricing_scope)
+
+    def collect_service_prices(self, ctx: RunContext) -> Iterator[ServicePrice]:
+        """Managed disk and egress prices (:mod:`collectors.azure_services`), fetched
+        with the same client, paging and per-region failure handling as the VMs."""
+        queries = [RetailQuery(r, p) for r, p in build_service_queries(ctx.settings)]
+        for items in self._fetch_each(ctx, queries):
+            yield from parse_service_items(items, ctx.skip)
+
+    def _fetch_each(self, ctx: RunContext, queries: list[RetailQuery]) -> Iterator[list[Any]]:
+        """Each query's items; a failed region is marked partial and its other queries
+        skipped; a failed all-regions query, or every region failing, fails the run."""
+        endpoint = ctx.settings.azure.endpoint_url
         failed: set[str] = set()
-        with HttpClient(settings.http, transport=self._transport, sleep=self._sleep) as http:
+        with HttpClient(ctx.settings.http, transport=self._transport, sleep=self._sleep) as http:
             for query in queries:
                 if query.region in failed:
-                    continue  # already partial; its other size chunks would fail the same way
+                    continue  # already partial; its other queries would fail the same way
                 label = query.region or "all regions"
                 try:
                     items = self._fetch(http, endpoint, query)
@@ -403,7 +417,11 @@ class AzureCollector:
                     ctx.mark_partial(query.region, str(exc))
                     failed.add(query.region)
                     continue
-                yield from parse_items(items, settings, ctx.skip, ctx.pricing_scope)
+                yield items
+        # Regions asked one by one and none answered: nothing was read, so not a success.
+        ctx.fail_if_every_region_partial(
+            "azure", list(dict.fromkeys(q.region for q in queries if q.region))
+        )
 
     def _fetch(self, http: HttpClient, endpoint: str, query: RetailQuery) -> list[Any]:
         """Every item of one query, following NextPageLink to the end."""

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from tracker.fx import EcbRate
     from tracker.models import Offer, OfferKey
+    from tracker.service_prices import ServicePrice
     from tracker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,10 @@ __all__ = [
     "NotConfigured",
     "RateCollector",
     "RunContext",
+    "ServiceCollector",
     "SkipItem",
     "SkipSink",
+    "collects_services",
     "parse_each",
     "text_field",
 ]
@@ -262,3 +265,32 @@ class RateCollector(Protocol):
     def from_settings(cls, settings: Settings) -> Self: ...
 
     def collect_rates(self, ctx: RunContext, since: date | None) -> list[EcbRate]: ...
+
+
+@runtime_checkable
+class ServiceCollector(Protocol):
+    """A collector that also prices what a fleet pays beside its instances: block
+    storage and internet egress (:class:`~tracker.service_prices.ServicePrice`).
+
+    Optional, next to :class:`Collector`: a collector class that has
+    :meth:`collect_service_prices` gets a run of its own for them (scope ``services``,
+    ``tracker.collect_services.run_service_collector``), after its instance prices in
+    ``gpu-tracker collect`` and as a daily ``<name>:services`` job in ``serve``. The
+    run is complete: a tier the provider no longer lists is ended, except in the
+    regions the collector marked partial (``ctx.mark_partial``). Items that cannot be
+    priced are skipped through ``ctx.skip`` (or :class:`SkipItem` in a pure parser),
+    exactly as for offers; raising fails the run and stores nothing.
+    """
+
+    name: ClassVar[str]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self: ...
+
+    def collect_service_prices(self, ctx: RunContext) -> Iterable[ServicePrice]: ...
+
+
+def collects_services(collector: object) -> bool:
+    """Whether a collector (class or instance) implements :class:`ServiceCollector`:
+    the check the scheduler makes of classes, where ``isinstance`` cannot be used."""
+    return callable(getattr(collector, "collect_service_prices", None))

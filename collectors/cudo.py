@@ -21,9 +21,16 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, decimal_text, listed_before, number, text
+from collectors.gpucloud import (
+    GpuCloudCollector,
+    decimal_text,
+    gpu_offer,
+    listed_before,
+    number,
+    text,
+)
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Availability, Offer, PricingModel
 from tracker.settings import CudoSettings
 
 __all__ = ["DOCUMENTED_URL", "CudoCollector", "parse_machine_types"]
@@ -114,29 +121,24 @@ def parse_machine_type(item: Any, shape: CudoSettings, before: Before) -> list[O
             **{f"shape_{k}": v for k, v in vm.items()},
             **dict(zip(_PARTS, (gpu, vcpu, ram, disk, ipv4), strict=True)),
         }
-        if not match.known:
-            attributes["gpu_unknown_reason"] = match.reason
-        try:
-            offers.append(
-                Offer(
-                    provider=PROVIDER,
-                    instance_type=instance_type,
-                    region=region,
-                    pricing=PricingModel.ON_DEMAND,
-                    price_per_hour=price + ipv4,
-                    currency="USD",
-                    gpu_model=match.name,
-                    gpu_count=Decimal(count),
-                    vcpus=vm["vcpus"],
-                    memory_gib=vm["ram_gib"],
-                    gpu_raw_name=model,
-                    gpu_known=match.known,
-                    availability=availability,
-                    attributes=attributes,
-                )
+        offers.append(
+            gpu_offer(
+                instance_type,
+                match,
+                model,
+                attributes,
+                provider=PROVIDER,
+                instance_type=instance_type,
+                region=region,
+                pricing=PricingModel.ON_DEMAND,
+                price_per_hour=price + ipv4,
+                currency="USD",
+                gpu_count=Decimal(count),
+                vcpus=vm["vcpus"],
+                memory_gib=vm["ram_gib"],
+                availability=availability,
             )
-        except InvalidOffer as exc:
-            raise SkipItem("invalid_offer", f"{instance_type}: {exc}") from None
+        )
     return offers
 
 

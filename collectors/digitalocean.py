@@ -23,9 +23,9 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, documented_url, number, text
+from collectors.gpucloud import GpuCloudCollector, documented_url, gpu_offer, number, text
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Availability, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "DigitalOceanCollector", "parse_size", "parse_sizes"]
 
@@ -91,35 +91,28 @@ def parse_size(item: Any, known_regions: Collection[str] = ()) -> list[Offer] | 
         "disk_gb": number(item, "disk", required=False),
         "gpu_vram_total_gib": per_gpu * count if per_gpu is not None else None,
     }
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
     listed = {r: Availability.AVAILABLE if creatable else Availability.UNAVAILABLE for r in regions}
     listed |= {r: Availability.UNAVAILABLE for r in known_regions if r not in listed}
-    offers = []
-    for region, availability in sorted(listed.items()):
-        try:
-            offers.append(
-                Offer(
-                    provider=PROVIDER,
-                    instance_type=slug,
-                    region=region,
-                    pricing=PricingModel.ON_DEMAND,
-                    price_per_hour=price,
-                    currency="USD",
-                    gpu_model=match.name,
-                    gpu_count=Decimal(count),
-                    gpu_memory_gib=per_gpu,
-                    vcpus=number(item, "vcpus", required=False),
-                    memory_gib=memory_mib / _MIB_PER_GIB if memory_mib is not None else None,
-                    gpu_raw_name=model,
-                    gpu_known=match.known,
-                    availability=availability,
-                    attributes=attributes,
-                )
-            )
-        except InvalidOffer as exc:
-            raise SkipItem("invalid_offer", f"{slug}: {exc}") from None
-    return offers
+    return [
+        gpu_offer(
+            slug,
+            match,
+            model,
+            attributes,
+            provider=PROVIDER,
+            instance_type=slug,
+            region=region,
+            pricing=PricingModel.ON_DEMAND,
+            price_per_hour=price,
+            currency="USD",
+            gpu_count=Decimal(count),
+            gpu_memory_gib=per_gpu,
+            vcpus=number(item, "vcpus", required=False),
+            memory_gib=memory_mib / _MIB_PER_GIB if memory_mib is not None else None,
+            availability=availability,
+        )
+        for region, availability in sorted(listed.items())
+    ]
 
 
 def parse_sizes(

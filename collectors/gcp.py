@@ -32,10 +32,12 @@ from collectors.base import (
     parse_each,
 )
 from collectors.gcp_machines import MACHINE_SHAPES, MachineShape
+from collectors.gcp_services import parse_service_skus
 from collectors.gcp_skus import Resource, SkuKind, classify, hourly_price
 from tracker.catalog import resolve_gpu
 from tracker.errors import one_line
 from tracker.models import Offer, PricingModel
+from tracker.service_prices import ServicePrice
 from tracker.settings import ConfigError, GcpSettings, Settings
 
 __all__ = [
@@ -402,3 +404,9 @@ class GcpCollector:
         table = parse_skus(self.fetch_skus(), ctx.skip, pricing_scope=scope, regions=regions)
         log.info("gcp: %d component rates from the catalog", len(table))
         yield from compose_offers(table, ctx.skip, pricing_scope=scope)
+
+    def collect_service_prices(self, ctx: RunContext) -> Iterator[ServicePrice]:
+        """Persistent disk and internet egress prices (:mod:`collectors.gcp_services`)
+        from the same Compute Engine catalog, client, retries and paging as the machines."""
+        regions = frozenset(self.settings.gcp.regions)
+        yield from parse_service_skus(self.fetch_skus(), ctx.skip, regions=regions)

@@ -41,6 +41,7 @@ __all__ = [
     "applicable_rate",
     "classify",
     "hourly_price",
+    "money_amount",
 ]
 
 HOURS_PER_MONTH = Decimal(730)
@@ -235,7 +236,7 @@ class SkuPrice:
     currency: str
 
 
-def _money(unit_price: Any, where: str) -> Decimal:
+def money_amount(unit_price: Any, where: str) -> Decimal:
     """``units + nanos/1e9`` (google.type.Money), exactly, in Decimal."""
     try:
         units = int(unit_price.units)
@@ -289,7 +290,7 @@ def hourly_price(sku: Any, resource: Resource) -> SkuPrice:
     currency = str(money.currency_code or "").upper()
     if not re.fullmatch(r"[A-Z]{3}", currency):
         raise SkipItem("bad_price", f"{where}: currencyCode {money.currency_code!r}")
-    amount = _money(money, where)
+    amount = money_amount(money, where)
     if amount < 0:
         raise SkipItem("bad_price", f"{where}: negative price {amount}")
     if amount == 0:

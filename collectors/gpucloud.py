@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Mapping
-from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, Self
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,15 +24,25 @@ from collectors.base import (
     SkipItem,
 )
 from collectors.http import HttpClient, HttpError
-from tracker.models import Availability, InvalidOffer, PricingModel, to_decimal
+from collectors.json_fields import decimal_text, loose_number, number, text
+from tracker.catalog import GpuMatch
+from tracker.models import (
+    AttributeValue,
+    Availability,
+    InvalidOffer,
+    Offer,
+    PricingModel,
+)
 from tracker.settings import ConfigError, KeyedCloudSettings, Settings
 
 __all__ = [
     "AUTH_STATUSES",
     "GpuCloudCollector",
+    "api_key_if_set",
     "api_key_or_skip",
     "decimal_text",
     "documented_url",
+    "gpu_offer",
     "listed_before",
     "loose_number",
     "number",
@@ -57,12 +66,11 @@ def documented_url(documented: str, origin: str | None) -> str:
     return urlunsplit((base.scheme, base.netloc, parts.path, parts.query, ""))
 
 
-def api_key_or_skip(provider: str, section: Any) -> str:
-    """The provider's API key, or :class:`MissingCredentials` naming the setting.
+def api_key_if_set(provider: str, section: Any) -> str:
+    """The provider's API key, "" when none is set (a public list needs none).
 
-    The runner prefixes the provider's name (``lambda: skipped: no API key: …``).
-
-    ``section`` is a :class:`tracker.settings._KeyedCloudSettings` (Lambda, RunPod).
+    A disabled section is :class:`NotConfigured`, an unreadable ``*_file``
+    :class:`MissingCredentials`. ``section`` is a :class:`KeyedCloudSettings`.
     """
     if not section.enabled:
         raise NotConfigured(f"disabled ({provider}.enabled = false)")
@@ -70,9 +78,18 @@ def api_key_or_skip(provider: str, section: Any) -> str:
         key = section.resolved_api_key()
     except ConfigError as exc:
         raise MissingCredentials(str(exc)) from None
-    if key is None:
+    return str(key.get_secret_value()) if key is not None else ""
+
+
+def api_key_or_skip(provider: str, section: Any) -> str:
+    """The provider's API key, or :class:`MissingCredentials` naming the setting.
+
+    The runner prefixes the provider's name (``lambda: skipped: no API key: …``).
+    """
+    key = api_key_if_set(provider, section)
+    if not key:
         raise MissingCredentials(f"no API key: set {section.key_setting()}")
-    return str(key.get_secret_value())
+    return key
 
 
 def refused_or_failed(
@@ -84,58 +101,31 @@ def refused_or_failed(
     return CollectorError(f"{provider}: {exc}")
 
 
-def text(item: Mapping[str, Any], field: str) -> str:
-    value = item.get(field)
-    if not isinstance(value, str) or not value.strip():
-        raise SkipItem("malformed_item", f"{field} missing or not text ({value!r})")
-    return value.strip()
+def gpu_offer(
+    where: str,
+    match: GpuMatch,
+    raw_name: str,
+    attributes: Mapping[str, AttributeValue],
+    **fields: Any,
+) -> Offer:
+    """The :class:`Offer` of a GPU sent as ``raw_name`` and resolved to ``match``.
 
-
-def number(item: Mapping[str, Any], field: str, *, required: bool = True) -> Decimal | None:
-    """A JSON number as Decimal (never through a binary float); ``None`` if absent."""
-    value = item.get(field)
-    if value is None:
-        if required:
-            raise SkipItem("malformed_item", f"{field} missing")
-        return None
-    if isinstance(value, str):  # these APIs send numbers; a string is a changed format
-        raise SkipItem("malformed_item", f"{field} is text, not a number ({value!r})")
+    What every GPU cloud's parser does the same way: an unknown name is kept as sent
+    (``gpu_unknown_reason`` says why, and ``gpus --unknown`` lists it), and an offer the
+    model refuses is a counted ``invalid_offer`` skip naming ``where`` (when given)
+    instead of a failed run. ``fields`` are the rest of the offer's fields.
+    """
+    why = {} if match.known else {"gpu_unknown_reason": match.reason}
     try:
-        return to_decimal(value, field)
+        return Offer(
+            gpu_model=match.name,
+            gpu_known=match.known,
+            gpu_raw_name=raw_name,
+            attributes={**attributes, **why},
+            **fields,
+        )
     except InvalidOffer as exc:
-        raise SkipItem("malformed_item", str(exc)) from None
-
-
-def decimal_text(item: Mapping[str, Any], field: str) -> Decimal | None:
-    """A price an API sends as a decimal string (``"3.95"``); None when absent or null."""
-    value = item.get(field)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise SkipItem("malformed_item", f"{field} is not a decimal string ({value!r})")
-    try:
-        result = Decimal(value.strip())
-    except InvalidOperation:
-        raise SkipItem("malformed_item", f"{field} is not a number ({value!r})") from None
-    if not result.is_finite() or result < 0:
-        raise SkipItem("malformed_item", f"{field} is {value!r}")
-    return result
-
-
-def loose_number(item: Mapping[str, Any], field: str) -> Decimal | None:
-    """A number sent as a number or a numeric string; None when absent, null or ""."""
-    value = item.get(field)
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise SkipItem("malformed_item", f"{field} is {value!r}")
-    try:
-        result = Decimal(repr(value) if isinstance(value, float) else str(value).strip())
-    except InvalidOperation:
-        raise SkipItem("malformed_item", f"{field} is not a number ({value!r})") from None
-    if not result.is_finite() or result < 0:
-        raise SkipItem("malformed_item", f"{field} is {value!r}")
-    return result
+        raise SkipItem("invalid_offer", f"{where}: {exc}" if where else str(exc)) from None
 
 
 def where_listed(now: Collection[str], before: Collection[str] = ()) -> dict[str, Availability]:
@@ -174,6 +164,8 @@ class GpuCloudCollector:
     """Most of these APIs return spot with everything else (see collectors/base.py)."""
     credential: ClassVar[str] = "the API key was"
     """What a 401/403 says was refused (``the client credentials were``)."""
+    key_header: ClassVar[tuple[str, str]] = ("Authorization", "Bearer {}")
+    """The header the key travels in and its form (Hot Aisle's ``Token {}``)."""
 
     def __init__(
         self,
@@ -215,10 +207,12 @@ class GpuCloudCollector:
         return section.key_setting() if isinstance(section, KeyedCloudSettings) else ""
 
     def client(self, token: str = "") -> HttpClient:
-        """A client sending ``token`` (default: the API key) as a bearer token."""
+        """A client sending ``token`` (default: the API key) in :attr:`key_header`;
+        without either, no such header."""
         # The key goes in a header, never the URL, so it cannot reach a log line.
-        bearer = token or self._api_key
-        headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+        key = token or self._api_key
+        name, form = self.key_header
+        headers = {name: form.format(key)} if key else {}
         return HttpClient(
             self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
         )

@@ -20,10 +20,16 @@ from typing import Any, ClassVar, Self
 from urllib.parse import quote
 
 from collectors.base import CollectorError, MissingCredentials, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, api_key_or_skip, documented_url, number, text
-from collectors.http import HttpClient
+from collectors.gpucloud import (
+    GpuCloudCollector,
+    api_key_or_skip,
+    documented_url,
+    gpu_offer,
+    number,
+    text,
+)
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Availability, Offer, PricingModel
 from tracker.settings import Settings
 from tracker.settings.small_clouds import TEAM_ENV
 
@@ -70,27 +76,22 @@ def parse_vm(item: Any) -> Offer:
         "disk_gib": disk / _GIB if disk is not None else None,
         "price_cents_per_hour": cents,
     }
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
-    try:
-        return Offer(
-            provider=PROVIDER,
-            instance_type=f"{count}x {model} {cores}c {ram.normalize():f}g",
-            region=REGION,
-            pricing=PricingModel.ON_DEMAND,
-            price_per_hour=Decimal(cents) / _CENTS,  # 199 cents -> $1.99
-            currency="USD",
-            gpu_model=match.name,
-            gpu_count=Decimal(count),
-            vcpus=Decimal(cores),
-            memory_gib=ram,
-            gpu_raw_name=model,
-            gpu_known=match.known,
-            availability=Availability.AVAILABLE,
-            attributes=attributes,
-        )
-    except InvalidOffer as exc:
-        raise SkipItem("invalid_offer", str(exc)) from None
+    return gpu_offer(
+        "",
+        match,
+        model,
+        attributes,
+        provider=PROVIDER,
+        instance_type=f"{count}x {model} {cores}c {ram.normalize():f}g",
+        region=REGION,
+        pricing=PricingModel.ON_DEMAND,
+        price_per_hour=Decimal(cents) / _CENTS,  # 199 cents -> $1.99
+        currency="USD",
+        gpu_count=Decimal(count),
+        vcpus=Decimal(cores),
+        memory_gib=ram,
+        availability=Availability.AVAILABLE,
+    )
 
 
 def parse_available(payload: Any, skip: Callable[[str, str], None]) -> list[Offer]:
@@ -119,6 +120,7 @@ class HotAisleCollector(GpuCloudCollector):
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset({PricingModel.ON_DEMAND})
     spot_fetched_separately: ClassVar[bool] = False  # Hot Aisle sells no spot VMs
     documented: ClassVar[str] = DOCUMENTED_URL
+    key_header: ClassVar[tuple[str, str]] = ("Authorization", "Token {}")  # not a bearer
 
     def __init__(self, settings: Settings, api_key: str = "", team: str = "", **kw: Any) -> None:
         super().__init__(settings, api_key, **kw)
@@ -136,13 +138,6 @@ class HotAisleCollector(GpuCloudCollector):
     def url(self) -> str:
         documented = DOCUMENTED_URL.format(team=quote(self.team, safe=""))
         return documented_url(documented, self.settings.hotaisle.endpoint_url)
-
-    def client(self, token: str = "") -> HttpClient:
-        # Hot Aisle's scheme is "Token <key>", not a bearer token.
-        headers = {"Authorization": f"Token {token or self._api_key}"}
-        return HttpClient(
-            self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
-        )
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         if not self.scope(ctx):

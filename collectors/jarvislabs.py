@@ -21,9 +21,9 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, loose_number, text
+from collectors.gpucloud import GpuCloudCollector, gpu_offer, loose_number, text
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Availability, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "JarvisLabsCollector", "parse_server_meta"]
 
@@ -50,8 +50,6 @@ def parse_row(row: Any, scope: frozenset[PricingModel]) -> list[Offer]:
     cpus, ram = loose_number(row, "cpus_per_gpu"), loose_number(row, "ram_per_gpu")
     match = resolve_gpu(gpu_type, vram)
     attributes: dict[str, AttributeValue] = {"max_gpus_per_instance": largest}
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
     offers = []
     for pricing, field, free_fields in _PRICES:
         per_gpu = loose_number(row, field)
@@ -64,29 +62,26 @@ def parse_row(row: Any, scope: frozenset[PricingModel]) -> list[Offer]:
             else:
                 rentable = count <= free
                 availability = Availability.AVAILABLE if rentable else Availability.UNAVAILABLE
-            try:
-                offers.append(
-                    Offer(
-                        provider=PROVIDER,
-                        instance_type=f"{count}x {gpu_type}",
-                        region=region,
-                        pricing=pricing,
-                        price_per_hour=per_gpu * count,  # 2 x L4 at 0.44 = 0.88
-                        currency="USD",
-                        gpu_model=match.name,
-                        gpu_count=Decimal(count),
-                        gpu_memory_gib=vram,
-                        vcpus=cpus * count if cpus is not None else None,
-                        memory_gib=ram * count if ram is not None else None,
-                        offering_class=workload if isinstance(workload, str) else "",
-                        gpu_raw_name=gpu_type,
-                        gpu_known=match.known,
-                        availability=availability,
-                        attributes={**attributes, "price_per_gpu": per_gpu, "free_gpus": free},
-                    )
+            offers.append(
+                gpu_offer(
+                    f"{count}x {gpu_type}",
+                    match,
+                    gpu_type,
+                    {**attributes, "price_per_gpu": per_gpu, "free_gpus": free},
+                    provider=PROVIDER,
+                    instance_type=f"{count}x {gpu_type}",
+                    region=region,
+                    pricing=pricing,
+                    price_per_hour=per_gpu * count,  # 2 x L4 at 0.44 = 0.88
+                    currency="USD",
+                    gpu_count=Decimal(count),
+                    gpu_memory_gib=vram,
+                    vcpus=cpus * count if cpus is not None else None,
+                    memory_gib=ram * count if ram is not None else None,
+                    offering_class=workload if isinstance(workload, str) else "",
+                    availability=availability,
                 )
-            except InvalidOffer as exc:
-                raise SkipItem("invalid_offer", f"{count}x {gpu_type}: {exc}") from None
+            )
     if not offers and loose_number(row, "price_per_hour") is None:
         raise SkipItem("malformed_item", "price_per_hour missing")
     return offers

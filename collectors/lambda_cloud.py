@@ -23,13 +23,12 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, number, text
+from collectors.gpucloud import GpuCloudCollector, gpu_offer, number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import (
     AttributeValue,
     Availability,
     Interconnect,
-    InvalidOffer,
     Offer,
     PricingModel,
 )
@@ -113,8 +112,6 @@ def parse_item(name: str, entry: Any, known_regions: Collection[str] = ()) -> li
     }
     if form:
         attributes["gpu_form_factor"] = form
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
     listed: list[tuple[str, Any, Availability]] = []
     for region in regions:
         if not isinstance(region, Mapping):
@@ -124,34 +121,27 @@ def parse_item(name: str, entry: Any, known_regions: Collection[str] = ()) -> li
     listed += [
         (r, None, Availability.UNAVAILABLE) for r in sorted(set(known_regions) - with_capacity)
     ]
-    offers = []
-    for region_name, where, availability in listed:
-        try:
-            offers.append(
-                Offer(
-                    provider=PROVIDER,
-                    instance_type=text(itype, "name") if itype.get("name") else name,
-                    region=region_name,
-                    pricing=PricingModel.ON_DEMAND,
-                    price_per_hour=price,
-                    currency="USD",
-                    gpu_model=match.name,
-                    gpu_count=count,
-                    gpu_memory_gib=memory,
-                    vcpus=number(specs, "vcpus", required=False),
-                    memory_gib=number(specs, "memory_gib", required=False),
-                    interconnect=_interconnect(form),
-                    gpu_raw_name=gpu_description,
-                    gpu_known=match.known,
-                    availability=availability,
-                    attributes={**attributes, "region_description": where}
-                    if isinstance(where, str)
-                    else attributes,
-                )
-            )
-        except InvalidOffer as exc:
-            raise SkipItem("invalid_offer", f"{name}: {exc}") from None
-    return offers
+    return [
+        gpu_offer(
+            name,
+            match,
+            gpu_description,
+            {**attributes, "region_description": where} if isinstance(where, str) else attributes,
+            provider=PROVIDER,
+            instance_type=text(itype, "name") if itype.get("name") else name,
+            region=region_name,
+            pricing=PricingModel.ON_DEMAND,
+            price_per_hour=price,
+            currency="USD",
+            gpu_count=count,
+            gpu_memory_gib=memory,
+            vcpus=number(specs, "vcpus", required=False),
+            memory_gib=number(specs, "memory_gib", required=False),
+            interconnect=_interconnect(form),
+            availability=availability,
+        )
+        for region_name, where, availability in listed
+    ]
 
 
 def parse_instance_types(

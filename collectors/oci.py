@@ -18,10 +18,10 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, number
+from collectors.gpucloud import GpuCloudCollector, gpu_offer, number
 from collectors.oci_shapes import PREEMPTIBLE_DISCOUNT, PREEMPTIBLE_RULE, SHAPES, OciShape
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "OciCollector", "PartPrice", "parse_price_list", "shape_offers"]
 
@@ -126,40 +126,33 @@ def shape_offers(
         "memory_gb": shape.memory_gb,
         "hardware_source": shape.source,
     }
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
     prices: list[tuple[PricingModel, Decimal, dict[str, AttributeValue]]] = []
     if PricingModel.ON_DEMAND in scope:
         prices.append((PricingModel.ON_DEMAND, on_demand, attributes))
     if PricingModel.SPOT in scope and preemptible and shape.preemptible:
         spot_attributes = {**attributes, "spot_rule": PREEMPTIBLE_RULE}
         prices.append((PricingModel.SPOT, on_demand * PREEMPTIBLE_DISCOUNT, spot_attributes))
-    offers = []
-    for pricing, price, attrs in prices:
-        try:
-            offers.append(
-                Offer(
-                    provider=PROVIDER,
-                    instance_type=shape.name,
-                    region=REGION,
-                    pricing=pricing,
-                    price_per_hour=price,
-                    currency=CURRENCY,
-                    gpu_model=match.name,
-                    gpu_count=Decimal(shape.gpu_count),
-                    gpu_memory_gib=shape.vram_gib,
-                    vcpus=shape.vcpus,
-                    memory_gib=Decimal(shape.memory_gb),
-                    interconnect=shape.interconnect,
-                    offering_class="preemptible" if pricing is PricingModel.SPOT else "",
-                    gpu_raw_name=shape.gpu,
-                    gpu_known=match.known,
-                    attributes=attrs,
-                )
-            )
-        except InvalidOffer as exc:
-            raise SkipItem("invalid_offer", f"{shape.name}: {exc}") from None
-    return offers
+    return [
+        gpu_offer(
+            shape.name,
+            match,
+            shape.gpu,
+            attrs,
+            provider=PROVIDER,
+            instance_type=shape.name,
+            region=REGION,
+            pricing=pricing,
+            price_per_hour=price,
+            currency=CURRENCY,
+            gpu_count=Decimal(shape.gpu_count),
+            gpu_memory_gib=shape.vram_gib,
+            vcpus=shape.vcpus,
+            memory_gib=Decimal(shape.memory_gb),
+            interconnect=shape.interconnect,
+            offering_class="preemptible" if pricing is PricingModel.SPOT else "",
+        )
+        for pricing, price, attrs in prices
+    ]
 
 
 def parse_offers(

@@ -29,9 +29,9 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, number, text
+from collectors.gpucloud import GpuCloudCollector, gpu_offer, number, text
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Availability, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "GPU_TYPES_QUERY", "RunPodCollector", "parse_gpu_types"]
 
@@ -145,8 +145,6 @@ def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
         "display_name": display if isinstance(display, str) else None,
         "max_gpu_count": _max_count(item),
     }
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
     stock = _secure_stock(item)
     secure_attributes = dict(attributes)
     if stock[2] is not None:
@@ -154,31 +152,25 @@ def parse_gpu_type(item: Any, scope: frozenset[PricingModel]) -> list[Offer]:
     offers = []
     for offering_class, pricing, per_gpu in prices:
         for count in counts:
-            price = per_gpu * count
-            try:
-                offers.append(
-                    Offer(
-                        provider=PROVIDER,
-                        instance_type=f"{count}x {gpu_id}",
-                        region=REGION,
-                        pricing=pricing,
-                        price_per_hour=price,
-                        currency="USD",
-                        gpu_model=match.name,
-                        gpu_count=Decimal(count),
-                        gpu_memory_gib=memory,
-                        offering_class=offering_class,
-                        gpu_raw_name=gpu_id,
-                        gpu_known=match.known,
-                        availability=_availability(offering_class, pricing, count, stock),
-                        attributes={
-                            **(secure_attributes if offering_class == "secure" else attributes),
-                            "price_per_gpu": per_gpu,
-                        },
-                    )
+            base = secure_attributes if offering_class == "secure" else attributes
+            offers.append(
+                gpu_offer(
+                    gpu_id,
+                    match,
+                    gpu_id,
+                    {**base, "price_per_gpu": per_gpu},
+                    provider=PROVIDER,
+                    instance_type=f"{count}x {gpu_id}",
+                    region=REGION,
+                    pricing=pricing,
+                    price_per_hour=per_gpu * count,
+                    currency="USD",
+                    gpu_count=Decimal(count),
+                    gpu_memory_gib=memory,
+                    offering_class=offering_class,
+                    availability=_availability(offering_class, pricing, count, stock),
                 )
-            except InvalidOffer as exc:
-                raise SkipItem("invalid_offer", f"{gpu_id}: {exc}") from None
+            )
     return offers
 
 

@@ -4,8 +4,9 @@ A plan (``ECS2GPU3``) is one server shape at one ``hourly_price`` for the **whol
 server** (``ECS2GPU3``: 2x A100 at 1.98, i.e. 0.99 per GPU-hour, the price of the
 1-GPU ``ECS1GPU3``), in every region its ``available_regions`` lists. One offer per
 (GPU plan, region). The API sends counts and sizes as strings (``"cpu": "8"``, ``"ram":
-"32768"`` MB) and carries no currency: prices are stored in ``seeweb.currency`` (EUR,
-the currency of Seeweb's price list). ``available: false`` is a retired plan (no offer);
+"32768"`` MB) and carries no currency: prices are stored in ``seeweb.currency`` (EUR
+by default: an assumption, as no Seeweb document found names the currency of
+``hourly_price``; Seeweb is an Italian provider). ``available: false`` is a retired plan (no offer);
 the regions are where a plan is sold, not live capacity (Seeweb's ``/plans/availables``
 would say that), so availability is ``unknown``. Plans without GPUs are not offers.
 """
@@ -18,10 +19,9 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, loose_number, number, text
-from collectors.http import HttpClient
+from collectors.gpucloud import GpuCloudCollector, gpu_offer, loose_number, number, text
 from tracker.catalog import normalize_gpu_name, resolve_gpu
-from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "SeewebCollector", "parse_plans"]
 
@@ -65,32 +65,25 @@ def parse_plan(plan: Any, currency: str) -> list[Offer] | None:
         "disk_gb": loose_number(plan, "disk"),
         "host_type": plan.get("host_type") if isinstance(plan.get("host_type"), str) else None,
     }
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
-    offers = []
-    for region in _regions(plan):
-        try:
-            offers.append(
-                Offer(
-                    provider=PROVIDER,
-                    instance_type=name,
-                    region=region,
-                    pricing=PricingModel.ON_DEMAND,
-                    price_per_hour=price,
-                    currency=currency,
-                    gpu_model=match.name,
-                    gpu_count=count,
-                    gpu_memory_gib=normalize_gpu_name(label).memory_gib,  # "L40s 48GB"
-                    vcpus=loose_number(plan, "cpu"),
-                    memory_gib=ram / _MB_PER_GIB if ram is not None else None,
-                    gpu_raw_name=label,
-                    gpu_known=match.known,
-                    attributes=attributes,
-                )
-            )
-        except InvalidOffer as exc:
-            raise SkipItem("invalid_offer", f"{name}: {exc}") from None
-    return offers
+    return [
+        gpu_offer(
+            name,
+            match,
+            label,
+            attributes,
+            provider=PROVIDER,
+            instance_type=name,
+            region=region,
+            pricing=PricingModel.ON_DEMAND,
+            price_per_hour=price,
+            currency=currency,
+            gpu_count=count,
+            gpu_memory_gib=normalize_gpu_name(label).memory_gib,  # "L40s 48GB"
+            vcpus=loose_number(plan, "cpu"),
+            memory_gib=ram / _MB_PER_GIB if ram is not None else None,
+        )
+        for region in _regions(plan)
+    ]
 
 
 def parse_plans(
@@ -117,13 +110,7 @@ class SeewebCollector(GpuCloudCollector):
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset({PricingModel.ON_DEMAND})
     spot_fetched_separately: ClassVar[bool] = False  # Seeweb sells no spot servers
     documented: ClassVar[str] = DOCUMENTED_URL
-
-    def client(self, token: str = "") -> HttpClient:
-        # Seeweb reads the token from its own header, not Authorization.
-        headers = {"X-APITOKEN": token or self._api_key}
-        return HttpClient(
-            self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
-        )
+    key_header: ClassVar[tuple[str, str]] = ("X-APITOKEN", "{}")  # Seeweb's own header
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         if not self.scope(ctx):

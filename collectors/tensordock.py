@@ -7,7 +7,8 @@ take (``resources``) and the price of each on top (``pricing.per_vcpu_hr``,
 ``per_gb_ram_hr``, ``per_gb_storage_hr``): a VM costs its GPUs plus its resources.
 
 So an offer is one VM shape: ``N x <v0Name>`` for N in 1, 2, 4, 8, with
-``tensordock.vcpus_per_gpu`` vCPUs and ``ram_gb_per_gpu`` GB of RAM per GPU (capped at
+``tensordock.vcpus_per_gpu`` vCPUs and ``ram_gb_per_gpu`` GB of RAM per GPU (8 and 32 by
+default: this tracker's choice, as TensorDock documents no default shape; capped at
 the location's ``max_vcpus`` / ``max_ram_gb``) and ``storage_gb`` of disk (default
 100 GB, TensorDock's documented minimum), priced
 ``N x price_per_hr + vCPUs x per_vcpu_hr + RAM x per_gb_ram_hr + disk x per_gb_storage_hr``.
@@ -25,9 +26,9 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, listed_before, number, text
+from collectors.gpucloud import GpuCloudCollector, gpu_offer, listed_before, number, text
 from tracker.catalog import normalize_gpu_name, resolve_gpu
-from tracker.models import AttributeValue, Availability, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Availability, Offer, PricingModel
 from tracker.settings import TensorDockSettings
 
 __all__ = ["DOCUMENTED_URL", "TensorDockCollector", "parse_locations", "region_name"]
@@ -113,30 +114,25 @@ def parse_gpu(region: str, gpu: Any, shape: TensorDockSettings, before: Before) 
             **{f"shape_{k}": v for k, v in resources.items()},
             **rates,
         }
-        if not match.known:
-            attributes["gpu_unknown_reason"] = match.reason
-        try:
-            offers.append(
-                Offer(
-                    provider=PROVIDER,
-                    instance_type=instance_type,
-                    region=region,
-                    pricing=PricingModel.ON_DEMAND,
-                    price_per_hour=price,
-                    currency="USD",
-                    gpu_model=match.name,
-                    gpu_count=Decimal(count),
-                    gpu_memory_gib=memory,
-                    vcpus=resources["vcpus"],
-                    memory_gib=resources["ram_gb"],
-                    gpu_raw_name=display or v0_name,
-                    gpu_known=match.known,
-                    availability=availability,
-                    attributes=attributes,
-                )
+        offers.append(
+            gpu_offer(
+                instance_type,
+                match,
+                display or v0_name,
+                attributes,
+                provider=PROVIDER,
+                instance_type=instance_type,
+                region=region,
+                pricing=PricingModel.ON_DEMAND,
+                price_per_hour=price,
+                currency="USD",
+                gpu_count=Decimal(count),
+                gpu_memory_gib=memory,
+                vcpus=resources["vcpus"],
+                memory_gib=resources["ram_gb"],
+                availability=availability,
             )
-        except InvalidOffer as exc:
-            raise SkipItem("invalid_offer", f"{instance_type}: {exc}") from None
+        )
     return offers
 
 

@@ -36,13 +36,14 @@ from collectors.gpucloud import (
     GpuCloudCollector,
     decimal_text,
     documented_url,
+    gpu_offer,
     listed_before,
     text,
     where_listed,
 )
 from collectors.http import HttpClient, HttpError
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Interconnect, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Interconnect, Offer, PricingModel
 from tracker.settings import ConfigError, Settings, VerdaSettings
 
 __all__ = ["DOCUMENTED_URL", "VerdaCollector", "locations", "parse_instance_types"]
@@ -111,8 +112,6 @@ def parse_instance_type(item: Any, now: Where, before: Where) -> list[Offer] | N
     attributes |= {
         f: item[f] for f in ("name", "description", "p2p") if isinstance(item.get(f), str)
     }
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
     interconnect = Interconnect.NVLINK if "SXM" in model.upper() else Interconnect.UNKNOWN
     offers = []
     for pricing, field, _ in _PRICES:
@@ -120,30 +119,27 @@ def parse_instance_type(item: Any, now: Where, before: Where) -> list[Offer] | N
         if not price:  # absent or 0: not sold this way
             continue
         regions = where_listed(now.get((pricing, name), ()), before.get((pricing, name), ()))
-        for location, availability in sorted(regions.items()):
-            try:
-                offers.append(
-                    Offer(
-                        provider=PROVIDER,
-                        instance_type=name,
-                        region=location,
-                        pricing=pricing,
-                        price_per_hour=price,
-                        currency=currency.upper(),
-                        gpu_model=match.name,
-                        gpu_count=Decimal(count),
-                        gpu_memory_gib=per_gpu,
-                        vcpus=_whole(item.get("cpu"), "number_of_cores", "cpu"),
-                        memory_gib=_whole(item.get("memory"), "size_in_gigabytes", "memory"),
-                        interconnect=interconnect,
-                        gpu_raw_name=model,
-                        gpu_known=match.known,
-                        availability=availability,
-                        attributes=attributes,
-                    )
-                )
-            except InvalidOffer as exc:
-                raise SkipItem("invalid_offer", f"{name}: {exc}") from None
+        offers += [
+            gpu_offer(
+                name,
+                match,
+                model,
+                attributes,
+                provider=PROVIDER,
+                instance_type=name,
+                region=location,
+                pricing=pricing,
+                price_per_hour=price,
+                currency=currency.upper(),
+                gpu_count=Decimal(count),
+                gpu_memory_gib=per_gpu,
+                vcpus=_whole(item.get("cpu"), "number_of_cores", "cpu"),
+                memory_gib=_whole(item.get("memory"), "size_in_gigabytes", "memory"),
+                interconnect=interconnect,
+                availability=availability,
+            )
+            for location, availability in sorted(regions.items())
+        ]
     return offers
 
 

@@ -33,6 +33,7 @@ from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import (
     GpuCloudCollector,
     documented_url,
+    gpu_offer,
     listed_before,
     number,
     text,
@@ -40,7 +41,7 @@ from collectors.gpucloud import (
 )
 from collectors.http import HttpClient
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel
+from tracker.models import AttributeValue, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "METAL_URL", "VultrCollector", "parse_plans"]
 
@@ -135,40 +136,34 @@ def parse_plan(plan: Any, kind: str, before: Before) -> list[Offer] | None:
     }
     if from_id:
         attributes["gpu_from_plan_id"] = True
-    if not match.known:
-        attributes["gpu_unknown_reason"] = match.reason
     offers = []
     for pricing, hourly, monthly, flag in _PRICES:
         price = _price(plan, hourly, monthly, kind)
         if price is None or plan.get(flag) is False:
             continue
-        for region, availability in sorted(
-            where_listed(now, before.get((pricing.value, plan_id), ())).items()
-        ):
-            try:
-                offers.append(
-                    Offer(
-                        provider=PROVIDER,
-                        instance_type=plan_id,
-                        region=region,
-                        pricing=pricing,
-                        price_per_hour=price,
-                        currency="USD",
-                        gpu_model=match.name,
-                        gpu_count=count,
-                        gpu_memory_gib=vram / count if vram else None,
-                        vcpus=number(
-                            plan, "vcpu_count" if kind == "plans" else "cpu_threads", required=False
-                        ),
-                        memory_gib=ram / 1024 if ram is not None else None,  # MB (MiB)
-                        gpu_raw_name=raw,
-                        gpu_known=match.known,
-                        availability=availability,
-                        attributes=attributes,
-                    )
-                )
-            except InvalidOffer as exc:
-                raise SkipItem("invalid_offer", f"{plan_id}: {exc}") from None
+        vcpus = number(plan, "vcpu_count" if kind == "plans" else "cpu_threads", required=False)
+        offers += [
+            gpu_offer(
+                plan_id,
+                match,
+                raw,
+                attributes,
+                provider=PROVIDER,
+                instance_type=plan_id,
+                region=region,
+                pricing=pricing,
+                price_per_hour=price,
+                currency="USD",
+                gpu_count=count,
+                gpu_memory_gib=vram / count if vram else None,
+                vcpus=vcpus,
+                memory_gib=ram / 1024 if ram is not None else None,  # MB (MiB)
+                availability=availability,
+            )
+            for region, availability in sorted(
+                where_listed(now, before.get((pricing.value, plan_id), ())).items()
+            )
+        ]
     return offers
 
 

@@ -225,3 +225,56 @@ def test_plan_at_a_past_time_uses_the_prices_then(cli: Run, tmp_path: Path) -> N
     proc = cli("plan", *args, "--at", "2026-01-01")  # before any price
     assert one_line_error(proc, 1).endswith("of H100 matches these filters at 2026-01-01 00:00 UTC")
     assert "--at 'soon'" in one_line_error(cli("plan", *args, "--at", "soon"), 2)
+
+
+SAVED = """
+[plans.fleet]
+description = "the question of DEMAND, kept"
+gpu = ["H100"]
+steady_gpus = 16
+burst_gpu_hours = 1000
+interruptible = 0.5
+spot_overhead = 0.1
+storage_tb = 10
+egress_tb = 15
+migration_usd = 5000
+current_provider = "lambda"
+"""
+
+
+def test_a_saved_plan_runs_by_name(stocked: Run, tmp_path: Path) -> None:
+    profiles = tmp_path / "profiles.toml"
+    profiles.write_text(SAVED)
+    args = ("plan", "--profiles-file", str(profiles), "--saved", "fleet", "--format", "json")
+    proc = stocked(*args, extra_env=EUR)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    # The same question as DEMAND, so the same hand-worked totals as the first test:
+    # scaleway 1,242,354.27, aws 1,299,243.20, lambda incomplete (no total).
+    assert [(r["provider"], r["total_usd"]) for r in rows] == [
+        ("scaleway", "1242354.27"),
+        ("aws", "1299243.2"),
+        ("lambda", None),
+    ]
+    # Output options still apply: --top, --currency (1,242,354.27 / 1.05 = 1,183,194.54 EUR).
+    proc = stocked(*args, "--top", "1", "--currency", "EUR", extra_env=EUR)
+    [scw] = json.loads(proc.stdout)
+    assert Decimal(str(scw["display_total"])) == Decimal("1183194.54")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--saved", "nope"), "--saved: no plan 'nope' in {profiles} (saved plans: fleet)"),
+        (("--saved", "fleet", "--gpu", "A100"), "--saved takes the plan's own --gpu"),
+        (("--saved", "fleet", "--steady-gpus", "8"), "--saved takes the plan's own --steady-gpus"),
+        ((), "--gpu: required, or --saved NAME"),
+    ],
+)
+def test_saved_plan_misuse_is_one_line_exit_2(
+    stocked: Run, tmp_path: Path, args: tuple[str, ...], says: str
+) -> None:
+    profiles = tmp_path / "profiles.toml"
+    profiles.write_text(SAVED)
+    proc = stocked("plan", "--profiles-file", str(profiles), *args)
+    assert says.format(profiles=profiles) in one_line_error(proc, 2)

@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from tests.cli.recorded_server import serve_recorded
+from tests.collectors.nebius_server import serve_nebius
 from tests.conftest import Run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -75,9 +76,10 @@ def test_smaller_clouds_without_credentials_skip_with_one_line_each(cli: Run) ->
             "HOTAISLE_API_KEY",
             "JL_API_KEY",
             "SEEWEB_API_TOKEN",
+            "NEBIUS_IAM_TOKEN",
         )
     }
-    keyed = ("digitalocean", "verda", "tensordock", "hotaisle", "jarvislabs", "seeweb")
+    keyed = ("digitalocean", "verda", "tensordock", "hotaisle", "jarvislabs", "seeweb", "nebius")
     proc = cli("collect", *(a for p in keyed for a in ("--provider", p)), extra_env=env)
     assert proc.returncode == 0, proc.stderr
     skipped = [line for line in proc.stderr.splitlines() if ": skipped: " in line]
@@ -88,6 +90,10 @@ def test_smaller_clouds_without_credentials_skip_with_one_line_each(cli: Run) ->
     ) in skipped
     assert "tensordock: skipped: no API key: set GPU_TRACKER_TENSORDOCK__API_KEY" in skipped
     assert [line for line in skipped if line.startswith("verda: skipped: no client credentials")]
+    assert (
+        "nebius: skipped: no API key: set GPU_TRACKER_NEBIUS__IAM_TOKEN "
+        "(or NEBIUS_IAM_TOKEN) or GPU_TRACKER_NEBIUS__CREDENTIALS_FILE"
+    ) in skipped
 
 
 def test_collect_tensordock(cli: Run) -> None:
@@ -215,7 +221,23 @@ def test_collect_seeweb_in_euros(cli: Run) -> None:
     assert Decimal(a100["price_per_hour_usd"]) == Decimal("2.178")
 
 
+def test_collect_cloudrift_without_a_key(cli: Run) -> None:
+    body = json.loads((FIXTURES / "cloudrift" / "instance_types_list.json").read_text())
+    body["data"]["instance_types"][0]["brand_short"] = "A100"  # the schema gives no example
+    routes = {("POST", "/api/v1/instance-types/list"): json.dumps(body).encode()}
+    with serve_recorded(routes) as url:
+        env = {"GPU_TRACKER_CLOUDRIFT__ENDPOINT_URL": url, "CLOUDRIFT_API_KEY": ""}
+        proc = cli("collect", "--provider", "cloudrift", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    # cost_per_hour 3277 cents = $32.77 for the 2-GPU variant, in both datacenters it names
+    assert offers(cli, "cloudrift") == {
+        ("p4d.24xlarge", "us-east-nc-nr-1", "on_demand"): Decimal("32.77"),
+        ("p4d.24xlarge", "us-central-tx-nr-1", "on_demand"): Decimal("32.77"),
+    }
+
+
 NEW_PROVIDERS = (
+    "cloudrift",
     "digitalocean",
     "verda",
     "tensordock",
@@ -234,6 +256,7 @@ def test_providers_lists_every_new_collector(cli: Run) -> None:
     assert set(NEW_PROVIDERS) <= set(rows)
     # the keyless ones are ready; the others say which setting is missing
     assert rows["vultr"]["configured"] and rows["cudo"]["configured"]
+    assert rows["cloudrift"]["configured"]
     assert "GPU_TRACKER_TENSORDOCK__API_KEY" in rows["tensordock"]["status"]
 
 
@@ -262,3 +285,18 @@ def test_compare_ranks_new_providers_like_the_others(cli: Run) -> None:
     assert (rows["digitalocean"]["on_demand"], rows["digitalocean"]["spot"]) == ("1.99", None)
     assert (rows["vultr"]["on_demand"], rows["vultr"]["spot"]) == ("2.19", "1.84")
     assert rows["vultr"]["spot_discount_pct"] == "16"
+
+
+def test_collect_nebius_over_grpc(cli: Run) -> None:
+    with serve_nebius() as (url, state):
+        env = {"GPU_TRACKER_NEBIUS__ENDPOINT_URL": url, "NEBIUS_IAM_TOKEN": "t"}
+        proc = cli("collect", "--provider", "nebius", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert set(state.tokens) == {"Bearer t"}
+    # the calculator's hourly cost of each whole VM (2.95 and 1.25 per GPU-hour)
+    assert offers(cli, "nebius") == {
+        ("gpu-h100-sxm 1gpu-16vcpu-200gb", "eu-north1", "on_demand"): Decimal("2.95"),
+        ("gpu-h100-sxm 8gpu-128vcpu-1600gb", "eu-north1", "on_demand"): Decimal("23.6"),
+        ("gpu-h100-sxm 1gpu-16vcpu-200gb", "eu-north1", "spot"): Decimal("1.25"),
+        ("gpu-h100-sxm 8gpu-128vcpu-1600gb", "eu-north1", "spot"): Decimal("10"),
+    }

@@ -220,6 +220,13 @@ def test_region_failure_marks_only_that_region_partial() -> None:
 
 
 @respx.mock
+def test_every_configured_region_failing_fails_the_run() -> None:
+    respx.get(ENDPOINT).mock(return_value=httpx.Response(400, json={"Error": "bad"}))
+    with pytest.raises(CollectorError, match=r"azure: every region failed \(2\); first: eastus"):
+        collect(Settings(azure={"regions": "eastus,westus"}))
+
+
+@respx.mock
 def test_a_spot_only_run_asks_the_api_for_spot_meters_only() -> None:
     """The service's 15-minute spot job: every request carries the spot clause, so
     the pay-as-you-go and reservation meters are never downloaded."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -98,13 +99,24 @@ class CatalogServer:
         return [r for r in self.requests if r.get("path") == SKUS_PATH]
 
 
+@contextmanager
+def serving(pages: dict[str, bytes] | None = None) -> Iterator[CatalogServer]:
+    """A started catalog server (serving ``pages`` by pageToken when given)."""
+    s = CatalogServer()
+    if pages is not None:
+        s.pages = pages
+    s.thread.start()
+    try:
+        yield s
+    finally:
+        s.httpd.shutdown()
+        s.httpd.server_close()
+
+
 @pytest.fixture
 def server() -> Iterator[CatalogServer]:
-    s = CatalogServer()
-    s.thread.start()
-    yield s
-    s.httpd.shutdown()
-    s.httpd.server_close()
+    with serving() as s:
+        yield s
 
 
 @pytest.fixture(autouse=True)
@@ -361,7 +373,8 @@ def test_the_planned_gcp_job_gets_spot_and_list_prices_from_one_catalog_pass(
     from tracker.service.jobs import plan_jobs
     from tracker.settings import SchedulerSettings
 
-    (job,) = plan_jobs({"gcp": GcpCollector}, SchedulerSettings())
+    services, job = plan_jobs({"gcp": GcpCollector}, SchedulerSettings())
+    assert (services.id, job.id) == ("gcp:services", "gcp:standard")  # disks/egress: daily
     assert job.pricing_scope == ALL_PRICING and job.interval_seconds == 360 * 60
     offers, _ = collect(make_settings(server), job.pricing_scope)
     tokens = [r["query"].get("pageToken", "") for r in server.sku_requests()]

@@ -43,6 +43,8 @@ def test_override_replaces_origin_and_keeps_the_documented_path(
         "hotaisle",
         "jarvislabs",
         "seeweb",
+        "nebius",
+        "cloudrift",
     ],
 )
 def test_endpoint_override_from_the_environment(

@@ -104,15 +104,19 @@ def test_builtin_collectors_get_a_spot_job_only_where_spot_is_fetched_apart() ->
     jobs = plan_jobs(builtin, SchedulerSettings())  # type: ignore[arg-type]
     spot = frozenset({PricingModel.SPOT})
     assert [(j.id, j.pricing_scope, j.interval_seconds) for j in jobs] == [
+        ("aws:services", frozenset(), 24 * 60 * 60),  # EBS and egress prices, daily
         ("aws:spot", spot, 15 * 60),
         ("aws:standard", ON_DEMAND_AND_RESERVED, 360 * 60),
+        ("azure:services", frozenset(), 24 * 60 * 60),  # Managed Disks and Bandwidth
         ("azure:spot", spot, 15 * 60),
         ("azure:standard", ON_DEMAND_AND_RESERVED, 360 * 60),
+        ("gcp:services", frozenset(), 24 * 60 * 60),  # disk and egress SKUs
         ("gcp:standard", frozenset(PricingModel), 360 * 60),
         ("pricesheet:standard", frozenset(PricingModel), 360 * 60),
     ]
-    # GCP catalog downloads a day: 24 h / 6 h = 4 (it was 4 + 24 h / 15 min = 100).
-    assert sum(86_400 / j.interval_seconds for j in jobs if j.collector == "gcp") == 4
+    # GCP catalog downloads a day: 24 h / 6 h = 4 (it was 4 + 24 h / 15 min = 100), plus
+    # the daily services job's: 24 h / 24 h = 1.
+    assert sum(86_400 / j.interval_seconds for j in jobs if j.collector == "gcp") == 5
 
 
 def test_a_spot_cadence_for_a_collector_without_a_spot_job_is_reported(

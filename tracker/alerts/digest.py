@@ -96,6 +96,8 @@ def _plural(n: int, word: str) -> str:
 
 def _leader(item: Item) -> str:
     d = item.details
+    if d.get("plan") and d.get("provider"):
+        return f"best plan for {d['plan']} now {d['provider']} {d.get('instance_type')}"
     if d.get("provider"):
         return f"best for {d.get('profile')} now {d['provider']} {d.get('instance_type')}"
     return item.line.text.split(" (was ")[0]
@@ -140,17 +142,21 @@ def _machine(a: DueDelivery) -> tuple[str, ...] | None:
 
 def _leader_and_cost(alerts: Sequence[DueDelivery]) -> dict[int, DueDelivery]:
     """A profile's cost alert that came with a new leader (same snapshot): the leader's
-    line says the cost change, so the two are one line. Cost alert id → leader alert."""
+    line says the cost change, so the two are one line. Cost alert id → leader alert.
+    (A saved plan's leader alert says its cost change itself: never merged.)"""
     leaders = {
         (a.details.get("profile"), a.details.get("snapshot")): a
         for a in alerts
-        if a.kind == "ranking_change" and a.details.get("event") == "leader"
+        if a.kind == "ranking_change"
+        and a.details.get("event") == "leader"
+        and not a.details.get("plan")
     }
     return {
         a.alert_id: leaders[key]
         for a in alerts
         if a.kind == "ranking_change"
         and a.details.get("event") == "cost"
+        and not a.details.get("plan")
         and (key := (a.details.get("profile"), a.details.get("snapshot"))) in leaders
     }
 

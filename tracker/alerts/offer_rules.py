@@ -285,6 +285,10 @@ def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
 def ranking_change(rule: RankingChangeRule, ev: Evaluation) -> None:
     from tracker.recommend.history import RankedEntry, RankingChange  # loads only when used
 
+    if rule.plan:  # a saved plan, not a profile: its own module
+        from tracker.alerts.plan_rule import plan_change
+
+        return plan_change(rule, ev)
     state = ev.rule_state(rule)
     cursor = ev.cursor(rule, state, "ranking_snapshots")
     if cursor is None:

@@ -87,9 +87,10 @@ def health_job(provider: str, scope: str) -> str:
     The run log stores what a run priced (``spot``, ``all``, ``on_demand,reserved_1y``…);
     the scheduler (logs, /healthz, metrics) names its two jobs ``spot`` and ``standard``,
     the latter covering everything but spot, or everything for a collector that cannot
-    fetch spot apart (a price sheet: ``pricesheet:standard``).
+    fetch spot apart (a price sheet: ``pricesheet:standard``). Storage and egress price
+    runs are their own job, ``services`` (``aws:services``).
     """
-    return f"{provider}:{'spot' if scope == 'spot' else 'standard'}"
+    return f"{provider}:{scope if scope in ('spot', 'services') else 'standard'}"
 
 
 def _dec(value: Any) -> Decimal | None:
@@ -229,6 +230,37 @@ def _ranking_change(d: Mapping[str, Any], title: str) -> Line:
     return Line(text, LEADING, abs(pct), "ranking change")
 
 
+def _planned(d: Mapping[str, Any]) -> str:
+    """``aws p5.48xlarge × 2 (16× H100-SXM, us-east-1)``: where a plan buys its fleet."""
+    n, each = _dec(d.get("instances")), _dec(d.get("gpu_count"))
+    name = f"{_str(d, 'provider')} {_str(d, 'instance_type')}"
+    fleet = _gpu(d)
+    if n is not None and n > 1 and each is not None:
+        name, fleet = f"{name} × {n:f}", gpus(n * each, _str(d, "gpu_model"))
+    where = ", ".join(w for w in (fleet, _str(d, "region")) if w)
+    return f"{name} ({where})"
+
+
+def _plan_change(d: Mapping[str, Any], title: str) -> Line:
+    """A saved plan's best provider changed, or its best total moved."""
+    plan, cur = _str(d, "plan"), _str(d, "currency") or "USD"
+    old, new = _job_cost(d, "old", cur), _job_cost(d, "new", cur)
+    pct = _dec(d.get("change_pct")) or Decimal(0)
+    months = f" over {_str(d, 'months')} months" if d.get("months") else ""
+    previous = d.get("previous")
+    was = f"{_planned(previous)} at {old}" if isinstance(previous, Mapping) else old
+    if d.get("event") == "leader":
+        text = (
+            f"{plan}: best plan now {_planned(d)} at {new}{months}, was {was} "
+            f"(total {percent(pct, signed=True)})"
+        )
+        return Line(text, LEADING, LEADER_FIRST, "new leader")
+    text = f"{plan}: plan total {old} → {new}{months} ({percent(pct, signed=True)}), best plan {_planned(d)}"
+    if isinstance(previous, Mapping):
+        text += f", was {_planned(previous)}"
+    return Line(text, LEADING, abs(pct), "ranking change")
+
+
 def _collector_health(d: Mapping[str, Any], title: str) -> Line:
     job, state = _str(d, "job"), _str(d, "state")
     if state == "failing":
@@ -274,10 +306,16 @@ _PLACE = {
 }
 
 
+PLAN_NEEDS = ("plan", "provider", "instance_type", "old", "new")
+"""What a ``ranking_change`` alert about a saved plan (``plan`` in its details) needs."""
+
+
 def render(kind: str, details: Mapping[str, Any], title: str) -> Line:
     """The line for one alert. A kind without a renderer (a plugin's) shows its title."""
-    renderer = RENDERERS.get(kind)
-    if renderer is not None and all(details.get(k) not in (None, "") for k in NEEDS[kind]):
+    renderer, needs = RENDERERS.get(kind), NEEDS.get(kind, ())
+    if kind == "ranking_change" and details.get("plan"):
+        renderer, needs = _plan_change, PLAN_NEEDS
+    if renderer is not None and all(details.get(k) not in (None, "") for k in needs):
         line = renderer(details, title)
     else:
         group, label = _PLACE.get(kind, (OTHER, "other alert"))

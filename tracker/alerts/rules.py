@@ -10,21 +10,23 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import timedelta
 from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from tracker.catalog import GpuSelection, select_gpus
@@ -33,6 +35,10 @@ from tracker.fx import USD, parse_currency
 from tracker.models import PricingModel
 from tracker.settings import ConfigError
 from tracker.settings.base import split_csv
+
+if TYPE_CHECKING:
+    from tracker.plan.saved import PlanTarget
+    from tracker.recommend.profiles import ProfileSet
 
 __all__ = [
     "RULE_TYPES",
@@ -179,17 +185,35 @@ RANKING_EVENTS: tuple[RankingEvent, ...] = ("leader", "top_n", "cost")
 
 
 class RankingChangeRule(_Rule):
-    """A profile's best offer changed, a GPU model entered its top N, or its cost moved."""
+    """A profile's best offer changed, a GPU model entered its top N, or its cost moved;
+    or, with ``plan``, a saved plan's best provider changed or its best total moved."""
 
     type: Literal["ranking_change"]
     profile: Names
+    plan: Names
+    """Saved plans (``[plans.NAME]`` of the profiles file) watched instead of profiles."""
     threshold_percent: Percent | None = None
     """The best job cost moved by at least this much (no threshold: no cost events)."""
     top_n: int = Field(default=3, ge=1, le=100)
     events: list[RankingEvent] = Field(default_factory=lambda: list(RANKING_EVENTS))
     currency: Currency = USD
 
-    _csv = field_validator("profile", "events", mode="before")(split_csv)
+    _csv = field_validator("profile", "plan", "events", mode="before")(split_csv)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plan_events(cls, data: Any) -> Any:
+        """A plan has one best plan, no top N: its events default to leader and cost."""
+        if isinstance(data, dict) and data.get("plan") and "events" not in data:
+            return {**data, "events": ["leader", "cost"]}
+        return data
+
+    _targets: dict[str, PlanTarget] = PrivateAttr(default_factory=dict)
+
+    @property
+    def targets(self) -> dict[str, PlanTarget]:
+        """The saved plans named by ``plan``, attached when the rules load."""
+        return self._targets
 
 
 class CollectorHealthRule(_Rule):
@@ -237,9 +261,12 @@ def parse_rules(
     where: str,
     channels: Collection[str],
     providers: Collection[str] | None = None,
+    profiles: Callable[[], ProfileSet] | None = None,
 ) -> list[AlertRule]:
-    """Rules from the parsed TOML ``data``; ``channels`` are those configured, and
-    ``providers`` (when given) the registered collectors a rule's ``provider`` names."""
+    """Rules from the parsed TOML ``data``; ``channels`` are those configured,
+    ``providers`` (when given) the registered collectors a rule's ``provider`` names, and
+    ``profiles`` reads the profiles file whose saved plans a rule's ``plan`` names (only
+    when one does: a profiles file no rule needs cannot break the alerts)."""
     if not isinstance(data, dict):
         raise RulesError(f"{where}: expected a table with [[rules]]")
     extra = sorted(set(data) - {"rules"})
@@ -266,6 +293,8 @@ def parse_rules(
                     f"(configured: {known})"
                 )
         _check_providers(where, rule, providers)
+        if isinstance(rule, RankingChangeRule) and rule.plan:
+            _attach_plans(where, rule, profiles)
         rules.append(rule)
     return rules
 
@@ -282,8 +311,40 @@ def _check_providers(where: str, rule: AlertRule, providers: Collection[str] | N
             )
 
 
+def _attach_plans(
+    where: str, rule: RankingChangeRule, profiles: Callable[[], ProfileSet] | None
+) -> None:
+    """A rule watches saved plans or profiles, never both, and only plans that exist."""
+    from tracker.plan.saved import PlanTarget
+    from tracker.recommend.profiles import ProfileError
+
+    label = f"{where}: rule {rule.name!r}"
+    if rule.profile:
+        raise RulesError(f"{label}: plan: a rule watches profiles or saved plans, not both")
+    for key in ("top_n", "events"):
+        if key in rule.model_fields_set and (key == "top_n" or "top_n" in rule.events):
+            raise RulesError(f"{label}: {key}: top_n is for profiles (a plan has one best plan)")
+    try:
+        book = profiles() if profiles is not None else None
+    except ProfileError as exc:
+        raise RulesError(f"{label}: plan: {exc}") from None
+    saved = book.plans if book is not None else {}
+    for name in rule.plan:
+        if name not in saved:
+            known = ", ".join(sorted(saved)) or "none"
+            raise RulesError(
+                f"{label}: plan: {name!r} is not a saved plan (saved: {known}; "
+                "[plans.NAME] in the profiles file)"
+            )
+        assert book is not None
+        rule.targets[name] = PlanTarget(name, saved[name], book.assumptions)
+
+
 def load_rules(
-    path: Path | None, channels: Collection[str], providers: Collection[str] | None = None
+    path: Path | None,
+    channels: Collection[str],
+    providers: Collection[str] | None = None,
+    profiles: Callable[[], ProfileSet] | None = None,
 ) -> list[AlertRule]:
     """The rules of ``path`` (None: no rules). Raises :class:`RulesError` (one line)."""
     if path is None:
@@ -297,7 +358,7 @@ def load_rules(
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"{where}: invalid TOML: {exc}") from None
-    return parse_rules(data, where, channels, providers)
+    return parse_rules(data, where, channels, providers, profiles)
 
 
 def channels_of(rule: AlertRule, configured: Sequence[str]) -> tuple[str, ...]:

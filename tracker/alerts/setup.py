@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tracker.alerts.channels import AlertChannel, load_channels
 from tracker.alerts.rules import AlertRule, load_rules
 from tracker.settings import Settings
+
+if TYPE_CHECKING:
+    from tracker.recommend.profiles import ProfileSet
 
 __all__ = ["AlertSetup", "collector_names", "load_setup"]
 
@@ -30,9 +34,17 @@ def load_setup(settings: Settings) -> AlertSetup:
     if not settings.alerts.enabled:
         return AlertSetup([], {})
     channels = load_channels(settings)
-    return AlertSetup(
-        load_rules(settings.alerts.rules_file, channels, collector_names(settings)), channels
+    rules = load_rules(
+        settings.alerts.rules_file, channels, collector_names(settings), lambda: _profiles(settings)
     )
+    return AlertSetup(rules, channels)
+
+
+def _profiles(settings: Settings) -> ProfileSet:
+    """The profiles file ``plan`` and ``recommend`` read: where saved plans are."""
+    from tracker.recommend.profiles import load_profiles, user_profiles_path
+
+    return load_profiles(user_profiles_path(settings.profiles_path))
 
 
 def collector_names(settings: Settings) -> set[str]:

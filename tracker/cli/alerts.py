@@ -35,7 +35,8 @@ def _setup(ctx: typer.Context) -> Any:
 
 def _filters(rule: Any) -> str:
     parts = []
-    for key in ("gpu_model", "provider", "region", "pricing", "profile", "events", "direction"):
+    keys = ("gpu_model", "provider", "region", "pricing", "profile", "plan", "events", "direction")
+    for key in keys:
         value = getattr(rule, key, None)
         if value and value != "either":
             shown = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)

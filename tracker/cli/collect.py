@@ -13,14 +13,22 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from collectors.base import ALL_PRICING, NotConfigured
+from collectors.base import ALL_PRICING, NotConfigured, collects_services
 from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.names import check_providers, unknown_provider
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
-from tracker.cli.services import import_services, sheet_of_service_prices
+from tracker.cli.services import (
+    ServicesOnlyOption,
+    ServicesOption,
+    import_services,
+    run_services,
+    services_wanted,
+    sheet_of_service_prices,
+)
 from tracker.collect import RUN_FAILED, OfferCallback, RunSummary, import_source, run_collector
+from tracker.collect_services import SERVICES_SCOPE
 from tracker.hooks import Origin, load_hooks
 from tracker.models import PricingModel, RunStatus
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
@@ -197,9 +205,15 @@ def _failed(summaries: list[RunSummary]) -> CliError | None:
     if not failed:
         return None
     if len(failed) < len(summaries):
-        return CliError(f"collection failed for: {', '.join(s.provider for s in failed)}")
+        return CliError(f"collection failed for: {', '.join(_run_name(s) for s in failed)}")
     more = f" (and {len(failed) - 1} more failed)" if len(failed) > 1 else ""
-    return CliError(f"{failed[0].provider}: collection failed: {failed[0].error}{more}")
+    return CliError(f"{_run_name(failed[0])}: collection failed: {failed[0].error}{more}")
+
+
+def _run_name(summary: RunSummary) -> str:
+    """The provider, or ``aws services`` for its storage and egress run."""
+    services = summary.scope == SERVICES_SCOPE
+    return f"{summary.provider} services" if services else summary.provider
 
 
 def _report(summaries: list[RunSummary]) -> None:
@@ -237,6 +251,49 @@ def _pricing_scope(values: list[PricingModel] | None) -> frozenset[PricingModel]
     return frozenset(values) if values else ALL_PRICING
 
 
+def _offers_run(
+    engine: Engine,
+    locks: JobLocks,
+    settings: Settings,
+    collector: Any,
+    scope: frozenset[PricingModel],
+) -> RunSummary:
+    """A collector's instance-price run, holding every job lock ``serve`` takes for it."""
+    name = collector.name
+    with ExitStack() as held, _progress(f"collecting {name}") as progress:
+        try:
+            free = _hold_jobs(held, locks, name)
+        except DatabaseError as exc:
+            raise CliError(str(exc)) from None
+        if not free:
+            err(f"{name}: skipped: a scheduled run of it is in progress")
+            return RunSummary(provider=name, status=RunStatus.SKIPPED, error="locked")
+        try:
+            with _failures_reported_here():
+                return run_collector(
+                    engine, collector, settings, pricing_scope=scope, on_offer=progress
+                )
+        except DatabaseError as exc:
+            raise CliError(str(exc)) from None
+
+
+def _names(
+    settings: Settings, provider: list[str] | None, services_only: bool
+) -> tuple[dict[str, Any], list[str]]:
+    """The collectors the command runs (``--services-only``: those that have prices)."""
+    available = registry.available(settings)
+    names = provider or [n for n in available if registry.enabled(settings, n)]
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise unknown_provider(unknown[0], available, what="registered collectors")
+    if services_only:
+        without = [n for n in names if not collects_services(available[n])]
+        if provider and without:
+            raise CliError(f"{without[0]}: collects no storage or egress prices", USAGE)
+        names = [n for n in names if n not in without]
+    return available, names
+
+
 def collect(
     ctx: typer.Context,
     provider: Annotated[
@@ -249,16 +306,15 @@ def collect(
         list[PricingModel] | None,
         typer.Option("--pricing", help="Only these pricing models (repeatable)."),
     ] = None,
+    services: ServicesOption = None,
+    services_only: ServicesOnlyOption = False,
     no_hooks: NoHooksOption = False,
     no_notify: NoNotifyOption = False,
 ) -> None:
     """Run collectors now and store what changed. Exits 1 if any requested collector failed."""
     settings = settings_of(ctx)
-    available = registry.available(settings)
-    names = provider or [n for n in available if registry.enabled(settings, n)]
-    unknown = [n for n in names if n not in available]
-    if unknown:
-        raise unknown_provider(unknown[0], available, what="registered collectors")
+    with_services = services_wanted(services, services_only, pricing)
+    available, names = _names(settings, provider, services_only)
     engine = open_store(ctx)
     locks = locks_for(engine)
     scope = _pricing_scope(pricing)
@@ -272,26 +328,10 @@ def collect(
                 err(f"{name}: {status}: {exc}")
             summaries.append(RunSummary(provider=name, status=status, error=str(exc)))
             continue
-        with ExitStack() as held, _progress(f"collecting {name}") as progress:
-            try:
-                free = _hold_jobs(held, locks, name)
-            except DatabaseError as exc:
-                raise CliError(str(exc)) from None
-            if not free:
-                err(f"{name}: skipped: a scheduled run of it is in progress")
-                summaries.append(
-                    RunSummary(provider=name, status=RunStatus.SKIPPED, error="locked")
-                )
-                continue
-            try:
-                with _failures_reported_here():
-                    summaries.append(
-                        run_collector(
-                            engine, collector, settings, pricing_scope=scope, on_offer=progress
-                        )
-                    )
-            except DatabaseError as exc:
-                raise CliError(str(exc)) from None
+        if not services_only:
+            summaries.append(_offers_run(engine, locks, settings, collector, scope))
+        if with_services and collects_services(collector):
+            summaries.append(run_services(engine, locks, settings, collector))
     failure = _failed(summaries)
     if failure is not None and all(s.status == RunStatus.FAILED for s in summaries):
         if not no_hooks:  # a failed run's collector-health alert goes out now

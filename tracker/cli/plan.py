@@ -18,7 +18,12 @@ from tracker.fx import USD
 from tracker.history.args import parse_time
 from tracker.plan.demand import Demand, PlanInputError
 from tracker.plan.explain import explain
-from tracker.recommend.profiles import ProfileError, load_profiles, user_profiles_path
+from tracker.recommend.profiles import (
+    ProfileError,
+    ProfileSet,
+    load_profiles,
+    user_profiles_path,
+)
 from tracker.service_prices import ServiceKind
 from tracker.views.plan import PLAN_KEYS, PlanAnswer, plans
 
@@ -95,24 +100,73 @@ def _demand(
         raise CliError(str(exc), USAGE) from None
 
 
+_DEFAULTS: dict[str, Any] = {
+    "steady_gpus": "0",
+    "burst_gpu_hours": "0",
+    "interruptible": "0",
+    "months": 36,
+    "spot_overhead": None,
+    "checkpoint_minutes": "60",
+    "storage_tb": "0",
+    "storage": "ssd",
+    "egress_tb": "0",
+    "migration_usd": "0",
+    "current_provider": None,
+}
+"""The demand options' defaults (``None`` on the command line means "not given", so a
+saved plan can refuse options that would silently not apply)."""
+
+
+def _saved(
+    profiles: ProfileSet, name: str, where: Path | None, given: dict[str, Any]
+) -> tuple[Demand, list[str], list[str], list[str]]:
+    """``[plans.NAME]``'s demand and filters; an option it would override is a usage error."""
+    clash = [option for option, value in given.items() if value not in (None, [])]
+    if clash:
+        listed = ", ".join(f"--{o.replace('_', '-')}" for o in clash)
+        raise CliError(f"--saved takes the plan's own {listed}: drop it or edit the plan", USAGE)
+    saved = profiles.plans.get(name)
+    if saved is None:
+        known = ", ".join(sorted(profiles.plans)) or "none"
+        place = where if where is not None else "the profiles file (none found)"
+        raise CliError(f"--saved: no plan {name!r} in {place} (saved plans: {known})", USAGE)
+    try:
+        demand = saved.demand
+    except PlanInputError as exc:  # checked on load; kept for a file edited since
+        raise CliError(f"plan {name!r}: {exc}", USAGE) from None
+    return demand, saved.gpu, saved.provider, saved.region
+
+
 def plan(
     ctx: typer.Context,
-    gpu: Annotated[list[str], typer.Option("--gpu", "-g", help="GPU model or family, e.g. H100.")],
-    steady_gpus: Annotated[str, typer.Option(help="GPUs busy all the time.")] = "0",
-    burst_gpu_hours: Annotated[str, typer.Option(help="Extra GPU-hours a month.")] = "0",
+    gpu: Annotated[
+        list[str] | None, typer.Option("--gpu", "-g", help="GPU model or family, e.g. H100.")
+    ] = None,
+    saved: Annotated[
+        str | None,
+        typer.Option("--saved", help="Run the profiles file's [plans.NAME] (its own options)."),
+    ] = None,
+    steady_gpus: Annotated[str | None, typer.Option(help="GPUs busy all the time [0].")] = None,
+    burst_gpu_hours: Annotated[
+        str | None, typer.Option(help="Extra GPU-hours a month [0].")
+    ] = None,
     interruptible: Annotated[
-        str, typer.Option(help="Share of the burst spot may run (0-1).")
-    ] = "0",
-    months: Annotated[int, typer.Option(help="Horizon in months (730 h each).")] = 36,
+        str | None, typer.Option(help="Share of the burst spot may run, 0-1 [0].")
+    ] = None,
+    months: Annotated[int | None, typer.Option(help="Horizon in months of 730 h [36].")] = None,
     spot_overhead: Annotated[
         str | None,
         typer.Option(help="Re-work share added to spot hours (default: from interruptions)."),
     ] = None,
-    checkpoint_minutes: Annotated[str, typer.Option(help="Checkpoint interval on spot.")] = "60",
-    storage_tb: Annotated[str, typer.Option(help="Block storage held (TB of 1,024 GB).")] = "0",
-    storage: Annotated[str, typer.Option(help="ssd or hdd.")] = "ssd",
-    egress_tb: Annotated[str, typer.Option(help="Internet egress a month (TB).")] = "0",
-    migration_usd: Annotated[str, typer.Option(help="One-time cost of moving.")] = "0",
+    checkpoint_minutes: Annotated[
+        str | None, typer.Option(help="Checkpoint interval on spot [60].")
+    ] = None,
+    storage_tb: Annotated[
+        str | None, typer.Option(help="Block storage held, TB of 1,024 GB [0].")
+    ] = None,
+    storage: Annotated[str | None, typer.Option(help="ssd or hdd [ssd].")] = None,
+    egress_tb: Annotated[str | None, typer.Option(help="Internet egress a month, TB [0].")] = None,
+    migration_usd: Annotated[str | None, typer.Option(help="One-time cost of moving [0].")] = None,
     current_provider: Annotated[
         str | None, typer.Option(help="Where you run now (no migration cost there).")
     ] = None,
@@ -124,7 +178,8 @@ def plan(
         bool, typer.Option("--explain", help="The arithmetic of the top plan, in words.")
     ] = False,
     profiles_file: Annotated[
-        Path | None, typer.Option("--profiles-file", help="Assumptions (spot restart time…).")
+        Path | None,
+        typer.Option("--profiles-file", help="Assumptions (spot restart time…), saved plans."),
     ] = None,
     at: Annotated[
         str | None,
@@ -134,24 +189,33 @@ def plan(
 ) -> None:
     """Plan a fleet: reserved terms, on-demand and spot for steady and burst demand, plus
     storage, egress and migration; ranked by total cost over the horizon."""
-    demand = _demand(
-        steady_gpus=steady_gpus,
-        burst_gpu_hours=burst_gpu_hours,
-        interruptible=interruptible,
-        months=months,
-        spot_overhead=spot_overhead,
-        checkpoint_minutes=checkpoint_minutes,
-        storage_tb=storage_tb,
-        storage=storage,
-        egress_tb=egress_tb,
-        migration_usd=migration_usd,
-        current_provider=current_provider,
-    )
+    given: dict[str, Any] = {
+        "steady_gpus": steady_gpus,
+        "burst_gpu_hours": burst_gpu_hours,
+        "interruptible": interruptible,
+        "months": months,
+        "spot_overhead": spot_overhead,
+        "checkpoint_minutes": checkpoint_minutes,
+        "storage_tb": storage_tb,
+        "storage": storage,
+        "egress_tb": egress_tb,
+        "migration_usd": migration_usd,
+        "current_provider": current_provider,
+    }
     settings = settings_of(ctx)
+    where = user_profiles_path(profiles_file or settings.profiles_path)
     try:
-        profiles = load_profiles(user_profiles_path(profiles_file or settings.profiles_path))
+        profiles = load_profiles(where)
     except ProfileError as exc:
         raise CliError(str(exc), USAGE) from None
+    if saved is not None:
+        filters = {"gpu": gpu, "provider": provider, "region": region}
+        demand, gpu, provider, region = _saved(profiles, saved, where, filters | given)
+    elif not gpu:
+        raise CliError("--gpu: required, or --saved NAME (a plan in the profiles file)", USAGE)
+    else:
+        chosen = {k: _DEFAULTS[k] if v is None else v for k, v in given.items()}
+        demand = _demand(**chosen)
     with usage_errors():
         when = None if at is None else parse_time(at, "--at", now=datetime.now(UTC))
         engine = open_store(ctx)

@@ -1,22 +1,36 @@
-"""``services`` (storage and transfer prices) and the import of a service price sheet."""
+"""``services`` (storage and transfer prices), their runs in ``collect``, and the import
+of a service price sheet."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from collectors.base import CollectorError
 from collectors.service_sheet import is_service_sheet
-from tracker.cli.context import CliError, open_store
+from tracker.cli.context import USAGE, CliError, open_store
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
-from tracker.collect_services import import_service_sheet
+from tracker.collect import RunSummary
+from tracker.collect_services import SERVICES_SCOPE, import_service_sheet, run_service_collector
+from tracker.models import PricingModel, RunStatus
 from tracker.service_prices import ServiceKind
+from tracker.settings import Settings
 from tracker.store.engine import DatabaseError, Engine
+from tracker.store.locks import JobLocks
 from tracker.store.service_prices import service_prices
 
-__all__ = ["import_services", "register", "sheet_of_service_prices"]
+__all__ = [
+    "ServicesOnlyOption",
+    "ServicesOption",
+    "import_services",
+    "register",
+    "run_services",
+    "services_wanted",
+    "sheet_of_service_prices",
+]
 
 SERVICE_COLUMNS = (
     "provider",
@@ -41,6 +55,52 @@ SERVICE_TABLE = (
     Column("currency", "cur."),
     Column("unit", "per"),
 )
+
+
+ServicesOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--services/--no-services",
+        help="Also refresh storage and egress prices (disks, internet egress: aws, azure, gcp) of "
+        "the collectors that have them, after their instance prices "
+        "(default: yes, unless --pricing narrows the run).",
+    ),
+]
+ServicesOnlyOption = Annotated[
+    bool,
+    typer.Option("--services-only", help="Only storage and egress prices, no instance prices."),
+]
+
+
+def services_wanted(
+    services: bool | None, services_only: bool, pricing: list[PricingModel] | None
+) -> bool:
+    """Whether the command runs service price runs; raises CliError (exit 2) when the
+    options contradict each other."""
+    if services_only and services is False:
+        raise CliError("--services-only and --no-services contradict each other", USAGE)
+    if services_only and pricing:
+        raise CliError("--services-only collects no instance prices: drop --pricing", USAGE)
+    return services_only or (services if services is not None else not pricing)
+
+
+def run_services(engine: Engine, locks: JobLocks, settings: Settings, collector: Any) -> RunSummary:
+    """A collector's storage and egress run, under the lock of its ``services`` job."""
+    name = collector.name
+    with ExitStack() as held:
+        try:
+            free = held.enter_context(locks.hold(f"{name}:{SERVICES_SCOPE}"))
+        except DatabaseError as exc:
+            raise CliError(str(exc)) from None
+        if not free:
+            err(f"{name}: services skipped: a scheduled run of them is in progress")
+            return RunSummary(
+                provider=name, status=RunStatus.SKIPPED, scope=SERVICES_SCOPE, error="locked"
+            )
+        try:
+            return run_service_collector(engine, collector, settings)
+        except DatabaseError as exc:
+            raise CliError(str(exc)) from None
 
 
 def sheet_of_service_prices(path: Path) -> bool:
@@ -103,7 +163,10 @@ def services(
         for s in stored
     ]
     if not rows and fmt is OutputFormat.table:
-        err("no service prices stored for these filters (import a sheet with a service column)")
+        err(
+            "no service prices stored for these filters (run `gpu-tracker collect "
+            "--services-only`, or import a sheet with a service column)"
+        )
     emit(rows, fmt, columns=SERVICE_COLUMNS, table=SERVICE_TABLE, title="service prices")
 
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from tracker.catalog import GpuSelection
-from tracker.fx import Conversion
+from tracker.fx import Conversion, Rates
 from tracker.models import PricingModel
 from tracker.plan.build import (
     PlanRow,
@@ -56,7 +56,7 @@ class PlanResult:
 
 def stored_plans(
     engine: Engine,
-    settings: Settings,
+    settings: Settings | Rates,
     demand: Demand,
     *,
     gpu: GpuSelection,
@@ -68,8 +68,13 @@ def stored_plans(
 ) -> PlanResult:
     """Plans for every (provider, region, instance type) selling ``gpu``, ranked, from
     the prices in force now or at ``at``; with ``top`` only the best ``top`` (raises
-    :class:`~tracker.store.engine.DatabaseError`)."""
-    rates = fx_store.load_rates(engine, settings.fx_rates)
+    :class:`~tracker.store.engine.DatabaseError`). The exchange rates are read with the
+    ``settings``' manual ones, or given already read (an alert evaluation reads them
+    once for every rule)."""
+    if isinstance(settings, Rates):
+        rates = settings
+    else:
+        rates = fx_store.load_rates(engine, settings.fx_rates)
     to_usd = Conversion(rates, at)
     stored = plan_prices(
         engine, gpu=gpu, pricing=PLAN_PRICING, provider=provider, region=region, at=at

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -43,6 +43,9 @@ from tracker.recommend.kinds import (
     catalog_gpu_name,
 )
 from tracker.recommend.measured import Measurement, shipped_measurements, user_measurements
+
+if TYPE_CHECKING:
+    from tracker.plan.saved import SavedPlan
 
 __all__ = [
     "ALLOWED_PRECISIONS",
@@ -381,6 +384,8 @@ class ProfileSet:
     """Where each profile came from ("built-in" or the file path)."""
     measured: tuple[Measurement, ...] = ()
     """The user's own ``[[measured]]`` throughput: wins over the shipped table."""
+    plans: Mapping[str, SavedPlan] = field(default_factory=dict)
+    """The user's saved ``[plans.NAME]`` (what ``ranking_change`` rules may watch)."""
 
     @property
     def measurements(self) -> tuple[Measurement, ...]:
@@ -401,6 +406,7 @@ class _FileContent:
     assumptions: dict[str, Any] | None
     history_top: int | None
     measured: list[Any]
+    plans: dict[str, SavedPlan]
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -417,11 +423,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def load_profile_file(path: Path) -> _FileContent:
     data = _read_toml(path)
-    unknown = sorted(set(data) - {"profiles", "assumptions", "history", "measured"})
+    unknown = sorted(set(data) - {"profiles", "assumptions", "history", "measured", "plans"})
     if unknown:
         raise ProfileError(
             f"{path}: unknown table [{unknown[0]}] (expected [profiles.NAME], "
-            "[assumptions], [history], [[measured]])"
+            "[plans.NAME], [assumptions], [history], [[measured]])"
         )
     measured = data.get("measured", [])
     if not isinstance(measured, list):
@@ -443,7 +449,9 @@ def load_profile_file(path: Path) -> _FileContent:
         raise ProfileError(f"{path}: [history] takes only 'top'")
     if top is not None and (not isinstance(top, int) or isinstance(top, bool) or top < 1):
         raise ProfileError(f"{path}: history.top: must be a whole number >= 1, got {top!r}")
-    return _FileContent(profiles, assumptions, top, measured)
+    from tracker.plan.saved import saved_plans
+
+    return _FileContent(profiles, assumptions, top, measured, saved_plans(data, path))
 
 
 def user_profiles_path(configured: Path | None) -> Path | None:
@@ -465,6 +473,7 @@ def load_profiles(user_file: Path | None = None, *, builtins: bool = True) -> Pr
     assumptions = Assumptions()
     top = DEFAULT_HISTORY_TOP
     measured: list[Measurement] = []
+    plans: dict[str, SavedPlan] = {}
     if user_file is not None:
         content = load_profile_file(user_file)
         for name in content.profiles:
@@ -485,4 +494,5 @@ def load_profiles(user_file: Path | None = None, *, builtins: bool = True) -> Pr
         if content.history_top is not None:
             top = content.history_top
         measured = user_measurements(content.measured, profiles, assumptions, str(user_file))
-    return ProfileSet(profiles, assumptions, top, sources, tuple(measured))
+        plans = content.plans
+    return ProfileSet(profiles, assumptions, top, sources, tuple(measured), plans)

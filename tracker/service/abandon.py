@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from tracker.errors import one_line
 from tracker.format import iso_z
-from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE, JobSpec
+from tracker.service.jobs import SERVICES_SCOPE, SPOT_SCOPE, STANDARD_SCOPE, JobSpec
 from tracker.store import job_runs
 from tracker.store.engine import DatabaseError, Engine
 from tracker.store.locks import JobLocks
@@ -42,7 +42,8 @@ def orphans(engine: Engine, locks: JobLocks) -> int:
     found = 0
     for run in job_runs.running_runs(engine):
         # A service run holds its job's lock; a manual run (scope "all") holds both.
-        scopes = [run.scope] if run.scope in (SPOT_SCOPE, STANDARD_SCOPE) else None
+        own = (SPOT_SCOPE, STANDARD_SCOPE, SERVICES_SCOPE)
+        scopes = [run.scope] if run.scope in own else None
         jobs = [f"{run.provider}:{s}" for s in scopes or (SPOT_SCOPE, STANDARD_SCOPE)]
         with ExitStack() as held:
             if not all(held.enter_context(locks.hold(job)) for job in jobs):

@@ -9,6 +9,11 @@ sheet) would download everything at the spot cadence for a few spot prices, so
 it gets a single ``standard`` job covering every pricing model at the standard
 cadence. A collector class without the declarations (a plugin written before
 them) is assumed to offer every model and to fetch spot separately.
+
+A collector that also prices storage and egress (``collect_service_prices``, the
+:class:`~collectors.base.ServiceCollector` protocol) gets a third job, ``services``,
+at ``scheduler.services_minutes`` (daily by default; ``cadences."aws.services"``
+for one collector): those prices change a few times a year.
 """
 
 from __future__ import annotations
@@ -17,11 +22,13 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from collectors.base import Collector
+from collectors.base import Collector, collects_services
+from tracker.collect_services import SERVICES_SCOPE
 from tracker.models import PricingModel
 from tracker.settings import ConfigError, SchedulerSettings
 
 __all__ = [
+    "SERVICES_SCOPE",
     "SPOT_SCOPE",
     "STANDARD_SCOPE",
     "JobSpec",
@@ -42,7 +49,7 @@ _SPOT = frozenset({PricingModel.SPOT})
 class JobSpec:
     collector: str
     scope: str
-    """``spot`` or ``standard``: the label in logs, metrics and /healthz."""
+    """``spot``, ``standard`` or ``services``: the label in logs, metrics and /healthz."""
     pricing_scope: frozenset[PricingModel]
     interval_seconds: float
 
@@ -54,7 +61,10 @@ class JobSpec:
 def run_scopes(spec: JobSpec) -> tuple[str, ...]:
     """The run-log scopes whose successes serve ``spec``: its own name (what ``serve``
     records), the pricing label earlier releases recorded for it (``all``, or e.g.
-    ``on_demand,reserved_1y,reserved_3y``), and ``all`` (a manual ``collect``)."""
+    ``on_demand,reserved_1y,reserved_3y``), and ``all`` (a manual ``collect``). A
+    ``services`` job is served by ``services`` runs alone: no offer run prices disks."""
+    if spec.scope == SERVICES_SCOPE:
+        return (SERVICES_SCOPE,)
     models = ",".join(sorted(p.value for p in spec.pricing_scope))
     legacy = "all" if spec.pricing_scope == frozenset(PricingModel) else models
     return tuple(dict.fromkeys((spec.scope, legacy, "all")))
@@ -89,6 +99,9 @@ def plan_jobs(
         collectors = {name: collectors[name] for name in only}
     jobs: list[JobSpec] = []
     for name, cls in sorted(collectors.items()):
+        if collects_services(cls):
+            minutes = settings.cadences.get(f"{name}.services", settings.services_minutes)
+            jobs.append(JobSpec(name, SERVICES_SCOPE, frozenset(), minutes * 60))
         models = pricing_models_of(cls)
         standard_seconds = settings.cadence_minutes(name, spot=False) * 60
         if not models:

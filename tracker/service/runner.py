@@ -29,8 +29,9 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
-from collectors.base import Collector, NotConfigured
+from collectors.base import Collector, NotConfigured, ServiceCollector
 from tracker.collect import RunSummary, run_collector
+from tracker.collect_services import SERVICES_SCOPE, run_service_collector
 from tracker.errors import one_line
 from tracker.models import RunStatus
 from tracker.service import abandon
@@ -175,13 +176,7 @@ class JobRunner:
                 return JobOutcome(
                     spec, JobStatus.FAILED, summary, FailureReason.COLLECTOR, summary.error
                 )
-            summary = run_collector(
-                self.engine,
-                collector,
-                self.settings,
-                pricing_scope=spec.pricing_scope,
-                label=spec.scope,
-            )
+            summary = self._collect(spec, collector)
             if summary.run_id is not None:
                 self._own_runs.append(summary.run_id)
             if not summary.recorded:
@@ -196,6 +191,18 @@ class JobRunner:
         lost = summary.database_failed or not reachable
         reason = FailureReason.DATABASE if lost else FailureReason.COLLECTOR
         return JobOutcome(spec, JobStatus.FAILED, summary, reason, summary.error)
+
+    def _collect(self, spec: JobSpec, collector: Collector) -> RunSummary:
+        """The job's run: offers in its pricing scope, or the storage and egress prices."""
+        if spec.scope == SERVICES_SCOPE and isinstance(collector, ServiceCollector):
+            return run_service_collector(self.engine, collector, self.settings)
+        return run_collector(
+            self.engine,
+            collector,
+            self.settings,
+            pricing_scope=spec.pricing_scope,
+            label=spec.scope,
+        )
 
     def _ran_elsewhere(self, spec: JobSpec) -> job_runs.SuccessfulRun | None:
         """The other runner's success that makes this cadence done already, if any."""

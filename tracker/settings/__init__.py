@@ -43,10 +43,12 @@ from tracker.settings.huawei import HuaweiSettings
 from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
 from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
 from tracker.settings.small_clouds import (
+    CloudRiftSettings,
     CudoSettings,
     DigitalOceanSettings,
     HotAisleSettings,
     JarvisLabsSettings,
+    NebiusSettings,
     SeewebSettings,
     TensorDockSettings,
     VerdaSettings,
@@ -62,6 +64,7 @@ __all__ = [
     "AlibabaSettings",
     "AwsSettings",
     "AzureSettings",
+    "CloudRiftSettings",
     "ConfigError",
     "CsvList",
     "CudoSettings",
@@ -74,6 +77,7 @@ __all__ = [
     "JarvisLabsSettings",
     "KeyedCloudSettings",
     "LambdaSettings",
+    "NebiusSettings",
     "OciSettings",
     "PriceSheetSettings",
     "RunPodSettings",
@@ -138,6 +142,8 @@ class Settings(BaseSettings):
     hotaisle: HotAisleSettings = Field(default_factory=HotAisleSettings)
     jarvislabs: JarvisLabsSettings = Field(default_factory=JarvisLabsSettings)
     seeweb: SeewebSettings = Field(default_factory=SeewebSettings)
+    nebius: NebiusSettings = Field(default_factory=NebiusSettings)
+    cloudrift: CloudRiftSettings = Field(default_factory=CloudRiftSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -30,7 +30,8 @@ class SchedulerSettings(Section):
     its *standard* scope (on-demand + reserved) every ``default_minutes``, because
     spot prices move by the minute and list prices by the month. ``cadences``
     overrides one collector (``aws = 720`` for its standard scope, ``"aws.spot" = 5``
-    for its spot scope), in minutes; fractions are allowed (tests use seconds).
+    for its spot scope, ``"aws.services" = 720`` for its storage and egress prices), in
+    minutes; fractions are allowed (tests use seconds).
     """
 
     collectors: CsvList = Field(default_factory=list)
@@ -38,6 +39,8 @@ class SchedulerSettings(Section):
     credentials are missing stays scheduled and records skipped runs until they are back)."""
     default_minutes: float = Field(default=360, gt=0)
     spot_minutes: float = Field(default=15, gt=0)
+    services_minutes: float = Field(default=1440, gt=0)
+    """Storage and egress prices (a collector's ``services`` job): they change yearly."""
     cadences: dict[str, float] = Field(default_factory=dict)
     jitter_seconds: int = Field(default=30, ge=0)
     """Random delay added to each firing, so replicas and providers are not hit in step."""

@@ -1,4 +1,5 @@
-"""Sections of the smaller GPU clouds: DigitalOcean, Verda (DataCrunch), TensorDock, Vultr.
+"""Sections of the smaller GPU clouds: DigitalOcean, Verda (DataCrunch), TensorDock, Vultr,
+CUDO, Hot Aisle, JarvisLabs, Seeweb and Nebius.
 
 Each key comes from the section's own setting, its ``*_file`` (a mounted secret), or
 the variable the provider's own SDK and CLI read, as for Lambda and RunPod.
@@ -16,15 +17,26 @@ from pydantic import Field, SecretStr, field_validator
 from tracker.settings.base import KeyedCloudSettings, Section, endpoint_origin, secret_or_env
 
 __all__ = [
+    "CloudRiftSettings",
     "CudoSettings",
     "DigitalOceanSettings",
     "HotAisleSettings",
     "JarvisLabsSettings",
+    "NebiusSettings",
     "SeewebSettings",
     "TensorDockSettings",
     "VerdaSettings",
     "VultrSettings",
 ]
+
+
+class CloudRiftSettings(KeyedCloudSettings):
+    """CloudRift instance types (collectors/cloudrift.py). The list answers without a key;
+    one set here or in ``CLOUDRIFT_API_KEY`` (CloudRift's own tools' name) is sent as
+    ``X-API-Key`` all the same, so a revoked one is reported rather than ignored."""
+
+    _fallback_env: ClassVar[str] = "CLOUDRIFT_API_KEY"
+    _section: ClassVar[str] = "cloudrift"
 
 
 class DigitalOceanSettings(KeyedCloudSettings):
@@ -65,7 +77,8 @@ class SeewebSettings(KeyedCloudSettings):
     _section: ClassVar[str] = "seeweb"
 
     currency: str = Field("EUR", pattern=r"^[A-Z]{3}$")
-    """The API's prices carry no currency; Seeweb quotes its price list in euros."""
+    """The API's prices carry no currency and no Seeweb document found names one; EUR is
+    an assumption (Seeweb is Italian): set this if your account is billed otherwise."""
 
 
 class TensorDockSettings(KeyedCloudSettings):
@@ -73,6 +86,8 @@ class TensorDockSettings(KeyedCloudSettings):
 
     TensorDock prices the GPU and, on top, each vCPU, GB of RAM and GB of disk; an
     offer is priced with this shape per GPU (capped by what the location allows).
+    TensorDock documents no default shape: 8 vCPUs and 32 GB per GPU are this tracker's
+    choice (even vCPUs and whole 8 GB steps, as its modify rules ask).
     """
 
     _fallback_env: ClassVar[str] = ""
@@ -160,4 +175,41 @@ class VerdaSettings(Section):
         return (
             "GPU_TRACKER_VERDA__CLIENT_ID and GPU_TRACKER_VERDA__CLIENT_SECRET "
             "(or VERDA_CLIENT_ID/VERDA_CLIENT_SECRET, DATACRUNCH_CLIENT_ID/DATACRUNCH_CLIENT_SECRET)"
+        )
+
+
+NEBIUS_TOKEN_ENV = "NEBIUS_IAM_TOKEN"
+
+
+class NebiusSettings(Section):
+    """Nebius AI Cloud platforms priced by its billing calculator (collectors/nebius.py).
+
+    An IAM token (the section's, its ``*_file``, else ``NEBIUS_IAM_TOKEN``, the variable
+    the Nebius SDK reads) or, taking precedence, a service-account credentials file
+    (JSON, as the Nebius CLI writes it) that the SDK exchanges for tokens itself.
+    """
+
+    enabled: bool = True
+    iam_token: SecretStr | None = None
+    iam_token_file: Path | None = None
+    credentials_file: Path | None = None
+    endpoint_url: str | None = None
+    """Sends every service to this ``http(s)://host:port`` (``http``: without TLS) instead
+    of the SDK's ``<service>.api.nebius.cloud:443``."""
+    currency: str = Field("USD", pattern=r"^[A-Z]{3}$")
+    """The calculator's costs carry no currency: they are the billing contract's."""
+
+    _origin = field_validator("endpoint_url")(endpoint_origin)
+
+    def resolved_api_key(self, environ: Mapping[str, str] | None = None) -> SecretStr | None:
+        """The IAM token (named as :class:`KeyedCloudSettings` names its key)."""
+        return secret_or_env(
+            self.iam_token, self.iam_token_file, "nebius.iam_token", NEBIUS_TOKEN_ENV, environ
+        )
+
+    @staticmethod
+    def key_setting() -> str:
+        return (
+            f"GPU_TRACKER_NEBIUS__IAM_TOKEN (or {NEBIUS_TOKEN_ENV}) "
+            "or GPU_TRACKER_NEBIUS__CREDENTIALS_FILE"
         )

@@ -10,7 +10,7 @@ Python in one read, and written in two statements.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -98,12 +98,15 @@ def record_service_prices(
     source: str,
     now: datetime,
     complete: bool,
+    partial_regions: Collection[str] = (),
 ) -> ServiceStats:
     """Apply one run's prices (raises ValueError when the run lists a tier twice).
 
     ``complete`` ends the open tiers of the run's providers that ``source`` reported
     and the run did not list, as a complete offer run delists; an additive run (an
-    import without ``--full``) ends nothing.
+    import without ``--full``) ends nothing. ``partial_regions`` (the regions a
+    collector could not read this run) keep their open tiers, as a partial region
+    keeps its offers.
     """
     t = ServicePricePoint.__table__.c
     incoming: dict[_Key, ServicePrice] = {}
@@ -125,7 +128,7 @@ def record_service_prices(
     for row in open_rows:
         k = _key(row.provider, row.region, row.service, row.tier_start_gb)
         if k not in incoming:
-            if complete and row.source == source:
+            if complete and row.source == source and row.region not in partial_regions:
                 end_ids.append(row.id)
             continue
         p = incoming.pop(k)
@@ -189,13 +192,14 @@ def service_prices(
         if wanted:
             values = [wanted] if isinstance(wanted, str) else list(wanted)
             stmt = stmt.where(and_(column.in_([str(v) for v in values])))
-    stmt = stmt.order_by(t.provider, t.region, t.service, t.tier_start_gb)
     with database_errors("cannot read the service prices"):
         if isinstance(bind, Engine):
             with bind.connect() as conn:
-                rows = conn.execute(stmt).all()
+                rows = list(conn.execute(stmt).all())
         else:
-            rows = bind.execute(stmt).all()
+            rows = list(bind.execute(stmt).all())
+    # Sorted here: SQLite keeps money as text, where "153600" sorts before "51200".
+    rows.sort(key=lambda r: (r.provider, r.region, r.service, r.tier_start_gb))
     return [
         StoredServicePrice(
             ServicePrice(
@@ -226,12 +230,20 @@ def record_service_run(
     complete: bool,
     skipped: int,
     skip_reasons: dict[str, int],
+    partial_regions: Collection[str] = (),
 ) -> ServiceStats:
     """Store a run's service prices and mark it succeeded in one transaction (all or
     nothing). The run log's counters read: ``offers_seen`` prices read, ``new_series``
     new tiers, ``price_changes`` changed prices, ``unchanged``, ``delisted`` tiers ended."""
     with database_errors(f"run {run_id} of {source}"), engine.begin() as conn:
-        stats = record_service_prices(conn, prices, source=source, now=finished, complete=complete)
+        stats = record_service_prices(
+            conn,
+            prices,
+            source=source,
+            now=finished,
+            complete=complete,
+            partial_regions=partial_regions,
+        )
         counts = {
             "offers_seen": stats.seen,
             "new_series": stats.new_series,
