@@ -127,17 +127,21 @@ class Evaluation:
             channels=channels_of(rule, self.channels),
         )
 
-    def emit(self, rule: AlertRule, candidates: Sequence[outbox.NewAlert]) -> None:
-        """Queue ``candidates`` except those already queued or inside the cooldown."""
+    def emit(
+        self, rule: AlertRule, candidates: Sequence[outbox.NewAlert], *, known: bool = True
+    ) -> None:
+        """Queue ``candidates`` except those already queued or inside the cooldown.
+
+        ``known=False``: the caller does not read :attr:`alerts` back, so without a
+        cooldown an alert already queued may stay in it (queueing skips its dedupe key,
+        ON CONFLICT DO NOTHING): a big run's 85,000 keys are not looked up first."""
         unique = list({a.dedupe_key: a for a in candidates}.values())
-        if not unique or not rule.cooldown:
-            # Without a cooldown an alert already queued changes nothing here: queueing
-            # skips its dedupe key (ON CONFLICT DO NOTHING), no need to look it up first.
+        if not unique or (not known and not rule.cooldown):
             self.alerts.extend(unique)
             return
-        known = outbox.existing_keys(self.engine, [a.dedupe_key for a in unique])
-        fresh = [a for a in unique if a.dedupe_key[:255] not in known]
-        if fresh:
+        queued = outbox.existing_keys(self.engine, [a.dedupe_key for a in unique])
+        fresh = [a for a in unique if a.dedupe_key[:255] not in queued]
+        if rule.cooldown and fresh:
             fired = outbox.last_fired(self.engine, rule.name, [a.subject for a in fresh])
             kept = []
             for a in fresh:

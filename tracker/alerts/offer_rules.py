@@ -99,7 +99,7 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
             if not _reaches(rule, change):
                 continue
         out.append(_price_alert(rule, ev, c, old, new, change))
-    ev.emit(rule, out)
+    ev.emit(rule, out, known=False)
 
 
 def _reaches(rule: PriceChangeRule, change: Decimal) -> bool:
@@ -240,7 +240,7 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     for flag in state:
         if flag.startswith("spot:") and flag.removeprefix("spot:") not in crossed:
             ev.state[(rule.name, flag)] = None  # back under the threshold: may cross again
-    ev.emit(rule, out)
+    ev.emit(rule, out, known=False)
 
 
 def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
@@ -279,7 +279,7 @@ def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
                         rule, subject, subject, title, {**details, "event": event, "events": events}
                     )
                 )
-    ev.emit(rule, out)
+    ev.emit(rule, out, known=False)
 
 
 def ranking_change(rule: RankingChangeRule, ev: Evaluation) -> None:
@@ -311,7 +311,7 @@ def ranking_change(rule: RankingChangeRule, ev: Evaluation) -> None:
             profile_changed=False,
         )
         out.extend(_ranking_alerts(rule, ev, change))
-    ev.emit(rule, out)
+    ev.emit(rule, out, known=False)
 
 
 def _entry(e: Any) -> dict[str, Any]:
