@@ -36,7 +36,14 @@ from collectors.alibaba_parse import (
     priced_offer,
     spot_items,
 )
-from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext, SkipItem
+from collectors.base import (
+    WITHOUT_SAVINGS_PLANS,
+    CollectorError,
+    MissingCredentials,
+    NotConfigured,
+    RunContext,
+    SkipItem,
+)
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
 from tracker.settings.alibaba import KEY_ID_ENV, KEY_SECRET_ENV
@@ -134,7 +141,7 @@ class AlibabaCollector:
     description: ClassVar[str] = (
         "Alibaba Cloud ECS (official SDK): GPU types, pay-as-you-go, 1y/3y subscription, spot"
     )
-    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
+    pricing_models: ClassVar[frozenset[PricingModel]] = WITHOUT_SAVINGS_PLANS
     spot_fetched_separately: ClassVar[bool] = True
     """Spot comes from DescribeSpotPriceHistory, calls of its own."""
 

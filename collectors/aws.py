@@ -28,6 +28,11 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from collectors.aws_hardware import InstanceHardware, parse_instance_types
 from collectors.aws_pricelist import parse_price_list_item
+from collectors.aws_savings import (
+    SAVINGS_PLANS,
+    fetch_savings_plan_rates,
+    parse_savings_plan_rates,
+)
 from collectors.aws_services import collect_services
 from collectors.aws_spot import SpotRisk, parse_spot_history
 from collectors.aws_spot_advisor import fetch_spot_advisor
@@ -137,7 +142,8 @@ class AwsCollector:
 
     name: ClassVar[str] = "aws"
     description: ClassVar[str] = (
-        "AWS EC2: on-demand, reserved (1y/3y, all payment options) and per-zone spot history"
+        "AWS EC2: on-demand, reserved and Savings Plans (1y/3y, all payment options) and"
+        " per-zone spot history"
     )
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
     spot_fetched_separately: ClassVar[bool] = True
@@ -159,6 +165,9 @@ class AwsCollector:
         self._clients: dict[tuple[str, str], Any] = {}
         self._advisor_loader = advisor_loader
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._hardware: dict[str, dict[str, InstanceHardware]] = {}
+        self._priced: dict[str, set[str]] = {}
+        """Per region, the accelerated types and those the Price List priced this run."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
@@ -184,9 +193,11 @@ class AwsCollector:
 
     def endpoint_for(self, service: str) -> str | None:
         """A configured endpoint, or None so boto3's own ``AWS_ENDPOINT_URL_*`` apply."""
-        specific = (
-            self.aws.pricing_endpoint_url if service == "pricing" else self.aws.ec2_endpoint_url
-        )
+        specific = {
+            "pricing": self.aws.pricing_endpoint_url,
+            "ec2": self.aws.ec2_endpoint_url,
+            "savingsplans": self.aws.savingsplans_endpoint_url,
+        }.get(service)
         return specific or self.aws.endpoint_url or None
 
     def client(self, service: str, region: str) -> Any:
@@ -210,18 +221,23 @@ class AwsCollector:
         scope = ctx.pricing_scope
         want_fixed = bool(scope & FIXED_PRICING)
         want_spot = PricingModel.SPOT in scope and self.aws.spot
-        if not want_fixed and not want_spot:
+        want_plans = bool(scope & SAVINGS_PLANS) and self.aws.savings_plans
+        if not want_fixed and not want_spot and not want_plans:
             return
         regions = self._regions()
         advisor = self._load_advisor() if want_spot else {}
+        plans_failed: set[str] = set()
         for region in regions:
             try:
                 yield from self._collect_region(ctx, region, want_fixed, want_spot, advisor)
+                if want_plans:
+                    yield from self._savings_plans(ctx, region, plans_failed)
             except (ClientError, BotoCoreError) as exc:
                 reason = describe_failure(region, exc)
                 log.warning("aws: skipping region %s: %s", region, reason)
                 ctx.mark_partial(region, reason)
-        ctx.fail_if_every_region_partial("aws", regions)
+        # A region whose only failure was its savings plans rates still collected the rest.
+        ctx.fail_if_every_region_partial("aws", [r for r in regions if r not in plans_failed])
 
     def collect_service_prices(self, ctx: RunContext) -> Iterator[ServicePrice]:
         """EBS gp3/st1 and internet egress, per region (:mod:`collectors.aws_services`)."""
@@ -255,11 +271,11 @@ class AwsCollector:
         advisor: Mapping[str, Mapping[str, SpotRisk]],
     ) -> Iterator[Offer]:
         ec2 = self.client("ec2", region)
-        hardware = self.hardware(ctx, ec2)
+        hardware = self._hardware[region] = self.hardware(ctx, ec2)
         if not hardware:
             log.info("aws: %s offers no GPU or ML-accelerator instance types", region)
             return
-        priced: set[str] = set()
+        priced = self._priced[region] = set()
         if want_fixed:
             for offer in self._fixed_prices(ctx, region, hardware):
                 priced.add(offer.instance_type)
@@ -327,3 +343,24 @@ class AwsCollector:
         if not risk:
             log.debug("aws: no spot advisor data for %s", region)
         yield from parse_spot_history(items, hardware, ctx.skip, region=region, risk=risk)
+
+    def _savings_plans(self, ctx: RunContext, region: str, failed: set[str]) -> Iterator[Offer]:
+        """The region's savings plan rates for the types the Price List priced (all its
+        accelerated types when on-demand was not asked for); a failure marks the region
+        partial (nothing of it delisted) without failing its other prices."""
+        hardware = self._hardware.get(region) or {}
+        types = sorted(self._priced.get(region) or hardware)
+        if not types:
+            return
+        client = self.client("savingsplans", self.aws.pricing_region)
+        try:
+            rates = fetch_savings_plan_rates(client, region, types)
+        except (ClientError, BotoCoreError) as exc:
+            reason = f"savings plans: {describe_failure(region, exc)}"
+            log.warning("aws: %s: %s", region, reason)
+            ctx.mark_partial(region, reason)
+            failed.add(region)
+            return
+        yield from parse_savings_plan_rates(
+            rates, hardware, ctx.skip, region=region, scope=ctx.pricing_scope & SAVINGS_PLANS
+        )

@@ -33,6 +33,7 @@ import httpx
 from collectors.azure_services import build_service_queries, parse_service_items
 from collectors.azure_sizes import SIZES, AzureSize, looks_like_gpu_size
 from collectors.base import (
+    WITHOUT_SAVINGS_PLANS,
     CollectorError,
     NotConfigured,
     RunContext,
@@ -365,7 +366,7 @@ class AzureCollector:
 
     name: ClassVar[str] = PROVIDER
     description: ClassVar[str] = "Azure Retail Prices API: GPU VMs, PAYG/Spot/reservations"
-    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
+    pricing_models: ClassVar[frozenset[PricingModel]] = WITHOUT_SAVINGS_PLANS
     spot_fetched_separately: ClassVar[bool] = True
     """A spot-only run asks the Retail Prices API for spot meters only."""
 

@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "ALL_PRICING",
+    "WITHOUT_SAVINGS_PLANS",
     "Collector",
     "CollectorError",
     "MissingCredentials",
@@ -135,6 +136,11 @@ def text_field(item: Mapping[str, Any], field: str, *, required: bool = True) ->
 
 
 ALL_PRICING: frozenset[PricingModel] = frozenset(PricingModel)
+WITHOUT_SAVINGS_PLANS: frozenset[PricingModel] = ALL_PRICING - {
+    PricingModel.SAVINGS_PLAN_1Y,
+    PricingModel.SAVINGS_PLAN_3Y,
+}
+"""On-demand, spot and reservations: what a hyperscaler sells but AWS's savings plans."""
 
 MAX_SKIP_DETAILS = 50
 """Skip messages kept per run for the CLI to show; the counts cover every skip."""

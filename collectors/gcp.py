@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Self
 
 from collectors.base import (
     ALL_PRICING,
+    WITHOUT_SAVINGS_PLANS,
     CollectorError,
     MissingCredentials,
     NotConfigured,
@@ -291,7 +292,7 @@ class GcpCollector:
     description: ClassVar[str] = (
         "Google Cloud Compute Engine GPU machines (Cloud Billing Catalog API)"
     )
-    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
+    pricing_models: ClassVar[frozenset[PricingModel]] = WITHOUT_SAVINGS_PLANS
     spot_fetched_separately: ClassVar[bool] = False
     """Spot SKUs sit in the same Compute Engine catalog as every other price, and the
     Catalog API has no usage-type filter: one download serves every pricing model."""

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from collectors.base import (
+    WITHOUT_SAVINGS_PLANS,
     CollectorError,
     MissingCredentials,
     NotConfigured,
@@ -68,7 +69,7 @@ class TencentCollector:
     description: ClassVar[str] = (
         "Tencent Cloud CVM (official SDK): GPU instances per zone, pay-as-you-go/spot/prepaid"
     )
-    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
+    pricing_models: ClassVar[frozenset[PricingModel]] = WITHOUT_SAVINGS_PLANS
     spot_fetched_separately: ClassVar[bool] = True
     """A spot-only run asks for ``SPOTPAID`` items only."""
 

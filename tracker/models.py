@@ -45,15 +45,24 @@ class PricingModel(StrEnum):
     SPOT = "spot"
     RESERVED_1Y = "reserved_1y"
     RESERVED_3Y = "reserved_3y"
+    SAVINGS_PLAN_1Y = "savings_plan_1y"
+    """An AWS Savings Plan rate (EC2 Instance or Compute plan, ``offering_class``) for one
+    instance type: a 1-year commitment like a reservation, priced per hour of use."""
+    SAVINGS_PLAN_3Y = "savings_plan_3y"
 
     @property
     def term_hours(self) -> int | None:
-        """Hours in a reservation term (365-day years, as AWS, Azure and GCP bill)."""
-        if self is PricingModel.RESERVED_1Y:
-            return 8760
-        if self is PricingModel.RESERVED_3Y:
-            return 26280
-        return None
+        """Hours in a commitment's term (365-day years, as AWS, Azure and GCP bill): a
+        reservation or a savings plan is paid for every hour of it, used or not."""
+        return _TERM_HOURS.get(self)
+
+
+_TERM_HOURS = {
+    PricingModel.RESERVED_1Y: 8760,
+    PricingModel.RESERVED_3Y: 26280,
+    PricingModel.SAVINGS_PLAN_1Y: 8760,
+    PricingModel.SAVINGS_PLAN_3Y: 26280,
+}
 
 
 class RunStatus(StrEnum):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +48,40 @@ def hardware() -> dict[str, InstanceHardware]:
     hw = parse_instance_types(instance_type_items(), ctx.skip)
     assert not ctx.skips, ctx.details
     return hw
+
+
+Answer = tuple[int, dict[str, str], Any]
+"""(HTTP status, response headers, JSON body)."""
+
+
+class LocalAwsServer:
+    """A local AWS endpoint on a free port: each POST is answered by
+    ``respond(path, headers, body bytes)``; ``url`` is what a client's endpoint_url takes."""
+
+    def __init__(self, respond: Callable[[str, Mapping[str, str], bytes], Answer]) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                status, headers, answer = respond(self.path, self.headers, body)
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -24,7 +24,7 @@ from tracker.models import PricingModel
 from tracker.settings import Settings
 from tracker.store.schema import PricePoint, Series
 
-from .aws_helpers import gpu_items, instance_type_items, load
+from .aws_helpers import Answer, LocalAwsServer, gpu_items, instance_type_items, load
 from .conftest import MakeContext
 
 NOW = datetime(2021, 2, 9, 12, 0, tzinfo=UTC)
@@ -33,7 +33,10 @@ ADVICE = parse_spot_advisor(load("spot_advisor_data_trimmed.json"))
 
 
 def _settings(**aws: Any) -> Settings:
+    """One region; savings plans off unless asked for (tests/collectors/test_aws_savings.py
+    runs them), so these stubs need no Savings Plans answers."""
     aws.setdefault("regions", ["us-east-1"])
+    aws.setdefault("savings_plans", False)
     return Settings(aws=aws)
 
 
@@ -363,7 +366,7 @@ def test_every_region_failing_fails_the_run(sqlite_engine: Engine) -> None:
 
 
 def test_default_regions_are_the_enabled_regions_that_have_gpus(make_ctx: MakeContext) -> None:
-    settings = Settings()
+    settings = Settings(aws={"savings_plans": False})
     assert settings.aws.regions == []
     h = Harness(settings)
     regions = {"Regions": [{"RegionName": "us-east-1"}, {"RegionName": "me-south-1"}]}
@@ -494,43 +497,20 @@ class _PricingServer:
     """
 
     def __init__(self, page: dict[str, Any], throttle: int) -> None:
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
         self.calls: list[str] = []
-        server = self
+        json11 = {"Content-Type": "application/x-amz-json-1.1"}
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", 0))
-                self.rfile.read(length)
-                server.calls.append(self.headers.get("X-Amz-Target", ""))
-                if len(server.calls) <= throttle:
-                    status = 400
-                    body = {"__type": "ThrottlingException", "message": "Rate exceeded"}
-                else:
-                    status, body = 200, page
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/x-amz-json-1.1")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+        def respond(path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+            self.calls.append(headers.get("X-Amz-Target", ""))
+            if len(self.calls) <= throttle:
+                return 400, json11, {"__type": "ThrottlingException", "message": "Rate exceeded"}
+            return 200, json11, page
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self.thread.start()
+        self._server = LocalAwsServer(respond)
+        self.url = self._server.url
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=5)
+        self._server.close()
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from google.cloud import billing_v1
 
 from collectors.base import (
     ALL_PRICING,
+    WITHOUT_SAVINGS_PLANS,
     CollectorError,
     MissingCredentials,
     NotConfigured,
@@ -375,7 +376,8 @@ def test_the_planned_gcp_job_gets_spot_and_list_prices_from_one_catalog_pass(
 
     services, job = plan_jobs({"gcp": GcpCollector}, SchedulerSettings())
     assert (services.id, job.id) == ("gcp:services", "gcp:standard")  # disks/egress: daily
-    assert job.pricing_scope == ALL_PRICING and job.interval_seconds == 360 * 60
+    # every pricing model GCP sells (savings plans are AWS's own)
+    assert job.pricing_scope == WITHOUT_SAVINGS_PLANS and job.interval_seconds == 360 * 60
     offers, _ = collect(make_settings(server), job.pricing_scope)
     tokens = [r["query"].get("pageToken", "") for r in server.sku_requests()]
     assert tokens == ["", TOKEN_2, TOKEN_3]

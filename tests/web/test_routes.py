@@ -207,7 +207,10 @@ def test_api_docs_write_types_in_words(site: Site) -> None:
     types = set(re.findall(r'<td class="type wrap">([^<]*)</td>', page))
     # /api/v1/recommend?top: Query(ge=1, le=1000); ?pricing: tracker.models.PricingModel.
     assert "integer, ≥ 1, ≤ 1000" in types
-    assert "list of one of on_demand | spot | reserved_1y | reserved_3y" in types
+    assert (
+        "list of one of on_demand | spot | reserved_1y | reserved_3y | savings_plan_1y | "
+        "savings_plan_3y"
+    ) in types
     assert "one of price | price_per_gpu" in types
     assert "list of text, up to 200 characters, printable ASCII" in types  # provider
     assert not any("{" in t for t in types)  # no raw JSON schema

@@ -41,6 +41,8 @@ def compare_table(prefix: str = "") -> tuple[Column, ...]:
         Column(f"{prefix}spot", "spot", money, justify="right", priority=1),
         Column(f"{prefix}reserved_1y", "1y", money, justify="right", priority=2),
         Column(f"{prefix}reserved_3y", "3y", money, justify="right", priority=2),
+        Column(f"{prefix}savings_plan_1y", "SP1y", money, justify="right", priority=2),
+        Column(f"{prefix}savings_plan_3y", "SP3y", money, justify="right", priority=2),
         Column("spot_discount_pct", "spot off", _pct, justify="right", priority=3),
         Column("change_7d_pct", "7d", _change, justify="right", priority=3),
         Column("change_30d_pct", "30d", _change, justify="right", priority=3),
@@ -58,7 +60,7 @@ def compare(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Cheapest USD per GPU-hour now per GPU model × provider: on-demand, spot,
-    reserved 1y/3y, spot discount, and the 7- and 30-day change of on-demand
+    reserved 1y/3y, savings plans 1y/3y (SP1y/SP3y), spot discount, and the 7- and 30-day change of on-demand
     (--currency shows the figures in another currency too)."""
     with usage_errors():
         engine = open_store(ctx)

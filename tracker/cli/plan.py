@@ -30,7 +30,13 @@ from tracker.views.plan import PLAN_KEYS, PlanAnswer, plans
 __all__ = ["register"]
 
 _STORAGE = {"ssd": ServiceKind.BLOCK_STORAGE_SSD, "hdd": ServiceKind.BLOCK_STORAGE_HDD}
-_SHORT = {"on_demand": "OD", "reserved_1y": "1y", "reserved_3y": "3y"}
+_SHORT = {
+    "on_demand": "OD",
+    "reserved_1y": "1y",
+    "reserved_3y": "3y",
+    "savings_plan_1y": "SP1y",
+    "savings_plan_3y": "SP3y",
+}
 
 
 def _decimal(option: str, text: str) -> Decimal:

@@ -1,5 +1,5 @@
 """``compare``: per GPU model × provider, the cheapest $/GPU-hour now for each pricing
-model, how far below on-demand spot is, and how the cheapest on-demand price moved.
+model (savings plans as their own columns beside reservations), how far below on-demand spot is, and how the cheapest on-demand price moved.
 
 This is the table people otherwise build by hand from several catalogs. One SQL read
 answers it: the cheapest offer per (GPU model, provider, pricing model) in force now,
@@ -38,6 +38,8 @@ COMPARE_KEYS = (
     "spot",
     "reserved_1y",
     "reserved_3y",
+    "savings_plan_1y",
+    "savings_plan_3y",
     "spot_discount_pct",
     "change_7d_pct",
     "change_30d_pct",

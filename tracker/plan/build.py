@@ -39,8 +39,14 @@ __all__ = [
 ]
 
 CENT = Decimal("0.01")
-_TERMS = {PricingModel.RESERVED_1Y.value: 12, PricingModel.RESERVED_3Y.value: 36}
+_TERMS = {
+    m.value: m.term_hours // (HOURS_PER_MONTH * 12) * 12
+    for m in PricingModel
+    if m.term_hours is not None
+}
+"""Months of each commitment: 1- and 3-year reservations and savings plans."""
 _ON_DEMAND, _SPOT = PricingModel.ON_DEMAND.value, PricingModel.SPOT.value
+_SAVINGS_PLANS = {PricingModel.SAVINGS_PLAN_1Y.value, PricingModel.SAVINGS_PLAN_3Y.value}
 
 Tiers = list[tuple[Decimal, Decimal | None, Decimal]]
 """``(tier start GB, tier end GB or None, USD per unit)``, as :func:`tiered_cost` takes."""
@@ -83,6 +89,8 @@ class PriceRow(Protocol):
     def upfront_usd(self) -> str | None: ...
     @property
     def recurring_hourly_usd(self) -> str | None: ...
+    @property
+    def offering_class(self) -> str: ...
 
 
 ToUsd = Callable[[Decimal, str], Decimal | None]
@@ -130,7 +138,10 @@ def candidates(prices: Iterable[PriceRow], to_usd: ToUsd) -> list[Candidate]:
             hourly = _term_hourly(o, usd)
             held = c.terms.get(o.pricing)
             if held is None or hourly < held.hourly:
-                c.terms[o.pricing] = Term(o.pricing, _TERMS[o.pricing], hourly, o.payment_option)
+                plan_type = o.offering_class if o.pricing in _SAVINGS_PLANS else ""
+                c.terms[o.pricing] = Term(
+                    o.pricing, _TERMS[o.pricing], hourly, o.payment_option, plan_type
+                )
     return sorted(groups.values(), key=lambda c: (c.provider, c.region, c.instance_type))
 
 

@@ -2,7 +2,7 @@
 
 Each month of the horizon is covered either on-demand (730 hours at the hourly price)
 or by a term (12 or 36 months, paid for every hour of the term whether or not the
-horizon still needs it). With 18 months, a 1-year term and 6 on-demand months can beat
+horizon still needs it): a reservation or a savings plan, at its effective hourly rate. With 18 months, a 1-year term and 6 on-demand months can beat
 a 3-year term and two 1-year terms; only a search over the combinations finds which.
 
 Prices are the same every month of a plan (the ones in force when it is made), so
@@ -39,6 +39,8 @@ class Term:
     hourly: Decimal
     """Effective USD per hour of the term (upfront spread over it)."""
     payment_option: str = ""
+    plan_type: str = ""
+    """A savings plan's type (``ec2_instance``, ``compute``); empty for a reservation."""
 
     @property
     def cost(self) -> Decimal:
@@ -56,6 +58,7 @@ class Segment:
     term_months: int | None = None
     payment_option: str = ""
     cost: Decimal = Decimal(0)
+    plan_type: str = ""
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -67,6 +70,8 @@ class Segment:
             out["term_months"] = self.term_months
         if self.payment_option:
             out["payment_option"] = self.payment_option
+        if self.plan_type:
+            out["plan_type"] = self.plan_type
         return out
 
 
@@ -132,6 +137,7 @@ def _segments(
                     term_months=term.months,
                     payment_option=term.payment_option,
                     cost=term.cost,
+                    plan_type=term.plan_type,
                 )
             )
             at += covers

@@ -65,10 +65,12 @@ def _steady(row: PlanRow, demand: Demand) -> list[str]:
     )
     cover = row.basis.get("cover")
     if not isinstance(cover, Cover):
-        return [head, "  no on-demand or reserved price covers the horizon"]
+        return [head, "  no on-demand, reserved or savings plan price covers the horizon"]
     lines = [head]
     for s in cover.segments:
         label = fmt.pricing_label(s.pricing, s.payment_option or None)
+        if s.plan_type:
+            label += f", {s.plan_type.replace('_', ' ')} plan"
         where = f"months {s.from_month}-{s.from_month + s.months - 1}"
         if s.term_months is None:
             hourly = s.cost / (s.months * HOURS_PER_MONTH)

@@ -43,6 +43,8 @@ PLAN_PRICING = (
     PricingModel.SPOT,
     PricingModel.RESERVED_1Y,
     PricingModel.RESERVED_3Y,
+    PricingModel.SAVINGS_PLAN_1Y,
+    PricingModel.SAVINGS_PLAN_3Y,
 )
 
 

@@ -16,7 +16,9 @@ upper bound as expected interruptions per instance-month, which is conservative)
 else a configurable default.
 
 Reserved: the effective hourly price is what the commitment costs per hour of the
-term (upfront / term hours + recurring hourly). A reservation is paid for every hour
+term (upfront / term hours + recurring hourly). A savings plan (AWS) is costed the same
+way: its rate is already the effective hourly price, and the plan is paid for every
+hour of its term. A reservation is paid for every hour
 of the term, used or not, so it is only eligible when the user's commitment horizon
 covers the whole term *and* they state an expected utilization ``u`` (the share of
 the term their GPUs are busy). Each busy hour then costs the effective rate ÷ ``u``,

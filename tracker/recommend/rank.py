@@ -373,8 +373,8 @@ def _notes(
         )
     if p.utilization is not None and (_RESERVED_BY_CODE[pc] & (reason == 0)).any():
         notes.append(
-            f"reserved offers: job cost = effective $/h × job hours ÷ utilization "
-            f"{p.utilization:g} (a reservation is paid for its whole term, used or not)"
+            f"reserved and savings plan offers: job cost = effective $/h × job hours ÷ "
+            f"utilization {p.utilization:g} (a commitment is paid for its whole term, used or not)"
         )
     inferred = int((ic_from_catalog & (reason == 0)).sum())
     if inferred:

@@ -16,6 +16,8 @@ class AwsSettings(Section):
     """Empty means every region the Price List reports GPU offers in."""
     pricing_region: str = "us-east-1"
     spot: bool = True
+    savings_plans: bool = True
+    """Collect Savings Plans rates (EC2 Instance and Compute plans) beside reservations."""
     spot_lookback_days: int = Field(7, ge=1, le=90)
     spot_advisor_url: str = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
     include_accelerators: bool = True
@@ -26,6 +28,8 @@ class AwsSettings(Section):
     """Price List API endpoint only (a VPC endpoint or proxy); wins over ``endpoint_url``."""
     ec2_endpoint_url: str | None = None
     """EC2 endpoint only; wins over ``endpoint_url``. Applies to every region queried."""
+    savingsplans_endpoint_url: str | None = None
+    """Savings Plans endpoint only (a global service); wins over ``endpoint_url``."""
     max_attempts: int = Field(8, ge=1, le=30)
     """botocore adaptive-retry attempts per call (throttling is retried with backoff)."""
 

@@ -41,6 +41,8 @@ class PlanPrice(NamedTuple):
     """Of the offer's attributes only what a plan reads, as text (JSON parses nothing)."""
     upfront_usd: str | None
     recurring_hourly_usd: str | None
+    offering_class: str = ""
+    """A savings plan's type (``ec2_instance``, ``compute``); a reservation's class."""
 
 
 def plan_prices(
@@ -68,6 +70,7 @@ def plan_prices(
         p.price,
         p.currency,
         *(s.attributes[key].as_string().label(key) for key in _ATTRIBUTES),
+        s.offering_class,
     ).join_from(s, p, p.series_id == s.id)
     if at is None:
         stmt = stmt.where(p.ended_at.is_(None), s.delisted_at.is_(None))
