@@ -15,6 +15,7 @@ one per change) and the process's peak RSS before and after it.
 
     GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         python bench/alerts.py [--offers 200000] [--changes 100000]
+    python bench/alerts.py --sqlite [--offers 50000 --changes 25000]   # a throwaway file
 
 Last line: ``alerts changes=N evaluate_ms=… ingest_ms=… ratio=…`` (target ratio ≤ 0.5).
 """
@@ -25,9 +26,13 @@ import argparse
 import random
 import resource
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from ingest import ROLLUP_S, ListCollector, synthetic_offers, with_changes
@@ -84,6 +89,12 @@ def rules_toml() -> dict[str, Any]:
     return {"rules": rules}
 
 
+@contextmanager
+def sqlite_file() -> Iterator[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        yield f"sqlite:///{Path(tmp) / 'bench.db'}"
+
+
 def run(engine: Engine, offers: Any, at: datetime) -> tuple[float, int]:
     start = time.perf_counter()
     summary = run_collector(engine, ListCollector(offers), Settings(), now=at)
@@ -97,6 +108,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=200_000)
     parser.add_argument("--changes", type=int, default=100_000)
+    parser.add_argument("--sqlite", action="store_true", help="a SQLite file instead")
     args = parser.parse_args()
     rules = parse_rules(rules_toml(), "bench rules", CHANNELS)
     fx = {"EUR": Decimal("1.0800")}
@@ -104,7 +116,7 @@ def main() -> None:
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     t1 = t0 + timedelta(hours=6)
     changed = set(random.Random(5).sample(range(args.offers), args.changes))
-    with scratch_database() as url:
+    with sqlite_file() if args.sqlite else scratch_database() as url:
         engine = make_engine(url)
         migrate.upgrade(engine)
         first_s, _ = run(engine, synthetic_offers(args.offers), t0)

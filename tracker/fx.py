@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -144,10 +144,19 @@ class Rates:
         """``amount`` of ``currency`` in ``target`` at ``at``; exact when they are the same."""
         if currency == target:
             return amount
+        into = self.converter(currency, target, at)
+        return None if into is None else into(amount)
+
+    def converter(
+        self, currency: str, target: str, at: datetime | None = None
+    ) -> Callable[[Decimal], Decimal] | None:
+        """What :meth:`convert` does to an amount of ``currency`` (not ``target``) at
+        ``at``, the rates looked up once (None: a rate is missing), for a caller that
+        converts many amounts at one time: a big run's alerts."""
         source_rate, target_rate = self.usd_per_unit(currency, at), self.usd_per_unit(target, at)
         if source_rate is None or target_rate is None or target_rate <= 0:
             return None
-        return _q(amount * source_rate / target_rate)
+        return lambda amount: _q(amount * source_rate / target_rate)
 
     def currencies(self) -> set[str]:
         """Every currency with a USD figure: stored series, manual rates, the base, USD."""

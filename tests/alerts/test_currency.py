@@ -35,15 +35,19 @@ def store_rates(engine: Engine, *rates: tuple[date, str, str]) -> None:
         record_rates(conn, [EcbRate(c, day, Decimal(v)) for day, c, v in rates], source="test")
 
 
-@pytest.fixture
-def engine(sqlite_engine: Engine) -> Engine:
+@pytest.fixture(params=["sqlite", "postgres"])
+def engine(request: pytest.FixtureRequest) -> Engine:
+    """Both engines: Postgres applies the rules' thresholds in SQL, SQLite in Python."""
+    db: Engine = request.getfixturevalue(
+        f"{'pg' if request.param == 'postgres' else 'sqlite'}_engine"
+    )
     store_rates(
-        sqlite_engine,
+        db,
         (date(2026, 3, 1), "USD", "1.10"),
         (date(2026, 3, 1), "CNY", "7.70"),
         (date(2026, 3, 2), "CNY", "7.92"),
     )
-    return sqlite_engine
+    return db
 
 
 def cny(instance: str, price: str, **kw: Any) -> Any:

@@ -31,41 +31,41 @@ def fired(engine: Engine) -> list[tuple[str, str]]:
 
 
 def test_price_change_fires_at_the_threshold_either_way_and_not_below(
-    sqlite_engine: Engine,
+    engine: Engine,
 ) -> None:
     rule = rules({"name": "moves", "type": "price_change", "threshold_percent": 10})
-    collect(sqlite_engine, [offer("a", "10.00"), offer("b", "10.00"), offer("c", "10.00")], T0)
-    assert evaluate(sqlite_engine, rule, ["slack"], now=T0) == []  # seeds silently
+    collect(engine, [offer("a", "10.00"), offer("b", "10.00"), offer("c", "10.00")], T0)
+    assert evaluate(engine, rule, ["slack"], now=T0) == []  # seeds silently
     # a: 10.00 → 9.00 is (9 - 10) / 10 = -10 %: at the threshold, fires.
     # b: 10.00 → 9.50 is -5 %: below, quiet.  c: 10.00 → 11.00 is +10 %: fires.
-    collect(sqlite_engine, [offer("a", "9.00"), offer("b", "9.50"), offer("c", "11.00")], T0 + H)
-    queued = evaluate(sqlite_engine, rule, ["slack"], now=T0 + H)
+    collect(engine, [offer("a", "9.00"), offer("b", "9.50"), offer("c", "11.00")], T0 + H)
+    queued = evaluate(engine, rule, ["slack"], now=T0 + H)
     assert len(queued) == 2
-    assert fired(sqlite_engine) == [
+    assert fired(engine) == [
         ("moves", "testcloud a us-east-1 on_demand: 10.00 → 9.00 USD/h (-10.00%)"),
         ("moves", "testcloud c us-east-1 on_demand: 10.00 → 11.00 USD/h (+10.00%)"),
     ]
     # Every queued alert has one pending delivery per channel.
-    with sqlite_engine.connect() as conn:
+    with engine.connect() as conn:
         rows = conn.execute(select(AlertDelivery.channel, AlertDelivery.status)).all()
     assert sorted(rows) == [("slack", "pending"), ("slack", "pending")]
 
 
-def test_price_change_direction_down_ignores_rises(sqlite_engine: Engine) -> None:
+def test_price_change_direction_down_ignores_rises(engine: Engine) -> None:
     rule = rules(
         {"name": "drops", "type": "price_change", "threshold_percent": 10, "direction": "down"}
     )
-    collect(sqlite_engine, [offer("a", "10.00"), offer("c", "10.00")], T0)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0)
+    collect(engine, [offer("a", "10.00"), offer("c", "10.00")], T0)
+    evaluate(engine, rule, ["slack"], now=T0)
     # a: -20 % (a drop) fires; c: +50 % (a rise) does not.
-    collect(sqlite_engine, [offer("a", "8.00"), offer("c", "15.00")], T0 + H)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0 + H)
-    assert [t for _, t in fired(sqlite_engine)] == [
+    collect(engine, [offer("a", "8.00"), offer("c", "15.00")], T0 + H)
+    evaluate(engine, rule, ["slack"], now=T0 + H)
+    assert [t for _, t in fired(engine)] == [
         "testcloud a us-east-1 on_demand: 10.00 → 8.00 USD/h (-20.00%)"
     ]
 
 
-def test_price_change_family_filter_matches_every_variant_only(sqlite_engine: Engine) -> None:
+def test_price_change_family_filter_matches_every_variant_only(engine: Engine) -> None:
     rule = rules(
         {"name": "h100", "type": "price_change", "threshold_percent": 5, "gpu_model": "h100"}
     )
@@ -74,17 +74,17 @@ def test_price_change_family_filter_matches_every_variant_only(sqlite_engine: En
         offer("pcie", "10.00", gpu="H100-PCIE"),
         offer("a100", "10.00", gpu="A100-80GB"),
     ]
-    collect(sqlite_engine, start, T0)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0)
+    collect(engine, start, T0)
+    evaluate(engine, rule, ["slack"], now=T0)
     halved = [offer(o.instance_type, "5.00", gpu=o.gpu_model) for o in start]
-    collect(sqlite_engine, halved, T0 + H)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0 + H)
-    titles = [t for _, t in fired(sqlite_engine)]
+    collect(engine, halved, T0 + H)
+    evaluate(engine, rule, ["slack"], now=T0 + H)
+    titles = [t for _, t in fired(engine)]
     assert len(titles) == 2
     assert titles[0].startswith("testcloud sxm ") and titles[1].startswith("testcloud pcie ")
 
 
-def test_price_change_filters_by_provider_region_and_pricing(sqlite_engine: Engine) -> None:
+def test_price_change_filters_by_provider_region_and_pricing(engine: Engine) -> None:
     rule = rules(
         {
             "name": "east-spot",
@@ -100,41 +100,38 @@ def test_price_change_filters_by_provider_region_and_pricing(sqlite_engine: Engi
         offer("x", "10.00", pricing="spot", region="eu-west-1"),
         offer("x", "10.00"),
     ]
-    collect(sqlite_engine, start, T0)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0)
+    collect(engine, start, T0)
+    evaluate(engine, rule, ["slack"], now=T0)
     collect(
-        sqlite_engine,
+        engine,
         [offer(o.instance_type, "5.00", pricing=o.pricing, region=o.region) for o in start],
         T0 + H,
     )
-    evaluate(sqlite_engine, rule, ["slack"], now=T0 + H)
-    assert [t for _, t in fired(sqlite_engine)] == [
+    evaluate(engine, rule, ["slack"], now=T0 + H)
+    assert [t for _, t in fired(engine)] == [
         "testcloud x us-east-1 spot: 10.00 → 5.00 USD/h (-50.00%)"
     ]
 
 
-def test_cooldown_holds_back_the_same_offer_then_lets_it_fire(sqlite_engine: Engine) -> None:
+def test_cooldown_holds_back_the_same_offer_then_lets_it_fire(engine: Engine) -> None:
     rule = rules(
         {"name": "cool", "type": "price_change", "threshold_percent": 10, "cooldown": "6h"}
     )
-    collect(sqlite_engine, [offer("a", "10.00"), offer("b", "10.00")], T0)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0)
-    collect(sqlite_engine, [offer("a", "8.00"), offer("b", "10.00")], T0 + H)
-    assert len(evaluate(sqlite_engine, rule, ["slack"], now=T0 + H)) == 1
+    collect(engine, [offer("a", "10.00"), offer("b", "10.00")], T0)
+    evaluate(engine, rule, ["slack"], now=T0)
+    collect(engine, [offer("a", "8.00"), offer("b", "10.00")], T0 + H)
+    assert len(evaluate(engine, rule, ["slack"], now=T0 + H)) == 1
     # 2 h later a moves again (inside a's 6 h cooldown), b moves for the first time.
-    collect(sqlite_engine, [offer("a", "6.00"), offer("b", "8.00")], T0 + 3 * H)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0 + 3 * H)
-    assert [t.split(":")[0] for _, t in fired(sqlite_engine)] == [
+    collect(engine, [offer("a", "6.00"), offer("b", "8.00")], T0 + 3 * H)
+    evaluate(engine, rule, ["slack"], now=T0 + 3 * H)
+    assert [t.split(":")[0] for _, t in fired(engine)] == [
         "testcloud a us-east-1 on_demand",
         "testcloud b us-east-1 on_demand",
     ]
     # 7 h after a's alert the cooldown is over: its next move fires.
-    collect(sqlite_engine, [offer("a", "4.00"), offer("b", "8.00")], T0 + 8 * H)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0 + 8 * H)
-    assert (
-        fired(sqlite_engine)[-1][1]
-        == "testcloud a us-east-1 on_demand: 6.00 → 4.00 USD/h (-33.33%)"
-    )
+    collect(engine, [offer("a", "4.00"), offer("b", "8.00")], T0 + 8 * H)
+    evaluate(engine, rule, ["slack"], now=T0 + 8 * H)
+    assert fired(engine)[-1][1] == "testcloud a us-east-1 on_demand: 6.00 → 4.00 USD/h (-33.33%)"
 
 
 def test_evaluating_one_run_twice_queues_each_event_once(engine: Engine) -> None:
@@ -153,20 +150,20 @@ def test_evaluating_one_run_twice_queues_each_event_once(engine: Engine) -> None
         assert conn.execute(select(func.count()).select_from(AlertDelivery)).scalar_one() == 1
 
 
-def test_a_change_of_currency_without_a_rate_is_not_compared(sqlite_engine: Engine) -> None:
+def test_a_change_of_currency_without_a_rate_is_not_compared(engine: Engine) -> None:
     """No EUR rate stored: 10 USD and 5 EUR cannot be compared (tests/alerts/
     test_currency.py compares them once a rate is there), never at 1.0."""
     rule = rules({"name": "moves", "type": "price_change", "threshold_percent": 10})
-    collect(sqlite_engine, [offer("a", "10.00")], T0)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0)
-    collect(sqlite_engine, [offer("a", "5.00", currency="EUR")], T0 + H)
-    assert evaluate(sqlite_engine, rule, ["slack"], now=T0 + H) == []
+    collect(engine, [offer("a", "10.00")], T0)
+    evaluate(engine, rule, ["slack"], now=T0)
+    collect(engine, [offer("a", "5.00", currency="EUR")], T0 + H)
+    assert evaluate(engine, rule, ["slack"], now=T0 + H) == []
 
 
 # -- spot_discount -----------------------------------------------------------------
 
 
-def test_spot_discount_fires_when_it_crosses_not_while_it_stays(sqlite_engine: Engine) -> None:
+def test_spot_discount_fires_when_it_crosses_not_while_it_stays(engine: Engine) -> None:
     rule = rules({"name": "spot", "type": "spot_discount", "threshold_percent": 60})
 
     def market(spot: str) -> list[Any]:
@@ -182,32 +179,32 @@ def test_spot_discount_fires_when_it_crosses_not_while_it_stays(sqlite_engine: E
     ]
     for i, (spot, expected) in enumerate(steps):
         at = T0 + i * H
-        collect(sqlite_engine, market(spot), at)
-        assert bool(evaluate(sqlite_engine, rule, ["slack"], now=at)) is expected, spot
-    assert [t for _, t in fired(sqlite_engine)] == [
+        collect(engine, market(spot), at)
+        assert bool(evaluate(engine, rule, ["slack"], now=at)) is expected, spot
+    assert [t for _, t in fired(engine)] == [
         "testcloud g us-east-1/us-east-1a spot 3.50 USD/h is 65.00% below on-demand 10.00",
         "testcloud g us-east-1/us-east-1a spot 3.90 USD/h is 61.00% below on-demand 10.00",
     ]
 
 
-def test_spot_discount_already_crossed_at_seeding_stays_quiet(sqlite_engine: Engine) -> None:
+def test_spot_discount_already_crossed_at_seeding_stays_quiet(engine: Engine) -> None:
     rule = rules({"name": "spot", "type": "spot_discount", "threshold_percent": 60})
     market = [offer("g", "10.00"), offer("g", "2.00", pricing="spot")]
-    collect(sqlite_engine, market, T0)
-    assert evaluate(sqlite_engine, rule, ["slack"], now=T0) == []
-    collect(sqlite_engine, market, T0 + H)
-    assert evaluate(sqlite_engine, rule, ["slack"], now=T0 + H) == []
+    collect(engine, market, T0)
+    assert evaluate(engine, rule, ["slack"], now=T0) == []
+    collect(engine, market, T0 + H)
+    assert evaluate(engine, rule, ["slack"], now=T0 + H) == []
 
 
 # -- new_hardware --------------------------------------------------------------------
 
 
-def test_new_hardware_seeds_then_reports_model_instance_and_region(sqlite_engine: Engine) -> None:
+def test_new_hardware_seeds_then_reports_model_instance_and_region(engine: Engine) -> None:
     rule = rules({"name": "new", "type": "new_hardware"})
-    collect(sqlite_engine, [offer("a100.1", "2.00", gpu="A100-80GB")], T0)
-    assert evaluate(sqlite_engine, rule, ["slack"], now=T0) == []  # day one: no storm
+    collect(engine, [offer("a100.1", "2.00", gpu="A100-80GB")], T0)
+    assert evaluate(engine, rule, ["slack"], now=T0) == []  # day one: no storm
     collect(
-        sqlite_engine,
+        engine,
         [
             offer("a100.1", "2.00", gpu="A100-80GB"),
             offer("a100.1", "2.10", gpu="A100-80GB", region="eu-west-1"),
@@ -216,31 +213,31 @@ def test_new_hardware_seeds_then_reports_model_instance_and_region(sqlite_engine
         ],
         T0 + H,
     )
-    evaluate(sqlite_engine, rule, ["slack"], now=T0 + H)
-    assert sorted(t for _, t in fired(sqlite_engine)) == [
+    evaluate(engine, rule, ["slack"], now=T0 + H)
+    assert sorted(t for _, t in fired(engine)) == [
         "new GPU model H200 at testcloud (h200.1, us-east-1)",
         "new instance type testcloud h200.1 (1x H200)",
         "testcloud offers GPUs in eu-west-1 now (a100.1)",
     ]
-    collect(sqlite_engine, [offer("h200.2", "9.00", gpu="H200")], T0 + 2 * H)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0 + 2 * H)
-    assert fired(sqlite_engine)[-1][1] == "new instance type testcloud h200.2 (1x H200)"
-    assert len(fired(sqlite_engine)) == 4
+    collect(engine, [offer("h200.2", "9.00", gpu="H200")], T0 + 2 * H)
+    evaluate(engine, rule, ["slack"], now=T0 + 2 * H)
+    assert fired(engine)[-1][1] == "new instance type testcloud h200.2 (1x H200)"
+    assert len(fired(engine)) == 4
 
 
-def test_new_hardware_filtered_by_family_and_event(sqlite_engine: Engine) -> None:
+def test_new_hardware_filtered_by_family_and_event(engine: Engine) -> None:
     rule = rules(
         {"name": "h100s", "type": "new_hardware", "gpu_model": "H100", "events": ["gpu_model"]}
     )
-    collect(sqlite_engine, [offer("a100.1", "2.00", gpu="A100-80GB")], T0)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0)
+    collect(engine, [offer("a100.1", "2.00", gpu="A100-80GB")], T0)
+    evaluate(engine, rule, ["slack"], now=T0)
     collect(
-        sqlite_engine,
+        engine,
         [offer("h100.1", "4.00", gpu="H100-NVL"), offer("l4.1", "0.80", gpu="L4")],
         T0 + H,
     )
-    evaluate(sqlite_engine, rule, ["slack"], now=T0 + H)
-    assert [t for _, t in fired(sqlite_engine)] == [
+    evaluate(engine, rule, ["slack"], now=T0 + H)
+    assert [t for _, t in fired(engine)] == [
         "new GPU model H100-NVL at testcloud (h100.1, us-east-1)"
     ]
 
@@ -248,7 +245,7 @@ def test_new_hardware_filtered_by_family_and_event(sqlite_engine: Engine) -> Non
 # -- ranking_change ------------------------------------------------------------------
 
 
-def test_ranking_change_leader_top_n_and_cost(sqlite_engine: Engine) -> None:
+def test_ranking_change_leader_top_n_and_cost(engine: Engine) -> None:
     from tests.recommend.test_history import gpu_offer, profiles
     from tracker.recommend import recompute_rankings
     from tracker.settings import Settings
@@ -264,11 +261,11 @@ def test_ranking_change_leader_top_n_and_cost(sqlite_engine: Engine) -> None:
     )
 
     def step(offers: list[Any], at: datetime) -> list[str]:
-        before = len(fired(sqlite_engine))
-        collect(sqlite_engine, offers, at)
-        recompute_rankings(sqlite_engine, Settings(), now=at, profiles=profiles())
-        evaluate(sqlite_engine, rule, ["slack"], now=at)
-        return [t for _, t in fired(sqlite_engine)[before:]]
+        before = len(fired(engine))
+        collect(engine, offers, at)
+        recompute_rankings(engine, Settings(), now=at, profiles=profiles())
+        evaluate(engine, rule, ["slack"], now=at)
+        return [t for _, t in fired(engine)[before:]]
 
     base = [gpu_offer("A100-80GB", "4.00")]
     assert step(base, T0) == []
@@ -300,36 +297,36 @@ class Broken:
         raise RuntimeError("provider said 503")
 
 
-def test_collector_health_fires_after_n_failures_and_on_recovery(sqlite_engine: Engine) -> None:
+def test_collector_health_fires_after_n_failures_and_on_recovery(engine: Engine) -> None:
     from tracker.collect import run_collector
     from tracker.settings import Settings
 
     rule = rules({"name": "down", "type": "collector_health", "failures": 3})
-    collect(sqlite_engine, [offer("a", "1.00")], T0)
+    collect(engine, [offer("a", "1.00")], T0)
     for i in range(1, 5):
-        run_collector(sqlite_engine, Broken(), Settings(), now=T0 + i * H)
-        queued = evaluate(sqlite_engine, rule, ["slack"], now=T0 + i * H, health_only=True)
+        run_collector(engine, Broken(), Settings(), now=T0 + i * H)
+        queued = evaluate(engine, rule, ["slack"], now=T0 + i * H, health_only=True)
         assert bool(queued) is (i == 3), i  # the 3rd failure in a row, once
     # Broken's runs price everything (scope "all"): the scheduler's standard job.
-    assert fired(sqlite_engine)[-1][1] == (
+    assert fired(engine)[-1][1] == (
         "testcloud:standard failed 3 runs in a row: RuntimeError: provider said 503"
     )
-    collect(sqlite_engine, [offer("a", "1.00")], T0 + 5 * H)
-    evaluate(sqlite_engine, rule, ["slack"], now=T0 + 5 * H, health_only=True)
-    assert fired(sqlite_engine)[-1][1] == "testcloud:standard recovered: its latest run succeeded"
-    assert len(fired(sqlite_engine)) == 2
+    collect(engine, [offer("a", "1.00")], T0 + 5 * H)
+    evaluate(engine, rule, ["slack"], now=T0 + 5 * H, health_only=True)
+    assert fired(engine)[-1][1] == "testcloud:standard recovered: its latest run succeeded"
+    assert len(fired(engine)) == 2
 
 
-def test_collector_health_stale_and_fresh_from_the_service(sqlite_engine: Engine) -> None:
+def test_collector_health_stale_and_fresh_from_the_service(engine: Engine) -> None:
     rule = rules({"name": "down", "type": "collector_health", "provider": "aws"})
     change = JobHealthChange("aws:spot", "aws", "spot", True, T0, T0 + 3 * H)
-    assert len(health_change_alerts(sqlite_engine, rule, ["slack"], change)) == 1
-    assert health_change_alerts(sqlite_engine, rule, ["slack"], change) == []  # same event
+    assert len(health_change_alerts(engine, rule, ["slack"], change)) == 1
+    assert health_change_alerts(engine, rule, ["slack"], change) == []  # same event
     other = JobHealthChange("gcp:all", "gcp", "all", True, T0, T0 + 3 * H)
-    assert health_change_alerts(sqlite_engine, rule, ["slack"], other) == []  # filtered out
+    assert health_change_alerts(engine, rule, ["slack"], other) == []  # filtered out
     fresh = JobHealthChange("aws:spot", "aws", "spot", False, T0 + 4 * H, T0 + 4 * H)
-    assert len(health_change_alerts(sqlite_engine, rule, ["slack"], fresh)) == 1
-    assert [t for _, t in fired(sqlite_engine)] == [
+    assert len(health_change_alerts(engine, rule, ["slack"], fresh)) == 1
+    assert [t for _, t in fired(engine)] == [
         "aws:spot is stale: no successful run since 2026-03-01T00:00:00+00:00",
         "aws:spot is fresh again (last success 2026-03-01T04:00:00+00:00)",
     ]

@@ -57,6 +57,9 @@ class Evaluation:
     no_rate: Counter[tuple[str, str]] = field(default_factory=Counter)
     """Alerts left out for want of an exchange rate, by (rule, currency lacking one)."""
     _cache: dict[str, Any] = field(default_factory=dict)
+    _converters: dict[tuple[str, str, datetime | None], Callable[[Decimal], Decimal] | None] = (
+        field(default_factory=dict)
+    )
 
     def rates(self) -> Rates:
         return self.cached("rates", lambda: fx_store.load_rates(self.engine, self.fx_rates))  # type: ignore[no-any-return]
@@ -69,11 +72,15 @@ class Evaluation:
         target: str = getattr(rule, "currency", "USD")
         if currency == target:
             return amount
-        converted = self.rates().convert(amount, currency, target, at)
-        if converted is None:
+        key = (currency, target, at)
+        if key not in self._converters:  # a run's changes share a few times
+            self._converters[key] = self.rates().converter(currency, target, at)
+        into = self._converters[key]
+        if into is None:
             lacking = currency if self.rates().usd_per_unit(currency, at) is None else target
             self.no_rate[(rule.name, lacking)] += 1
-        return converted
+            return None
+        return into(amount)
 
     def rule_state(self, rule: AlertRule) -> dict[str, str]:
         return outbox.read_state(self.engine, rule.name)
@@ -120,13 +127,20 @@ class Evaluation:
             channels=channels_of(rule, self.channels),
         )
 
-    def emit(self, rule: AlertRule, candidates: Sequence[outbox.NewAlert]) -> None:
-        """Queue ``candidates`` except those already queued or inside the cooldown."""
+    def emit(
+        self, rule: AlertRule, candidates: Sequence[outbox.NewAlert], *, known: bool = True
+    ) -> None:
+        """Queue ``candidates`` except those already queued or inside the cooldown.
+
+        ``known=False``: the caller does not read :attr:`alerts` back, so without a
+        cooldown an alert already queued may stay in it (queueing skips its dedupe key,
+        ON CONFLICT DO NOTHING): a big run's 85,000 keys are not looked up first."""
         unique = list({a.dedupe_key: a for a in candidates}.values())
-        if not unique:
+        if not unique or (not known and not rule.cooldown):
+            self.alerts.extend(unique)
             return
-        known = outbox.existing_keys(self.engine, [a.dedupe_key for a in unique])
-        fresh = [a for a in unique if a.dedupe_key[:255] not in known]
+        queued = outbox.existing_keys(self.engine, [a.dedupe_key for a in unique])
+        fresh = [a for a in unique if a.dedupe_key[:255] not in queued]
         if rule.cooldown and fresh:
             fired = outbox.last_fired(self.engine, rule.name, [a.subject for a in fresh])
             kept = []

@@ -28,9 +28,10 @@ from tracker.alerts.rules import (
     SpotDiscountRule,
 )
 from tracker.fx import USD
-from tracker.models import PricingModel
 from tracker.store import alert_events
 from tracker.store.alerts import NewAlert
+from tracker.store.history import SeriesFilter
+from tracker.store.spot_pairs import spot_pairs
 
 if TYPE_CHECKING:
     from tracker.alerts.evaluate import Evaluation
@@ -49,13 +50,23 @@ def percent(old: Decimal, new: Decimal) -> Decimal:
 
 
 def _money(value: Decimal) -> str:
-    text = format(value.normalize(), "f")
-    whole, _, frac = text.partition(".")
-    return f"{whole}.{frac.ljust(2, '0')}" if frac else f"{whole}.00"
+    """At least two decimals, no trailing zeros beyond them (``10.5000`` → ``10.50``)."""
+    whole, _, frac = format(value, "f").partition(".")
+    return f"{whole}.{frac.rstrip('0').ljust(2, '0')}"
 
 
 def _offer_subject(*parts: str) -> str:
     return "offer:" + "/".join(parts)
+
+
+def _series(rule: PriceChangeRule | SpotDiscountRule | NewHardwareRule) -> SeriesFilter:
+    """The rule's offer filters, applied by the store in SQL."""
+    return SeriesFilter(
+        gpu=rule.gpus,
+        provider=rule.provider or None,
+        region=rule.region or None,
+        pricing=getattr(rule, "pricing", None) or None,
+    )
 
 
 def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
@@ -63,64 +74,77 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     cursor = ev.cursor(rule, state, "price_points")
     if cursor is None:
         return
+    # Only the changes of the rule's offers, and on Postgres only those reaching its
+    # threshold, come out of the store: after a big run that is the difference between
+    # reading 100,000 changes per rule and reading the ones that fire.
+    threshold = alert_events.ChangeThreshold(rule.threshold_percent, rule.direction)
+    changes = alert_events.price_changes_since(ev.engine, cursor, _series(rule), threshold)
     out: list[NewAlert] = []
-    # Read once per cursor for every rule (after a big run: 100,000 changes, 4 rules).
-    changes = ev.cached(
-        f"price_changes_since:{cursor}",
-        lambda: alert_events.price_changes_since(ev.engine, cursor),
-    )
     for c in changes:
-        if not rule.matches_priced(c.pricing, c.provider, c.region, c.gpu_model, c.gpu_raw_name):
-            continue
         if not c.old_price:
             log.debug("price interval %d: no comparable previous price", c.interval_id)
+            continue
+        # one currency: its own prices, exactly (no rate needed to know it fires);
+        # two: the rule's, at one rate
+        same = c.old_currency == c.currency
+        change = percent(c.old_price, c.new_price) if same else None
+        if change is not None and not _reaches(rule, change):
             continue
         shown = _pair(rule, ev, (c.old_price, c.old_currency), (c.new_price, c.currency), c.at)
         if shown is None:
             continue
         old, new = shown
-        # one currency: its own prices, exactly; two: the rule's, at one rate
-        change = percent(c.old_price, c.new_price) if c.old_currency == c.currency else None
-        change = percent(old, new) if change is None else change
-        if (rule.direction == "down" and change >= 0) or (rule.direction == "up" and change <= 0):
-            continue
-        if abs(change) < rule.threshold_percent:
-            continue
-        pct = change.quantize(CENT)
-        where = f"{c.region}/{c.zone}" if c.zone else c.region
-        old_text = _shown(old, c.old_currency, rule.currency)
-        new_text = _shown(new, c.currency, rule.currency)
-        title = (
-            f"{c.provider} {c.instance_type} {where} {c.pricing}: "
-            f"{old_text} → {new_text} {rule.currency}/h ({pct:+}%)"
-            + _own(rule.currency, (c.old_price, c.old_currency), (c.new_price, c.currency))
-        )
-        out.append(
-            ev.alert(
-                rule,
-                str(c.interval_id),
-                _offer_subject(c.provider, c.instance_type, c.region, c.zone, c.pricing),
-                title,
-                {
-                    "provider": c.provider,
-                    "instance_type": c.instance_type,
-                    "region": where,
-                    "pricing": c.pricing,
-                    "gpu": f"{c.gpu_count.normalize():f}x {c.gpu_model}",
-                    "gpu_count": f"{c.gpu_count.normalize():f}",
-                    "gpu_model": c.gpu_model,
-                    "old": old_text,
-                    "new": new_text,
-                    "currency": rule.currency,
-                    "change_pct": str(pct),
-                    "own": _own(
-                        rule.currency, (c.old_price, c.old_currency), (c.new_price, c.currency)
-                    ).strip(" []"),
-                    "at": c.at.isoformat(),
-                },
-            )
-        )
-    ev.emit(rule, out)
+        if change is None:
+            change = percent(old, new)
+            if not _reaches(rule, change):
+                continue
+        out.append(_price_alert(rule, ev, c, old, new, change))
+    ev.emit(rule, out, known=False)
+
+
+def _reaches(rule: PriceChangeRule, change: Decimal) -> bool:
+    """The change goes the rule's way by at least its threshold."""
+    if (rule.direction == "down" and change >= 0) or (rule.direction == "up" and change <= 0):
+        return False
+    return abs(change) >= rule.threshold_percent
+
+
+def _price_alert(
+    rule: PriceChangeRule,
+    ev: Evaluation,
+    c: alert_events.PriceChange,
+    old: Decimal,
+    new: Decimal,
+    change: Decimal,
+) -> NewAlert:
+    pct = change.quantize(CENT)
+    where = f"{c.region}/{c.zone}" if c.zone else c.region
+    old_text = _shown(old, c.old_currency, rule.currency)
+    new_text = _shown(new, c.currency, rule.currency)
+    own = _own(rule.currency, (c.old_price, c.old_currency), (c.new_price, c.currency))
+    count = f"{c.gpu_count.normalize():f}"
+    return ev.alert(
+        rule,
+        str(c.interval_id),
+        _offer_subject(c.provider, c.instance_type, c.region, c.zone, c.pricing),
+        f"{c.provider} {c.instance_type} {where} {c.pricing}: "
+        f"{old_text} → {new_text} {rule.currency}/h ({pct:+}%){own}",
+        {
+            "provider": c.provider,
+            "instance_type": c.instance_type,
+            "region": where,
+            "pricing": c.pricing,
+            "gpu": f"{count}x {c.gpu_model}",
+            "gpu_count": count,
+            "gpu_model": c.gpu_model,
+            "old": old_text,
+            "new": new_text,
+            "currency": rule.currency,
+            "change_pct": str(pct),
+            "own": own.strip(" []"),
+            "at": c.at.isoformat(),
+        },
+    )
 
 
 Priced = tuple[Decimal, str]
@@ -153,32 +177,15 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     """Fires when an offer's spot discount reaches the threshold, not while it stays there."""
     state = ev.rule_state(rule)
     seeding = ev.seeding(rule, state)
-    # Plain rows of the open prices, not Offer records: 130,000 of them after a big run.
-    offers = ev.cached(
-        "spot_and_on_demand",
-        lambda: alert_events.current_prices(
-            ev.engine, [PricingModel.SPOT.value, PricingModel.ON_DEMAND.value]
-        ),
-    )
-    on_demand: dict[tuple[str, ...], Any] = {}
-    for o in offers:
-        if o.pricing == PricingModel.ON_DEMAND.value and not o.payment_option:
-            key = (o.provider, o.instance_type, o.region, o.os)
-            best = on_demand.get(key)
-            if best is None or o.price_per_hour < best.price_per_hour:
-                on_demand[key] = o
+    # The rule's spot offers with an on-demand counterpart, paired in SQL.
+    offers = spot_pairs(ev.engine, _series(rule))
     crossed: set[str] = set()
     out: list[NewAlert] = []
     for o in offers:
-        if o.pricing != PricingModel.SPOT.value:
+        if not o.od_price:
             continue
-        if not rule.matches(o.provider, o.region, o.gpu_model, o.gpu_raw_name):
-            continue
-        od = on_demand.get((o.provider, o.instance_type, o.region, o.os))
-        if od is None or not od.price_per_hour:
-            continue
-        base: Priced = (od.price_per_hour, od.currency)
-        spot: Priced = (o.price_per_hour, o.currency)
+        base: Priced = (o.od_price, o.od_currency)
+        spot: Priced = (o.price, o.currency)
         same = base[1] == spot[1]
         pair = None if same else _pair(rule, ev, base, spot, ev.now)
         if not same and pair is None:
@@ -210,7 +217,7 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
         out.append(
             ev.alert(
                 rule,
-                f"{subject}|{o.price_since.isoformat()}|{od.price_since.isoformat()}",
+                f"{subject}|{o.price_since.isoformat()}|{o.od_since.isoformat()}",
                 subject,
                 f"{o.provider} {o.instance_type} {where} spot {spot_text} "
                 f"{rule.currency}/h is {shown}% below on-demand {od_text}{own}",
@@ -233,7 +240,7 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     for flag in state:
         if flag.startswith("spot:") and flag.removeprefix("spot:") not in crossed:
             ev.state[(rule.name, flag)] = None  # back under the threshold: may cross again
-    ev.emit(rule, out)
+    ev.emit(rule, out, known=False)
 
 
 def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
@@ -272,7 +279,7 @@ def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
                         rule, subject, subject, title, {**details, "event": event, "events": events}
                     )
                 )
-    ev.emit(rule, out)
+    ev.emit(rule, out, known=False)
 
 
 def ranking_change(rule: RankingChangeRule, ev: Evaluation) -> None:
@@ -304,7 +311,7 @@ def ranking_change(rule: RankingChangeRule, ev: Evaluation) -> None:
             profile_changed=False,
         )
         out.extend(_ranking_alerts(rule, ev, change))
-    ev.emit(rule, out)
+    ev.emit(rule, out, known=False)
 
 
 def _entry(e: Any) -> dict[str, Any]:

@@ -12,22 +12,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any
 
-from sqlalchemy import Engine, and_, func, select
+from sqlalchemy import (
+    DateTime,
+    Engine,
+    Numeric,
+    and_,
+    func,
+    literal,
+    or_,
+    select,
+    true,
+    type_coerce,
+)
 from sqlalchemy.orm import aliased
 
 from tracker.store.errors import database_errors
+from tracker.store.history import SeriesFilter
 from tracker.store.rankings import RankingEntry, RankingSnapshot
 from tracker.store.schema import CollectionRun, PricePoint, Series
+from tracker.store.types import utc_reader
 
 __all__ = [
-    "CurrentPrice",
+    "ChangeThreshold",
     "FailingCollector",
     "NewSeries",
     "PriceChange",
     "SnapshotPair",
-    "current_prices",
     "failing_collectors",
     "latest_ids",
     "new_series_since",
@@ -40,14 +52,12 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class PriceChange:
     interval_id: int
-    series_id: int
     provider: str
     instance_type: str
     region: str
     zone: str
     pricing: str
     gpu_model: str
-    gpu_raw_name: str
     gpu_count: Decimal
     old_price: Decimal
     old_currency: str
@@ -109,49 +119,116 @@ def latest_ids(engine: Engine) -> dict[str, int]:
         }
 
 
-def price_changes_since(engine: Engine, after_id: int) -> list[PriceChange]:
-    """Price intervals with id > ``after_id`` that follow an earlier interval of their offer."""
+@dataclass(frozen=True, slots=True)
+class ChangeThreshold:
+    """What a price change must reach to be worth reading: at least ``percent`` of the
+    old price, in ``direction`` ("either", "down", "up")."""
+
+    percent: Decimal
+    direction: str = "either"
+
+
+THRESHOLD_SLACK = Decimal("0.999999999999")
+"""The SQL threshold is a prefilter, loosened by this factor: the exact test is the
+caller's (a Decimal division rounded to 28 digits), which it must never disagree with."""
+
+
+def price_changes_since(
+    engine: Engine,
+    after_id: int,
+    where: SeriesFilter | None = None,
+    threshold: ChangeThreshold | None = None,
+) -> list[PriceChange]:
+    """Price intervals with id > ``after_id`` that follow an earlier interval of their
+    offer, of the series ``where`` selects.
+
+    ``threshold`` (Postgres: NUMERIC is exact) leaves out in SQL the changes between
+    prices in one currency that move less than it (or the wrong way), so that only
+    changes that can fire are read; SQLite stores money as text, so it reads them all
+    and the caller's exact test decides, as it does on both engines.
+    """
     prev = aliased(PricePoint)
-    previous_id = (
-        select(prev.id)
-        .where(prev.series_id == PricePoint.series_id, prev.first_seen < PricePoint.first_seen)
-        .order_by(prev.first_seen.desc(), prev.id.desc())
-        .limit(1)
-        .correlate(PricePoint)
-        .scalar_subquery()
-    )
-    inner = (
-        select(PricePoint.id.label("id"), previous_id.label("previous_id"))
-        .where(PricePoint.id > after_id)
-        .subquery()
-    )
-    old = aliased(PricePoint)
-    stmt = (
-        select(
-            PricePoint.id,
-            Series.id,
-            Series.provider,
-            Series.instance_type,
-            Series.region,
-            Series.zone,
-            Series.pricing,
-            Series.gpu_model,
-            Series.gpu_raw_name,
-            Series.gpu_count,
-            old.price,
-            old.currency,
-            PricePoint.price,
-            PricePoint.currency,
-            PricePoint.first_seen,
+    earlier = prev.series_id == PricePoint.series_id, prev.first_seen < PricePoint.first_seen
+    latest_first = prev.first_seen.desc(), prev.id.desc()
+    filters = (PricePoint.id > after_id, *(where.where() if where is not None else ()))
+    if engine.dialect.name == "postgresql":
+        # One probe of (series_id, first_seen) per change, for the changes the filters keep.
+        old: Any = (
+            select(prev.price, prev.currency)
+            .where(*earlier)
+            .order_by(*latest_first)
+            .limit(1)
+            .lateral("old")
         )
-        .select_from(inner)
-        .join(PricePoint, PricePoint.id == inner.c.id)
-        .join(old, old.id == inner.c.previous_id)
-        .join(Series, Series.id == PricePoint.series_id)
-        .order_by(PricePoint.id)
-    )
+        stmt = (
+            select(*_change_columns(old.c.price, old.c.currency))
+            .join(Series, Series.id == PricePoint.series_id)
+            .join(old, true())
+            .where(*filters)
+        )
+        if threshold is not None:
+            stmt = stmt.where(_moved(old.c.price, old.c.currency, threshold))
+    else:  # SQLite has no LATERAL: the previous interval's id, then the interval
+        previous_id = (
+            select(prev.id)
+            .where(*earlier)
+            .order_by(*latest_first)
+            .limit(1)
+            .correlate(PricePoint)
+            .scalar_subquery()
+        )
+        inner = (
+            select(PricePoint.id.label("id"), previous_id.label("previous_id"))
+            .join(Series, Series.id == PricePoint.series_id)
+            .where(*filters)
+            .subquery()
+        )
+        old = aliased(PricePoint)
+        stmt = (
+            select(*_change_columns(old.price, old.currency))
+            .select_from(inner)
+            .join(PricePoint, PricePoint.id == inner.c.id)
+            .join(old, old.id == inner.c.previous_id)
+            .join(Series, Series.id == PricePoint.series_id)
+        )
+    stmt = stmt.order_by(PricePoint.id)
+    utc = utc_reader()
     with database_errors("cannot read price changes"), engine.connect() as conn:
-        return [PriceChange(*row) for row in conn.execute(stmt).all()]  # type: ignore[call-arg]
+        rows = conn.execute(stmt).all()  # one fetch, not one driver call per row
+    return [PriceChange(*row[:12], utc(row[12])) for row in rows]  # type: ignore[arg-type, call-arg]
+
+
+def _change_columns(old_price: Any, old_currency: Any) -> tuple[Any, ...]:
+    """A :class:`PriceChange`'s columns (its time read raw: converted once per value)."""
+    return (
+        PricePoint.id,
+        Series.provider,
+        Series.instance_type,
+        Series.region,
+        Series.zone,
+        Series.pricing,
+        Series.gpu_model,
+        Series.gpu_count,
+        old_price,
+        old_currency,
+        PricePoint.price,
+        PricePoint.currency,
+        type_coerce(PricePoint.first_seen, DateTime(timezone=True)),
+    )
+
+
+def _moved(old_price: Any, old_currency: Any, threshold: ChangeThreshold) -> Any:
+    """The change from ``old_price`` to the interval's price reaches ``threshold``,
+    exactly on NUMERIC (no division); kept: two currencies (compared at a rate) and a
+    zero old price (the caller logs that it cannot compare)."""
+    new = PricePoint.price
+    hundred = literal(Decimal(100), Numeric(40, 24))
+    limit = old_price * literal(threshold.percent * THRESHOLD_SLACK, Numeric(40, 24))
+    moved = {
+        "down": (old_price - new) * hundred >= limit,
+        "up": (new - old_price) * hundred >= limit,
+    }.get(threshold.direction, func.abs(new - old_price) * hundred >= limit)
+    return or_(old_currency != PricePoint.currency, old_price == Decimal(0), moved)
 
 
 def new_series_since(engine: Engine, after_id: int) -> list[NewSeries]:
@@ -323,45 +400,3 @@ def oldest_running_start(engine: Engine, newer_than: datetime) -> datetime | Non
             )
         ).scalar()
     return value if isinstance(value, datetime) or value is None else None
-
-
-class CurrentPrice(NamedTuple):
-    """A listed offer's open price: what spot-discount rules compare, nothing more."""
-
-    provider: str
-    instance_type: str
-    region: str
-    zone: str
-    os: str
-    pricing: str
-    payment_option: str
-    gpu_model: str
-    gpu_raw_name: str
-    gpu_count: Decimal
-    price_per_hour: Decimal
-    currency: str
-    price_since: datetime
-
-
-def current_prices(engine: Engine, pricing: list[str]) -> list[CurrentPrice]:
-    """The open prices of listed offers of the given pricing models, as plain rows (a
-    big store's 130,000 spot and on-demand offers, without building an Offer each)."""
-    s, p = Series.__table__.c, PricePoint.__table__.c
-    stmt = (
-        select(
-            *(s[c] for c in CurrentPrice._fields[:9]),
-            s.gpu_count,
-            p.price,
-            p.currency,
-            p.first_seen,
-        )
-        .select_from(
-            Series.__table__.join(
-                PricePoint.__table__, and_(p.series_id == s.id, p.ended_at.is_(None))
-            )
-        )
-        .where(s.delisted_at.is_(None), s.pricing.in_(pricing))
-        .order_by(s.id)
-    )
-    with database_errors("cannot read the current prices"), engine.connect() as conn:
-        return [CurrentPrice._make(row) for row in conn.execute(stmt)]

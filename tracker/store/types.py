@@ -8,6 +8,7 @@ equal prices) and as ``NUMERIC`` on Postgres; times are UTC everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -15,7 +16,14 @@ from typing import Any
 from sqlalchemy import DateTime, Dialect, Numeric, String
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-__all__ = ["MONEY_SCALE", "Money", "UTCDateTime", "aggregate_datetime", "quantize_money"]
+__all__ = [
+    "MONEY_SCALE",
+    "Money",
+    "UTCDateTime",
+    "aggregate_datetime",
+    "quantize_money",
+    "utc_reader",
+]
 
 MONEY_SCALE = 10
 _QUANTUM = Decimal(1).scaleb(-MONEY_SCALE)
@@ -66,6 +74,23 @@ def aggregate_datetime(value: object) -> datetime | None:
     if not isinstance(value, datetime):
         raise TypeError(f"expected a time, got {type(value).__name__}: {value!r}")
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utc_reader() -> Callable[[object], datetime]:
+    """:func:`aggregate_datetime` for a non-null column read raw, remembering what it
+    converted: the many rows of a big read share a few times (a run's), each converted once."""
+    seen: dict[object, datetime] = {}
+
+    def utc(value: object) -> datetime:
+        found = seen.get(value)
+        if found is None:
+            converted = aggregate_datetime(value)
+            if converted is None:
+                raise TypeError("expected a time, got NULL")
+            found = seen[value] = converted
+        return found
+
+    return utc
 
 
 class UTCDateTime(TypeDecorator[datetime]):
