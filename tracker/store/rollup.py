@@ -225,14 +225,17 @@ def _stage_changes(
     series = (
         "JOIN series s ON s.id = p.series_id AND s.source = :source"
         if sqlite or last_point_id(conn) - since_id > PROBE_LIMIT
-        else "CROSS JOIN LATERAL (SELECT * FROM series WHERE id = p.series_id "
+        else f"CROSS JOIN LATERAL (SELECT {', '.join(KEY_COLUMNS)}, gpu_count FROM series "
+        "WHERE id = p.series_id "
         "AND source = :source OFFSET 0) s"
     )
     group = ", ".join((*KEY_COLUMNS, "currency"))
     spans = "MIN(first_seen) AS lo, MAX(first_seen) AS hi, COUNT(ended_at) AS closed"
+    # Narrow (no ranking columns): only the few rows at a group's minimum need them,
+    # fetched by primary key below; 200,000 wide rows cost ~15 % more to materialise.
     new = (
         f"SELECT {', '.join('s.' + c for c in KEY_COLUMNS)}, p.currency, p.series_id, "
-        "p.price, s.gpu_count, s.instance_type, s.zone, s.payment_option, p.first_seen, "
+        "p.price, p.first_seen, "
         f"p.ended_at{'' if sqlite else ', p.price / s.gpu_count AS pg'} "
         f"FROM price_points p {series} WHERE p.id > :since"
     )
@@ -244,10 +247,10 @@ def _stage_changes(
             f"WITH n AS MATERIALIZED ({new}), m AS (SELECT {group}, MIN(pg) AS pg, {spans} "
             f"FROM n GROUP BY {group}) SELECT DISTINCT ON ({group}) "
             f"{', '.join('m.' + c for c in (*KEY_COLUMNS, 'currency'))}, m.lo, m.hi, "
-            "m.closed, n.series_id, n.price, n.gpu_count, n.instance_type, n.zone, "
-            f"n.payment_option FROM m JOIN n ON {on} ORDER BY "
-            f"{', '.join('m.' + c for c in (*KEY_COLUMNS, 'currency'))}, "
-            "n.instance_type, n.zone, n.payment_option, n.series_id"
+            "m.closed, n.series_id, n.price, w.gpu_count, w.instance_type, w.zone, "
+            f"w.payment_option FROM m JOIN n ON {on} JOIN series w ON w.id = n.series_id "
+            f"ORDER BY {', '.join('m.' + c for c in (*KEY_COLUMNS, 'currency'))}, "
+            "w.instance_type, w.zone, w.payment_option, n.series_id"
         )
     conn.execute(
         text(temp_table("gt_roll_new", sqlite=sqlite) + select_sql),
