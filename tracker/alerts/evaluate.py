@@ -34,6 +34,7 @@ from tracker.store import alert_events
 from tracker.store import alerts as outbox
 from tracker.store import fx as fx_store
 from tracker.store.engine import Engine
+from tracker.store.outbox_stream import OutboxStream
 
 __all__ = ["Evaluation", "evaluate", "health_change_alerts"]
 
@@ -54,6 +55,9 @@ class Evaluation:
     state: dict[tuple[str, str], str | None] = field(default_factory=dict)
     fx_rates: Mapping[str, Decimal] | None = None
     """The manual ``fx_rates`` setting (currencies the ECB does not publish)."""
+    stream: OutboxStream | None = None
+    """Postgres: where :meth:`emit` hands alerts over to be inserted while the
+    evaluation goes on (committed with the state at the end)."""
     no_rate: Counter[tuple[str, str]] = field(default_factory=Counter)
     """Alerts left out for want of an exchange rate, by (rule, currency lacking one)."""
     _cache: dict[str, Any] = field(default_factory=dict)
@@ -137,7 +141,7 @@ class Evaluation:
         ON CONFLICT DO NOTHING): a big run's 85,000 keys are not looked up first."""
         unique = list({a.dedupe_key: a for a in candidates}.values())
         if not unique or (not known and not rule.cooldown):
-            self.alerts.extend(unique)
+            self._keep(unique)
             return
         queued = outbox.existing_keys(self.engine, [a.dedupe_key for a in unique])
         fresh = [a for a in unique if a.dedupe_key[:255] not in queued]
@@ -152,7 +156,12 @@ class Evaluation:
                 fired[a.subject] = self.now
                 kept.append(a)
             fresh = kept
-        self.alerts.extend(fresh)
+        self._keep(fresh)
+
+    def _keep(self, alerts: list[outbox.NewAlert]) -> None:
+        self.alerts.extend(alerts)
+        if self.stream is not None and alerts:
+            self.stream.add(alerts)
 
 
 def evaluate(
@@ -176,15 +185,24 @@ def evaluate(
         stored = outbox.read_state(engine, GLOBAL_RULE).get(CHECKPOINTS)
         ev.current, ev.safe, checkpoints = safe_ids(engine, ev.now, stored)
         ev.state[(GLOBAL_RULE, CHECKPOINTS)] = checkpoints
-    for rule in rules:
-        if isinstance(rule, CollectorHealthRule):
-            _failing_runs(rule, ev)
-        elif not health_only:
-            offer_rules.EVALUATORS[rule.type](rule, ev)  # type: ignore[operator]
+        ev.stream = outbox.stream_alerts(engine, ev.now)
+    try:
+        for rule in rules:
+            if isinstance(rule, CollectorHealthRule):
+                _failing_runs(rule, ev)
+            elif not health_only:
+                offer_rules.EVALUATORS[rule.type](rule, ev)  # type: ignore[operator]
+    except BaseException:
+        if ev.stream is not None:
+            ev.stream.abort()  # nothing queued
+        raise
     _report_no_rate(ev)
-    if not ev.alerts and not ev.state:
+    if ev.stream is not None:
+        queued = ev.stream.finish(ev.state)
+    elif not ev.alerts and not ev.state:
         return []
-    queued = outbox.queue_alerts(engine, ev.alerts, ev.now, state=ev.state)
+    else:
+        queued = outbox.queue_alerts(engine, ev.alerts, ev.now, state=ev.state)
     if queued:
         log.info(
             "%d alert(s) queued", len(queued), extra={"event": "alerts_queued", "alerts": queued}
