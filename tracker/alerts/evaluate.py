@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -40,6 +41,8 @@ __all__ = ["Evaluation", "evaluate", "health_change_alerts"]
 
 log = logging.getLogger(__name__)
 SEEDED = "@seeded"
+READERS = 2
+"""Rules' reads running at one time ahead of the rule being built (Postgres)."""
 
 
 @dataclass
@@ -58,6 +61,9 @@ class Evaluation:
     stream: OutboxStream | None = None
     """Postgres: where :meth:`emit` hands alerts over to be inserted while the
     evaluation goes on (committed with the state at the end)."""
+    reads: dict[int, Future[Any] | None] = field(default_factory=dict)
+    """Postgres: rules' reads started ahead on a reader thread (:func:`offer_rules.read_ahead`),
+    by ``id(rule)``; None: the rule seeds, nothing to read."""
     no_rate: Counter[tuple[str, str]] = field(default_factory=Counter)
     """Alerts left out for want of an exchange rate, by (rule, currency lacking one)."""
     _cache: dict[str, Any] = field(default_factory=dict)
@@ -186,7 +192,11 @@ def evaluate(
         ev.current, ev.safe, checkpoints = safe_ids(engine, ev.now, stored)
         ev.state[(GLOBAL_RULE, CHECKPOINTS)] = checkpoints
         ev.stream = outbox.stream_alerts(engine, ev.now)
+    reader = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="gt-alert-reads")
     try:
+        if ev.stream is not None:
+            # Each rule's offers read while the rules before it build their alerts.
+            offer_rules.read_ahead(rules, ev, reader)
         for rule in rules:
             if isinstance(rule, CollectorHealthRule):
                 _failing_runs(rule, ev)
@@ -196,6 +206,8 @@ def evaluate(
         if ev.stream is not None:
             ev.stream.abort()  # nothing queued
         raise
+    finally:
+        reader.shutdown(wait=True, cancel_futures=True)
     _report_no_rate(ev)
     if ev.stream is not None:
         queued = ev.stream.finish(ev.state)

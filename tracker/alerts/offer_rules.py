@@ -15,11 +15,13 @@ currencies compare in the rule's. Without a rate the alert is left out and count
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import fields
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tracker.alerts.rules import (
     NewHardwareRule,
@@ -36,10 +38,15 @@ from tracker.store.spot_pairs import spot_pairs
 if TYPE_CHECKING:
     from tracker.alerts.evaluate import Evaluation
 
-__all__ = ["EVALUATORS", "percent"]
+__all__ = ["EVALUATORS", "percent", "read_ahead"]
 
 log = logging.getLogger(__name__)
 CENT = Decimal("0.01")
+T = TypeVar("T")
+EMIT_BATCH = 5_000
+"""A ``price_change`` rule without a cooldown hands its alerts over in batches of this
+many (each change is its own dedupe key, so batches dedupe as the whole list would): a
+big run's are inserted while the rest are built, not all after."""
 SHOWN = Decimal("0.0001")
 """A converted price is shown to a hundredth of a cent (a rate makes ten decimals)."""
 
@@ -69,16 +76,50 @@ def _series(rule: PriceChangeRule | SpotDiscountRule | NewHardwareRule) -> Serie
     )
 
 
-def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
+def read_ahead(rules: Sequence[Any], ev: Evaluation, reader: Executor) -> None:
+    """Start the ``price_change`` and ``spot_discount`` rules' reads on ``reader``, in
+    order (:attr:`Evaluation.reads`): the database answers one rule while the rules
+    before it build their alerts. Cursors and state are read here, on the caller's
+    thread, as the rule would read them."""
+    for rule in rules:
+        load: Callable[[], list[Any]] | None
+        if isinstance(rule, PriceChangeRule):
+            load = _changes_reader(rule, ev)
+        elif isinstance(rule, SpotDiscountRule):
+            load = partial(spot_pairs, ev.engine, _series(rule))
+        else:
+            continue
+        ev.reads[id(rule)] = None if load is None else reader.submit(load)
+
+
+def _read(rule: Any, ev: Evaluation, load: Callable[[], list[T]] | None) -> list[T] | None:
+    """The rule's rows, read ahead or now; None when it has nothing to read (it seeds)."""
+    if id(rule) in ev.reads:
+        ahead = ev.reads.pop(id(rule))
+        return None if ahead is None else ahead.result()  # type: ignore[no-any-return]
+    return None if load is None else load()
+
+
+def _changes_reader(
+    rule: PriceChangeRule, ev: Evaluation
+) -> Callable[[], list[alert_events.PriceChange]] | None:
+    """The rule's read of the changes since its cursor (None on its first evaluation)."""
     state = ev.rule_state(rule)
     cursor = ev.cursor(rule, state, "price_points")
     if cursor is None:
-        return
+        return None
     # Only the changes of the rule's offers, and on Postgres only those reaching its
     # threshold, come out of the store: after a big run that is the difference between
     # reading 100,000 changes per rule and reading the ones that fire.
     threshold = alert_events.ChangeThreshold(rule.threshold_percent, rule.direction)
-    changes = alert_events.price_changes_since(ev.engine, cursor, _series(rule), threshold)
+    return partial(alert_events.price_changes_since, ev.engine, cursor, _series(rule), threshold)
+
+
+def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
+    ahead = id(rule) in ev.reads
+    changes = _read(rule, ev, None if ahead else _changes_reader(rule, ev))
+    if changes is None:
+        return
     out: list[NewAlert] = []
     for c in changes:
         if not c.old_price:
@@ -99,6 +140,9 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
             if not _reaches(rule, change):
                 continue
         out.append(_price_alert(rule, ev, c, old, new, change))
+        if len(out) == EMIT_BATCH and not rule.cooldown:
+            ev.emit(rule, out, known=False)  # queued (Postgres) while the rest is built
+            out = []
     ev.emit(rule, out, known=False)
 
 
@@ -178,7 +222,7 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     state = ev.rule_state(rule)
     seeding = ev.seeding(rule, state)
     # The rule's spot offers with an on-demand counterpart, paired in SQL.
-    offers = spot_pairs(ev.engine, _series(rule))
+    offers = _read(rule, ev, partial(spot_pairs, ev.engine, _series(rule))) or []
     crossed: set[str] = set()
     out: list[NewAlert] = []
     for o in offers:

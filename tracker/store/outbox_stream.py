@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CHUNK", "OutboxStream"]
 
-CHUNK = 10_000
+CHUNK = 5_000
 """Alerts per COPY and insert: small enough that the last rule's alerts (inserted after
 everything else is built) are not a long tail, large enough to keep statements few."""
 
