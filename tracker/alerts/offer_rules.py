@@ -28,6 +28,7 @@ from tracker.alerts.rules import (
     PriceChangeRule,
     RankingChangeRule,
     SpotDiscountRule,
+    channels_of,
 )
 from tracker.fx import USD
 from tracker.store import alert_events
@@ -77,7 +78,7 @@ def _series(rule: PriceChangeRule | SpotDiscountRule | NewHardwareRule) -> Serie
 
 
 def read_ahead(rules: Sequence[Any], ev: Evaluation, reader: Executor) -> None:
-    """Start the ``price_change`` and ``spot_discount`` rules' reads on ``reader``, in
+    """Start the ``price_change``, ``spot_discount`` and ``new_hardware`` rules' reads on ``reader``, in
     order (:attr:`Evaluation.reads`): the database answers one rule while the rules
     before it build their alerts. Cursors and state are read here, on the caller's
     thread, as the rule would read them."""
@@ -87,6 +88,8 @@ def read_ahead(rules: Sequence[Any], ev: Evaluation, reader: Executor) -> None:
             load = _changes_reader(rule, ev)
         elif isinstance(rule, SpotDiscountRule):
             load = partial(spot_pairs, ev.engine, _series(rule))
+        elif isinstance(rule, NewHardwareRule):
+            load = _series_reader(rule, ev)
         else:
             continue
         ev.reads[id(rule)] = None if load is None else reader.submit(load)
@@ -121,6 +124,7 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     if changes is None:
         return
     out: list[NewAlert] = []
+    alert = _PriceAlerts(rule, ev)
     for c in changes:
         if not c.old_price:
             log.debug("price interval %d: no comparable previous price", c.interval_id)
@@ -139,7 +143,7 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
             change = percent(old, new)
             if not _reaches(rule, change):
                 continue
-        out.append(_price_alert(rule, ev, c, old, new, change))
+        out.append(alert(c, old, new, change))
         if len(out) == EMIT_BATCH and not rule.cooldown:
             ev.emit(rule, out, known=False)  # queued (Postgres) while the rest is built
             out = []
@@ -153,27 +157,33 @@ def _reaches(rule: PriceChangeRule, change: Decimal) -> bool:
     return abs(change) >= rule.threshold_percent
 
 
-def _price_alert(
-    rule: PriceChangeRule,
-    ev: Evaluation,
-    c: alert_events.PriceChange,
-    old: Decimal,
-    new: Decimal,
-    change: Decimal,
-) -> NewAlert:
-    pct = change.quantize(CENT)
-    where = f"{c.region}/{c.zone}" if c.zone else c.region
-    old_text = _shown(old, c.old_currency, rule.currency)
-    new_text = _shown(new, c.currency, rule.currency)
-    own = _own(rule.currency, (c.old_price, c.old_currency), (c.new_price, c.currency))
-    count = f"{c.gpu_count.normalize():f}"
-    return ev.alert(
-        rule,
-        str(c.interval_id),
-        _offer_subject(c.provider, c.instance_type, c.region, c.zone, c.pricing),
-        f"{c.provider} {c.instance_type} {where} {c.pricing}: "
-        f"{old_text} → {new_text} {rule.currency}/h ({pct:+}%){own}",
-        {
+class _PriceAlerts:
+    """One rule's price alerts, what they share worked out once (a big run builds tens
+    of thousands: the dedupe key's prefix, the channels, a GPU count's and a time's text)."""
+
+    def __init__(self, rule: PriceChangeRule, ev: Evaluation) -> None:
+        self.rule, self.kind, self.currency = rule.name, rule.type, rule.currency
+        self.key = f"{rule.name}|{rule.type}|"
+        self.channels = channels_of(rule, ev.channels)
+        self.counts: dict[Decimal, str] = {}
+        self.times: dict[datetime, str] = {}
+
+    def __call__(
+        self, c: alert_events.PriceChange, old: Decimal, new: Decimal, change: Decimal
+    ) -> NewAlert:
+        pct, cur = change.quantize(CENT), self.currency
+        where = f"{c.region}/{c.zone}" if c.zone else c.region
+        old_text = _shown(old, c.old_currency, cur)
+        new_text = _shown(new, c.currency, cur)
+        own = _own(cur, (c.old_price, c.old_currency), (c.new_price, c.currency))
+        count = self.counts.get(c.gpu_count)
+        if count is None:
+            count = self.counts[c.gpu_count] = f"{c.gpu_count.normalize():f}"
+        at = self.times.get(c.at)
+        if at is None:
+            at = self.times[c.at] = c.at.isoformat()
+        details = {
+            "kind": self.kind,
             "provider": c.provider,
             "instance_type": c.instance_type,
             "region": where,
@@ -183,12 +193,20 @@ def _price_alert(
             "gpu_model": c.gpu_model,
             "old": old_text,
             "new": new_text,
-            "currency": rule.currency,
+            "currency": cur,
             "change_pct": str(pct),
             "own": own.strip(" []"),
-            "at": c.at.isoformat(),
-        },
-    )
+            "at": at,
+        }
+        title = (
+            f"{c.provider} {c.instance_type} {where} {c.pricing}: "
+            f"{old_text} → {new_text} {cur}/h ({pct:+}%){own}"
+        )
+        subject = _offer_subject(c.provider, c.instance_type, c.region, c.zone, c.pricing)
+        return NewAlert(
+            f"{self.key}{c.interval_id}", self.rule, self.kind, subject, title, details,
+            self.channels,
+        )  # fmt: skip
 
 
 Priced = tuple[Decimal, str]
@@ -287,13 +305,21 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     ev.emit(rule, out, known=False)
 
 
+def _series_reader(
+    rule: NewHardwareRule, ev: Evaluation
+) -> Callable[[], list[alert_events.NewSeries]] | None:
+    """The rule's read of the series since its cursor (None on its first evaluation)."""
+    cursor = ev.cursor(rule, ev.rule_state(rule), "series")
+    return None if cursor is None else partial(alert_events.new_series_since, ev.engine, cursor)
+
+
 def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
-    state = ev.rule_state(rule)
-    cursor = ev.cursor(rule, state, "series")
-    if cursor is None:
+    ahead = id(rule) in ev.reads
+    series = _read(rule, ev, None if ahead else _series_reader(rule, ev))
+    if series is None:
         return
     out: list[NewAlert] = []
-    for s in alert_events.new_series_since(ev.engine, cursor):
+    for s in series:
         if not rule.matches_priced(s.pricing, s.provider, s.region, s.gpu_model, s.gpu_raw_name):
             continue
         details = {
