@@ -61,7 +61,7 @@ class Evaluation:
     stream: OutboxStream | None = None
     """Postgres: where :meth:`emit` hands alerts over to be inserted while the
     evaluation goes on (committed with the state at the end)."""
-    reads: dict[int, Future[Any] | None] = field(default_factory=dict)
+    reads: dict[int, list[Future[Any]] | None] = field(default_factory=dict)
     """Postgres: rules' reads started ahead on a reader thread (:func:`offer_rules.read_ahead`),
     by ``id(rule)``; None: the rule seeds, nothing to read."""
     no_rate: Counter[tuple[str, str]] = field(default_factory=Counter)

@@ -15,12 +15,13 @@ currencies compare in the rule's. Without a rate the alert is left out and count
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from dataclasses import fields
 from datetime import datetime
 from decimal import Decimal
 from functools import partial
+from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tracker.alerts.rules import (
@@ -34,7 +35,7 @@ from tracker.fx import USD
 from tracker.store import alert_events
 from tracker.store.alerts import NewAlert
 from tracker.store.history import SeriesFilter
-from tracker.store.spot_pairs import spot_pairs
+from tracker.store.spot_pairs import SpotPair, spot_pairs
 
 if TYPE_CHECKING:
     from tracker.alerts.evaluate import Evaluation
@@ -77,35 +78,38 @@ def _series(rule: PriceChangeRule | SpotDiscountRule | NewHardwareRule) -> Serie
     )
 
 
+Loads = list[Callable[[], list[T]]]
+
+
 def read_ahead(rules: Sequence[Any], ev: Evaluation, reader: Executor) -> None:
-    """Start the ``price_change``, ``spot_discount`` and ``new_hardware`` rules' reads on ``reader``, in
-    order (:attr:`Evaluation.reads`): the database answers one rule while the rules
-    before it build their alerts. Cursors and state are read here, on the caller's
-    thread, as the rule would read them."""
+    """Start the ``price_change``, ``spot_discount`` and ``new_hardware`` rules' reads on
+    ``reader``, in order (:attr:`Evaluation.reads`): the database answers one rule while the rules before it build their alerts. Cursors and
+    state are read here, on the caller's thread, as the rule would read them."""
     for rule in rules:
-        load: Callable[[], list[Any]] | None
+        loads: Loads[Any] | None
         if isinstance(rule, PriceChangeRule):
-            load = _changes_reader(rule, ev)
+            loads = _changes_reader(rule, ev)
         elif isinstance(rule, SpotDiscountRule):
-            load = partial(spot_pairs, ev.engine, _series(rule))
+            loads = [partial(spot_pairs, ev.engine, _series(rule))]
         elif isinstance(rule, NewHardwareRule):
-            load = _series_reader(rule, ev)
+            loads = _series_reader(rule, ev)
         else:
             continue
-        ev.reads[id(rule)] = None if load is None else reader.submit(load)
+        ev.reads[id(rule)] = None if loads is None else [reader.submit(f) for f in loads]
 
 
-def _read(rule: Any, ev: Evaluation, load: Callable[[], list[T]] | None) -> list[T] | None:
-    """The rule's rows, read ahead or now; None when it has nothing to read (it seeds)."""
+def _read(rule: Any, ev: Evaluation, loads: Loads[T] | None) -> Iterator[list[T]] | None:
+    """The rule's rows (in parts), read ahead or now; None when it has nothing to read
+    (it seeds)."""
     if id(rule) in ev.reads:
         ahead = ev.reads.pop(id(rule))
-        return None if ahead is None else ahead.result()  # type: ignore[no-any-return]
-    return None if load is None else load()
+        return None if ahead is None else (part.result() for part in ahead)
+    return None if loads is None else (load() for load in loads)
 
 
 def _changes_reader(
     rule: PriceChangeRule, ev: Evaluation
-) -> Callable[[], list[alert_events.PriceChange]] | None:
+) -> Loads[alert_events.PriceChange] | None:
     """The rule's read of the changes since its cursor (None on its first evaluation)."""
     state = ev.rule_state(rule)
     cursor = ev.cursor(rule, state, "price_points")
@@ -115,17 +119,17 @@ def _changes_reader(
     # threshold, come out of the store: after a big run that is the difference between
     # reading 100,000 changes per rule and reading the ones that fire.
     threshold = alert_events.ChangeThreshold(rule.threshold_percent, rule.direction)
-    return partial(alert_events.price_changes_since, ev.engine, cursor, _series(rule), threshold)
+    return [partial(alert_events.price_changes_since, ev.engine, cursor, _series(rule), threshold)]
 
 
 def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     ahead = id(rule) in ev.reads
-    changes = _read(rule, ev, None if ahead else _changes_reader(rule, ev))
-    if changes is None:
+    parts = _read(rule, ev, None if ahead else _changes_reader(rule, ev))
+    if parts is None:
         return
     out: list[NewAlert] = []
     alert = _PriceAlerts(rule, ev)
-    for c in changes:
+    for c in chain.from_iterable(parts):
         if not c.old_price:
             log.debug("price interval %d: no comparable previous price", c.interval_id)
             continue
@@ -135,10 +139,13 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
         change = percent(c.old_price, c.new_price) if same else None
         if change is not None and not _reaches(rule, change):
             continue
-        shown = _pair(rule, ev, (c.old_price, c.old_currency), (c.new_price, c.currency), c.at)
-        if shown is None:
-            continue
-        old, new = shown
+        if same and c.currency == rule.currency:  # as _pair would: no rate needed
+            old, new = c.old_price, c.new_price
+        else:
+            shown = _pair(rule, ev, (c.old_price, c.old_currency), (c.new_price, c.currency), c.at)
+            if shown is None:
+                continue
+            old, new = shown
         if change is None:
             change = percent(old, new)
             if not _reaches(rule, change):
@@ -240,7 +247,8 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     state = ev.rule_state(rule)
     seeding = ev.seeding(rule, state)
     # The rule's spot offers with an on-demand counterpart, paired in SQL.
-    offers = _read(rule, ev, partial(spot_pairs, ev.engine, _series(rule))) or []
+    loads: Loads[SpotPair] = [partial(spot_pairs, ev.engine, _series(rule))]
+    offers = chain.from_iterable(_read(rule, ev, loads) or [])
     crossed: set[str] = set()
     out: list[NewAlert] = []
     for o in offers:
@@ -305,21 +313,19 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     ev.emit(rule, out, known=False)
 
 
-def _series_reader(
-    rule: NewHardwareRule, ev: Evaluation
-) -> Callable[[], list[alert_events.NewSeries]] | None:
+def _series_reader(rule: NewHardwareRule, ev: Evaluation) -> Loads[alert_events.NewSeries] | None:
     """The rule's read of the series since its cursor (None on its first evaluation)."""
     cursor = ev.cursor(rule, ev.rule_state(rule), "series")
-    return None if cursor is None else partial(alert_events.new_series_since, ev.engine, cursor)
+    return None if cursor is None else [partial(alert_events.new_series_since, ev.engine, cursor)]
 
 
 def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
     ahead = id(rule) in ev.reads
-    series = _read(rule, ev, None if ahead else _series_reader(rule, ev))
-    if series is None:
+    parts = _read(rule, ev, None if ahead else _series_reader(rule, ev))
+    if parts is None:
         return
     out: list[NewAlert] = []
-    for s in series:
+    for s in chain.from_iterable(parts):
         if not rule.matches_priced(s.pricing, s.provider, s.region, s.gpu_model, s.gpu_raw_name):
             continue
         details = {

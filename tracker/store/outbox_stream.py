@@ -56,6 +56,8 @@ WITH queued AS (
 SELECT id FROM queued ORDER BY id
 """
 
+Row = tuple[int, str, str, str, str, str, str, str]
+"""seq, dedupe key, rule, kind, subject, title, details and channels as JSON."""
 StateWriter = Callable[[Connection, Mapping[tuple[str, str], str | None], datetime], None]
 
 
@@ -69,16 +71,28 @@ class OutboxStream:
         self._seq = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gt-outbox")
         self._batches: list[Future[list[int]]] = []
+        self._dumps = json.JSONEncoder().encode
+        self._channels: dict[tuple[str, ...], str] = {}  # a rule's alerts share theirs
 
     def add(self, alerts: Iterable[NewAlert]) -> None:
         """Queue ``alerts`` (those whose dedupe key was handed over before are left out)."""
-        fresh: list[tuple[int, str, NewAlert]] = []
-        for alert in alerts:
-            key = alert.dedupe_key[:255]
-            if key not in self._seen:
-                self._seen.add(key)
-                fresh.append((self._seq, key, alert))
-                self._seq += 1
+        # Encoded here, on the caller's thread: the writer's is the longer task, and
+        # its waits on the server are what overlap the caller's work.
+        fresh: list[Row] = []
+        dumps, channels = self._dumps, self._channels
+        for a in alerts:
+            key = a.dedupe_key[:255]
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            to = channels.get(a.channels)
+            if to is None:
+                to = channels[a.channels] = dumps(list(a.channels))
+            details = a.details if isinstance(a.details, dict) else dict(a.details)
+            fresh.append(
+                (self._seq, key, a.rule, a.kind, a.subject[:255], a.title, dumps(details), to)
+            )
+            self._seq += 1
         rows = iter(fresh)
         while batch := list(islice(rows, CHUNK)):
             self._batches.append(self._writer.submit(self._insert, batch))
@@ -111,7 +125,7 @@ class OutboxStream:
             self._conn = self._engine.connect()
         return self._conn
 
-    def _insert(self, batch: list[tuple[int, str, NewAlert]]) -> list[int]:
+    def _insert(self, batch: list[Row]) -> list[int]:
         """On the writer thread: one COPY into the staging table and one insert of the
         alerts and their deliveries; the new ids."""
         first = self._conn is None
@@ -130,13 +144,8 @@ class OutboxStream:
             conn.exec_driver_sql("TRUNCATE gt_outbox")
         raw = conn.connection.driver_connection
         assert raw is not None
-        dumps = json.JSONEncoder().encode
         with raw.cursor() as cur, cur.copy(f"COPY gt_outbox ({_COLUMNS}) FROM STDIN") as copy:
-            for n, key, a in batch:
-                details = a.details if isinstance(a.details, dict) else dict(a.details)
-                copy.write_row(
-                    (n, key, a.rule, a.kind, a.subject[:255], a.title, dumps(details),
-                     dumps(list(a.channels)))
-                )  # fmt: skip
+            for row in batch:
+                copy.write_row(row)
         params: dict[str, Any] = {"now": self._now, "pending": PENDING}
         return [int(alert_id) for (alert_id,) in conn.exec_driver_sql(_QUEUE_SQL, params).all()]
