@@ -83,9 +83,11 @@ Loads = list[Callable[[], list[T]]]
 
 def read_ahead(rules: Sequence[Any], ev: Evaluation, reader: Executor) -> None:
     """Start the ``price_change``, ``spot_discount`` and ``new_hardware`` rules' reads on
-    ``reader``, in order (:attr:`Evaluation.reads`): the database answers one rule while the rules before it build their alerts. Cursors and
-    state are read here, on the caller's thread, as the rule would read them."""
-    for rule in rules:
+    ``reader`` (:attr:`Evaluation.reads`): the database answers one rule while the rules
+    before it build their alerts. The ``price_change`` reads go first (in rule order):
+    theirs are the rows a big run's alerts are built from, the others' are few. Cursors
+    and state are read here, on the caller's thread, as the rule would read them."""
+    for rule in sorted(rules, key=lambda r: not isinstance(r, PriceChangeRule)):
         loads: Loads[Any] | None
         if isinstance(rule, PriceChangeRule):
             loads = _changes_reader(rule, ev)

@@ -62,6 +62,7 @@ __all__ = [
     "mark_sent",
     "queue_alerts",
     "read_state",
+    "read_states",
     "stream_alerts",
     "write_states",
 ]
@@ -283,6 +284,20 @@ def read_state(engine: Engine, rule: str) -> dict[str, str]:
             select(AlertState.subject, AlertState.value).where(AlertState.rule == rule)
         ).all()
     return {subject: value for subject, value in rows}
+
+
+def read_states(engine: Engine, rules: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Everything each of ``rules`` remembers, by rule then subject, in one read."""
+    found: dict[str, dict[str, str]] = {rule: {} for rule in rules}
+    with database_errors("cannot read alert state"), engine.connect() as conn:
+        rows = conn.execute(
+            select(AlertState.rule, AlertState.subject, AlertState.value).where(
+                AlertState.rule.in_(sorted(found))
+            )
+        ).all()
+    for rule, subject, value in rows:
+        found[rule][subject] = value
+    return found
 
 
 def last_fired(engine: Engine, rule: str, subjects: Iterable[str]) -> dict[str, datetime]:
