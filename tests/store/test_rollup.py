@@ -32,6 +32,7 @@ from tracker.store import history, rollup, rollup_read
 from tracker.store.engine import Engine
 
 START = datetime(2026, 5, 1, tzinfo=UTC)
+HOUR = timedelta(hours=1)
 GroupRow = tuple[int, Decimal, datetime, datetime | None]
 
 
@@ -233,3 +234,72 @@ def test_trend_from_rollup_equals_raw_intervals(
             raw = trend.cheapest_trend(engine, rates, times, where)
         assert raw and any(v is not None for values in raw.values() for v in values)
         assert got == raw, where
+
+
+def test_stepped_read_covers_boundaries_and_the_end_time(engine: Engine) -> None:
+    # Postgres expands each rollup interval to the steps it covers (rollup_read._expanded)
+    # instead of probing each step: every grid shape must give the raw probe's answer.
+    rng = random.Random(13)
+    _history(rng, engine, runs=10)  # runs every 6 h from START: 00:00 … 54:00
+    where = history.SeriesFilter()
+    last = START + timedelta(hours=54)
+    grids = [
+        # 6-hour steps land exactly on the runs, where intervals start and end
+        history.Steps(START, timedelta(hours=6), 10),
+        # from before the first run (nothing in force) to after the last
+        history.Steps(START - timedelta(hours=5), timedelta(hours=3), 25),
+        # a window's end after the regular steps, inside and beyond the history
+        history.Steps(START, timedelta(hours=7), 4, end=START + timedelta(hours=22)),
+        history.Steps(START + timedelta(hours=1), timedelta(hours=12), 3, end=last),
+        history.Steps(START + timedelta(hours=40), timedelta(days=1), 1, end=last),
+    ]
+    for times in grids:
+        raw = history.cheapest_at(engine, times, where, per=("gpu_model",))
+        got = rollup_read.cheapest(engine, times, where, per=("gpu_model",))
+        assert raw and got == raw, times
+    # the end time numbered after the regular steps (k = count), with its own price
+    ended = history.Steps(START, timedelta(hours=7), 4, end=START + timedelta(hours=22))
+    assert {s.k for s in rollup_read.cheapest(engine, ended, where)} == {0, 1, 2, 3, 4}
+
+
+def test_cheaper_newcomer_spares_repricing_the_key(
+    engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("the forward step is Postgres's (SQLite recomputes every touched key)")
+    # One group, three offers (1 GPU each): a 10.00, b 12.00, c 15.00; a is the cheapest.
+    a, b, c = (
+        make_offer(instance_type=f"gpu.{n}", gpu_count=Decimal(1), price_per_hour=Decimal(p))
+        for n, p in (("a", "10.00"), ("b", "12.00"), ("c", "15.00"))
+    )
+    collect(engine, [a, b, c], START)
+    # Next run: a rises to 11.00 (its cheapest got dearer) but b drops to 9.00, below
+    # a's old 10.00, so b beats every offer the run left alone (c at 15.00 ranked after
+    # 10.00): the answer is b at 9.00 without repricing the key from all its offers.
+    with caplog.at_level("DEBUG", logger="tracker.store"):
+        collect(
+            engine,
+            [_priced(a, Decimal("11.00")), _priced(b, Decimal("9.00")), c],
+            START + timedelta(hours=6),
+        )
+    assert "rollup forward: 0 keys whose cheapest got dearer" in caplog.text
+    assert _stored(engine) == _raw_expected(engine)
+    (steps,) = _stored(engine).values()
+    assert [(price, first) for _, price, first, _ in steps] == [
+        (Decimal("10.00"), START),
+        (Decimal("9.00"), START + HOUR * 6),
+    ]
+    # When nothing the run changed beats the old cheapest, the key is repriced from all
+    # its offers: a (cheapest at 8.00) rises to 9.50, and b, untouched at 9.00, wins.
+    collect(
+        engine, [_priced(a, Decimal("8.00")), _priced(b, Decimal("9.00")), c], START + HOUR * 12
+    )
+    caplog.clear()
+    with caplog.at_level("DEBUG", logger="tracker.store"):
+        collect(
+            engine, [_priced(a, Decimal("9.50")), _priced(b, Decimal("9.00")), c], START + HOUR * 18
+        )
+    assert "rollup forward: 1 keys whose cheapest got dearer" in caplog.text
+    assert _stored(engine) == _raw_expected(engine)
+    (steps,) = _stored(engine).values()
+    assert (steps[-1][1], steps[-1][2]) == (Decimal("9.00"), START + HOUR * 18)

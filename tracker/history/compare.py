@@ -18,7 +18,7 @@ from tracker.catalog import GpuSelection
 from tracker.history.views import per_gpu_hour
 from tracker.models import PricingModel
 from tracker.store import history as store
-from tracker.store import rollup_read
+from tracker.store import rate_gaps, rollup_read
 from tracker.store.engine import Engine
 from tracker.store.types import quantize_money
 
@@ -156,4 +156,4 @@ def compare_without_rate(
     """The offers :func:`compare_rows` (same arguments) left out now, 7 or 30 days ago
     for want of an exchange rate then, by currency (each offer once)."""
     where = store.SeriesFilter(gpu=gpu, provider=provider)
-    return store.without_rate_at(engine, [now - ago for ago in AGO], where, fx_rates=fx_rates)
+    return rate_gaps.without_rate_at(engine, [now - ago for ago in AGO], where, fx_rates=fx_rates)

@@ -23,7 +23,7 @@ from tracker.history.args import Grid, HistoryArgumentError, Window
 from tracker.models import PricingModel
 from tracker.store import fx as fx_store
 from tracker.store import history as store
-from tracker.store import offer_probe, queries, rollup_read
+from tracker.store import offer_probe, queries, rate_gaps, rollup_read
 from tracker.store.engine import Engine
 from tracker.store.types import quantize_money
 
@@ -237,7 +237,7 @@ def gpu_steps_without_rate(
     """The offers :func:`gpu_steps` (same arguments) left out at some step for want of
     an exchange rate then, by currency (each offer once): the count its reader reports."""
     where = store.SeriesFilter(gpu=gpu, provider=provider, region=region, pricing=pricing)
-    return store.without_rate_at(engine, grid, where, fx_rates=fx_rates)
+    return rate_gaps.without_rate_at(engine, grid, where, fx_rates=fx_rates)
 
 
 def offer_intervals(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, NamedTuple
@@ -44,7 +44,7 @@ from tracker.catalog import GpuSelection
 from tracker.models import PricingModel
 from tracker.store.engine import Engine
 from tracker.store.errors import database_errors
-from tracker.store.fx import load_rates, usd_sql
+from tracker.store.fx import usd_sql
 from tracker.store.last_seen import effective_last_seen, join_confirmations
 from tracker.store.schema import PricePoint, Series
 from tracker.store.types import UTCDateTime, quantize_money
@@ -60,7 +60,6 @@ __all__ = [
     "offer_steps",
     "stored_gpu_names",
     "usd_price",
-    "without_rate_at",
 ]
 
 SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"
@@ -285,10 +284,14 @@ def _in_force(
 def _reading(engine: Engine) -> Iterator[Connection]:
     """A connection for a probe read. On Postgres, without JIT compilation: the planner's
     row estimates for a generated grid make it compile the probe loop, which costs about
-    a second and saves nothing on a read made of short index probes."""
+    a second and saves nothing on a read made of short index probes. And room to rank in
+    memory: a year of daily steps × 84 groups is 30,000 rows to sort per step, which the
+    default 4 MB spills to disk (an external merge, a third of the read)."""
     with engine.connect() as conn:
         if engine.dialect.name == "postgresql":
-            conn.exec_driver_sql("SET LOCAL jit = off")
+            conn.exec_driver_sql(  # both for this transaction, in one round trip
+                "SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)"
+            )
         yield conn
 
 
@@ -344,15 +347,9 @@ def cheapest_in(
     reads build theirs from its intervals, tracker.store.rollup_read)."""
     s, p = f.s, f.p
     usd = usd_price(p, f.t, fx_rates)
-    rank = (
-        func.row_number()
-        .over(
-            partition_by=[f.k, *(s.c[c] for c in per)],
-            order_by=[usd / s.c.gpu_count, *(s.c[c] for c in RANK_KEYS)],
-        )
-        .label("rank")
-    )
-    ranked = (
+    # The lowest per group first (a hashed MIN over every pair), then the identity order
+    # among the few pairs at it: sorting every pair by price and identity costs more.
+    priced = (
         select(
             f.k.label("k"),
             s.c.gpu_model,
@@ -361,13 +358,30 @@ def cheapest_in(
             p.c.price,
             p.c.currency,
             usd.label("price_usd"),
-            rank,
+            (usd / s.c.gpu_count).label("per_gpu"),
         )
         .select_from(f.source)
         .where(usd.is_not(None))  # no rate at that step: never the cheapest, never 1.0
+        .cte("priced")
+    )
+    groups = [priced.c.k, *(priced.c[c] for c in per)]
+    lowest = (
+        select(*groups, func.min(priced.c.per_gpu).label("per_gpu"))
+        .group_by(*groups)
+        .subquery("lowest")
+    )
+    rank = (
+        func.row_number()
+        .over(partition_by=groups, order_by=[priced.c[c] for c in RANK_KEYS])
+        .label("rank")
+    )
+    at_lowest = and_(*(lowest.c[c.name] == c for c in groups), lowest.c.per_gpu == priced.c.per_gpu)
+    fields = list(CheapestStep._fields)
+    ranked = (
+        select(*(priced.c[f] for f in fields), rank)
+        .select_from(priced.join(lowest, at_lowest))
         .subquery("ranked")
     )
-    fields = list(CheapestStep._fields)
     stmt: Select[Any] = (
         select(*(ranked.c[f] for f in fields))
         .where(ranked.c.rank == 1)
@@ -375,57 +389,6 @@ def cheapest_in(
     )
     with database_errors("cannot read the price history"), _reading(engine) as conn:
         return [CheapestStep._make(row) for row in conn.execute(stmt).all()]
-
-
-def without_rate_at(
-    engine: Engine,
-    times: Times,
-    where: SeriesFilter,
-    *,
-    fx_rates: Mapping[str, Decimal] | None = None,
-) -> dict[str, int]:
-    """The selected offers :func:`cheapest_at` left out at some of ``times`` because
-    their price had no USD figure then (no exchange rate), each counted once, by
-    currency: what its reader reports, so nothing disappears silently.
-
-    A currency with a rate at the first time has one at every later time, so only
-    series with an interval in another currency during the span can have been left
-    out: one scan of the span's intervals finds them (usually none), and only those
-    are probed step by step.
-
-    Raises :class:`~tracker.store.engine.DatabaseError`.
-    """
-    listed = times.times() if isinstance(times, Steps) else sorted(times)
-    if not listed:
-        return {}
-    s, p = Series.__table__, PricePoint.__table__
-    with database_errors("cannot read the price history"), engine.connect() as conn:
-        covered = load_rates(conn, fx_rates).covered_from(listed[0])
-        candidates = [
-            sid
-            for (sid,) in conn.execute(
-                select(s.c.id)
-                .select_from(s.join(p, p.c.series_id == s.c.id))
-                .where(
-                    *where.where(),
-                    p.c.currency.not_in(sorted(covered)),
-                    p.c.first_seen <= listed[-1],
-                    or_(p.c.ended_at.is_(None), p.c.ended_at > listed[0]),
-                )
-                .distinct()
-            )
-        ]
-    if not candidates:
-        return {}
-    f = _in_force(engine, times, replace(where, series_ids=candidates))
-    stmt = (
-        select(f.p.c.currency, func.count(func.distinct(f.s.c.id)))
-        .select_from(f.source)
-        .where(usd_price(f.p, f.t, fx_rates).is_(None))
-        .group_by(f.p.c.currency)
-    )
-    with database_errors("cannot read the price history"), _reading(engine) as conn:
-        return {str(currency): int(n) for currency, n in conn.execute(stmt).all()}
 
 
 EXPORT_COLUMNS = (

@@ -212,33 +212,49 @@ def _group_ids(conn: Connection, wanted: set[tuple[str, ...]]) -> dict[tuple[str
 def _stage_changes(
     conn: Connection, *, since_id: int, source: str, delisted_at: datetime | None
 ) -> None:
-    """``gt_roll_new``: the intervals a run of ``source`` opened (ids above
-    ``since_id``) with their series' key, GPU count and ranking columns; with
+    """``gt_roll_new``: per group (key, currency) the run of ``source`` opened intervals
+    in (ids above ``since_id``), their first and last start, how many are closed, and on
+    Postgres their cheapest (a hashed MIN per GPU-hour, then identity among ties): the
+    upkeep after it works on groups, never on the run's changes again. With
     ``delisted_at``, ``gt_roll_gone``: the series it delisted then."""
     sqlite = conn.dialect.name == "sqlite"
-    for table in ("gt_roll_new", "gt_roll_gone"):
-        conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
-    # Postgres, a run with fewer new intervals than PROBE_LIMIT: a probe of series'
-    # primary key per new interval (OFFSET 0 keeps the lateral subquery apart); joined,
-    # the planner hashes every series of the source (200,000: 60 of 75 ms at 20,000
-    # changes), which only pays when most of them changed (a first collection).
-    # SQLite has no LATERAL and probes anyway.
+    _drop(conn, "gt_roll_new", "gt_roll_gone")
+    # Postgres, fewer new intervals than PROBE_LIMIT: a probe of series' primary key each
+    # (OFFSET 0 keeps the lateral apart); joined, every series of the source is hashed,
+    # which pays only when most changed (a first collection). SQLite probes anyway.
     series = (
         "JOIN series s ON s.id = p.series_id AND s.source = :source"
         if sqlite or last_point_id(conn) - since_id > PROBE_LIMIT
         else "CROSS JOIN LATERAL (SELECT * FROM series WHERE id = p.series_id "
         "AND source = :source OFFSET 0) s"
     )
+    group = ", ".join((*KEY_COLUMNS, "currency"))
+    spans = "MIN(first_seen) AS lo, MAX(first_seen) AS hi, COUNT(ended_at) AS closed"
+    new = (
+        f"SELECT {', '.join('s.' + c for c in KEY_COLUMNS)}, p.currency, p.series_id, "
+        "p.price, s.gpu_count, s.instance_type, s.zone, s.payment_option, p.first_seen, "
+        f"p.ended_at{'' if sqlite else ', p.price / s.gpu_count AS pg'} "
+        f"FROM price_points p {series} WHERE p.id > :since"
+    )
+    if sqlite:  # recomputed from the raw intervals whatever the run did: keys and times
+        select_sql = f"SELECT {group}, {spans} FROM ({new}) n GROUP BY {group}"
+    else:
+        on = " AND ".join(f"n.{c} = m.{c}" for c in (*KEY_COLUMNS, "currency", "pg"))
+        select_sql = (
+            f"WITH n AS MATERIALIZED ({new}), m AS (SELECT {group}, MIN(pg) AS pg, {spans} "
+            f"FROM n GROUP BY {group}) SELECT DISTINCT ON ({group}) "
+            f"{', '.join('m.' + c for c in (*KEY_COLUMNS, 'currency'))}, m.lo, m.hi, "
+            "m.closed, n.series_id, n.price, n.gpu_count, n.instance_type, n.zone, "
+            f"n.payment_option FROM m JOIN n ON {on} ORDER BY "
+            f"{', '.join('m.' + c for c in (*KEY_COLUMNS, 'currency'))}, "
+            "n.instance_type, n.zone, n.payment_option, n.series_id"
+        )
     conn.execute(
-        text(
-            temp_table("gt_roll_new", sqlite=sqlite)
-            + f"SELECT {', '.join('s.' + c for c in KEY_COLUMNS)}, p.currency, p.series_id, "
-            "p.price, s.gpu_count, s.instance_type, s.zone, s.payment_option, p.first_seen, "
-            f"p.ended_at FROM price_points p {series} WHERE p.id > :since"
-        ),
+        text(temp_table("gt_roll_new", sqlite=sqlite) + select_sql),
         {"since": since_id, "source": source},
     )
-    conn.execute(text("CREATE INDEX gt_roll_new_series ON gt_roll_new (series_id)"))
+    if not sqlite:  # else planned as one row: nested loops over the touched groups
+        conn.execute(text("ANALYZE gt_roll_new"))
     if delisted_at is not None:
         s = Series.__table__
         conn.execute(
@@ -251,11 +267,18 @@ def _stage_changes(
         )
 
 
+def _drop(conn: Connection, *tables: str) -> None:
+    """Drop the temporary ``tables``: one round trip on Postgres, one each on SQLite."""
+    names = list(tables) if conn.dialect.name == "sqlite" else [", ".join(tables)]
+    for name in names:
+        conn.execute(text(f"DROP TABLE IF EXISTS {name}"))
+
+
 def touched_keys(conn: Connection, *, delisted: bool) -> dict[Key, datetime]:
     """The keys of the staged changes (:func:`_stage_changes`), each with the earliest
     time the run changed one."""
     cols = ", ".join(KEY_COLUMNS)
-    sql = f"SELECT {cols}, MIN(first_seen) FROM gt_roll_new GROUP BY {cols}"
+    sql = f"SELECT {cols}, MIN(lo) FROM gt_roll_new GROUP BY {cols}"
     if delisted:
         sql += (
             f" UNION ALL SELECT {', '.join('s.' + c for c in KEY_COLUMNS)}, MIN(d.delisted_at) "
@@ -276,10 +299,9 @@ def _single_time(conn: Connection, delisted_at: datetime | None) -> datetime | N
     """The one time every staged change happened at, if there is one and no interval
     the run opened is already closed (a run in several rounds)."""
     row = conn.execute(
-        text(
-            "SELECT MIN(first_seen), MAX(first_seen), "
-            "SUM(CASE WHEN ended_at IS NULL THEN 0 ELSE 1 END) FROM gt_roll_new"
-        ).columns(column("lo", UTCDateTime()), column("hi", UTCDateTime()), column("n"))
+        text("SELECT MIN(lo), MAX(hi), SUM(closed) FROM gt_roll_new").columns(
+            column("lo", UTCDateTime()), column("hi", UTCDateTime()), column("n")
+        )
     ).one()
     lo, hi, closed = row
     if closed:
@@ -430,7 +452,9 @@ def maintain_run(
     written = 0
     at = None if dirty or conn.dialect.name != "postgresql" else _single_time(conn, delisted_at)
     if at is not None:
-        redo, written = forward(conn, at=at, delisted=delisted_at is not None)
+        redo, written = forward(
+            conn, at=at, since_id=since_id, source=source, delisted=delisted_at is not None
+        )
         keys: dict[Key, datetime | None] = dict.fromkeys(redo, at)
         path = "forward"
     else:
@@ -438,8 +462,7 @@ def maintain_run(
         keys.update(dict.fromkeys(dirty))
         path = "recomputed"
     written += maintain_keys(conn, keys)
-    for table in ("gt_roll_new", "gt_roll_gone"):
-        conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
+    _drop(conn, "gt_roll_new", "gt_roll_gone")
     log.debug(
         "rollup of %s: %s, %d keys recomputed, %d intervals written",
         source,

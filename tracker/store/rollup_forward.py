@@ -8,8 +8,11 @@ series changed: if it got dearer (or went away) some untouched series may now be
 cheapest, so for those keys every open price of their offers competes (one pass over
 ``series`` for them). A key whose stored intervals reach that time (a dated
 observation of an earlier run ahead of it) is handed back to
-:func:`tracker.store.rollup.maintain_keys`. Cost: a few statements over the run's
-changes and one probe per touched group.
+:func:`tracker.store.rollup.maintain_keys`. Cost: the run's changes are read once,
+already aggregated per group (:func:`tracker.store.rollup._stage_changes`); every
+statement here works on the touched groups (hundreds, whatever the number of changes):
+one probe of the stored cheapest per group and of its offer's open interval, plus,
+for a key whose cheapest got dearer or went away, one probe per offer of that key.
 """
 
 from __future__ import annotations
@@ -34,25 +37,24 @@ def _match(a: str, b: str) -> str:
 
 
 def forward(
-    conn: Connection, *, at: datetime, delisted: bool
+    conn: Connection, *, at: datetime, since_id: int, source: str, delisted: bool
 ) -> tuple[set[tuple[str, str, str, str]], int]:
-    """Apply the run's changes at ``at`` (Postgres) from ``gt_roll_new`` (the run's new
-    intervals with their series' key,
-    GPU count and rank columns) and, with ``delisted``, ``gt_roll_gone`` (the series it
-    delisted then). Returns the keys that need recomputing from ``at`` and the rollup
-    intervals written."""
+    """Apply the run's changes at ``at`` (Postgres) from ``gt_roll_new`` (each group the
+    run opened intervals in, with the cheapest of them: see
+    :func:`tracker.store.rollup._stage_changes`) and, with ``delisted``,
+    ``gt_roll_gone`` (the series it delisted then); the run's own intervals are those
+    of ``source`` above ``since_id``. Returns the keys that need recomputing from
+    ``at`` and the rollup intervals written."""
     sqlite = False  # Postgres only: SQLite's division is binary floating point
+    params = {"at": at, "since": since_id, "source": source}
 
     def x(sql: str) -> int:
-        return conn.execute(text(sql), {"at": at}).rowcount
+        return conn.execute(text(sql), params).rowcount
 
     per_gpu = "{p}.price / {p}.gpu_count"
     keys = ", ".join(_KEY)
-    gone = "UNION SELECT series_id FROM gt_roll_gone" if delisted else ""
-    x(temp_table("gt_roll_ts", sqlite=sqlite) + f"SELECT series_id FROM gt_roll_new {gone}")
-    x("CREATE UNIQUE INDEX gt_roll_ts_id ON gt_roll_ts (series_id)")
     x(
-        f"INSERT INTO rollup_groups ({keys}, currency) SELECT DISTINCT {keys}, currency "
+        f"INSERT INTO rollup_groups ({keys}, currency) SELECT {keys}, currency "
         "FROM gt_roll_new n WHERE NOT EXISTS (SELECT 1 FROM rollup_groups g WHERE "
         f"{_match('g', 'n')} AND g.currency = n.currency)"
     )
@@ -60,82 +62,95 @@ def forward(
     if delisted:
         touched_keys += f" UNION SELECT {', '.join('s.' + c for c in _KEY)} FROM gt_roll_gone d "
         touched_keys += "JOIN series s ON s.id = d.series_id"
-    # Each touched group with its latest stored interval (if any) and that offer's
-    # ranking columns and new price in the group's currency (if the run changed it).
-    x(
-        temp_table("gt_roll_cur", sqlite=sqlite)
-        + f"SELECT g.id AS group_id, {', '.join('g.' + c for c in _KEY)}, g.currency, "
+    # The run's new interval of a series, if it opened one (one probe of the open
+    # intervals' index per touched group: the run's own are above since_id).
+    opened = (
+        "SELECT {what} FROM price_points o WHERE o.series_id = r.series_id "
+        "AND o.ended_at IS NULL AND o.id > :since AND s.source = :source"
+    )
+
+    def ranked(price: str, offer: str) -> str:
+        """SQL: the ranking of an offer's price, as a row (compared in order)."""
+        rank = ", ".join(f"{offer}.{c}" for c in _RANK.split(", "))
+        return f"{price}.price / {offer}.gpu_count, {rank}, {price}.series_id"
+
+    gone = " OR EXISTS (SELECT 1 FROM gt_roll_gone d WHERE d.series_id = r.series_id)"
+    current = (
+        f"SELECT g.id AS group_id, {', '.join('g.' + c for c in _KEY)}, g.currency, "
         "r.id AS rollup_id, r.series_id, r.price, r.first_seen, r.ended_at, s.gpu_count, "
         f"{', '.join('s.' + c for c in _RANK.split(', '))}, "
-        "(SELECT 1 FROM gt_roll_ts t WHERE t.series_id = r.series_id) AS changed, "
-        "(SELECT n.price FROM gt_roll_new n WHERE n.series_id = r.series_id "
-        "AND n.currency = g.currency) AS new_price "
+        f"CASE WHEN EXISTS ({opened.format(what='1')}){gone if delisted else ''} "
+        "THEN 1 END AS changed, "
+        f"({opened.format(what='o.price')} AND o.currency = g.currency) AS new_price, "
+        f"({ranked('n', 'n')}) < ({ranked('r', 's')}) AS beaten "
         f"FROM (SELECT DISTINCT {keys} FROM ({touched_keys}) tk) k "
         f"JOIN rollup_groups g ON {_match('g', 'k')} "
         "LEFT JOIN price_rollups r ON r.id = (SELECT q.id FROM price_rollups q "
         "WHERE q.group_id = g.id ORDER BY q.first_seen DESC LIMIT 1) "
-        "LEFT JOIN series s ON s.id = r.series_id"
+        "LEFT JOIN series s ON s.id = r.series_id "
+        f"LEFT JOIN gt_roll_new n ON {_match('n', 'g')} AND n.currency = g.currency"
     )
+    # Each touched group with its latest stored interval (if any), that offer's ranking
+    # columns and new price in the group's currency (if the run changed it), and
+    # whether its key is late (its stored intervals reach ``at``: recomputed instead)
+    # or dearer (some group's cheapest got dearer or went away: repriced from every
+    # open price of the key's offers).
+    # Not when the run's cheapest new price in the group beats the stored cheapest: every
+    # offer the run left alone ranked after that one, so after the new one too.
     dearer = (
         "c.changed IS NOT NULL AND c.ended_at IS NULL AND (c.new_price IS NULL OR "
         + per_gpu.format(p="c").replace("c.price", "c.new_price")
         + " > "
         + per_gpu.format(p="c")
-        + ")"
+        + ") AND c.beaten IS NOT TRUE"
     )
-    late_sql = (
-        f"SELECT DISTINCT {keys} FROM gt_roll_cur c WHERE c.first_seen >= :at OR c.ended_at >= :at"
-    )
-    late = {
-        (str(r[0]), str(r[1]), str(r[2]), str(r[3]))
-        for r in conn.execute(text(late_sql), {"at": at})
-    }
-    x(temp_table("gt_roll_late", sqlite=sqlite) + late_sql)
-    not_late = f"NOT EXISTS (SELECT 1 FROM gt_roll_late d WHERE {_match('d', '{a}')})"
-    dearer_keys = x(
-        temp_table("gt_roll_dearer", sqlite=sqlite)
-        + f"SELECT DISTINCT {keys} FROM gt_roll_cur c WHERE ({dearer}) AND "
-        + not_late.format(a="c")
-    )
-    for table in ("gt_roll_cur", "gt_roll_late", "gt_roll_dearer"):
-        x(f"ANALYZE {table}")  # else planned as one row each: nested loops over the changes
-    # The groups of those keys, by id: a hashed NOT IN, not an anti-join on four texts.
+    is_late = "c.first_seen >= :at OR c.ended_at >= :at"
     x(
-        temp_table("gt_roll_skip", sqlite=sqlite)
-        + f"SELECT g.id AS group_id FROM rollup_groups g JOIN (SELECT {keys} FROM gt_roll_late "
-        f"UNION SELECT {keys} FROM gt_roll_dearer) k ON {_match('g', 'k')}"
+        temp_table("gt_roll_cur", sqlite=sqlite)
+        + f"SELECT c.*, bool_or(({is_late}) IS TRUE) OVER k AS late, "
+        f"bool_or(({dearer}) IS TRUE) OVER k AS dearer FROM ({current}) c "
+        f"WINDOW k AS (PARTITION BY {keys})"
     )
-    plain = "{a} NOT IN (SELECT group_id FROM gt_roll_skip)"
+    late: set[tuple[str, str, str, str]] = set()
+    dearer_keys = 0
+    for r in conn.execute(
+        text(f"SELECT DISTINCT {keys}, late FROM gt_roll_cur WHERE late OR dearer")
+    ):
+        if r[4]:
+            late.add((str(r[0]), str(r[1]), str(r[2]), str(r[3])))
+        else:
+            dearer_keys += 1
+    plain = "NOT c.late AND NOT c.dearer"
     rank_cols = _RANK.split(", ")
-    # The candidates: the run's new prices and the stored cheapest where its series did
-    # not change; for a key whose cheapest got dearer or went away, every open price of
-    # its offers. The first by price per GPU-hour, then identity, wins.
+    # The candidates: each group's cheapest new price and its stored cheapest where its
+    # series did not change; for a dearer key, every open price of its offers. The
+    # lowest price per GPU-hour wins (a hashed MIN), ties to the first identity.
     x(
         temp_table("gt_roll_best", sqlite=sqlite)
-        + "SELECT group_id, series_id, price FROM (SELECT group_id, series_id, price, "
-        f"ROW_NUMBER() OVER (PARTITION BY group_id ORDER BY pg, {_RANK}, series_id) AS rn "
-        f"FROM (SELECT g.id AS group_id, n.series_id, n.price, {per_gpu.format(p='n')} AS pg, "
-        f"{', '.join('n.' + c for c in rank_cols)} FROM gt_roll_new n "
-        f"JOIN rollup_groups g ON {_match('g', 'n')} AND g.currency = n.currency "
-        f"WHERE {plain.format(a='g.id')} "
+        + "WITH pool AS MATERIALIZED (SELECT c.group_id, n.series_id, n.price, "
+        f"{per_gpu.format(p='n')} AS pg, {', '.join('n.' + c for c in rank_cols)} "
+        f"FROM gt_roll_cur c JOIN gt_roll_new n ON {_match('n', 'c')} "
+        f"AND n.currency = c.currency WHERE {plain} "
         f"UNION ALL SELECT c.group_id, c.series_id, c.price, {per_gpu.format(p='c')}, "
         f"{', '.join('c.' + c for c in rank_cols)} FROM gt_roll_cur c "
-        "WHERE c.ended_at IS NULL AND c.rollup_id IS NOT NULL AND c.changed IS NULL "
-        f"AND {plain.format(a='c.group_id')} "
+        f"WHERE c.ended_at IS NULL AND c.rollup_id IS NOT NULL AND c.changed IS NULL AND {plain} "
         "UNION ALL SELECT g.id, p.series_id, p.price, p.price / s.gpu_count, "
-        f"{', '.join('s.' + c for c in rank_cols)} FROM gt_roll_dearer e "
+        f"{', '.join('s.' + c for c in rank_cols)} FROM (SELECT DISTINCT {keys} "
+        "FROM gt_roll_cur WHERE dearer AND NOT late) e "
         f"JOIN series s ON {_match('s', 'e')} "
         "JOIN price_points p ON p.series_id = s.id AND p.ended_at IS NULL "
-        f"JOIN rollup_groups g ON {_match('g', 's')} AND g.currency = p.currency"
-        ") pool) ranked WHERE rn = 1"
+        f"JOIN rollup_groups g ON {_match('g', 's')} AND g.currency = p.currency), "
+        "m AS (SELECT group_id, MIN(pg) AS pg FROM pool GROUP BY group_id) "
+        "SELECT DISTINCT ON (pool.group_id) pool.group_id, pool.series_id, pool.price "
+        "FROM pool JOIN m ON m.group_id = pool.group_id AND m.pg = pool.pg "
+        f"ORDER BY pool.group_id, {', '.join('pool.' + c for c in rank_cols)}, pool.series_id"
     )
     # Close the stored cheapest where another won or nothing is left; open the winners.
     x(
         "UPDATE price_rollups SET ended_at = :at WHERE id IN (SELECT c.rollup_id "
         "FROM gt_roll_cur c LEFT JOIN gt_roll_best b ON b.group_id = c.group_id "
-        "WHERE c.ended_at IS NULL AND c.rollup_id IS NOT NULL AND "
-        f"{not_late.format(a='c')} AND (b.group_id IS NULL OR c.series_id <> b.series_id "
-        "OR c.price <> b.price))"
+        "WHERE c.ended_at IS NULL AND c.rollup_id IS NOT NULL AND NOT c.late "
+        "AND (b.group_id IS NULL OR c.series_id <> b.series_id OR c.price <> b.price))"
     )
     written = x(
         "INSERT INTO price_rollups (group_id, series_id, price, first_seen, ended_at) "
@@ -144,8 +159,6 @@ def forward(
         "AND c.rollup_id IS NOT NULL "
         "WHERE c.rollup_id IS NULL OR c.series_id <> b.series_id OR c.price <> b.price"
     )
-    temps = ("gt_roll_ts", "gt_roll_cur", "gt_roll_best", "gt_roll_late", "gt_roll_dearer")
-    for table in (*temps, "gt_roll_skip"):
-        x(f"DROP TABLE IF EXISTS {table}")
+    x("DROP TABLE IF EXISTS gt_roll_cur, gt_roll_best")
     log.debug("rollup forward: %d keys whose cheapest got dearer or went away", dearer_keys)
     return late, written
