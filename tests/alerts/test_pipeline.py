@@ -6,6 +6,7 @@ at all (no alert, no cursor moved) when the evaluation fails."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ from sqlalchemy import func, select
 
 from tests.alerts.conftest import offer
 from tests.alerts.test_evaluate import fired, rules
+from tests.alerts.test_queue_setwise import NOW, _alert
 from tests.listed_collector import collect
 from tracker.alerts import offer_rules
 from tracker.alerts.evaluate import evaluate
@@ -21,21 +23,13 @@ from tracker.store import alerts as outbox
 from tracker.store import outbox_stream
 from tracker.store.engine import Engine
 
-NOW = datetime(2026, 7, 1, tzinfo=UTC)
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 H = timedelta(hours=1)
 
 
-def _alert(n: int, title: str = "first") -> outbox.NewAlert:
-    return outbox.NewAlert(
-        dedupe_key=f"price_change:{n}",
-        rule="moves",
-        kind="price_change",
-        subject=f"offer {n}",
-        title=f"{title} {n}",
-        details={"n": n},
-        channels=("slack", "email"),
-    )
+def _again(n: int) -> outbox.NewAlert:
+    """Alert ``n``'s dedupe key a second time, with another title."""
+    return replace(_alert(n), title=f"again {n}")
 
 
 def test_batches_queue_as_one_list_would(pg_engine: Engine, monkeypatch: Any) -> None:
@@ -43,8 +37,8 @@ def test_batches_queue_as_one_list_would(pg_engine: Engine, monkeypatch: Any) ->
     outbox.queue_alerts(pg_engine, [_alert(0), _alert(1)], NOW)
     stream = outbox.stream_alerts(pg_engine, NOW)
     assert stream is not None
-    stream.add([_alert(n) for n in range(5)] + [_alert(2, "again")])  # batches of 3, 2
-    stream.add([_alert(5), _alert(3, "again"), _alert(6)])
+    stream.add([_alert(n) for n in range(5)] + [_again(2)])  # batches of 3, 2
+    stream.add([_alert(5), _again(3), _alert(6)])
     queued = stream.finish({("moves", "a"): "1"})
     # 0 and 1 were queued before, the second 2 and 3 come after their first: 2, 3, 4, 5,
     # 6 are new, in the order given, each with two deliveries (4 before + 10 = 14)
@@ -55,7 +49,7 @@ def test_batches_queue_as_one_list_would(pg_engine: Engine, monkeypatch: Any) ->
         ).all()
         deliveries = conn.execute(select(func.count()).select_from(outbox.AlertDelivery)).scalar()
         state = conn.execute(select(outbox.AlertState.value)).scalars().all()
-    assert [t for _, t in rows] == [f"first {n}" for n in range(7)]
+    assert [t for _, t in rows] == [f"offer {n} moved" for n in range(7)]
     assert [i for i, _ in rows][2:] == queued
     assert deliveries == 14
     assert state == ["1"]
