@@ -4,7 +4,10 @@
 cursors and remembered state), builds the alerts that match, drops those inside
 the rule's cooldown or already queued, and writes the alerts together with the
 rules' new state in one transaction: an evaluation that fails queues nothing and
-moves no cursor, and one that runs twice queues nothing twice (dedupe keys).
+moves no cursor, and one that runs twice queues nothing twice (dedupe keys). On
+Postgres that transaction is written while the rules are evaluated (a writer thread,
+:mod:`tracker.store.outbox_stream`) and the rules' reads start ahead (a reader thread,
+:func:`offer_rules.read_ahead`): a big run's database work overlaps its alerts' building.
 
 A rule's first evaluation *seeds*: it records where things stand and fires
 nothing, so a fresh database (or a new rule) is not an alert storm.
