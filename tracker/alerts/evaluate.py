@@ -4,7 +4,10 @@
 cursors and remembered state), builds the alerts that match, drops those inside
 the rule's cooldown or already queued, and writes the alerts together with the
 rules' new state in one transaction: an evaluation that fails queues nothing and
-moves no cursor, and one that runs twice queues nothing twice (dedupe keys).
+moves no cursor, and one that runs twice queues nothing twice (dedupe keys). On
+Postgres that transaction is written while the rules are evaluated (a writer thread,
+:mod:`tracker.store.outbox_stream`) and the rules' reads start ahead (a reader thread,
+:func:`offer_rules.read_ahead`): a big run's database work overlaps its alerts' building.
 
 A rule's first evaluation *seeds*: it records where things stand and fires
 nothing, so a fresh database (or a new rule) is not an alert storm.
@@ -19,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -34,11 +38,14 @@ from tracker.store import alert_events
 from tracker.store import alerts as outbox
 from tracker.store import fx as fx_store
 from tracker.store.engine import Engine
+from tracker.store.outbox_stream import OutboxStream
 
 __all__ = ["Evaluation", "evaluate", "health_change_alerts"]
 
 log = logging.getLogger(__name__)
 SEEDED = "@seeded"
+READERS = 2
+"""Rules' reads running at one time ahead of the rule being built (Postgres)."""
 
 
 @dataclass
@@ -54,6 +61,14 @@ class Evaluation:
     state: dict[tuple[str, str], str | None] = field(default_factory=dict)
     fx_rates: Mapping[str, Decimal] | None = None
     """The manual ``fx_rates`` setting (currencies the ECB does not publish)."""
+    stream: OutboxStream | None = None
+    """Postgres: where :meth:`emit` hands alerts over to be inserted while the
+    evaluation goes on (committed with the state at the end)."""
+    reads: dict[int, list[Future[Any]] | None] = field(default_factory=dict)
+    """Postgres: rules' reads started ahead on a reader thread (:func:`offer_rules.read_ahead`),
+    by ``id(rule)``; None: the rule seeds, nothing to read."""
+    states: dict[str, dict[str, str]] = field(default_factory=dict)
+    """The rules' state read in one go at the start (:meth:`rule_state` takes each once)."""
     no_rate: Counter[tuple[str, str]] = field(default_factory=Counter)
     """Alerts left out for want of an exchange rate, by (rule, currency lacking one)."""
     _cache: dict[str, Any] = field(default_factory=dict)
@@ -83,6 +98,8 @@ class Evaluation:
         return into(amount)
 
     def rule_state(self, rule: AlertRule) -> dict[str, str]:
+        if rule.name in self.states:
+            return dict(self.states.pop(rule.name))  # the caller's to change
         return outbox.read_state(self.engine, rule.name)
 
     def cursor(self, rule: AlertRule, state: Mapping[str, str], table: str) -> int | None:
@@ -137,7 +154,7 @@ class Evaluation:
         ON CONFLICT DO NOTHING): a big run's 85,000 keys are not looked up first."""
         unique = list({a.dedupe_key: a for a in candidates}.values())
         if not unique or (not known and not rule.cooldown):
-            self.alerts.extend(unique)
+            self._keep(unique)
             return
         queued = outbox.existing_keys(self.engine, [a.dedupe_key for a in unique])
         fresh = [a for a in unique if a.dedupe_key[:255] not in queued]
@@ -152,7 +169,12 @@ class Evaluation:
                 fired[a.subject] = self.now
                 kept.append(a)
             fresh = kept
-        self.alerts.extend(fresh)
+        self._keep(fresh)
+
+    def _keep(self, alerts: list[outbox.NewAlert]) -> None:
+        self.alerts.extend(alerts)
+        if self.stream is not None and alerts:
+            self.stream.add(alerts)
 
 
 def evaluate(
@@ -173,18 +195,34 @@ def evaluate(
     """
     ev = Evaluation(engine, (now or datetime.now(UTC)).astimezone(UTC), channels, fx_rates=fx_rates)
     if not health_only:
-        stored = outbox.read_state(engine, GLOBAL_RULE).get(CHECKPOINTS)
+        ev.states = outbox.read_states(engine, [GLOBAL_RULE, *(r.name for r in rules)])
+        stored = ev.states.pop(GLOBAL_RULE).get(CHECKPOINTS)
         ev.current, ev.safe, checkpoints = safe_ids(engine, ev.now, stored)
         ev.state[(GLOBAL_RULE, CHECKPOINTS)] = checkpoints
-    for rule in rules:
-        if isinstance(rule, CollectorHealthRule):
-            _failing_runs(rule, ev)
-        elif not health_only:
-            offer_rules.EVALUATORS[rule.type](rule, ev)  # type: ignore[operator]
+        ev.stream = outbox.stream_alerts(engine, ev.now)
+    reader = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="gt-alert-reads")
+    try:
+        if ev.stream is not None:
+            # Each rule's offers read while the rules before it build their alerts.
+            offer_rules.read_ahead(rules, ev, reader)
+        for rule in rules:
+            if isinstance(rule, CollectorHealthRule):
+                _failing_runs(rule, ev)
+            elif not health_only:
+                offer_rules.EVALUATORS[rule.type](rule, ev)  # type: ignore[operator]
+    except BaseException:
+        if ev.stream is not None:
+            ev.stream.abort()  # nothing queued
+        raise
+    finally:
+        reader.shutdown(wait=True, cancel_futures=True)
     _report_no_rate(ev)
-    if not ev.alerts and not ev.state:
+    if ev.stream is not None:
+        queued = ev.stream.finish(ev.state)
+    elif not ev.alerts and not ev.state:
         return []
-    queued = outbox.queue_alerts(engine, ev.alerts, ev.now, state=ev.state)
+    else:
+        queued = outbox.queue_alerts(engine, ev.alerts, ev.now, state=ev.state)
     if queued:
         log.info(
             "%d alert(s) queued", len(queued), extra={"event": "alerts_queued", "alerts": queued}

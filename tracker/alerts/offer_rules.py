@@ -15,31 +15,40 @@ currencies compare in the rule's. Without a rate the alert is left out and count
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor
 from dataclasses import fields
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from itertools import chain
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tracker.alerts.rules import (
     NewHardwareRule,
     PriceChangeRule,
     RankingChangeRule,
     SpotDiscountRule,
+    channels_of,
 )
 from tracker.fx import USD
 from tracker.store import alert_events
 from tracker.store.alerts import NewAlert
 from tracker.store.history import SeriesFilter
-from tracker.store.spot_pairs import spot_pairs
+from tracker.store.spot_pairs import SpotPair, spot_pairs
 
 if TYPE_CHECKING:
     from tracker.alerts.evaluate import Evaluation
 
-__all__ = ["EVALUATORS", "percent"]
+__all__ = ["EVALUATORS", "percent", "read_ahead"]
 
 log = logging.getLogger(__name__)
 CENT = Decimal("0.01")
+T = TypeVar("T")
+EMIT_BATCH = 5_000
+"""A ``price_change`` rule without a cooldown hands its alerts over in batches of this
+many (each change is its own dedupe key, so batches dedupe as the whole list would): a
+big run's are inserted while the rest are built, not all after."""
 SHOWN = Decimal("0.0001")
 """A converted price is shown to a hundredth of a cent (a rate makes ten decimals)."""
 
@@ -69,18 +78,60 @@ def _series(rule: PriceChangeRule | SpotDiscountRule | NewHardwareRule) -> Serie
     )
 
 
-def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
+Loads = list[Callable[[], list[T]]]
+
+
+def read_ahead(rules: Sequence[Any], ev: Evaluation, reader: Executor) -> None:
+    """Start the ``price_change``, ``spot_discount`` and ``new_hardware`` rules' reads on
+    ``reader`` (:attr:`Evaluation.reads`): the database answers one rule while the rules
+    before it build their alerts. The ``price_change`` reads go first (in rule order):
+    theirs are the rows a big run's alerts are built from, the others' are few. Cursors
+    and state are read here, on the caller's thread, as the rule would read them."""
+    for rule in sorted(rules, key=lambda r: not isinstance(r, PriceChangeRule)):
+        loads: Loads[Any] | None
+        if isinstance(rule, PriceChangeRule):
+            loads = _changes_reader(rule, ev)
+        elif isinstance(rule, SpotDiscountRule):
+            loads = [partial(spot_pairs, ev.engine, _series(rule))]
+        elif isinstance(rule, NewHardwareRule):
+            loads = _series_reader(rule, ev)
+        else:
+            continue
+        ev.reads[id(rule)] = None if loads is None else [reader.submit(f) for f in loads]
+
+
+def _read(rule: Any, ev: Evaluation, loads: Loads[T] | None) -> Iterator[list[T]] | None:
+    """The rule's rows (in parts), read ahead or now; None when it has nothing to read
+    (it seeds)."""
+    if id(rule) in ev.reads:
+        ahead = ev.reads.pop(id(rule))
+        return None if ahead is None else (part.result() for part in ahead)
+    return None if loads is None else (load() for load in loads)
+
+
+def _changes_reader(
+    rule: PriceChangeRule, ev: Evaluation
+) -> Loads[alert_events.PriceChange] | None:
+    """The rule's read of the changes since its cursor (None on its first evaluation)."""
     state = ev.rule_state(rule)
     cursor = ev.cursor(rule, state, "price_points")
     if cursor is None:
-        return
+        return None
     # Only the changes of the rule's offers, and on Postgres only those reaching its
     # threshold, come out of the store: after a big run that is the difference between
     # reading 100,000 changes per rule and reading the ones that fire.
     threshold = alert_events.ChangeThreshold(rule.threshold_percent, rule.direction)
-    changes = alert_events.price_changes_since(ev.engine, cursor, _series(rule), threshold)
+    return [partial(alert_events.price_changes_since, ev.engine, cursor, _series(rule), threshold)]
+
+
+def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
+    ahead = id(rule) in ev.reads
+    parts = _read(rule, ev, None if ahead else _changes_reader(rule, ev))
+    if parts is None:
+        return
     out: list[NewAlert] = []
-    for c in changes:
+    alert = _PriceAlerts(rule, ev)
+    for c in chain.from_iterable(parts):
         if not c.old_price:
             log.debug("price interval %d: no comparable previous price", c.interval_id)
             continue
@@ -90,15 +141,21 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
         change = percent(c.old_price, c.new_price) if same else None
         if change is not None and not _reaches(rule, change):
             continue
-        shown = _pair(rule, ev, (c.old_price, c.old_currency), (c.new_price, c.currency), c.at)
-        if shown is None:
-            continue
-        old, new = shown
+        if same and c.currency == rule.currency:  # as _pair would: no rate needed
+            old, new = c.old_price, c.new_price
+        else:
+            shown = _pair(rule, ev, (c.old_price, c.old_currency), (c.new_price, c.currency), c.at)
+            if shown is None:
+                continue
+            old, new = shown
         if change is None:
             change = percent(old, new)
             if not _reaches(rule, change):
                 continue
-        out.append(_price_alert(rule, ev, c, old, new, change))
+        out.append(alert(c, old, new, change))
+        if len(out) == EMIT_BATCH and not rule.cooldown:
+            ev.emit(rule, out, known=False)  # queued (Postgres) while the rest is built
+            out = []
     ev.emit(rule, out, known=False)
 
 
@@ -109,27 +166,33 @@ def _reaches(rule: PriceChangeRule, change: Decimal) -> bool:
     return abs(change) >= rule.threshold_percent
 
 
-def _price_alert(
-    rule: PriceChangeRule,
-    ev: Evaluation,
-    c: alert_events.PriceChange,
-    old: Decimal,
-    new: Decimal,
-    change: Decimal,
-) -> NewAlert:
-    pct = change.quantize(CENT)
-    where = f"{c.region}/{c.zone}" if c.zone else c.region
-    old_text = _shown(old, c.old_currency, rule.currency)
-    new_text = _shown(new, c.currency, rule.currency)
-    own = _own(rule.currency, (c.old_price, c.old_currency), (c.new_price, c.currency))
-    count = f"{c.gpu_count.normalize():f}"
-    return ev.alert(
-        rule,
-        str(c.interval_id),
-        _offer_subject(c.provider, c.instance_type, c.region, c.zone, c.pricing),
-        f"{c.provider} {c.instance_type} {where} {c.pricing}: "
-        f"{old_text} → {new_text} {rule.currency}/h ({pct:+}%){own}",
-        {
+class _PriceAlerts:
+    """One rule's price alerts, what they share worked out once (a big run builds tens
+    of thousands: the dedupe key's prefix, the channels, a GPU count's and a time's text)."""
+
+    def __init__(self, rule: PriceChangeRule, ev: Evaluation) -> None:
+        self.rule, self.kind, self.currency = rule.name, rule.type, rule.currency
+        self.key = f"{rule.name}|{rule.type}|"
+        self.channels = channels_of(rule, ev.channels)
+        self.counts: dict[Decimal, str] = {}
+        self.times: dict[datetime, str] = {}
+
+    def __call__(
+        self, c: alert_events.PriceChange, old: Decimal, new: Decimal, change: Decimal
+    ) -> NewAlert:
+        pct, cur = change.quantize(CENT), self.currency
+        where = f"{c.region}/{c.zone}" if c.zone else c.region
+        old_text = _shown(old, c.old_currency, cur)
+        new_text = _shown(new, c.currency, cur)
+        own = _own(cur, (c.old_price, c.old_currency), (c.new_price, c.currency))
+        count = self.counts.get(c.gpu_count)
+        if count is None:
+            count = self.counts[c.gpu_count] = f"{c.gpu_count.normalize():f}"
+        at = self.times.get(c.at)
+        if at is None:
+            at = self.times[c.at] = c.at.isoformat()
+        details = {
+            "kind": self.kind,
             "provider": c.provider,
             "instance_type": c.instance_type,
             "region": where,
@@ -139,12 +202,20 @@ def _price_alert(
             "gpu_model": c.gpu_model,
             "old": old_text,
             "new": new_text,
-            "currency": rule.currency,
+            "currency": cur,
             "change_pct": str(pct),
             "own": own.strip(" []"),
-            "at": c.at.isoformat(),
-        },
-    )
+            "at": at,
+        }
+        title = (
+            f"{c.provider} {c.instance_type} {where} {c.pricing}: "
+            f"{old_text} → {new_text} {cur}/h ({pct:+}%){own}"
+        )
+        subject = _offer_subject(c.provider, c.instance_type, c.region, c.zone, c.pricing)
+        return NewAlert(
+            f"{self.key}{c.interval_id}", self.rule, self.kind, subject, title, details,
+            self.channels,
+        )  # fmt: skip
 
 
 Priced = tuple[Decimal, str]
@@ -178,7 +249,8 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     state = ev.rule_state(rule)
     seeding = ev.seeding(rule, state)
     # The rule's spot offers with an on-demand counterpart, paired in SQL.
-    offers = spot_pairs(ev.engine, _series(rule))
+    loads: Loads[SpotPair] = [partial(spot_pairs, ev.engine, _series(rule))]
+    offers = chain.from_iterable(_read(rule, ev, loads) or [])
     crossed: set[str] = set()
     out: list[NewAlert] = []
     for o in offers:
@@ -243,13 +315,19 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     ev.emit(rule, out, known=False)
 
 
+def _series_reader(rule: NewHardwareRule, ev: Evaluation) -> Loads[alert_events.NewSeries] | None:
+    """The rule's read of the series since its cursor (None on its first evaluation)."""
+    cursor = ev.cursor(rule, ev.rule_state(rule), "series")
+    return None if cursor is None else [partial(alert_events.new_series_since, ev.engine, cursor)]
+
+
 def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
-    state = ev.rule_state(rule)
-    cursor = ev.cursor(rule, state, "series")
-    if cursor is None:
+    ahead = id(rule) in ev.reads
+    parts = _read(rule, ev, None if ahead else _series_reader(rule, ev))
+    if parts is None:
         return
     out: list[NewAlert] = []
-    for s in alert_events.new_series_since(ev.engine, cursor):
+    for s in chain.from_iterable(parts):
         if not rule.matches_priced(s.pricing, s.provider, s.region, s.gpu_model, s.gpu_raw_name):
             continue
         details = {

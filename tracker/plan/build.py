@@ -244,7 +244,10 @@ def _best(
     overhead_for: OverheadFor,
     top: int,
 ) -> list[PlanRow]:
-    bounds = sorted((_bound(c, demand, services, overhead_for), n) for n, c in enumerate(offers))
+    shared: dict[tuple[str, str], tuple[Decimal | None, Decimal | None]] = {}
+    bounds = sorted(
+        (_bound(c, demand, services, overhead_for, shared), n) for n, c in enumerate(offers)
+    )
     rows: list[PlanRow] = []
     keys: list[tuple[int, Decimal, str, str, str]] = []
     for bound, n in bounds:
@@ -257,10 +260,21 @@ def _best(
 
 
 def _bound(
-    c: Candidate, d: Demand, services: ServiceLookup, overhead_for: OverheadFor
+    c: Candidate,
+    d: Demand,
+    services: ServiceLookup,
+    overhead_for: OverheadFor,
+    shared: dict[tuple[str, str], tuple[Decimal | None, Decimal | None]],
 ) -> tuple[int, Decimal, str, str, str]:
-    """A key no lower than the candidate's plan's :func:`_key` can be."""
+    """A key no lower than the candidate's plan's :func:`_key` can be.
+
+    ``shared`` keeps each (provider, region)'s storage and egress figures: they depend
+    on nothing else, and thousands of candidates share a region."""
     scratch: dict[str, object] = {}
+    where = (c.provider, c.region)
+    if where not in shared:
+        shared[where] = (_storage(c, d, services, scratch), _egress(c, d, services, scratch))
+    storage, egress = shared[where]
     instances = math.ceil(d.steady_gpus / c.gpu_count) if d.steady_gpus else 0
     rates = [t.cost / t.months for t in c.terms.values()]
     if c.on_demand is not None:
@@ -268,8 +282,8 @@ def _bound(
     parts: list[Decimal | None] = [
         None if instances and not rates else min(rates, default=Decimal(0)) * d.months * instances,
         _burst(c, d, overhead_for, scratch),
-        _storage(c, d, services, scratch),
-        _egress(c, d, services, scratch),
+        storage,
+        egress,
     ]
     known = sum((p for p in parts if p is not None), Decimal(0))
     # The parts are rounded to cents when priced: allow each its half cent.

@@ -161,7 +161,7 @@ def price_changes_since(
             .lateral("old")
         )
         stmt = (
-            select(*_change_columns(old.c.price, old.c.currency))
+            select(*_change_columns(old.c.price, old.c.currency, exact=NUMERIC))
             .join(Series, Series.id == PricePoint.series_id)
             .join(old, true())
             .where(*filters)
@@ -198,8 +198,18 @@ def price_changes_since(
     return [PriceChange(*row[:12], utc(row[12])) for row in rows]  # type: ignore[arg-type, call-arg]
 
 
-def _change_columns(old_price: Any, old_currency: Any) -> tuple[Any, ...]:
-    """A :class:`PriceChange`'s columns (its time read raw: converted once per value)."""
+NUMERIC = Numeric(20, 10, asdecimal=True)
+"""Postgres money as the driver reads it (a Decimal already): a big read's hundreds of
+thousands of figures skip :class:`~tracker.store.types.Money`'s per-value check."""
+
+
+def _change_columns(old_price: Any, old_currency: Any, exact: Any = None) -> tuple[Any, ...]:
+    """A :class:`PriceChange`'s columns (its time read raw: converted once per value;
+    its figures read as ``exact`` when given)."""
+
+    def money(column: Any) -> Any:
+        return column if exact is None else type_coerce(column, exact)
+
     return (
         PricePoint.id,
         Series.provider,
@@ -208,10 +218,10 @@ def _change_columns(old_price: Any, old_currency: Any) -> tuple[Any, ...]:
         Series.zone,
         Series.pricing,
         Series.gpu_model,
-        Series.gpu_count,
-        old_price,
+        money(Series.gpu_count),
+        money(old_price),
         old_currency,
-        PricePoint.price,
+        money(PricePoint.price),
         PricePoint.currency,
         type_coerce(PricePoint.first_seen, DateTime(timezone=True)),
     )

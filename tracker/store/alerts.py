@@ -14,7 +14,6 @@ said ok":
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -41,6 +40,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tracker.store.errors import database_errors
+from tracker.store.outbox_stream import OutboxStream
 from tracker.store.schema import Base, BigId
 from tracker.store.types import UTCDateTime
 
@@ -62,6 +62,9 @@ __all__ = [
     "mark_sent",
     "queue_alerts",
     "read_state",
+    "read_states",
+    "stream_alerts",
+    "write_states",
 ]
 
 PENDING, SENT, DEAD = "pending", "sent", "dead"
@@ -175,6 +178,10 @@ def queue_alerts(
     ids of the alerts queued now. Raises :class:`~tracker.store.engine.DatabaseError`
     (nothing stored).
     """
+    if engine.dialect.name == "postgresql":
+        stream = OutboxStream(engine, now, write_states)
+        stream.add(alerts)
+        return stream.finish(state or {})
     with database_errors("cannot queue alerts"), engine.begin() as conn:
         # Set-wise: the alerts and their deliveries each in one statement (a big run
         # fires tens of thousands), the state in batches.
@@ -183,17 +190,23 @@ def queue_alerts(
             fresh.setdefault(alert.dedupe_key[:255], alert)
         if not fresh:
             queued: list[int] = []
-        elif conn.dialect.name == "postgresql":
-            queued = _copy_outbox(conn, fresh, now)
         else:
             queued = _insert_outbox(conn, fresh, now)
-        _write_states(conn, state or {}, now)
+        write_states(conn, state or {}, now)
     return queued
 
 
+def stream_alerts(engine: Engine, now: datetime) -> OutboxStream | None:
+    """Postgres: an outbox written while the caller goes on (:meth:`OutboxStream.add`,
+    then :meth:`OutboxStream.finish` with the state, or :meth:`OutboxStream.abort`);
+    None on SQLite, whose single writer gains nothing from it (:func:`queue_alerts`)."""
+    return OutboxStream(engine, now, write_states) if engine.dialect.name == "postgresql" else None
+
+
 def _insert_outbox(conn: Connection, fresh: Mapping[str, NewAlert], now: datetime) -> list[int]:
-    """SQLite: the outbox rows in one executemany that skips keys already queued (sent as
-    multi-row batches, insertmanyvalues), then the new ones' deliveries in another."""
+    """SQLite (Postgres streams, :mod:`tracker.store.outbox_stream`): the outbox rows in
+    one executemany that skips keys already queued (sent as multi-row batches,
+    insertmanyvalues), then the new ones' deliveries in another."""
     stmt = (
         _insert(conn)(AlertOutbox)
         .on_conflict_do_nothing(index_elements=["dedupe_key"])
@@ -225,63 +238,6 @@ QUEUE_BATCH = 500
 """Subjects per DELETE of the rules' state."""
 
 
-_OUTBOX_COLUMNS = ("dedupe_key", "rule", "kind", "subject", "title", "details", "created_at")
-_QUEUE_SQL = """
-WITH queued AS (
-    INSERT INTO alert_outbox ({cols})
-    SELECT dedupe_key, rule, kind, subject, title, CAST(details AS json), %(now)s
-    FROM gt_outbox ORDER BY seq
-    ON CONFLICT (dedupe_key) DO NOTHING
-    RETURNING id, dedupe_key
-), delivered AS (
-    INSERT INTO alert_deliveries (alert_id, channel, status, attempts, next_attempt_at)
-    SELECT queued.id, channel.name, %(pending)s, 0, %(now)s
-    FROM queued JOIN gt_outbox USING (dedupe_key)
-    CROSS JOIN LATERAL json_array_elements_text(CAST(gt_outbox.channels AS json))
-        WITH ORDINALITY AS channel(name, n)
-    ORDER BY queued.id, channel.n
-)
-SELECT id FROM queued ORDER BY id
-"""
-
-
-def _copy_outbox(conn: Connection, fresh: Mapping[str, NewAlert], now: datetime) -> list[int]:
-    """Postgres: the alerts COPYed into a temporary table, then one statement that
-    inserts those not queued yet and their deliveries; the new ids. Tens of thousands of alerts take one round trip each way, and no id
-    comes back to Python to be sent again with its deliveries."""
-    # A big run's alerts are sorted and joined in memory, not in temporary files, and
-    # the statement's cost estimate (the temporary table has no statistics) must not
-    # make the planner compile it (JIT: 0.5 s for 85,000 alerts).
-    conn.exec_driver_sql("SET LOCAL work_mem = '128MB'")
-    conn.exec_driver_sql("SET LOCAL jit = off")
-    conn.exec_driver_sql(
-        "CREATE TEMPORARY TABLE gt_outbox (seq bigint, dedupe_key text, rule text, kind text, "
-        "subject text, title text, details text, channels text) ON COMMIT DROP"
-    )
-    raw = conn.connection.driver_connection
-    assert raw is not None
-    dumps = json.JSONEncoder().encode
-    with (
-        raw.cursor() as cur,
-        cur.copy(
-            "COPY gt_outbox (seq, dedupe_key, rule, kind, subject, title, details, channels) "
-            "FROM STDIN"
-        ) as copy,
-    ):
-        for n, (key, a) in enumerate(fresh.items()):
-            details = a.details if isinstance(a.details, dict) else dict(a.details)
-            copy.write_row(
-                (n, key, a.rule, a.kind, a.subject[:255], a.title, dumps(details),
-                 dumps(list(a.channels)))
-            )  # fmt: skip
-    found = conn.exec_driver_sql(
-        _QUEUE_SQL.format(cols=", ".join(_OUTBOX_COLUMNS)), {"now": now, "pending": PENDING}
-    )
-    queued = [int(alert_id) for (alert_id,) in found.all()]
-    conn.exec_driver_sql("DROP TABLE gt_outbox")
-    return queued
-
-
 def _outbox_row(key: str, alert: NewAlert, now: datetime) -> dict[str, Any]:
     return {
         "dedupe_key": key,
@@ -294,7 +250,7 @@ def _outbox_row(key: str, alert: NewAlert, now: datetime) -> dict[str, Any]:
     }
 
 
-def _write_states(
+def write_states(
     conn: Connection, state: Mapping[tuple[str, str], str | None], now: datetime
 ) -> None:
     """Every (rule, subject) state: deleted where None, else upserted, in batches."""
@@ -328,6 +284,20 @@ def read_state(engine: Engine, rule: str) -> dict[str, str]:
             select(AlertState.subject, AlertState.value).where(AlertState.rule == rule)
         ).all()
     return {subject: value for subject, value in rows}
+
+
+def read_states(engine: Engine, rules: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Everything each of ``rules`` remembers, by rule then subject, in one read."""
+    found: dict[str, dict[str, str]] = {rule: {} for rule in rules}
+    with database_errors("cannot read alert state"), engine.connect() as conn:
+        rows = conn.execute(
+            select(AlertState.rule, AlertState.subject, AlertState.value).where(
+                AlertState.rule.in_(sorted(found))
+            )
+        ).all()
+    for rule, subject, value in rows:
+        found[rule][subject] = value
+    return found
 
 
 def last_fired(engine: Engine, rule: str, subjects: Iterable[str]) -> dict[str, datetime]:
