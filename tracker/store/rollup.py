@@ -226,8 +226,7 @@ def _stage_changes(
         "JOIN series s ON s.id = p.series_id AND s.source = :source"
         if sqlite or last_point_id(conn) - since_id > PROBE_LIMIT
         else f"CROSS JOIN LATERAL (SELECT {', '.join(KEY_COLUMNS)}, gpu_count FROM series "
-        "WHERE id = p.series_id "
-        "AND source = :source OFFSET 0) s"
+        "WHERE id = p.series_id AND source = :source OFFSET 0) s"
     )
     group = ", ".join((*KEY_COLUMNS, "currency"))
     spans = "MIN(first_seen) AS lo, MAX(first_seen) AS hi, COUNT(ended_at) AS closed"
