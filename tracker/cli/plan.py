@@ -143,6 +143,27 @@ def _saved(
     return demand, saved.gpu, saved.provider, saved.region
 
 
+def _question(
+    profiles: ProfileSet,
+    where: Path | None,
+    saved: str | None,
+    given: dict[str, Any],
+    *,
+    gpu: list[str] | None,
+    provider: list[str] | None,
+    region: list[str] | None,
+) -> tuple[Demand, list[str], list[str] | None, list[str] | None]:
+    """What to plan for: the saved plan named by ``--saved``, or the options given
+    (with their defaults); either way a bad one is a usage error."""
+    if saved is not None:
+        filters = {"gpu": gpu, "provider": provider, "region": region}
+        return _saved(profiles, saved, where, filters | given)
+    if not gpu:
+        raise CliError("--gpu: required, or --saved NAME (a plan in the profiles file)", USAGE)
+    chosen = {k: _DEFAULTS[k] if v is None else v for k, v in given.items()}
+    return _demand(**chosen), gpu, provider, region
+
+
 def plan(
     ctx: typer.Context,
     gpu: Annotated[
@@ -195,33 +216,17 @@ def plan(
 ) -> None:
     """Plan a fleet: reserved terms, on-demand and spot for steady and burst demand, plus
     storage, egress and migration; ranked by total cost over the horizon."""
-    given: dict[str, Any] = {
-        "steady_gpus": steady_gpus,
-        "burst_gpu_hours": burst_gpu_hours,
-        "interruptible": interruptible,
-        "months": months,
-        "spot_overhead": spot_overhead,
-        "checkpoint_minutes": checkpoint_minutes,
-        "storage_tb": storage_tb,
-        "storage": storage,
-        "egress_tb": egress_tb,
-        "migration_usd": migration_usd,
-        "current_provider": current_provider,
-    }
+    # The demand options as given (None: not on the command line), by their own names.
+    given = {name: value for name, value in locals().items() if name in _DEFAULTS}
     settings = settings_of(ctx)
     where = user_profiles_path(profiles_file or settings.profiles_path)
     try:
         profiles = load_profiles(where)
     except ProfileError as exc:
         raise CliError(str(exc), USAGE) from None
-    if saved is not None:
-        filters = {"gpu": gpu, "provider": provider, "region": region}
-        demand, gpu, provider, region = _saved(profiles, saved, where, filters | given)
-    elif not gpu:
-        raise CliError("--gpu: required, or --saved NAME (a plan in the profiles file)", USAGE)
-    else:
-        chosen = {k: _DEFAULTS[k] if v is None else v for k, v in given.items()}
-        demand = _demand(**chosen)
+    demand, gpu, provider, region = _question(
+        profiles, where, saved, given, gpu=gpu, provider=provider, region=region
+    )
     with usage_errors():
         when = None if at is None else parse_time(at, "--at", now=datetime.now(UTC))
         engine = open_store(ctx)
