@@ -22,7 +22,9 @@ from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import (
+    Before,
     GpuCloudCollector,
+    availability_now,
     decimal_text,
     gpu_offer,
     listed_before,
@@ -30,7 +32,7 @@ from collectors.gpucloud import (
     text,
 )
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Availability, Offer, PricingModel
+from tracker.models import AttributeValue, Offer, PricingModel
 from tracker.settings import CudoSettings
 
 __all__ = ["DOCUMENTED_URL", "CudoCollector", "parse_machine_types"]
@@ -42,8 +44,6 @@ DOCUMENTED_URL = "https://rest.compute.cudo.org/v1/vms/machine-types-2"
 GPU_COUNTS = (1, 2, 4, 8)
 _PARTS = ("gpuPriceHr", "vcpuPriceHr", "memoryGibPriceHr", "minStorageGibPriceHr", "ipv4PriceHr")
 _MODE = re.compile(r"\s*\(.*\)\s*$")  # "A40 (compute mode)"
-
-Before = Mapping[tuple[str, str], set[str]]
 
 
 def _rate(item: Mapping[str, Any], field: str) -> Decimal:
@@ -107,11 +107,8 @@ def parse_machine_type(item: Any, shape: CudoSettings, before: Before) -> list[O
     for count in GPU_COUNTS:
         instance_type = f"{machine} {count}x {model_id}"
         vm = _shape(item, count, shape)
-        if _fits(item, count, vm):
-            availability = Availability.AVAILABLE
-        elif region in before.get((PricingModel.ON_DEMAND.value, instance_type), ()):
-            availability = Availability.UNAVAILABLE
-        else:
+        availability = availability_now(_fits(item, count, vm), region, instance_type, before)
+        if availability is None:
             continue
         price = gpu * count + vcpu * vm["vcpus"] + ram * vm["ram_gib"] + disk * vm["storage_gib"]
         attributes: dict[str, AttributeValue] = {

@@ -37,9 +37,11 @@ from tracker.settings import ConfigError, KeyedCloudSettings, Settings
 
 __all__ = [
     "AUTH_STATUSES",
+    "Before",
     "GpuCloudCollector",
     "api_key_if_set",
     "api_key_or_skip",
+    "availability_now",
     "decimal_text",
     "documented_url",
     "gpu_offer",
@@ -137,6 +139,21 @@ def where_listed(now: Collection[str], before: Collection[str] = ()) -> dict[str
     """
     listed = {region: Availability.AVAILABLE for region in now}
     return listed | {r: Availability.UNAVAILABLE for r in before if r not in listed}
+
+
+Before = Mapping[tuple[str, str], Collection[str]]
+"""(pricing, instance type) -> the regions listed before (:func:`listed_before`)."""
+
+
+def availability_now(
+    fits: bool, region: str, instance_type: str, before: Before
+) -> Availability | None:
+    """One on-demand shape in one region: ``available`` when it fits the capacity the
+    provider reports now, ``unavailable`` when it does not but was listed before (it
+    stays an offer), None when it is no offer at all (:func:`where_listed` for a
+    provider that reports capacity per shape)."""
+    key = (PricingModel.ON_DEMAND.value, instance_type)
+    return where_listed([region] if fits else (), before.get(key, ())).get(region)
 
 
 def listed_before(ctx: RunContext) -> dict[tuple[str, str], set[str]]:

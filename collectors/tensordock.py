@@ -26,9 +26,17 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
-from collectors.gpucloud import GpuCloudCollector, gpu_offer, listed_before, number, text
+from collectors.gpucloud import (
+    Before,
+    GpuCloudCollector,
+    availability_now,
+    gpu_offer,
+    listed_before,
+    number,
+    text,
+)
 from tracker.catalog import normalize_gpu_name, resolve_gpu
-from tracker.models import AttributeValue, Availability, Offer, PricingModel
+from tracker.models import AttributeValue, Offer, PricingModel
 from tracker.settings import TensorDockSettings
 
 __all__ = ["DOCUMENTED_URL", "TensorDockCollector", "parse_locations", "region_name"]
@@ -39,9 +47,6 @@ PROVIDER = "tensordock"
 DOCUMENTED_URL = "https://dashboard.tensordock.com/api/v2/locations"
 GPU_COUNTS = (1, 2, 4, 8)
 _PER = (("per_vcpu_hr", "vcpus"), ("per_gb_ram_hr", "ram_gb"), ("per_gb_storage_hr", "storage_gb"))
-
-Before = Mapping[tuple[str, str], set[str]]
-"""(pricing, instance type) -> regions listed before (from the store)."""
 
 
 def region_name(location: Mapping[str, Any]) -> str:
@@ -99,11 +104,8 @@ def parse_gpu(region: str, gpu: Any, shape: TensorDockSettings, before: Before) 
     offers = []
     for count in GPU_COUNTS:
         instance_type = f"{count}x {v0_name}"
-        if count <= max_count:
-            availability = Availability.AVAILABLE
-        elif region in before.get((PricingModel.ON_DEMAND.value, instance_type), ()):
-            availability = Availability.UNAVAILABLE
-        else:
+        availability = availability_now(count <= max_count, region, instance_type, before)
+        if availability is None:
             continue
         resources = _shape(gpu, count, shape)
         price = per_gpu * count + sum(rates[f] * resources[r] for f, r in _PER)

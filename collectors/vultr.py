@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import (
+    Before,
     GpuCloudCollector,
     documented_url,
     gpu_offer,
@@ -65,8 +66,6 @@ _PRICES = (
         "deploy_preemptible",
     ),
 )
-
-Before = Mapping[tuple[str, str], set[str]]
 
 
 def _count(value: Any) -> Decimal | None:
