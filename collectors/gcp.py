@@ -33,7 +33,7 @@ from collectors.base import (
     parse_each,
 )
 from collectors.gcp_machines import MACHINE_SHAPES, MachineShape
-from collectors.gcp_services import parse_service_skus
+from collectors.gcp_services import SERVICE_FAMILIES, parse_service_skus
 from collectors.gcp_skus import Resource, SkuKind, classify, hourly_price
 from tracker.catalog import resolve_gpu
 from tracker.errors import one_line
@@ -311,6 +311,9 @@ class GcpCollector:
         self.settings = settings
         self._api_key = api_key
         self._credentials = credentials
+        self._service_skus: list[Any] | None = None
+        """The disk and network SKUs of the last whole catalog an offers run read: a
+        services run right after (``collect``) reads them instead of downloading again."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
@@ -402,7 +405,8 @@ class GcpCollector:
         ``spot_fetched_separately``)."""
         regions = frozenset(self.settings.gcp.regions)
         scope = ctx.pricing_scope
-        table = parse_skus(self.fetch_skus(), ctx.skip, pricing_scope=scope, regions=regions)
+        skus = self._keeping_service_skus(self.fetch_skus())
+        table = parse_skus(skus, ctx.skip, pricing_scope=scope, regions=regions)
         log.info("gcp: %d component rates from the catalog", len(table))
         yield from compose_offers(table, ctx.skip, pricing_scope=scope)
 
@@ -410,4 +414,15 @@ class GcpCollector:
         """Persistent disk and internet egress prices (:mod:`collectors.gcp_services`)
         from the same Compute Engine catalog, client, retries and paging as the machines."""
         regions = frozenset(self.settings.gcp.regions)
-        yield from parse_service_skus(self.fetch_skus(), ctx.skip, regions=regions)
+        skus = self.fetch_skus() if self._service_skus is None else self._service_skus
+        yield from parse_service_skus(skus, ctx.skip, regions=regions)
+
+    def _keeping_service_skus(self, skus: Iterable[Any]) -> Iterator[Any]:
+        """``skus`` as they come, keeping the few a services run reads once the whole
+        catalog has been read (a download that failed half-way keeps nothing)."""
+        kept = []
+        for sku in skus:
+            if str(sku.category.resource_family or "") in SERVICE_FAMILIES:
+                kept.append(sku)
+            yield sku
+        self._service_skus = kept

@@ -33,7 +33,13 @@ from collectors.base import SkipItem, SkipSink, parse_each
 from collectors.gcp_skus import money_amount
 from tracker.service_prices import ServiceKind, ServicePrice
 
-__all__ = ["EGRESS_GROUP", "classify_service", "parse_service_skus", "sku_tiers"]
+__all__ = [
+    "EGRESS_GROUP",
+    "SERVICE_FAMILIES",
+    "classify_service",
+    "parse_service_skus",
+    "sku_tiers",
+]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +49,8 @@ _DISKS: dict[str, tuple[ServiceKind, str]] = {
     "ssd backed pd capacity": (ServiceKind.BLOCK_STORAGE_SSD, "SSD"),
 }
 EGRESS_GROUP = "PremiumInternetEgress"
+SERVICE_FAMILIES = frozenset({"Storage", "Network"})
+"""The resource families of every SKU :func:`classify_service` may read."""
 _EGRESS = re.compile(r"^Network Internet Egress from (?P<source>.+?) to (?P<to>.+)$")
 PRICED_APART = frozenset({"China", "Australia"})
 _UNIT = {ServiceKind.EGRESS_INTERNET: "GiBy"}

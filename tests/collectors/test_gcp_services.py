@@ -165,3 +165,18 @@ def test_a_premium_egress_sku_of_an_unknown_wording_is_reported() -> None:
     prices = list(parse_service_skus(raw, ctx.skip))
     assert EGRESS not in {p.service for p in prices}
     assert ctx.skips == Counter({"unrecognised_sku": 1})
+
+
+def test_an_offers_run_before_leaves_the_services_run_no_download(server: CatalogServer) -> None:
+    # `collect --provider gcp` runs one collector's offers, then its services: the disk and
+    # egress SKUs are in the catalog the offers run just read (2 pages), so the services
+    # run reads them from there: still 2 page requests in all, and the same prices.
+    collector = GcpCollector.from_settings(make_settings(server))
+    list(collector.collect(run_context(make_settings(server))))
+    assert len(server.sku_requests()) == 2
+    prices = list(collector.collect_service_prices(run_context(make_settings(server))))
+    assert len(server.sku_requests()) == 2
+    assert prices == EXPECTED
+    # A new collector (the scheduler's next services job) reads the catalog afresh.
+    collect(make_settings(server))
+    assert len(server.sku_requests()) == 4
