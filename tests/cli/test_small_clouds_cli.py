@@ -246,6 +246,7 @@ NEW_PROVIDERS = (
     "hotaisle",
     "jarvislabs",
     "seeweb",
+    "nebius",
 )
 
 
@@ -258,6 +259,7 @@ def test_providers_lists_every_new_collector(cli: Run) -> None:
     assert rows["vultr"]["configured"] and rows["cudo"]["configured"]
     assert rows["cloudrift"]["configured"]
     assert "GPU_TRACKER_TENSORDOCK__API_KEY" in rows["tensordock"]["status"]
+    assert "GPU_TRACKER_NEBIUS__IAM_TOKEN" in rows["nebius"]["status"]
 
 
 def test_compare_ranks_new_providers_like_the_others(cli: Run) -> None:
