@@ -64,10 +64,6 @@ class Demand:
                 "--migration-usd needs --current-provider (the provider you would move from)"
             )
 
-    @property
-    def horizon_hours(self) -> int:
-        return self.months * 730
-
 
 def _option(field: str) -> str:
     return field.replace("_", "-")
