@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Context, Decimal
 
 from tracker.models import Offer
 
@@ -53,6 +53,8 @@ NO_RATE_HINT = (
 )
 """What to do about a missing rate, said by every line that counts figures left out."""
 _QUANTUM = Decimal("1e-10")  # the store's money scale: figures read like stored ones
+_EXACT = Context(prec=80, rounding=ROUND_HALF_EVEN)
+"""Wide enough that a stored amount (20 digits) times a factor (28) is exact."""
 
 
 def _q(value: Decimal) -> Decimal:
@@ -152,16 +154,32 @@ class Rates:
     ) -> Callable[[Decimal], Decimal] | None:
         """What :meth:`convert` does to an amount of ``currency`` (not ``target``) at
         ``at``, the rates looked up once (None: a rate is missing), for a caller that
-        converts many amounts at one time: a big run's alerts."""
+        converts many amounts at one time: a big run's alerts.
+
+        The amount times :meth:`factor`, exactly, rounded half-even to the store's
+        scale: the alerts written in SQL (:mod:`tracker.store.price_alert_sql`) do the
+        same arithmetic with the same factor, so both give the same figure."""
+        factor = self.factor(currency, target, at)
+        if factor is None:
+            return None
+        return lambda amount: _EXACT.multiply(amount, factor).quantize(_QUANTUM, context=_EXACT)
+
+    def factor(self, currency: str, target: str, at: datetime | None = None) -> Decimal | None:
+        """Units of ``target`` for one unit of ``currency`` at ``at`` (USD per unit of
+        one over USD per unit of the other, to 28 digits); None when a rate is missing."""
         source_rate, target_rate = self.usd_per_unit(currency, at), self.usd_per_unit(target, at)
         if source_rate is None or target_rate is None or target_rate <= 0:
             return None
-        return lambda amount: _q(amount * source_rate / target_rate)
+        return source_rate / target_rate
+
+    def named(self) -> set[str]:
+        """Every currency a rate is stored or set for (at some time, perhaps none now),
+        the base and USD."""
+        return {*self._times, *self.manual, BASE, USD}
 
     def currencies(self) -> set[str]:
         """Every currency with a USD figure: stored series, manual rates, the base, USD."""
-        named = {*self._times, *self.manual, BASE, USD}
-        return {c for c in named if c == USD or self.knows(c)}
+        return {c for c in self.named() if c == USD or self.knows(c)}
 
     def knows(self, currency: str) -> bool:
         """Whether any rate (stored or manual) exists for ``currency``."""

@@ -30,13 +30,12 @@ def moves(threshold: str, **kw: object) -> list[AlertRule]:
 @pytest.mark.parametrize(
     ("threshold", "fires"),
     [
-        # 3.00 → 5.00: (5 - 3) / 3 × 100 = 66.666…, which the rule's Decimal arithmetic
-        # (28 digits) rounds up: 2 / 3 = 0.6666666666666666666666666667, × 100 =
-        # 66.66666666666666666666666667. A threshold of exactly that fires, though the
-        # exact change is a hair below it: the SQL prefilter must not drop it.
-        ("66.66666666666666666666666667", True),
-        # one unit in the last digit more: below it whichever way it is computed
-        ("66.66666666666666666666666668", False),
+        # 3.00 → 5.00: (5 - 3) / 3 × 100 = 66.666… exactly, which a division rounded to
+        # 28 digits would make 66.66666666666666666666666667. The test is exact on both
+        # engines and both paths (2 × 100 >= threshold × 3, no division): the threshold
+        # one digit short of the repeating sixes is reached, the rounded one is not.
+        ("66.66666666666666666666666666", True),
+        ("66.66666666666666666666666667", False),
     ],
 )
 def test_the_threshold_at_its_last_digit(engine: Engine, threshold: str, fires: bool) -> None:

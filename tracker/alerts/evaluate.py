@@ -216,13 +216,13 @@ def evaluate(
         raise
     finally:
         reader.shutdown(wait=True, cancel_futures=True)
-    _report_no_rate(ev)
     if ev.stream is not None:
         queued = ev.stream.finish(ev.state)
-    elif not ev.alerts and not ev.state:
-        return []
-    else:
+    elif ev.alerts or ev.state:
         queued = outbox.queue_alerts(engine, ev.alerts, ev.now, state=ev.state)
+    else:
+        queued = []
+    _report_no_rate(ev)
     if queued:
         log.info(
             "%d alert(s) queued", len(queued), extra={"event": "alerts_queued", "alerts": queued}

@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from dataclasses import fields
 from datetime import datetime
-from decimal import Decimal
+from decimal import Context, Decimal
 from functools import partial
 from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from tracker.alerts import price_staged
 from tracker.alerts.rules import (
     NewHardwareRule,
     PriceChangeRule,
@@ -49,6 +50,8 @@ EMIT_BATCH = 5_000
 """A ``price_change`` rule without a cooldown hands its alerts over in batches of this
 many (each change is its own dedupe key, so batches dedupe as the whole list would): a
 big run's are inserted while the rest are built, not all after."""
+_EXACT = Context(prec=100)
+"""Products of a price and a threshold, unrounded."""
 SHOWN = Decimal("0.0001")
 """A converted price is shown to a hundredth of a cent (a rate makes ten decimals)."""
 
@@ -84,12 +87,15 @@ Loads = list[Callable[[], list[T]]]
 def read_ahead(rules: Sequence[Any], ev: Evaluation, reader: Executor) -> None:
     """Start the ``price_change``, ``spot_discount`` and ``new_hardware`` rules' reads on
     ``reader`` (:attr:`Evaluation.reads`): the database answers one rule while the rules
-    before it build their alerts. The ``price_change`` reads go first (in rule order):
-    theirs are the rows a big run's alerts are built from, the others' are few. Cursors
-    and state are read here, on the caller's thread, as the rule would read them."""
-    for rule in sorted(rules, key=lambda r: not isinstance(r, PriceChangeRule)):
+    before it build their alerts. In rule order, the order they are waited for: a small
+    read queued behind a big one would hold up the rules after it (and the outbox
+    writer, which is handed their alerts). Cursors and state are read here, on the
+    caller's thread, as the rule would read them."""
+    for rule in rules:
         loads: Loads[Any] | None
-        if isinstance(rule, PriceChangeRule):
+        if isinstance(rule, PriceChangeRule) and price_staged.staged(rule, ev):
+            loads = price_staged.reader(rule, ev, _series(rule))
+        elif isinstance(rule, PriceChangeRule):
             loads = _changes_reader(rule, ev)
         elif isinstance(rule, SpotDiscountRule):
             loads = [partial(spot_pairs, ev.engine, _series(rule))]
@@ -126,6 +132,9 @@ def _changes_reader(
 
 def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     ahead = id(rule) in ev.reads
+    if price_staged.staged(rule, ev):
+        rendered = _read(rule, ev, None if ahead else price_staged.reader(rule, ev, _series(rule)))
+        return None if rendered is None else price_staged.queue(rule, ev, rendered)
     parts = _read(rule, ev, None if ahead else _changes_reader(rule, ev))
     if parts is None:
         return
@@ -138,8 +147,7 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
         # one currency: its own prices, exactly (no rate needed to know it fires);
         # two: the rule's, at one rate
         same = c.old_currency == c.currency
-        change = percent(c.old_price, c.new_price) if same else None
-        if change is not None and not _reaches(rule, change):
+        if same and not _reaches(rule, c.old_price, c.new_price):
             continue
         if same and c.currency == rule.currency:  # as _pair would: no rate needed
             old, new = c.old_price, c.new_price
@@ -148,10 +156,13 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
             if shown is None:
                 continue
             old, new = shown
-        if change is None:
-            change = percent(old, new)
-            if not _reaches(rule, change):
+        if not same:
+            if not old:  # a price too small to show in the rule's currency
+                log.debug("price interval %d: no comparable previous price", c.interval_id)
                 continue
+            if not _reaches(rule, old, new):
+                continue
+        change = percent(c.old_price, c.new_price) if same else percent(old, new)
         out.append(alert(c, old, new, change))
         if len(out) == EMIT_BATCH and not rule.cooldown:
             ev.emit(rule, out, known=False)  # queued (Postgres) while the rest is built
@@ -159,11 +170,13 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     ev.emit(rule, out, known=False)
 
 
-def _reaches(rule: PriceChangeRule, change: Decimal) -> bool:
-    """The change goes the rule's way by at least its threshold."""
-    if (rule.direction == "down" and change >= 0) or (rule.direction == "up" and change <= 0):
+def _reaches(rule: PriceChangeRule, old: Decimal, new: Decimal) -> bool:
+    """The change from ``old`` (> 0) to ``new`` goes the rule's way by at least its
+    threshold, exactly (no division: as the store tests it, tracker.store.price_alert_sql)."""
+    moved = new - old
+    if (rule.direction == "down" and moved >= 0) or (rule.direction == "up" and moved <= 0):
         return False
-    return abs(change) >= rule.threshold_percent
+    return _EXACT.multiply(abs(moved), 100) >= _EXACT.multiply(rule.threshold_percent, old)
 
 
 class _PriceAlerts:
@@ -373,7 +386,11 @@ def ranking_change(rule: RankingChangeRule, ev: Evaluation) -> None:
         return
     columns = tuple(f.name for f in fields(RankedEntry))
     out: list[NewAlert] = []
-    for pair in alert_events.snapshots_since(ev.engine, cursor, columns):
+    # Rules over the same snapshots (one cursor, as usual) read them once.
+    pairs = ev.cached(
+        f"snapshots@{cursor}", lambda: alert_events.snapshots_since(ev.engine, cursor, columns)
+    )
+    for pair in pairs:
         if rule.profile and pair.profile not in rule.profile:
             continue
         if pair.previous_id is None or pair.previous_fingerprint != pair.fingerprint:

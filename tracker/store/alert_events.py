@@ -18,6 +18,7 @@ from sqlalchemy import (
     DateTime,
     Engine,
     Numeric,
+    Select,
     and_,
     func,
     literal,
@@ -40,10 +41,12 @@ __all__ = [
     "NewSeries",
     "PriceChange",
     "SnapshotPair",
+    "change_moments",
     "failing_collectors",
     "latest_ids",
     "new_series_since",
     "oldest_running_start",
+    "price_changes_select",
     "price_changes_since",
     "snapshots_since",
 ]
@@ -128,11 +131,6 @@ class ChangeThreshold:
     direction: str = "either"
 
 
-THRESHOLD_SLACK = Decimal("0.999999999999")
-"""The SQL threshold is a prefilter, loosened by this factor: the exact test is the
-caller's (a Decimal division rounded to 28 digits), which it must never disagree with."""
-
-
 def price_changes_since(
     engine: Engine,
     after_id: int,
@@ -147,55 +145,90 @@ def price_changes_since(
     changes that can fire are read; SQLite stores money as text, so it reads them all
     and the caller's exact test decides, as it does on both engines.
     """
-    prev = aliased(PricePoint)
-    earlier = prev.series_id == PricePoint.series_id, prev.first_seen < PricePoint.first_seen
-    latest_first = prev.first_seen.desc(), prev.id.desc()
-    filters = (PricePoint.id > after_id, *(where.where() if where is not None else ()))
     if engine.dialect.name == "postgresql":
-        # One probe of (series_id, first_seen) per change, for the changes the filters keep.
-        old: Any = (
-            select(prev.price, prev.currency)
-            .where(*earlier)
-            .order_by(*latest_first)
-            .limit(1)
-            .lateral("old")
-        )
-        stmt = (
-            select(*_change_columns(old.c.price, old.c.currency, exact=NUMERIC))
-            .join(Series, Series.id == PricePoint.series_id)
-            .join(old, true())
-            .where(*filters)
-        )
-        if threshold is not None:
-            stmt = stmt.where(_moved(old.c.price, old.c.currency, threshold))
-    else:  # SQLite has no LATERAL: the previous interval's id, then the interval
-        previous_id = (
-            select(prev.id)
-            .where(*earlier)
-            .order_by(*latest_first)
-            .limit(1)
-            .correlate(PricePoint)
-            .scalar_subquery()
-        )
-        inner = (
-            select(PricePoint.id.label("id"), previous_id.label("previous_id"))
-            .join(Series, Series.id == PricePoint.series_id)
-            .where(*filters)
-            .subquery()
-        )
-        old = aliased(PricePoint)
-        stmt = (
-            select(*_change_columns(old.price, old.currency))
-            .select_from(inner)
-            .join(PricePoint, PricePoint.id == inner.c.id)
-            .join(old, old.id == inner.c.previous_id)
-            .join(Series, Series.id == PricePoint.series_id)
-        )
-    stmt = stmt.order_by(PricePoint.id)
+        stmt = price_changes_select(after_id, where, threshold)
+    else:
+        stmt = _sqlite_changes_select(after_id, where)
     utc = utc_reader()
     with database_errors("cannot read price changes"), engine.connect() as conn:
         rows = conn.execute(stmt).all()  # one fetch, not one driver call per row
     return [PriceChange(*row[:12], utc(row[12])) for row in rows]  # type: ignore[arg-type, call-arg]
+
+
+def price_changes_select(
+    after_id: int,
+    where: SeriesFilter | None = None,
+    threshold: ChangeThreshold | None = None,
+    upto: int | None = None,
+) -> Select[Any]:
+    """Postgres: :func:`price_changes_since`'s statement, its columns labelled with
+    :class:`PriceChange`'s field names (the alerts rendered in SQL read it as a subquery,
+    :mod:`tracker.store.price_alert_sql`, up to interval id ``upto``), ordered by
+    interval id.
+
+    One probe of ``(series_id, first_seen)`` per change, for the changes the filters keep.
+    """
+    prev = aliased(PricePoint)
+    old: Any = (
+        select(prev.price, prev.currency)
+        .where(prev.series_id == PricePoint.series_id, prev.first_seen < PricePoint.first_seen)
+        .order_by(prev.first_seen.desc(), prev.id.desc())
+        .limit(1)
+        .lateral("old")
+    )
+    stmt = (
+        select(*_change_columns(old.c.price, old.c.currency, exact=NUMERIC))
+        .join(Series, Series.id == PricePoint.series_id)
+        .join(old, true())
+        .where(PricePoint.id > after_id, *(where.where() if where is not None else ()))
+    )
+    if upto is not None:
+        stmt = stmt.where(PricePoint.id <= upto)
+    if threshold is not None:
+        stmt = stmt.where(_moved(old.c.price, old.c.currency, threshold))
+    return stmt.order_by(PricePoint.id)
+
+
+def change_moments(engine: Engine, after_id: int) -> tuple[set[tuple[str, datetime]], int]:
+    """The (currency, time) of every price interval with id > ``after_id`` (the rates a
+    rule's changes since that cursor are converted at: a run's share one time), and the
+    highest such id (a read that needs those rates stops there)."""
+    stmt = (
+        select(PricePoint.currency, PricePoint.first_seen, func.max(PricePoint.id))
+        .where(PricePoint.id > after_id)
+        .group_by(PricePoint.currency, PricePoint.first_seen)
+    )
+    with database_errors("cannot read price changes"), engine.connect() as conn:
+        rows = conn.execute(stmt).all()
+    return {(currency, at) for currency, at, _ in rows}, max((r[2] for r in rows), default=after_id)
+
+
+def _sqlite_changes_select(after_id: int, where: SeriesFilter | None) -> Select[Any]:
+    """SQLite has no LATERAL: the previous interval's id, then the interval."""
+    prev = aliased(PricePoint)
+    previous_id = (
+        select(prev.id)
+        .where(prev.series_id == PricePoint.series_id, prev.first_seen < PricePoint.first_seen)
+        .order_by(prev.first_seen.desc(), prev.id.desc())
+        .limit(1)
+        .correlate(PricePoint)
+        .scalar_subquery()
+    )
+    inner = (
+        select(PricePoint.id.label("id"), previous_id.label("previous_id"))
+        .join(Series, Series.id == PricePoint.series_id)
+        .where(PricePoint.id > after_id, *(where.where() if where is not None else ()))
+        .subquery()
+    )
+    old = aliased(PricePoint)
+    return (
+        select(*_change_columns(old.price, old.currency))
+        .select_from(inner)
+        .join(PricePoint, PricePoint.id == inner.c.id)
+        .join(old, old.id == inner.c.previous_id)
+        .join(Series, Series.id == PricePoint.series_id)
+        .order_by(PricePoint.id)
+    )
 
 
 NUMERIC = Numeric(20, 10, asdecimal=True)
@@ -204,26 +237,26 @@ thousands of figures skip :class:`~tracker.store.types.Money`'s per-value check.
 
 
 def _change_columns(old_price: Any, old_currency: Any, exact: Any = None) -> tuple[Any, ...]:
-    """A :class:`PriceChange`'s columns (its time read raw: converted once per value;
-    its figures read as ``exact`` when given)."""
+    """A :class:`PriceChange`'s columns, labelled with its field names (its time read
+    raw: converted once per value; its figures read as ``exact`` when given)."""
 
     def money(column: Any) -> Any:
         return column if exact is None else type_coerce(column, exact)
 
     return (
-        PricePoint.id,
+        PricePoint.id.label("interval_id"),
         Series.provider,
         Series.instance_type,
         Series.region,
         Series.zone,
         Series.pricing,
         Series.gpu_model,
-        money(Series.gpu_count),
-        money(old_price),
-        old_currency,
-        money(PricePoint.price),
+        money(Series.gpu_count).label("gpu_count"),
+        money(old_price).label("old_price"),
+        old_currency.label("old_currency"),
+        money(PricePoint.price).label("new_price"),
         PricePoint.currency,
-        type_coerce(PricePoint.first_seen, DateTime(timezone=True)),
+        type_coerce(PricePoint.first_seen, DateTime(timezone=True)).label("at"),
     )
 
 
@@ -233,7 +266,7 @@ def _moved(old_price: Any, old_currency: Any, threshold: ChangeThreshold) -> Any
     zero old price (the caller logs that it cannot compare)."""
     new = PricePoint.price
     hundred = literal(Decimal(100), Numeric(40, 24))
-    limit = old_price * literal(threshold.percent * THRESHOLD_SLACK, Numeric(40, 24))
+    limit = old_price * literal(threshold.percent, Numeric())
     moved = {
         "down": (old_price - new) * hundred >= limit,
         "up": (new - old_price) * hundred >= limit,

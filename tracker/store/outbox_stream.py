@@ -3,62 +3,64 @@ evaluation goes on.
 
 A big run fires tens of thousands of alerts; inserting them (and a delivery each, with
 their indexes and foreign key) is most of the database's part of an evaluation. Here
-each batch a rule hands over is COPYed into a temporary table and inserted, with its
-deliveries, by one statement, on a writer thread, while the next rule is read and its
-alerts built (psycopg releases the GIL while it waits on the server). Everything is one
-transaction, committed by :meth:`OutboxStream.finish` with the rules' state: an
-evaluation that fails (:meth:`OutboxStream.abort`) queues nothing, as before.
+each batch a rule hands over is written on a writer thread, while the next rule is
+read and its alerts built (psycopg releases the GIL while it waits on the server): the
+keys already queued are looked up in one statement, the new alerts' ids drawn from
+their sequence, and the alerts and their deliveries COPYed into their tables (COPY
+inserts in bulk; an ``INSERT … ON CONFLICT … RETURNING`` through a staging table cost
+twice as much). Everything is one transaction, committed by :meth:`OutboxStream.finish`
+with the rules' state: an evaluation that fails (:meth:`OutboxStream.abort`) queues
+nothing, as before.
 
 Order and dedupe are those of queueing the whole list at once: alerts are inserted in
-the order handed over, the first of a dedupe key wins, and a key already in the outbox
-is skipped (``ON CONFLICT DO NOTHING``) with its deliveries.
+the order handed over (ids ascending), the first of a dedupe key wins, and a key already
+in the outbox is skipped with its deliveries. Evaluations on one database take turns
+(a transaction-level advisory lock, taken before the first look-up), so a key another
+evaluation queues cannot slip in between the look-up and the COPY.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine
 
 from tracker.store.errors import database_errors
+from tracker.store.locks import lock_key
 
 if TYPE_CHECKING:
     from tracker.store.alerts import NewAlert
 
-__all__ = ["CHUNK", "OutboxStream"]
+__all__ = ["CHUNK", "OutboxStream", "RenderedAlert"]
 
 CHUNK = 5_000
-"""Alerts per COPY and insert: small enough that the last rule's alerts (inserted after
+"""Alerts per batch: small enough that the last rule's alerts (inserted after
 everything else is built) are not a long tail, large enough to keep statements few."""
 
 PENDING = "pending"
-_COLUMNS = "seq, dedupe_key, rule, kind, subject, title, details, channels"
-_QUEUE_SQL = """
-WITH queued AS (
-    INSERT INTO alert_outbox (dedupe_key, rule, kind, subject, title, details, created_at)
-    SELECT dedupe_key, rule, kind, subject, title, CAST(details AS json), %(now)s
-    FROM gt_outbox ORDER BY seq
-    ON CONFLICT (dedupe_key) DO NOTHING
-    RETURNING id, dedupe_key
-), delivered AS (
-    INSERT INTO alert_deliveries (alert_id, channel, status, attempts, next_attempt_at)
-    SELECT queued.id, channel.name, %(pending)s, 0, %(now)s
-    FROM queued JOIN gt_outbox USING (dedupe_key)
-    CROSS JOIN LATERAL json_array_elements_text(CAST(gt_outbox.channels AS json))
-        WITH ORDINALITY AS channel(name, n)
-    ORDER BY queued.id, channel.n
+_EXISTING = "SELECT dedupe_key FROM alert_outbox WHERE dedupe_key = ANY(%(keys)s)"
+_IDS = (
+    "SELECT nextval(pg_get_serial_sequence('alert_outbox', 'id')) "
+    "FROM generate_series(1, %(n)s) ORDER BY 1"
 )
-SELECT id FROM queued ORDER BY id
-"""
+_ALERTS = (
+    "COPY alert_outbox (id, dedupe_key, rule, kind, subject, title, details, created_at) FROM STDIN"
+)
+_DELIVERIES = (
+    "COPY alert_deliveries (alert_id, channel, status, attempts, next_attempt_at) FROM STDIN"
+)
 
-Row = tuple[int, str, str, str, str, str, str, str]
-"""seq, dedupe key, rule, kind, subject, title, details and channels as JSON."""
+Row = tuple[str, str, str, str, str, str, tuple[str, ...]]
+"""Dedupe key, rule, kind, subject, title, details as JSON, channels."""
+RenderedAlert = tuple[str, str, str, str]
+"""Dedupe key, subject, title and details as JSON."""
 StateWriter = Callable[[Connection, Mapping[tuple[str, str], str | None], datetime], None]
+_TURN = lock_key("store: alert evaluation")
 
 
 class OutboxStream:
@@ -68,31 +70,40 @@ class OutboxStream:
         self._engine, self._now, self._write_states = engine, now, write_states
         self._conn: Connection | None = None
         self._seen: set[str] = set()
-        self._seq = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gt-outbox")
         self._batches: list[Future[list[int]]] = []
         self._dumps = json.JSONEncoder().encode
-        self._channels: dict[tuple[str, ...], str] = {}  # a rule's alerts share theirs
 
     def add(self, alerts: Iterable[NewAlert]) -> None:
         """Queue ``alerts`` (those whose dedupe key was handed over before are left out)."""
         # Encoded here, on the caller's thread: the writer's is the longer task, and
         # its waits on the server are what overlap the caller's work.
         fresh: list[Row] = []
-        dumps, channels = self._dumps, self._channels
+        dumps = self._dumps
         for a in alerts:
             key = a.dedupe_key[:255]
             if key in self._seen:
                 continue
             self._seen.add(key)
-            to = channels.get(a.channels)
-            if to is None:
-                to = channels[a.channels] = dumps(list(a.channels))
             details = a.details if isinstance(a.details, dict) else dict(a.details)
             fresh.append(
-                (self._seq, key, a.rule, a.kind, a.subject[:255], a.title, dumps(details), to)
+                (key, a.rule, a.kind, a.subject[:255], a.title, dumps(details), tuple(a.channels))
             )
-            self._seq += 1
+        self._submit(fresh)
+
+    def add_rendered(
+        self, rule: str, kind: str, channels: Sequence[str], alerts: Iterable[RenderedAlert]
+    ) -> None:
+        """Queue one rule's alerts rendered by the store (:mod:`tracker.store.price_alert_sql`,
+        each dedupe key its own), as :meth:`add` would queue them built in Python."""
+        to = tuple(channels)
+        fresh: list[Row] = []
+        for key, subject, title, details in alerts:
+            self._seen.add(key)
+            fresh.append((key, rule, kind, subject, title, details, to))
+        self._submit(fresh)
+
+    def _submit(self, fresh: list[Row]) -> None:
         rows = iter(fresh)
         while batch := list(islice(rows, CHUNK)):
             self._batches.append(self._writer.submit(self._insert, batch))
@@ -103,7 +114,7 @@ class OutboxStream:
         try:
             with database_errors("cannot queue alerts"):
                 queued = [alert_id for batch in self._batches for alert_id in batch.result()]
-                conn = self._connection()
+                conn = self._prepared()
                 self._write_states(conn, state, self._now)
                 conn.commit()
         finally:
@@ -120,32 +131,35 @@ class OutboxStream:
             self._conn.close()  # rolls back an open transaction
             self._conn = None
 
-    def _connection(self) -> Connection:
+    def _prepared(self) -> Connection:
+        """On the writer thread: the transaction's connection, this evaluation's turn taken."""
         if self._conn is None:
-            self._conn = self._engine.connect()
+            conn = self._conn = self._engine.connect()
+            # Another evaluation's alerts are committed (and seen by the look-ups) before
+            # this one's first batch is written.
+            conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(k)s)", {"k": _TURN})
         return self._conn
 
     def _insert(self, batch: list[Row]) -> list[int]:
-        """On the writer thread: one COPY into the staging table and one insert of the
-        alerts and their deliveries; the new ids."""
-        first = self._conn is None
-        conn = self._connection()
-        if first:
-            # A big run's alerts are sorted and joined in memory, not in temporary files,
-            # and the statement's cost estimate (the temporary table has no statistics)
-            # must not make the planner compile it (JIT: 0.5 s for 85,000 alerts).
-            conn.exec_driver_sql("SET LOCAL work_mem = '128MB'")
-            conn.exec_driver_sql("SET LOCAL jit = off")
-            conn.exec_driver_sql(
-                "CREATE TEMPORARY TABLE gt_outbox (seq bigint, dedupe_key text, rule text, "
-                "kind text, subject text, title text, details text, channels text) ON COMMIT DROP"
-            )
-        else:
-            conn.exec_driver_sql("TRUNCATE gt_outbox")
+        """On the writer thread: the batch's alerts not queued before and their
+        deliveries, COPYed; the new ids."""
+        conn = self._prepared()
+        queued = set(conn.exec_driver_sql(_EXISTING, {"keys": [r[0] for r in batch]}).scalars())
+        fresh = [r for r in batch if r[0] not in queued] if queued else batch
+        if not fresh:
+            return []
+        ids = [int(i) for i in conn.exec_driver_sql(_IDS, {"n": len(fresh)}).scalars()]
         raw = conn.connection.driver_connection
         assert raw is not None
-        with raw.cursor() as cur, cur.copy(f"COPY gt_outbox ({_COLUMNS}) FROM STDIN") as copy:
-            for row in batch:
-                copy.write_row(row)
-        params: dict[str, Any] = {"now": self._now, "pending": PENDING}
-        return [int(alert_id) for (alert_id,) in conn.exec_driver_sql(_QUEUE_SQL, params).all()]
+        now = self._now
+        with raw.cursor() as cur:
+            with cur.copy(_ALERTS) as copy:
+                for alert_id, (key, rule, kind, subject, title, details, _) in zip(
+                    ids, fresh, strict=True
+                ):
+                    copy.write_row((alert_id, key, rule, kind, subject, title, details, now))
+            with cur.copy(_DELIVERIES) as copy:
+                for alert_id, row in zip(ids, fresh, strict=True):
+                    for channel in row[6]:
+                        copy.write_row((alert_id, channel, PENDING, 0, now))
+        return ids
