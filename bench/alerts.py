@@ -10,6 +10,9 @@ changes CHANGES prices, and the bench times
   evaluate_ms  the alert evaluation after it (tracker.alerts.evaluate.evaluate: every
                rule read and the outbox committed), as the after-collection hook runs it
                (the rankings recompute it follows is the recommend bench's, untimed here).
+Also printed: the CPU each of the two used, in Python and in the database's server
+processes (on a shared machine the wall-clock ratio moves with the load; the CPU split
+says where the work is).
 Also counted: the SQL statements the evaluation sent (set-wise: a few per rule, never
 one per change) and the process's peak RSS before and after it.
 
@@ -35,8 +38,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from ingest import ROLLUP_S, ListCollector, synthetic_offers, with_changes
-from scratch_db import scratch_database  # bench/ is the script's own directory
+from scratch_db import backend_cpu_seconds, scratch_database  # bench/ is the script's directory
 from sqlalchemy import event
 
 from tracker.alerts.evaluate import evaluate
@@ -95,6 +99,59 @@ def sqlite_file() -> Iterator[str]:
         yield f"sqlite:///{Path(tmp) / 'bench.db'}"
 
 
+@contextmanager
+def counted_statements(engine: Engine) -> Iterator[list[int]]:
+    """Every statement sent meanwhile, counted in the list's one item: on Postgres each
+    psycopg execute and COPY (SQLAlchemy's and the store's own cursors alike), on
+    SQLite each SQLAlchemy execute."""
+    count = [0]
+    if engine.dialect.name != "postgresql":
+
+        def one(*_: Any) -> None:
+            count[0] += 1
+
+        event.listen(engine, "before_cursor_execute", one)
+        try:
+            yield count
+        finally:
+            event.remove(engine, "before_cursor_execute", one)
+        return
+    patched = {name: getattr(psycopg.Cursor, name) for name in ("execute", "executemany", "copy")}
+
+    def counting(method: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            count[0] += 1
+            return method(*args, **kwargs)
+
+        return call
+
+    for name, method in patched.items():
+        setattr(psycopg.Cursor, name, counting(method))
+    try:
+        yield count
+    finally:
+        for name, method in patched.items():
+            setattr(psycopg.Cursor, name, method)
+
+
+class Cpu:
+    """CPU seconds of this process and of the database's server processes over a step."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.python, self.database = url, 0.0, 0.0
+
+    def __enter__(self) -> Cpu:
+        self._start = time.process_time(), backend_cpu_seconds(self.url)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.python = time.process_time() - self._start[0]
+        self.database = backend_cpu_seconds(self.url) - self._start[1]
+
+    def __str__(self) -> str:
+        return f"Python {self.python:.2f} s + Postgres {self.database:.2f} s"
+
+
 def run(engine: Engine, offers: Any, at: datetime) -> tuple[float, int]:
     start = time.perf_counter()
     summary = run_collector(engine, ListCollector(offers), Settings(), now=at)
@@ -122,22 +179,17 @@ def main() -> None:
         first_s, _ = run(engine, synthetic_offers(args.offers), t0)
         recompute_rankings(engine, settings, now=t0)
         evaluate(engine, rules, CHANNELS, now=t0 + timedelta(minutes=1), fx_rates=fx)  # seeds
-        ingest_s, changes = run(engine, with_changes(synthetic_offers(args.offers), [changed]), t1)
+        with Cpu(url) as ingest_cpu:
+            moved = with_changes(synthetic_offers(args.offers), [changed])
+            ingest_s, changes = run(engine, moved, t1)
         rollup_s = ROLLUP_S[-1]
         recompute_rankings(engine, settings, now=t1)
-        statements = 0
-
-        def count(*_: Any) -> None:
-            nonlocal statements
-            statements += 1
-
-        event.listen(engine, "before_cursor_execute", count)
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        start = time.perf_counter()
-        queued = evaluate(engine, rules, CHANNELS, now=t1 + timedelta(minutes=1), fx_rates=fx)
-        evaluate_s = time.perf_counter() - start
+        with Cpu(url) as evaluate_cpu, counted_statements(engine) as statements:
+            start = time.perf_counter()
+            queued = evaluate(engine, rules, CHANNELS, now=t1 + timedelta(minutes=1), fx_rates=fx)
+            evaluate_s = time.perf_counter() - start
         rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        event.remove(engine, "before_cursor_execute", count)
         engine.dispose()
     print(f"first collection of {args.offers:,} offers: {first_s:.2f} s")
     print(
@@ -146,9 +198,11 @@ def main() -> None:
     )
     print(
         f"evaluation of {len(rules)} rules: {evaluate_s * 1000:.0f} ms, {len(queued):,} alerts "
-        f"queued, {statements} SQL statements"
+        f"queued, {statements[0]} SQL statements"
     )
     print(f"peak RSS: {rss_before:.0f} MiB before the evaluation, {rss_after:.0f} MiB after")
+    if not args.sqlite:  # SQLite's work is this process's
+        print(f"CPU: the run {ingest_cpu}, the evaluation {evaluate_cpu}")
     print(
         f"alerts changes={changes} evaluate_ms={evaluate_s * 1000:.0f} "
         f"ingest_ms={ingest_s * 1000:.0f} ratio={evaluate_s / ingest_s:.2f}"

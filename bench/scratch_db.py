@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, make_url, text
 
 from tracker.store.engine import normalize_url
 
@@ -38,3 +38,29 @@ def scratch_database(*, keep: bool = False) -> Iterator[str]:
             with admin.connect() as conn:
                 conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+def backend_cpu_seconds(url: str) -> float:
+    """CPU seconds used so far by the server processes serving the database ``url``
+    names (Linux: read from /proc; 0.0 elsewhere or for SQLite). With the process's
+    own CPU time beside it, a bench says where a step's work went (Python or the
+    database), which its wall-clock time on a shared machine does not."""
+    name = make_url(url).database
+    if not name or not os.path.isdir("/proc") or make_url(url).get_backend_name() != "postgresql":
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                words = f.read().split(b"\0")[0].split()
+            if words[:1] != [b"postgres:"] or name.encode() not in words:
+                continue
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick

@@ -156,15 +156,11 @@ def price_changes_since(
 
 
 def price_changes_select(
-    after_id: int,
-    where: SeriesFilter | None = None,
-    threshold: ChangeThreshold | None = None,
-    upto: int | None = None,
+    after_id: int, where: SeriesFilter | None = None, threshold: ChangeThreshold | None = None
 ) -> Select[Any]:
     """Postgres: :func:`price_changes_since`'s statement, its columns labelled with
     :class:`PriceChange`'s field names (the alerts rendered in SQL read it as a subquery,
-    :mod:`tracker.store.price_alert_sql`, up to interval id ``upto``), ordered by
-    interval id.
+    :mod:`tracker.store.price_alert_sql`), ordered by interval id.
 
     One probe of ``(series_id, first_seen)`` per change, for the changes the filters keep.
     """
@@ -182,8 +178,6 @@ def price_changes_select(
         .join(old, true())
         .where(PricePoint.id > after_id, *(where.where() if where is not None else ()))
     )
-    if upto is not None:
-        stmt = stmt.where(PricePoint.id <= upto)
     if threshold is not None:
         stmt = stmt.where(_moved(old.c.price, old.c.currency, threshold))
     return stmt.order_by(PricePoint.id)

@@ -43,7 +43,10 @@ CHUNK = 5_000
 everything else is built) are not a long tail, large enough to keep statements few."""
 
 PENDING = "pending"
-_EXISTING = "SELECT dedupe_key FROM alert_outbox WHERE dedupe_key = ANY(%(keys)s)"
+_EXISTING = (
+    "SELECT dedupe_key FROM alert_outbox "
+    "WHERE dedupe_key IN (SELECT json_array_elements_text(CAST(%(keys)s AS json)))"
+)
 _IDS = (
     "SELECT nextval(pg_get_serial_sequence('alert_outbox', 'id')) "
     "FROM generate_series(1, %(n)s) ORDER BY 1"
@@ -143,16 +146,17 @@ class OutboxStream:
     def _insert(self, batch: list[Row]) -> list[int]:
         """On the writer thread: the batch's alerts not queued before and their
         deliveries, COPYed; the new ids."""
-        conn = self._prepared()
-        queued = set(conn.exec_driver_sql(_EXISTING, {"keys": [r[0] for r in batch]}).scalars())
-        fresh = [r for r in batch if r[0] not in queued] if queued else batch
-        if not fresh:
-            return []
-        ids = [int(i) for i in conn.exec_driver_sql(_IDS, {"n": len(fresh)}).scalars()]
-        raw = conn.connection.driver_connection
+        raw = self._prepared().connection.driver_connection
         assert raw is not None
         now = self._now
         with raw.cursor() as cur:
+            # keys as one JSON text: psycopg adapts a list of 5,000 strings in Python
+            keys = self._dumps([r[0] for r in batch])
+            queued = {key for (key,) in cur.execute(_EXISTING, {"keys": keys})}
+            fresh = [r for r in batch if r[0] not in queued] if queued else batch
+            if not fresh:
+                return []
+            ids = [int(i) for (i,) in cur.execute(_IDS, {"n": len(fresh)})]
             with cur.copy(_ALERTS) as copy:
                 for alert_id, (key, rule, kind, subject, title, details, _) in zip(
                     ids, fresh, strict=True

@@ -106,7 +106,8 @@ def _direction(direction: str) -> str:
 
 # Each CTE is one step of offer_rules.price_change; the names are its variables'.
 _STATEMENT = """
-WITH changes AS MATERIALIZED ({changes}),
+WITH read AS MATERIALIZED ({changes}),
+changes AS (SELECT * FROM read WHERE interval_id <= CAST(%(gt_upto)s AS bigint)),
 factors AS (
     SELECT * FROM json_to_recordset(CAST(%(gt_factors)s AS json))
         AS f(currency text, at timestamptz, factor numeric, lacking text)
@@ -206,7 +207,7 @@ def rendered_price_alerts(
     of the series ``where`` selects, rendered, and the changes left out; ``times``:
     every time one of them happened, ``factors``: the rates needed then. Raises
     :class:`~tracker.store.engine.DatabaseError`."""
-    compiled = price_changes_select(after_id, where, threshold, upto).compile(
+    compiled = price_changes_select(after_id, where, threshold).compile(
         dialect=engine.dialect, compile_kwargs={"render_postcompile": True}
     )
     sql = _STATEMENT.format(
@@ -238,6 +239,9 @@ def rendered_price_alerts(
         ),
         "gt_currency": spec.currency,
         "gt_threshold": str(spec.threshold_percent),
+        # here, not in the read: a two-sided id range is estimated from statistics that
+        # lag a big run's new ids, and a plan probing that range per series took minutes
+        "gt_upto": upto,
         "gt_key": f"{spec.rule}|{spec.kind}|",
         "gt_kind_json": json.dumps(spec.kind),
         "gt_currency_json": json.dumps(spec.currency),
