@@ -67,6 +67,9 @@ class Evaluation:
     reads: dict[int, list[Future[Any]] | None] = field(default_factory=dict)
     """Postgres: rules' reads started ahead on a reader thread (:func:`offer_rules.read_ahead`),
     by ``id(rule)``; None: the rule seeds, nothing to read."""
+    rendering: dict[int, Any] = field(default_factory=dict)
+    """Postgres: rules' alerts being rendered by the store on a reader thread
+    (:func:`tracker.alerts.price_staged.start`), by ``id(rule)``; None: it seeds."""
     states: dict[str, dict[str, str]] = field(default_factory=dict)
     """The rules' state read in one go at the start (:meth:`rule_state` takes each once)."""
     no_rate: Counter[tuple[str, str]] = field(default_factory=Counter)

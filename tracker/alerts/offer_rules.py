@@ -94,8 +94,9 @@ def read_ahead(rules: Sequence[Any], ev: Evaluation, reader: Executor) -> None:
     for rule in rules:
         loads: Loads[Any] | None
         if isinstance(rule, PriceChangeRule) and price_staged.staged(rule, ev):
-            loads = price_staged.reader(rule, ev, _series(rule))
-        elif isinstance(rule, PriceChangeRule):
+            ev.rendering[id(rule)] = price_staged.start(rule, ev, _series(rule), reader)
+            continue
+        if isinstance(rule, PriceChangeRule):
             loads = _changes_reader(rule, ev)
         elif isinstance(rule, SpotDiscountRule):
             loads = [partial(spot_pairs, ev.engine, _series(rule))]
@@ -131,10 +132,9 @@ def _changes_reader(
 
 
 def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
+    if price_staged.staged(rule, ev):  # started by read_ahead
+        return price_staged.queue(rule, ev, ev.rendering.pop(id(rule)))
     ahead = id(rule) in ev.reads
-    if price_staged.staged(rule, ev):
-        rendered = _read(rule, ev, None if ahead else price_staged.reader(rule, ev, _series(rule)))
-        return None if rendered is None else price_staged.queue(rule, ev, rendered)
     parts = _read(rule, ev, None if ahead else _changes_reader(rule, ev))
     if parts is None:
         return

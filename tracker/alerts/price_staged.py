@@ -3,9 +3,10 @@
 A big run's price alerts are most of an evaluation when each is built in Python (a
 row read, prices converted, a title and details formatted, JSON encoded). A rule
 without a cooldown needs nothing of them but their text, so on Postgres one statement
-renders them (:mod:`tracker.store.price_alert_sql`), read ahead on a reader thread like
-the other rules' reads, and the rows go to the outbox as they are. A rule with a
-cooldown looks up when each offer last fired and keeps the Python path
+renders them (:mod:`tracker.store.price_alert_sql`), started ahead on a reader thread
+like the other rules' reads; its rows stream back in parts, which go to the outbox
+writer as they come, so the database inserts one part while it renders the next. A
+rule with a cooldown looks up when each offer last fired and keeps the Python path
 (:func:`tracker.alerts.offer_rules.price_change`), as does SQLite; both paths queue the
 same alerts (tests/alerts/test_price_alert_sql.py).
 
@@ -16,21 +17,29 @@ every currency and time the changes need, so the conversion is the Python path's
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
+from concurrent.futures import Executor, Future
 from datetime import datetime
 from functools import partial
+from queue import SimpleQueue
 from typing import TYPE_CHECKING
 
 from tracker.alerts.rules import PriceChangeRule, channels_of
 from tracker.store import alert_events
 from tracker.store.history import SeriesFilter
 from tracker.store.outbox_stream import RenderedAlert
-from tracker.store.price_alert_sql import Factor, PriceAlertSpec, Rendered, rendered_price_alerts
+from tracker.store.price_alert_sql import (
+    Factor,
+    PriceAlertSpec,
+    Rendered,
+    Window,
+    rendered_price_alerts,
+)
 
 if TYPE_CHECKING:
     from tracker.alerts.evaluate import Evaluation
 
-__all__ = ["queue", "reader", "staged"]
+__all__ = ["Rendering", "queue", "staged", "start"]
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +49,38 @@ def staged(rule: PriceChangeRule, ev: Evaluation) -> bool:
     return ev.stream is not None and not rule.cooldown
 
 
-def reader(
-    rule: PriceChangeRule, ev: Evaluation, where: SeriesFilter
-) -> list[Callable[[], list[Rendered]]] | None:
-    """The rule's read of its rendered alerts (its offers: ``where``); None on its first
-    evaluation (it seeds its cursor). Cursors and rates are read here, on the caller's
-    thread."""
+class Rendering:
+    """One rule's rendered rows, produced in parts on a reader thread and taken in
+    order on the evaluating one (an exception in the read is raised there)."""
+
+    _END = None
+
+    def __init__(self) -> None:
+        self._parts: SimpleQueue[list[Rendered] | None] = SimpleQueue()
+        self._done: Future[None] | None = None
+
+    def start(self, read: partial[None], reader: Executor) -> None:
+        def produce() -> None:
+            try:
+                read(self._parts.put)
+            finally:
+                self._parts.put(self._END)
+
+        self._done = reader.submit(produce)
+
+    def __iter__(self) -> Iterator[list[Rendered]]:
+        while (part := self._parts.get()) is not self._END:
+            yield part
+        assert self._done is not None
+        self._done.result()
+
+
+def start(
+    rule: PriceChangeRule, ev: Evaluation, where: SeriesFilter, reader: Executor
+) -> Rendering | None:
+    """Start rendering the rule's alerts (its offers: ``where``) on ``reader``; None on
+    its first evaluation (it seeds its cursor). Cursors and rates are read here, on the
+    caller's thread."""
     cursor = ev.cursor(rule, ev.rule_state(rule), "price_points")
     if cursor is None:
         return None
@@ -57,19 +92,21 @@ def reader(
         direction=rule.direction,
     )
     threshold = alert_events.ChangeThreshold(rule.threshold_percent, rule.direction)
-    upto, times, factors = _factors(ev, cursor, rule.currency)
-    read = partial(rendered_price_alerts, ev.engine, cursor, where, threshold, spec)
-    return [partial(read, upto, times, factors)]
+    window = _window(ev, cursor, rule.currency)
+    rendering = Rendering()
+    rendering.start(
+        partial(rendered_price_alerts, ev.engine, cursor, where, threshold, spec, window), reader
+    )
+    return rendering
 
 
-def queue(rule: PriceChangeRule, ev: Evaluation, parts: Iterable[list[Rendered]]) -> None:
-    """Hand the rendered alerts to the outbox; count the changes left out for want of a
-    rate (:func:`tracker.alerts.evaluate._report_no_rate`), log the others."""
+def queue(rule: PriceChangeRule, ev: Evaluation, rendering: Rendering | None) -> None:
+    """Hand the rendered alerts to the outbox part by part; count the changes left out
+    for want of a rate (:func:`tracker.alerts.evaluate._report_no_rate`), log the others."""
     assert ev.stream is not None
-    for part in parts:
-        ev.stream.add_rendered(
-            rule.name, rule.type, channels_of(rule, ev.channels), _alerts(rule, ev, part)
-        )
+    channels = channels_of(rule, ev.channels)
+    for part in rendering or ():
+        ev.stream.add_rendered(rule.name, rule.type, channels, _alerts(rule, ev, part))
 
 
 def _alerts(rule: PriceChangeRule, ev: Evaluation, rows: list[Rendered]) -> Iterator[RenderedAlert]:
@@ -82,7 +119,7 @@ def _alerts(rule: PriceChangeRule, ev: Evaluation, rows: list[Rendered]) -> Iter
             log.debug("price interval %d: no comparable previous price", row.interval_id)
 
 
-def _factors(ev: Evaluation, cursor: int, target: str) -> tuple[int, list[datetime], list[Factor]]:
+def _window(ev: Evaluation, cursor: int, target: str) -> Window:
     """The last interval the rule reads (one written later is read next time: its time
     and rates are not known here), every time a change since ``cursor`` happened, and
     the rate factor into ``target`` then of every currency one may be in (those with
@@ -95,7 +132,7 @@ def _factors(ev: Evaluation, cursor: int, target: str) -> tuple[int, list[dateti
     )
     rates = ev.rates()
     currencies = (rates.named() | {currency for currency, _ in moments}) - {target}
-    out = []
+    factors = []
     times: list[datetime] = sorted({at for _, at in moments})
     for at in times:
         for currency in sorted(currencies):
@@ -103,5 +140,5 @@ def _factors(ev: Evaluation, cursor: int, target: str) -> tuple[int, list[dateti
             lacking = None
             if factor is None:
                 lacking = currency if rates.usd_per_unit(currency, at) is None else target
-            out.append(Factor(currency, at, factor, lacking))
-    return upto, times, out
+            factors.append(Factor(currency, at, factor, lacking))
+    return Window(upto, times, factors)

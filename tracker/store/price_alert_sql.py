@@ -29,19 +29,23 @@ to count and log as the Python path does.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import Engine
+from sqlalchemy.engine import Dialect
 
 from tracker.store.alert_events import ChangeThreshold, price_changes_select
 from tracker.store.errors import database_errors
 from tracker.store.history import SeriesFilter
 
-__all__ = ["Factor", "PriceAlertSpec", "Rendered", "rendered_price_alerts"]
+__all__ = ["PART", "Factor", "PriceAlertSpec", "Rendered", "Window", "rendered_price_alerts"]
+
+PART = 5_000
+"""Rows per part handed over: the outbox writer's batch."""
 
 
 class Rendered(NamedTuple):
@@ -67,6 +71,17 @@ class PriceAlertSpec:
     currency: str
     threshold_percent: Decimal
     direction: str
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """What a rule's changes are read up to (``upto``: a run written after the rates
+    were worked out is read next time), every time one of them happened, and the rate
+    factors needed then."""
+
+    upto: int
+    times: Sequence[datetime]
+    factors: Sequence[Factor]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +123,9 @@ def _direction(direction: str) -> str:
 _STATEMENT = """
 WITH read AS MATERIALIZED ({changes}),
 changes AS (SELECT * FROM read WHERE interval_id <= CAST(%(gt_upto)s AS bigint)),
-factors AS (
-    SELECT * FROM json_to_recordset(CAST(%(gt_factors)s AS json))
-        AS f(currency text, at timestamptz, factor numeric, lacking text)
-),
-moments AS (
+moments AS MATERIALIZED (
     SELECT * FROM json_to_recordset(CAST(%(gt_moments)s AS json))
-        AS m(at timestamptz, at_text text)
+        AS m(at timestamptz, at_text text, rates jsonb)
 ),
 priced AS (
     SELECT c.*, c.old_currency = c.currency AS same,
@@ -122,14 +133,22 @@ priced AS (
              ELSE {old_converted} END AS old_v,
         CASE WHEN c.currency = CAST(%(gt_currency)s AS text) THEN c.new_price
              ELSE {new_converted} END AS new_v,
-        CASE WHEN c.old_currency <> CAST(%(gt_currency)s AS text) AND fo.factor IS NULL
-                THEN coalesce(fo.lacking, c.old_currency)
-             WHEN c.currency <> CAST(%(gt_currency)s AS text) AND fn.factor IS NULL
-                THEN coalesce(fn.lacking, c.currency) END AS lacking
-    FROM changes c
-    LEFT JOIN factors fo ON fo.currency = c.old_currency AND fo.at = c.at
-    LEFT JOIN factors fn ON fn.currency = c.currency AND fn.at = c.at
-    WHERE c.old_price <> 0
+        CASE WHEN c.old_currency <> CAST(%(gt_currency)s AS text) AND c.fo_factor IS NULL
+                THEN coalesce(c.fo_lacking, c.old_currency)
+             WHEN c.currency <> CAST(%(gt_currency)s AS text) AND c.fn_factor IS NULL
+                THEN coalesce(c.fn_lacking, c.currency) END AS lacking
+    FROM (
+        SELECT r.*, r.rates -> r.old_currency ->> 0 AS fo_factor,
+            r.rates -> r.old_currency ->> 1 AS fo_lacking,
+            r.rates -> r.currency ->> 0 AS fn_factor, r.rates -> r.currency ->> 1 AS fn_lacking
+        FROM (
+            -- the run's rates looked up row by row (a scalar subquery over its few
+            -- times): a join could hash the changes and lose their order, which the
+            -- rows stream out in
+            SELECT c.*, (SELECT m.rates FROM moments m WHERE m.at = c.at) AS rates
+            FROM changes c WHERE c.old_price <> 0 OFFSET 0
+        ) r
+    ) c
 ),
 judged AS (
     SELECT p.*, b_old <> 0 AND {direction}
@@ -137,7 +156,7 @@ judged AS (
     FROM (SELECT *, CASE WHEN same THEN old_price ELSE old_v END AS b_old,
                     CASE WHEN same THEN new_price ELSE new_v END AS b_new FROM priced) p
 ),
-rendered AS MATERIALIZED (
+rendered AS (
     SELECT j.interval_id, j.provider, j.instance_type, j.region, j.zone, j.pricing,
         j.gpu_model, w.place, t.old_text, t.new_text, t.own, n.count, n.at_text,
         CASE WHEN b_new < b_old THEN '-' ELSE '' END AS minus,
@@ -146,7 +165,6 @@ rendered AS MATERIALIZED (
                    AND mod(trunc(h.ax, 2) * 100, 2) = 1) THEN 0.01 ELSE 0 END
               ELSE round(h.ax, 2) END)::text AS pct
     FROM judged j
-    LEFT JOIN moments m ON m.at = j.at
     CROSS JOIN LATERAL (SELECT ax, abs(j.b_new - j.b_old) * 100 - ax * j.b_old AS rest
         FROM (SELECT abs(j.b_new - j.b_old) * 100 / j.b_old AS ax) a) h
     CROSS JOIN LATERAL (SELECT CASE WHEN j.zone <> '' THEN j.region || '/' || j.zone
@@ -160,7 +178,8 @@ rendered AS MATERIALIZED (
                   AND j.currency = CAST(%(gt_currency)s AS text) THEN ''
              ELSE {old_own} || ' ' || j.old_currency || ' → ' || {new_own} || ' ' || j.currency
              END AS own) t
-    CROSS JOIN LATERAL (SELECT trim_scale(j.gpu_count)::text AS count, m.at_text) n
+    CROSS JOIN LATERAL (SELECT trim_scale(j.gpu_count)::text AS count,
+        (SELECT m.at_text FROM moments m WHERE m.at = j.at) AS at_text) n
     WHERE j.reaches AND j.lacking IS NULL
 ),
 alerts AS (
@@ -189,7 +208,6 @@ UNION ALL SELECT interval_id, NULL, NULL, NULL, NULL, lacking FROM judged
 UNION ALL SELECT interval_id, NULL, NULL, NULL, NULL, NULL FROM changes WHERE old_price = 0
 UNION ALL SELECT interval_id, NULL, NULL, NULL, NULL, NULL FROM judged
     WHERE lacking IS NULL AND b_old = 0
-ORDER BY 1
 """
 
 
@@ -199,21 +217,46 @@ def rendered_price_alerts(
     where: SeriesFilter,
     threshold: ChangeThreshold,
     spec: PriceAlertSpec,
-    upto: int,
-    times: Sequence[datetime],
-    factors: Sequence[Factor],
-) -> list[Rendered]:
-    """The alerts of ``spec``'s rule for the changes after ``after_id`` up to ``upto``
-    of the series ``where`` selects, rendered, and the changes left out; ``times``:
-    every time one of them happened, ``factors``: the rates needed then. Raises
+    window: Window,
+    emit: Callable[[list[Rendered]], None],
+) -> None:
+    """The alerts of ``spec``'s rule for the changes after ``after_id`` of the series
+    ``where`` selects, rendered, in interval order, then the changes left out: handed
+    to ``emit`` in parts of :data:`PART` rows as the database produces them (the first
+    ones while it still renders the rest). Raises
     :class:`~tracker.store.engine.DatabaseError`."""
+    sql, params = _statement(engine.dialect, after_id, where, threshold, spec, window)
+    with database_errors("cannot read price changes"), engine.connect() as conn:
+        # work_mem: the changes are materialized and joined in memory; no JIT for a
+        # statement whose cost the planner cannot estimate (its CTEs have no statistics);
+        # a cursor is planned as a whole query, not for its first rows.
+        conn.exec_driver_sql("SET LOCAL work_mem = '64MB'")
+        conn.exec_driver_sql("SET LOCAL jit = off")
+        conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor(name="gt_rendered_alerts") as cursor:  # a server-side cursor
+            cursor.execute(sql, params)
+            while rows := cursor.fetchmany(PART):
+                emit([Rendered(*row) for row in rows])
+        conn.rollback()
+
+
+def _statement(
+    dialect: Dialect,
+    after_id: int,
+    where: SeriesFilter,
+    threshold: ChangeThreshold,
+    spec: PriceAlertSpec,
+    window: Window,
+) -> tuple[str, dict[str, Any]]:
     compiled = price_changes_select(after_id, where, threshold).compile(
-        dialect=engine.dialect, compile_kwargs={"render_postcompile": True}
+        dialect=dialect, compile_kwargs={"render_postcompile": True}
     )
     sql = _STATEMENT.format(
         changes=compiled.string,
-        old_converted=_half_even("c.old_price * fo.factor", 10),
-        new_converted=_half_even("c.new_price * fn.factor", 10),
+        old_converted=_half_even("c.old_price * CAST(c.fo_factor AS numeric)", 10),
+        new_converted=_half_even("c.new_price * CAST(c.fn_factor AS numeric)", 10),
         direction=_direction(spec.direction),
         old_exact=_money("j.old_v"),
         new_exact=_money("j.new_v"),
@@ -222,39 +265,22 @@ def rendered_price_alerts(
         old_own=_money("j.old_price"),
         new_own=_money("j.new_price"),
     )
-    factor_rows = [
-        {
-            "currency": f.currency,
-            "at": f.at.isoformat(),
-            "factor": None if f.factor is None else str(f.factor),
-            "lacking": f.lacking,
-        }
-        for f in factors
+    rates: dict[datetime, dict[str, list[str | None]]] = {at: {} for at in window.times}
+    for f in window.factors:
+        rates[f.at][f.currency] = [None if f.factor is None else str(f.factor), f.lacking]
+    moments = [
+        {"at": at.isoformat(), "at_text": at.isoformat(), "rates": rates[at]} for at in window.times
     ]
     params = {
         **compiled.params,
-        "gt_factors": json.dumps(factor_rows),
-        "gt_moments": json.dumps(
-            [{"at": at.isoformat(), "at_text": at.isoformat()} for at in times]
-        ),
+        "gt_moments": json.dumps(moments),
         "gt_currency": spec.currency,
         "gt_threshold": str(spec.threshold_percent),
         # here, not in the read: a two-sided id range is estimated from statistics that
         # lag a big run's new ids, and a plan probing that range per series took minutes
-        "gt_upto": upto,
+        "gt_upto": window.upto,
         "gt_key": f"{spec.rule}|{spec.kind}|",
         "gt_kind_json": json.dumps(spec.kind),
         "gt_currency_json": json.dumps(spec.currency),
     }
-    with database_errors("cannot read price changes"), engine.connect() as conn:
-        # work_mem: the changes are materialized and joined in memory; no JIT for a
-        # statement whose cost the planner cannot estimate (its CTEs have no statistics).
-        conn.exec_driver_sql("SET LOCAL work_mem = '64MB'")
-        conn.exec_driver_sql("SET LOCAL jit = off")
-        raw = conn.connection.driver_connection
-        assert raw is not None
-        with raw.cursor() as cursor:  # plain tuples: tens of thousands of rows
-            cursor.execute(sql, params)
-            out = [Rendered(*row) for row in cursor.fetchall()]
-        conn.rollback()
-    return out
+    return sql, params
