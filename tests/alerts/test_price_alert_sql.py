@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import logging
 import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -34,6 +36,7 @@ from tracker.fx import EcbRate
 from tracker.models import Offer
 from tracker.store import alert_events
 from tracker.store.fx import record_rates
+from tracker.store.outbox_stream import OutboxStream
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -239,3 +242,34 @@ def test_a_run_written_during_the_evaluation_is_left_for_the_next(
     assert [t for _, t in fired(engine)][-1] == (
         "testcloud a us-east-1 on_demand: 4.00 → 2.00 EUR/h (-50.00%) [5.00 USD → 2.50 USD]"
     )
+
+
+def test_two_evaluations_at_once_queue_each_alert_once(
+    pg_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replica's and a CLI's evaluation of the same run, their outbox writes released
+    together: the one that takes its turn second finds the other's alerts queued."""
+    engine = pg_engine
+    rule = moves("10")
+    collect(engine, [offer("a", "10.00"), offer("b", "20.00")], T0)
+    evaluate(engine, rule, ["slack"], now=T0)
+    collect(engine, [offer("a", "5.00"), offer("b", "10.00")], T0 + H)
+    together = threading.Barrier(2, timeout=30)
+    first_insert = OutboxStream._insert
+    waited: set[int] = set()
+
+    def insert(self: OutboxStream, batch: Any) -> Any:
+        if id(self) not in waited:
+            waited.add(id(self))
+            together.wait()
+        return first_insert(self, batch)
+
+    monkeypatch.setattr(OutboxStream, "_insert", insert)
+    with ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(evaluate, engine, rule, ["slack"], now=T0 + H) for _ in range(2)]
+        queued = sorted(len(run.result()) for run in runs)  # neither raised
+    assert queued == [0, 2]
+    assert sorted(t for _, t in fired(engine)) == [
+        "testcloud a us-east-1 on_demand: 10.00 → 5.00 USD/h (-50.00%)",
+        "testcloud b us-east-1 on_demand: 20.00 → 10.00 USD/h (-50.00%)",
+    ]
