@@ -26,7 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracker.alerts import offer_rules
 from tracker.alerts.cursor import CHECKPOINTS, GLOBAL_RULE, safe_ids
@@ -39,6 +39,9 @@ from tracker.store import alerts as outbox
 from tracker.store import fx as fx_store
 from tracker.store.engine import Engine
 from tracker.store.outbox_stream import OutboxStream
+
+if TYPE_CHECKING:
+    from tracker.alerts.price_staged import Rendering
 
 __all__ = ["Evaluation", "evaluate", "health_change_alerts"]
 
@@ -67,7 +70,7 @@ class Evaluation:
     reads: dict[int, list[Future[Any]] | None] = field(default_factory=dict)
     """Postgres: rules' reads started ahead on a reader thread (:func:`offer_rules.read_ahead`),
     by ``id(rule)``; None: the rule seeds, nothing to read."""
-    rendering: dict[int, Any] = field(default_factory=dict)
+    rendering: dict[int, Rendering | None] = field(default_factory=dict)
     """Postgres: rules' alerts being rendered by the store on a reader thread
     (:func:`tracker.alerts.price_staged.start`), by ``id(rule)``; None: it seeds."""
     states: dict[str, dict[str, str]] = field(default_factory=dict)
