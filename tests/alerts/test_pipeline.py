@@ -17,6 +17,7 @@ from tests.alerts.conftest import offer
 from tests.alerts.test_evaluate import fired, rules
 from tests.alerts.test_queue_setwise import NOW, _alert
 from tests.listed_collector import collect
+from tracker.alerts import evaluate as evaluate_module
 from tracker.alerts import offer_rules
 from tracker.alerts.evaluate import evaluate
 from tracker.store import alerts as outbox
@@ -84,7 +85,7 @@ def test_an_evaluation_failing_after_alerts_streamed_queues_nothing(
         raise RuntimeError("rule failed")
 
     with monkeypatch.context() as patch:
-        patch.setitem(offer_rules.EVALUATORS, "new_hardware", boom)
+        patch.setitem(evaluate_module.EVALUATORS, "new_hardware", boom)
         with pytest.raises(RuntimeError, match="rule failed"):
             evaluate(pg_engine, rule, ["slack"], now=T0 + H)
     assert fired(pg_engine) == []

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracker.alerts import offer_rules
 from tracker.alerts.cursor import CHECKPOINTS, GLOBAL_RULE, safe_ids
+from tracker.alerts.ranking_rule import ranking_change
 from tracker.alerts.render import health_job
 from tracker.alerts.rules import AlertRule, CollectorHealthRule, channels_of
 from tracker.fx import NO_RATE_HINT, Rates, which_missing
@@ -46,6 +47,11 @@ if TYPE_CHECKING:
 __all__ = ["Evaluation", "evaluate", "health_change_alerts"]
 
 log = logging.getLogger(__name__)
+EVALUATORS: dict[str, Callable[[Any, Evaluation], None]] = {
+    **offer_rules.EVALUATORS,
+    "ranking_change": ranking_change,
+}
+"""Each rule type's evaluation (collector health is :func:`_failing_runs`)."""
 SEEDED = "@seeded"
 READERS = 2
 """Rules' reads running at one time ahead of the rule being built (Postgres)."""
@@ -215,7 +221,7 @@ def evaluate(
             if isinstance(rule, CollectorHealthRule):
                 _failing_runs(rule, ev)
             elif not health_only:
-                offer_rules.EVALUATORS[rule.type](rule, ev)  # type: ignore[operator]
+                EVALUATORS[rule.type](rule, ev)
     except BaseException:
         if ev.stream is not None:
             ev.stream.abort()  # nothing queued

@@ -1,4 +1,4 @@
-"""What each rule type looks for: price moves, spot discounts, new hardware, ranking shifts.
+"""What the offer rules look for: price moves, spot discounts, new hardware.
 
 Each evaluator reads what changed since the rule's cursor (or the current offers),
 applies the rule's filters and threshold, and hands candidate alerts to
@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
-from dataclasses import fields
 from datetime import datetime
 from decimal import Context, Decimal
 from functools import partial
@@ -28,11 +27,9 @@ from tracker.alerts import price_staged
 from tracker.alerts.rules import (
     NewHardwareRule,
     PriceChangeRule,
-    RankingChangeRule,
     SpotDiscountRule,
     channels_of,
 )
-from tracker.fx import USD
 from tracker.store import alert_events
 from tracker.store.alerts import NewAlert
 from tracker.store.history import SeriesFilter
@@ -61,7 +58,7 @@ def percent(old: Decimal, new: Decimal) -> Decimal:
     return (new - old) / old * 100
 
 
-def _money(value: Decimal) -> str:
+def money(value: Decimal) -> str:
     """At least two decimals, no trailing zeros beyond them (``10.5000`` → ``10.50``)."""
     whole, _, frac = format(value, "f").partition(".")
     return f"{whole}.{frac.rstrip('0').ljust(2, '0')}"
@@ -195,8 +192,8 @@ class _PriceAlerts:
     ) -> NewAlert:
         pct, cur = change.quantize(CENT), self.currency
         where = f"{c.region}/{c.zone}" if c.zone else c.region
-        old_text = _shown(old, c.old_currency, cur)
-        new_text = _shown(new, c.currency, cur)
+        old_text = shown(old, c.old_currency, cur)
+        new_text = shown(new, c.currency, cur)
         own = _own(cur, (c.old_price, c.old_currency), (c.new_price, c.currency))
         count = self.counts.get(c.gpu_count)
         if count is None:
@@ -244,17 +241,17 @@ def _pair(
     return None if a is None or b is None else (a, b)
 
 
-def _shown(value: Decimal, own: str, shown_in: str) -> str:
+def shown(value: Decimal, own: str, shown_in: str) -> str:
     """A price as an alert shows it: exact in its own currency, else converted and
     rounded to :data:`SHOWN`."""
-    return _money(value if own == shown_in else value.quantize(SHOWN))
+    return money(value if own == shown_in else value.quantize(SHOWN))
 
 
 def _own(shown_in: str, old: Priced, new: Priced) -> str:
     """`` [30.00 CNY → 29.00 CNY]``: the provider's own figures, when not in ``shown_in``."""
     if old[1] == shown_in and new[1] == shown_in:
         return ""
-    return f" [{_money(old[0])} {old[1]} → {_money(new[0])} {new[1]}]"
+    return f" [{money(old[0])} {old[1]} → {money(new[0])} {new[1]}]"
 
 
 def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
@@ -290,12 +287,12 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
         if pair is None:
             continue  # not marked crossed: it fires once the rate is there
         ev.state[(rule.name, f"spot:{subject}")] = ev.now.isoformat()
-        shown = discount.quantize(CENT)
+        rounded = discount.quantize(CENT)
         od_text, spot_text = (
-            _shown(v, c, rule.currency) for v, c in zip(pair, (base[1], spot[1]), strict=True)
+            shown(v, c, rule.currency) for v, c in zip(pair, (base[1], spot[1]), strict=True)
         )
         own = (
-            f" [spot {_money(spot[0])} {spot[1]}, on-demand {_money(base[0])} {base[1]}]"
+            f" [spot {money(spot[0])} {spot[1]}, on-demand {money(base[0])} {base[1]}]"
             if {spot[1], base[1]} != {rule.currency}
             else ""
         )
@@ -305,7 +302,7 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
                 f"{subject}|{o.price_since.isoformat()}|{o.od_since.isoformat()}",
                 subject,
                 f"{o.provider} {o.instance_type} {where} spot {spot_text} "
-                f"{rule.currency}/h is {shown}% below on-demand {od_text}{own}",
+                f"{rule.currency}/h is {rounded}% below on-demand {od_text}{own}",
                 {
                     "provider": o.provider,
                     "instance_type": o.instance_type,
@@ -317,7 +314,7 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
                     "old": od_text,
                     "new": spot_text,
                     "currency": rule.currency,
-                    "change_pct": str(-shown),
+                    "change_pct": str(-rounded),
                     "own": own.strip(" []"),
                 },
             )
@@ -373,133 +370,9 @@ def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:
     ev.emit(rule, out, known=False)
 
 
-def ranking_change(rule: RankingChangeRule, ev: Evaluation) -> None:
-    from tracker.recommend.history import RankedEntry, RankingChange  # loads only when used
-
-    if rule.plan:  # a saved plan, not a profile: its own module
-        from tracker.alerts.plan_rule import plan_change
-
-        return plan_change(rule, ev)
-    state = ev.rule_state(rule)
-    cursor = ev.cursor(rule, state, "ranking_snapshots")
-    if cursor is None:
-        return
-    columns = tuple(f.name for f in fields(RankedEntry))
-    out: list[NewAlert] = []
-    # Rules over the same snapshots (one cursor, as usual) read them once.
-    pairs = ev.cached(
-        f"snapshots@{cursor}", lambda: alert_events.snapshots_since(ev.engine, cursor, columns)
-    )
-    for pair in pairs:
-        if rule.profile and pair.profile not in rule.profile:
-            continue
-        if pair.previous_id is None or pair.previous_fingerprint != pair.fingerprint:
-            continue  # a first or re-defined profile: the job changed, not the market
-        change = RankingChange(
-            profile=pair.profile,
-            snapshot_id=pair.snapshot_id,
-            computed_at=pair.computed_at,
-            entries=tuple(RankedEntry(*row) for row in pair.entries),
-            previous_snapshot_id=pair.previous_id,
-            previous_computed_at=pair.previous_computed_at,
-            previous_entries=tuple(RankedEntry(*row) for row in pair.previous_entries),
-            profile_changed=False,
-        )
-        out.extend(_ranking_alerts(rule, ev, change))
-    ev.emit(rule, out, known=False)
-
-
-def _entry(e: Any) -> dict[str, Any]:
-    return {
-        "provider": e.provider,
-        "instance_type": e.instance_type,
-        "region": f"{e.region}/{e.zone}" if e.zone else e.region,
-        "pricing": e.pricing,
-        "gpu": e.hardware,
-        "gpu_count": f"{e.gpu_count.normalize():f}",
-        "gpu_model": e.gpu_model,
-        "job_cost_usd": _money(e.job_cost_usd),
-    }
-
-
-def _ranking_alerts(rule: RankingChangeRule, ev: Evaluation, change: Any) -> list[NewAlert]:
-    profile, sid, leader, before = (
-        change.profile,
-        change.snapshot_id,
-        change.leader,
-        change.previous_leader,
-    )
-    subject = f"profile:{profile}"
-    out = []
-    base = {"profile": profile, "snapshot": sid}
-
-    def cost(entry: Any) -> str | None:
-        """A job cost (USD) in the rule's currency at the snapshot's rate, or None."""
-        value = ev.in_currency(rule, entry.job_cost_usd, USD, change.computed_at)
-        return None if value is None else _shown(value, USD, rule.currency)
-
-    if "leader" in rule.events and change.new_leader and leader is not None:
-        was = f" (was {before.provider} {before.instance_type})" if before is not None else ""
-        new = cost(leader)
-        old = "" if before is None else None if new is None else cost(before)
-        if new is not None and old is not None:
-            out.append(
-                ev.alert(
-                    rule,
-                    f"{profile}|leader|{sid}",
-                    f"{subject}:leader",
-                    f"best for {profile} now {leader.provider} {leader.instance_type}{was}",
-                    {**base, **_entry(leader), "event": "leader", "old": old, "new": new,
-                     "currency": rule.currency,
-                     "previous": _entry(before) if before is not None else None},
-                )
-            )  # fmt: skip
-    if "top_n" in rule.events:
-        top = change.entries[: rule.top_n]
-        seen = {e.gpu_model for e in change.previous_entries[: rule.top_n]}
-        for e in top:
-            if e.gpu_model in seen:
-                continue
-            seen.add(e.gpu_model)
-            out.append(
-                ev.alert(
-                    rule,
-                    f"{profile}|top_n|{sid}|{e.gpu_model}",
-                    f"{subject}:top_n:{e.gpu_model}",
-                    f"{e.gpu_model} entered the top {rule.top_n} for {profile} "
-                    f"(#{e.rank}: {e.provider} {e.instance_type})",
-                    {**base, **_entry(e), "event": "top_n", "rank": e.rank, "top_n": rule.top_n},
-                )
-            )
-    pct = change.leader_cost_delta_pct
-    if (
-        "cost" in rule.events
-        and rule.threshold_percent is not None
-        and pct is not None
-        and abs(pct) >= rule.threshold_percent
-        and leader is not None
-        and before is not None
-        and (new := cost(leader)) is not None
-        and (old := cost(before)) is not None
-    ):
-        # both costs at the snapshot's one rate: the percentage is the USD one
-        out.append(
-            ev.alert(
-                rule,
-                f"{profile}|cost|{sid}",
-                f"{subject}:cost",
-                f"{profile} job cost {old} → {new} {rule.currency} ({pct:+}%)",
-                {**base, **_entry(leader), "event": "cost", "old": old, "new": new,
-                 "currency": rule.currency, "change_pct": str(pct),
-                 "previous": _entry(before) if before.key != leader.key else None},
-            )
-        )  # fmt: skip
-    return out
-
-
 EVALUATORS: dict[str, Callable[[Any, Evaluation], None]] = {
     "price_change": price_change,
     "spot_discount": spot_discount,
     "new_hardware": new_hardware,
-    "ranking_change": ranking_change,
 }
+"""The offer rules; ``ranking_change`` is :mod:`tracker.alerts.ranking_rule`'s."""
