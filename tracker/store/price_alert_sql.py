@@ -4,10 +4,11 @@ After a big run a rule fires tens of thousands of alerts; built in Python each i
 row read, two prices converted, a title and a JSON object formatted (~0.1 ms each,
 most of an evaluation, all on one core). Here one statement reads the rule's changes
 (:func:`tracker.store.alert_events.price_changes_select`), converts them, tests the
-threshold and renders each alert's dedupe key, subject, title and details; the caller
-hands the rows to the outbox as they are
-(:meth:`tracker.store.outbox_stream.OutboxStream.add_rows`). It runs on a reader
-connection, so the database renders one rule while it inserts another's alerts.
+threshold and renders each alert's dedupe key, subject, title and details. It runs on
+a reader connection and its rows stream back in parts (a server-side cursor), which the
+caller hands to the outbox as they are
+(:meth:`tracker.store.outbox_stream.OutboxStream.add_rendered`): the database inserts
+one part while it renders the next.
 
 The statement renders exactly what :mod:`tracker.alerts.offer_rules` builds for the
 same change (tests/alerts/test_price_alert_sql.py compares the two on random changes):
@@ -16,8 +17,8 @@ same change (tests/alerts/test_price_alert_sql.py compares the two on random cha
   (worked out in Python per currency and change time, passed in as JSON), exact,
   rounded half-even to the store's 10 decimals, then to 4 for display;
 - the threshold tested exactly (no division); the percentage rounded half-even to 2
-  decimals from the exact quotient (integer division and remainder), its sign kept
-  when it rounds to zero (``-0.00``);
+  decimals (one division; where it lands exactly half-way, the exact remainder
+  decides), its sign kept when it rounds to zero (``-0.00``);
 - prices shown with at least two decimals and no trailing zeros beyond them.
 
 ``round()`` on NUMERIC rounds half away from zero, so half-even is spelled out
