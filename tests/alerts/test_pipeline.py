@@ -18,7 +18,6 @@ from tests.alerts.test_evaluate import fired, rules
 from tests.alerts.test_queue_setwise import NOW, _alert
 from tests.listed_collector import collect
 from tracker.alerts import evaluate as evaluate_module
-from tracker.alerts import offer_rules
 from tracker.alerts.evaluate import evaluate
 from tracker.store import alerts as outbox
 from tracker.store import outbox_stream
@@ -71,7 +70,6 @@ def test_an_evaluation_failing_after_alerts_streamed_queues_nothing(
 ) -> None:
     # every alert handed over, and inserted, on its own before the failing rule runs
     monkeypatch.setattr(outbox_stream, "CHUNK", 1)
-    monkeypatch.setattr(offer_rules, "EMIT_BATCH", 1)
     rule = rules(
         {"name": "moves", "type": "price_change", "threshold_percent": 10},
         {"name": "new", "type": "new_hardware"},

@@ -43,10 +43,6 @@ __all__ = ["EVALUATORS", "percent", "read_ahead"]
 log = logging.getLogger(__name__)
 CENT = Decimal("0.01")
 T = TypeVar("T")
-EMIT_BATCH = 5_000
-"""A ``price_change`` rule without a cooldown hands its alerts over in batches of this
-many (each change is its own dedupe key, so batches dedupe as the whole list would): a
-big run's are inserted while the rest are built, not all after."""
 _EXACT = Context(prec=100)
 """Products of a price and a threshold, unrounded."""
 SHOWN = Decimal("0.0001")
@@ -161,9 +157,6 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
                 continue
         change = percent(c.old_price, c.new_price) if same else percent(old, new)
         out.append(alert(c, old, new, change))
-        if len(out) == EMIT_BATCH and not rule.cooldown:
-            ev.emit(rule, out, known=False)  # queued (Postgres) while the rest is built
-            out = []
     ev.emit(rule, out, known=False)
 
 
