@@ -29,8 +29,8 @@ from tracker.store import alert_events
 from tracker.store.history import SeriesFilter
 from tracker.store.outbox_stream import RenderedAlert
 from tracker.store.price_alert_sql import (
-    Factor,
     PriceAlertSpec,
+    Rate,
     Rendered,
     Window,
     rendered_price_alerts,
@@ -132,13 +132,13 @@ def _window(ev: Evaluation, cursor: int, target: str) -> Window:
     )
     rates = ev.rates()
     currencies = (rates.named() | {currency for currency, _ in moments}) - {target}
-    factors = []
-    times: list[datetime] = sorted({at for _, at in moments})
-    for at in times:
+    in_force: dict[datetime, dict[str, Rate]] = {}
+    for at in sorted({at for _, at in moments}):
+        in_force[at] = {}
         for currency in sorted(currencies):
             factor = rates.factor(currency, target, at)
             lacking = None
             if factor is None:
                 lacking = currency if rates.usd_per_unit(currency, at) is None else target
-            factors.append(Factor(currency, at, factor, lacking))
-    return Window(upto, times, factors)
+            in_force[at][currency] = (factor, lacking)
+    return Window(upto, in_force)

@@ -30,7 +30,7 @@ to count and log as the Python path does.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -43,7 +43,7 @@ from tracker.store.alert_events import ChangeThreshold, price_changes_select
 from tracker.store.errors import database_errors
 from tracker.store.history import SeriesFilter
 
-__all__ = ["PART", "Factor", "PriceAlertSpec", "Rendered", "Window", "rendered_price_alerts"]
+__all__ = ["PART", "PriceAlertSpec", "Rate", "Rendered", "Window", "rendered_price_alerts"]
 
 PART = 5_000
 """Rows per part handed over: the outbox writer's batch."""
@@ -74,27 +74,19 @@ class PriceAlertSpec:
     direction: str
 
 
+Rate = tuple[Decimal | None, str | None]
+"""Units of the rule's currency per unit of another; or None with the currency that
+lacks a rate (as :meth:`tracker.alerts.evaluate.Evaluation.in_currency` counts it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Window:
     """What a rule's changes are read up to (``upto``: a run written after the rates
-    were worked out is read next time), every time one of them happened, and the rate
-    factors needed then."""
+    were worked out is read next time), and at each time one of them happened the
+    rate of every currency one may be in (a currency missing is one lacking a rate)."""
 
     upto: int
-    times: Sequence[datetime]
-    factors: Sequence[Factor]
-
-
-@dataclass(frozen=True, slots=True)
-class Factor:
-    """Units of the rule's currency per unit of ``currency`` at ``at``; None with the
-    currency that lacks a rate (as :meth:`tracker.alerts.evaluate.Evaluation.in_currency`
-    counts it)."""
-
-    currency: str
-    at: datetime
-    factor: Decimal | None
-    lacking: str | None
+    rates: Mapping[datetime, Mapping[str, Rate]]
 
 
 def _half_even(x: str, places: int) -> str:
@@ -266,11 +258,16 @@ def _statement(
         old_own=_money("j.old_price"),
         new_own=_money("j.new_price"),
     )
-    rates: dict[datetime, dict[str, list[str | None]]] = {at: {} for at in window.times}
-    for f in window.factors:
-        rates[f.at][f.currency] = [None if f.factor is None else str(f.factor), f.lacking]
     moments = [
-        {"at": at.isoformat(), "at_text": at.isoformat(), "rates": rates[at]} for at in window.times
+        {
+            "at": at.isoformat(),
+            "at_text": at.isoformat(),
+            "rates": {
+                currency: [None if factor is None else str(factor), lacking]
+                for currency, (factor, lacking) in rates.items()
+            },
+        }
+        for at, rates in window.rates.items()
     ]
     params = {
         **compiled.params,
