@@ -93,3 +93,36 @@ def test_an_evaluation_failing_after_alerts_streamed_queues_nothing(
         "testcloud a us-east-1 on_demand: 10.00 → 12.00 USD/h (+20.00%)",
         "testcloud b us-east-1 on_demand: 10.00 → 8.00 USD/h (-20.00%)",
     ]
+
+
+def test_alerts_rendered_by_the_store_are_written_as_they_came(pg_engine: Engine) -> None:
+    """:meth:`OutboxStream.add_copied` writes the store's COPY text lines on unchanged,
+    ids in front, in batches, and a delivery per channel whose name COPY must escape."""
+    lines = [
+        b"k%d\tmoves\tprice_change\toffer:a\\\\b\tA \\\\ B\t{}\t2026-07-01 00:00:00+00\n" % n
+        for n in range(7)
+    ]
+    stream = outbox.stream_alerts(pg_engine, NOW)
+    assert stream is not None
+    stream.add_copied(["back\\slash", "tab\there", "new\nline"], lines[:4])
+    stream.add_copied(["plain"], lines[4:])
+    queued = stream.finish({})
+    assert len(queued) == 7 and queued == sorted(queued)
+    with pg_engine.connect() as conn:
+        rows = conn.execute(
+            select(outbox.AlertOutbox.id, outbox.AlertOutbox.dedupe_key, outbox.AlertOutbox.subject,
+                   outbox.AlertOutbox.title, outbox.AlertOutbox.created_at)
+            .order_by(outbox.AlertOutbox.id)
+        ).all()  # fmt: skip
+        channels = conn.execute(
+            select(outbox.AlertDelivery.alert_id, outbox.AlertDelivery.channel).order_by(
+                outbox.AlertDelivery.alert_id, outbox.AlertDelivery.channel
+            )
+        ).all()
+    # COPY's escapes undone: a doubled backslash in the lines is one
+    assert [tuple(r) for r in rows] == [
+        (queued[n], f"k{n}", "offer:a\\b", "A \\ B", datetime(2026, 7, 1, tzinfo=UTC))
+        for n in range(7)
+    ]
+    assert [c for i, c in channels if i == queued[0]] == ["back\\slash", "new\nline", "tab\there"]
+    assert [c for i, c in channels if i == queued[6]] == ["plain"]

@@ -146,12 +146,13 @@ def queued(engine: Engine) -> list[tuple[Any, ...]]:
         rows = conn.execute(
             text(
                 "SELECT o.dedupe_key, o.rule, o.kind, o.subject, o.title, "
-                "CAST(o.details AS text), string_agg(d.channel || ':' || d.status, ',') "
+                "CAST(o.details AS text), o.created_at, string_agg(d.channel || ':' "
+                "|| d.status || ':' || d.attempts || ':' || d.next_attempt_at, ',') "
                 "FROM alert_outbox o LEFT JOIN alert_deliveries d ON d.alert_id = o.id "
                 "GROUP BY o.id ORDER BY o.id"
             )
         ).all()
-    return [(*r[:5], json.loads(r[5]), r[6]) for r in rows]
+    return [(*r[:5], json.loads(r[5]), *r[6:]) for r in rows]
 
 
 def test_the_store_renders_what_python_builds(
@@ -247,24 +248,22 @@ def test_a_run_written_during_the_evaluation_is_left_for_the_next(
 def test_two_evaluations_at_once_queue_each_alert_once(
     pg_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A replica's and a CLI's evaluation of the same run, their outbox writes released
-    together: the one that takes its turn second finds the other's alerts queued."""
+    """A replica's and a CLI's evaluation of the same run, released together just before
+    each takes its turn: the one that gets it second reads after the other committed,
+    so its rules' cursors have moved and the other's alerts are queued."""
     engine = pg_engine
     rule = moves("10")
     collect(engine, [offer("a", "10.00"), offer("b", "20.00")], T0)
     evaluate(engine, rule, ["slack"], now=T0)
     collect(engine, [offer("a", "5.00"), offer("b", "10.00")], T0 + H)
     together = threading.Barrier(2, timeout=30)
-    first_insert = OutboxStream._insert
-    waited: set[int] = set()
+    take_turn = OutboxStream.take_turn
 
-    def insert(self: OutboxStream, batch: Any) -> Any:
-        if id(self) not in waited:
-            waited.add(id(self))
-            together.wait()
-        return first_insert(self, batch)
+    def at_once(self: OutboxStream) -> None:
+        together.wait()
+        take_turn(self)
 
-    monkeypatch.setattr(OutboxStream, "_insert", insert)
+    monkeypatch.setattr(OutboxStream, "take_turn", at_once)
     with ThreadPoolExecutor(2) as pool:
         runs = [pool.submit(evaluate, engine, rule, ["slack"], now=T0 + H) for _ in range(2)]
         queued = sorted(len(run.result()) for run in runs)  # neither raised

@@ -206,14 +206,10 @@ def evaluate(
     :class:`~tracker.store.engine.DatabaseError` (nothing queued).
     """
     ev = Evaluation(engine, (now or datetime.now(UTC)).astimezone(UTC), channels, fx_rates=fx_rates)
-    if not health_only:
-        ev.states = outbox.read_states(engine, [GLOBAL_RULE, *(r.name for r in rules)])
-        stored = ev.states.pop(GLOBAL_RULE).get(CHECKPOINTS)
-        ev.current, ev.safe, checkpoints = safe_ids(engine, ev.now, stored)
-        ev.state[(GLOBAL_RULE, CHECKPOINTS)] = checkpoints
-        ev.stream = outbox.stream_alerts(engine, ev.now)
     reader = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="gt-alert-reads")
     try:
+        if not health_only:
+            _start(ev, rules)
         if ev.stream is not None:
             # Each rule's offers read while the rules before it build their alerts.
             offer_rules.read_ahead(rules, ev, reader)
@@ -240,6 +236,20 @@ def evaluate(
             "%d alert(s) queued", len(queued), extra={"event": "alerts_queued", "alerts": queued}
         )
     return queued
+
+
+def _start(ev: Evaluation, rules: Sequence[AlertRule]) -> None:
+    """The outbox opened (Postgres: this evaluation's turn taken, so the state and
+    changes read from here on are those the evaluation before left; a rendered alert's
+    key is checked against the outbox as it is rendered), then the rules' state and the
+    ids it is safe to move their cursors to."""
+    ev.stream = outbox.stream_alerts(ev.engine, ev.now)
+    if ev.stream is not None:
+        ev.stream.take_turn()
+    ev.states = outbox.read_states(ev.engine, [GLOBAL_RULE, *(r.name for r in rules)])
+    stored = ev.states.pop(GLOBAL_RULE).get(CHECKPOINTS)
+    ev.current, ev.safe, checkpoints = safe_ids(ev.engine, ev.now, stored)
+    ev.state[(GLOBAL_RULE, CHECKPOINTS)] = checkpoints
 
 
 def _report_no_rate(ev: Evaluation) -> None:

@@ -27,11 +27,10 @@ from typing import TYPE_CHECKING
 from tracker.alerts.rules import PriceChangeRule, channels_of
 from tracker.store import alert_events
 from tracker.store.history import SeriesFilter
-from tracker.store.outbox_stream import RenderedAlert
 from tracker.store.price_alert_sql import (
     PriceAlertSpec,
     Rate,
-    Rendered,
+    RenderedPart,
     Window,
     rendered_price_alerts,
 )
@@ -56,7 +55,7 @@ class Rendering:
     _END = None
 
     def __init__(self) -> None:
-        self._parts: SimpleQueue[list[Rendered] | None] = SimpleQueue()
+        self._parts: SimpleQueue[RenderedPart | None] = SimpleQueue()
         self._done: Future[None] | None = None
 
     def start(self, read: partial[None], reader: Executor) -> None:
@@ -68,7 +67,7 @@ class Rendering:
 
         self._done = reader.submit(produce)
 
-    def __iter__(self) -> Iterator[list[Rendered]]:
+    def __iter__(self) -> Iterator[RenderedPart]:
         while (part := self._parts.get()) is not self._END:
             yield part
         assert self._done is not None
@@ -90,6 +89,7 @@ def start(
         currency=rule.currency,
         threshold_percent=rule.threshold_percent,
         direction=rule.direction,
+        created_at=ev.now,
     )
     threshold = alert_events.ChangeThreshold(rule.threshold_percent, rule.direction)
     window = _window(ev, cursor, rule.currency)
@@ -106,17 +106,13 @@ def queue(rule: PriceChangeRule, ev: Evaluation, rendering: Rendering | None) ->
     assert ev.stream is not None
     channels = channels_of(rule, ev.channels)
     for part in rendering or ():
-        ev.stream.add_rendered(rule.name, rule.type, channels, _alerts(rule, ev, part))
-
-
-def _alerts(rule: PriceChangeRule, ev: Evaluation, rows: list[Rendered]) -> Iterator[RenderedAlert]:
-    for row in rows:
-        if row.dedupe_key is not None:
-            yield row.dedupe_key, row.subject, row.title, row.details  # type: ignore[misc]
-        elif row.lacking is not None:
-            ev.no_rate[(rule.name, row.lacking)] += 1
-        else:
-            log.debug("price interval %d: no comparable previous price", row.interval_id)
+        if part.lines:
+            ev.stream.add_copied(channels, part.lines)
+        for interval_id, lacking in part.left_out:
+            if lacking is not None:
+                ev.no_rate[(rule.name, lacking)] += 1
+            else:
+                log.debug("price interval %d: no comparable previous price", interval_id)
 
 
 def _window(ev: Evaluation, cursor: int, target: str) -> Window:

@@ -23,7 +23,6 @@ from sqlalchemy import (
     JSON,
     Connection,
     Engine,
-    ForeignKey,
     Index,
     Integer,
     String,
@@ -70,14 +69,20 @@ __all__ = [
 PENDING, SENT, DEAD = "pending", "sent", "dead"
 
 
+def _key(length: int) -> Any:
+    """An identifier compared for equality only: bytewise (``COLLATE "C"``) on Postgres,
+    as SQLite compares text, so its indexes make no locale call (migration 0011)."""
+    return String(length).with_variant(String(length, collation="C"), "postgresql")
+
+
 class AlertOutbox(Base):
     __tablename__ = "alert_outbox"
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    dedupe_key: Mapped[str] = mapped_column(String(255))
-    rule: Mapped[str] = mapped_column(String(64))
+    dedupe_key: Mapped[str] = mapped_column(_key(255))
+    rule: Mapped[str] = mapped_column(_key(64))
     kind: Mapped[str] = mapped_column(String(32))
-    subject: Mapped[str] = mapped_column(String(255))
+    subject: Mapped[str] = mapped_column(_key(255))
     """What the event is about (an offer, a profile, a collector): cooldowns count per
     rule and subject."""
     title: Mapped[str] = mapped_column(Text)
@@ -94,7 +99,10 @@ class AlertDelivery(Base):
     __tablename__ = "alert_deliveries"
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    alert_id: Mapped[int] = mapped_column(ForeignKey("alert_outbox.id", ondelete="CASCADE"))
+    alert_id: Mapped[int] = mapped_column(BigId)
+    """The alert's id: it must be in ``alert_outbox``, and deleting the alert deletes
+    its deliveries. Kept by triggers (migration 0011), checked per statement on Postgres,
+    not a foreign key checked and locking per row."""
     channel: Mapped[str] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(16))
     attempts: Mapped[int] = mapped_column(Integer)

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any
 
+from psycopg.abc import Buffer
 from sqlalchemy import Engine
 from sqlalchemy.engine import Dialect
 
@@ -43,23 +44,23 @@ from tracker.store.alert_events import ChangeThreshold, price_changes_select
 from tracker.store.errors import database_errors
 from tracker.store.history import SeriesFilter
 
-__all__ = ["PART", "PriceAlertSpec", "Rate", "Rendered", "Window", "rendered_price_alerts"]
+__all__ = ["PART", "PriceAlertSpec", "Rate", "RenderedPart", "Window", "rendered_price_alerts"]
 
 PART = 5_000
 """Rows per part handed over: the outbox writer's batch."""
 
 
-class Rendered(NamedTuple):
-    """One change: its alert's columns, or (``dedupe_key`` None) why it has none: the
-    currency ``lacking`` a rate, or None when it had no comparable previous price."""
+@dataclass(slots=True)
+class RenderedPart:
+    """Up to :data:`PART` rows of one rule's rendering."""
 
-    interval_id: int
-    dedupe_key: str | None
-    subject: str | None
-    title: str | None
-    details: str | None
-    """The details object as JSON text."""
-    lacking: str | None
+    lines: list[Buffer] = field(default_factory=list)
+    """The alerts, each the outbox's columns after its id as one line of COPY text
+    (dedupe key, rule, kind, subject, title, details, created at; the newline included):
+    what :meth:`tracker.store.outbox_stream.OutboxStream.add_copied` writes on."""
+    left_out: list[tuple[int, str | None]] = field(default_factory=list)
+    """The changes without an alert: (interval id, the currency lacking a rate), the
+    currency None when there was no comparable previous price."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,8 @@ class PriceAlertSpec:
     currency: str
     threshold_percent: Decimal
     direction: str
+    created_at: datetime
+    """The evaluation's time, the alerts' ``created_at``."""
 
 
 Rate = tuple[Decimal | None, str | None]
@@ -112,72 +115,84 @@ def _direction(direction: str) -> str:
     return {"down": "b_new < b_old", "up": "b_new > b_old"}.get(direction, "TRUE")
 
 
-# Each CTE is one step of offer_rules.price_change; the names are its variables'.
+# Each step is one of offer_rules.price_change; the names are its variables'. Postgres
+# does not share a subexpression: a column used in several expressions of one query
+# level is worked out in each of them. So every figure is made in its own level, kept
+# by OFFSET 0 (a level the planner may not fold into the one above), and the levels
+# above read it as a column: each product, rounding and division once per change, not
+# up to 20 times.
 _STATEMENT = """
 WITH read AS MATERIALIZED ({changes}),
-changes AS (SELECT * FROM read WHERE interval_id <= CAST(%(gt_upto)s AS bigint)),
 moments AS MATERIALIZED (
     SELECT * FROM json_to_recordset(CAST(%(gt_moments)s AS json))
         AS m(at timestamptz, at_text text, rates jsonb)
 ),
-priced AS (
-    SELECT c.*, c.old_currency = c.currency AS same,
-        CASE WHEN c.old_currency = CAST(%(gt_currency)s AS text) THEN c.old_price
-             ELSE {old_converted} END AS old_v,
-        CASE WHEN c.currency = CAST(%(gt_currency)s AS text) THEN c.new_price
-             ELSE {new_converted} END AS new_v,
-        CASE WHEN c.old_currency <> CAST(%(gt_currency)s AS text) AND c.fo_factor IS NULL
-                THEN coalesce(c.fo_lacking, c.old_currency)
-             WHEN c.currency <> CAST(%(gt_currency)s AS text) AND c.fn_factor IS NULL
-                THEN coalesce(c.fn_lacking, c.currency) END AS lacking
-    FROM (
-        SELECT r.*, r.rates -> r.old_currency ->> 0 AS fo_factor,
-            r.rates -> r.old_currency ->> 1 AS fo_lacking,
-            r.rates -> r.currency ->> 0 AS fn_factor, r.rates -> r.currency ->> 1 AS fn_lacking
-        FROM (
-            -- the run's rates looked up row by row (a scalar subquery over its few
-            -- times): a join could hash the changes and lose their order, which the
-            -- rows stream out in
-            SELECT c.*, (SELECT m.rates FROM moments m WHERE m.at = c.at) AS rates
-            FROM changes c WHERE c.old_price <> 0 OFFSET 0
-        ) r
-    ) c
+rated AS (
+    SELECT c.*, c.old_currency = c.currency AS same, m.at_text,
+        CAST(m.rates -> c.old_currency ->> 0 AS numeric) AS fo,
+        m.rates -> c.old_currency ->> 1 AS fo_lacking,
+        CAST(m.rates -> c.currency ->> 0 AS numeric) AS fn,
+        m.rates -> c.currency ->> 1 AS fn_lacking
+    FROM read c
+    -- the run's rates looked up row by row (LIMIT keeps it a lateral probe over the
+    -- run's few times): a join could hash the changes and lose their order, which the
+    -- rows stream out in
+    LEFT JOIN LATERAL (SELECT m.rates, m.at_text FROM moments m WHERE m.at = c.at LIMIT 1) m
+        ON TRUE
+    WHERE c.interval_id <= CAST(%(gt_upto)s AS bigint) AND c.old_price <> 0
+    OFFSET 0
 ),
-judged AS (
+converted AS (
+    SELECT r.*,
+        CASE WHEN r.old_currency = CAST(%(gt_currency)s AS text) THEN r.old_price
+             ELSE {old_converted} END AS old_v,
+        CASE WHEN r.currency = CAST(%(gt_currency)s AS text) THEN r.new_price
+             ELSE {new_converted} END AS new_v,
+        CASE WHEN r.old_currency <> CAST(%(gt_currency)s AS text) AND r.fo IS NULL
+                THEN coalesce(r.fo_lacking, r.old_currency)
+             WHEN r.currency <> CAST(%(gt_currency)s AS text) AND r.fn IS NULL
+                THEN coalesce(r.fn_lacking, r.currency) END AS lacking
+    FROM (SELECT r.*, r.old_price * r.fo AS old_x, r.new_price * r.fn AS new_x
+          FROM rated r OFFSET 0) r
+    OFFSET 0
+),
+judged AS MATERIALIZED (
     SELECT p.*, b_old <> 0 AND {direction}
-            AND abs(b_new - b_old) * 100 >= CAST(%(gt_threshold)s AS numeric) * b_old AS reaches
-    FROM (SELECT *, CASE WHEN same THEN old_price ELSE old_v END AS b_old,
-                    CASE WHEN same THEN new_price ELSE new_v END AS b_new FROM priced) p
+            AND moved >= CAST(%(gt_threshold)s AS numeric) * b_old AS reaches
+    FROM (SELECT p.*, abs(b_new - b_old) * 100 AS moved
+          FROM (SELECT *, CASE WHEN same THEN old_price ELSE old_v END AS b_old,
+                          CASE WHEN same THEN new_price ELSE new_v END AS b_new
+                FROM converted OFFSET 0) p
+          OFFSET 0) p
 ),
 rendered AS (
-    SELECT j.interval_id, j.provider, j.instance_type, j.region, j.zone, j.pricing,
-        j.gpu_model, w.place, t.old_text, t.new_text, t.own, n.count, n.at_text,
-        CASE WHEN b_new < b_old THEN '-' ELSE '' END AS minus,
-        (CASE WHEN trunc(h.ax, 3) = h.ax AND mod(h.ax * 1000, 10) = 5
-              THEN trunc(h.ax, 2) + CASE WHEN h.rest > 0 OR (h.rest = 0
-                   AND mod(trunc(h.ax, 2) * 100, 2) = 1) THEN 0.01 ELSE 0 END
-              ELSE round(h.ax, 2) END)::text AS pct
-    FROM judged j
-    CROSS JOIN LATERAL (SELECT ax, abs(j.b_new - j.b_old) * 100 - ax * j.b_old AS rest
-        FROM (SELECT abs(j.b_new - j.b_old) * 100 / j.b_old AS ax) a) h
-    CROSS JOIN LATERAL (SELECT CASE WHEN j.zone <> '' THEN j.region || '/' || j.zone
-                                    ELSE j.region END AS place) w
-    CROSS JOIN LATERAL (SELECT
-        CASE WHEN j.old_currency = CAST(%(gt_currency)s AS text) THEN {old_exact}
+    SELECT h.interval_id, h.provider, h.instance_type, h.region, h.zone, h.pricing,
+        h.gpu_model, h.place, h.own, h.count, h.at_text, h.minus,
+        CASE WHEN h.old_currency = CAST(%(gt_currency)s AS text) THEN {old_exact}
              ELSE {old_shown} END AS old_text,
-        CASE WHEN j.currency = CAST(%(gt_currency)s AS text) THEN {new_exact}
+        CASE WHEN h.currency = CAST(%(gt_currency)s AS text) THEN {new_exact}
              ELSE {new_shown} END AS new_text,
-        CASE WHEN j.old_currency = CAST(%(gt_currency)s AS text)
-                  AND j.currency = CAST(%(gt_currency)s AS text) THEN ''
-             ELSE {old_own} || ' ' || j.old_currency || ' → ' || {new_own} || ' ' || j.currency
-             END AS own) t
-    CROSS JOIN LATERAL (SELECT trim_scale(j.gpu_count)::text AS count,
-        (SELECT m.at_text FROM moments m WHERE m.at = j.at) AS at_text) n
-    WHERE j.reaches AND j.lacking IS NULL
+        (CASE WHEN trunc(h.ax, 3) = h.ax AND mod(h.ax * 1000, 10) = 5
+              THEN trunc(h.ax, 2) + CASE WHEN h.moved - h.ax * h.b_old > 0
+                   OR (h.moved - h.ax * h.b_old = 0 AND mod(trunc(h.ax, 2) * 100, 2) = 1)
+                   THEN 0.01 ELSE 0 END
+              ELSE round(h.ax, 2) END)::text AS pct
+    FROM (
+        SELECT j.*, j.moved / j.b_old AS ax,
+            CASE WHEN j.b_new < j.b_old THEN '-' ELSE '' END AS minus,
+            CASE WHEN j.zone <> '' THEN j.region || '/' || j.zone ELSE j.region END AS place,
+            CASE WHEN j.old_currency = CAST(%(gt_currency)s AS text)
+                      AND j.currency = CAST(%(gt_currency)s AS text) THEN ''
+                 ELSE {old_own} || ' ' || j.old_currency || ' → ' || {new_own} || ' '
+                      || j.currency END AS own,
+            trim_scale(j.gpu_count)::text AS count,
+            {old_4} AS old_4, {new_4} AS new_4
+        FROM judged j WHERE j.reaches AND j.lacking IS NULL OFFSET 0
+    ) h
+    OFFSET 0
 ),
 alerts AS (
-    SELECT interval_id AS seq,
-        left(CAST(%(gt_key)s AS text) || interval_id, 255) AS dedupe_key,
+    SELECT left(CAST(%(gt_key)s AS text) || interval_id, 255) AS dedupe_key,
         left('offer:' || provider || '/' || instance_type || '/' || region || '/' || zone
              || '/' || pricing, 255) AS subject,
         provider || ' ' || instance_type || ' ' || place || ' ' || pricing || ': '
@@ -195,11 +210,18 @@ alerts AS (
             || ', "at": "' || at_text || '"}}' AS details
     FROM rendered
 )
-SELECT seq, dedupe_key, subject, title, details, NULL AS lacking FROM alerts
-UNION ALL SELECT interval_id, NULL, NULL, NULL, NULL, lacking FROM judged
+-- the outbox's columns after its id, in interval order; a key already queued (a change
+-- read again) is left out by one probe of its unique index (a scalar subquery: an
+-- anti-join could hash the whole outbox)
+SELECT dedupe_key, CAST(%(gt_rule)s AS text), CAST(%(gt_kind)s AS text), subject, title,
+    details, CAST(%(gt_now)s AS timestamptz)
+FROM alerts a
+WHERE (SELECT 1 FROM alert_outbox o WHERE o.dedupe_key = a.dedupe_key LIMIT 1) IS NULL
+UNION ALL SELECT NULL, lacking, CAST(interval_id AS text), NULL, NULL, NULL, NULL FROM judged
     WHERE lacking IS NOT NULL AND (NOT same OR reaches)
-UNION ALL SELECT interval_id, NULL, NULL, NULL, NULL, NULL FROM changes WHERE old_price = 0
-UNION ALL SELECT interval_id, NULL, NULL, NULL, NULL, NULL FROM judged
+UNION ALL SELECT NULL, NULL, CAST(interval_id AS text), NULL, NULL, NULL, NULL FROM read
+    WHERE interval_id <= CAST(%(gt_upto)s AS bigint) AND old_price = 0
+UNION ALL SELECT NULL, NULL, CAST(interval_id AS text), NULL, NULL, NULL, NULL FROM judged
     WHERE lacking IS NULL AND b_old = 0
 """
 
@@ -211,27 +233,40 @@ def rendered_price_alerts(
     threshold: ChangeThreshold,
     spec: PriceAlertSpec,
     window: Window,
-    emit: Callable[[list[Rendered]], None],
+    emit: Callable[[RenderedPart], None],
 ) -> None:
     """The alerts of ``spec``'s rule for the changes after ``after_id`` of the series
-    ``where`` selects, rendered, in interval order, then the changes left out: handed
-    to ``emit`` in parts of :data:`PART` rows as the database produces them (the first
-    ones while it still renders the rest). Raises
-    :class:`~tracker.store.engine.DatabaseError`."""
+    ``where`` selects, rendered in interval order (those whose key is queued already
+    left out), then the changes left out: handed to ``emit`` in parts of :data:`PART`
+    rows as the database produces them (the first ones while it still renders the
+    rest). Raises :class:`~tracker.store.engine.DatabaseError`."""
     sql, params = _statement(engine.dialect, after_id, where, threshold, spec, window)
     with database_errors("cannot read price changes"), engine.connect() as conn:
         # work_mem: the changes are materialized and joined in memory; no JIT for a
         # statement whose cost the planner cannot estimate (its CTEs have no statistics);
-        # a cursor is planned as a whole query, not for its first rows.
+        # no parallel workers: the evaluation's reads already run side by side, and each
+        # worker would build the series' hash again (a third of the read, on a core
+        # the other reads and the outbox writer are using)
         conn.exec_driver_sql("SET LOCAL work_mem = '64MB'")
         conn.exec_driver_sql("SET LOCAL jit = off")
-        conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
+        conn.exec_driver_sql("SET LOCAL max_parallel_workers_per_gather = 0")
         raw = conn.connection.driver_connection
         assert raw is not None
-        with raw.cursor(name="gt_rendered_alerts") as cursor:  # a server-side cursor
-            cursor.execute(sql, params)
-            while rows := cursor.fetchmany(PART):
-                emit([Rendered(*row) for row in rows])
+        part = RenderedPart()
+        with raw.cursor() as cur, cur.copy(f"COPY ({sql}) TO STDOUT", params) as copy:
+            for row in copy:  # one row per message, as the server sends them
+                if row[:3] != b"\\N\t":
+                    part.lines.append(row)
+                else:
+                    _, lacking, interval_id, _rest = bytes(row).split(b"\t", 3)
+                    part.left_out.append(
+                        (int(interval_id), None if lacking == b"\\N" else lacking.decode())
+                    )
+                if len(part.lines) + len(part.left_out) >= PART:
+                    emit(part)
+                    part = RenderedPart()
+        if part.lines or part.left_out:
+            emit(part)
         conn.rollback()
 
 
@@ -248,13 +283,15 @@ def _statement(
     )
     sql = _STATEMENT.format(
         changes=compiled.string,
-        old_converted=_half_even("c.old_price * CAST(c.fo_factor AS numeric)", 10),
-        new_converted=_half_even("c.new_price * CAST(c.fn_factor AS numeric)", 10),
+        old_converted=_half_even("r.old_x", 10),
+        new_converted=_half_even("r.new_x", 10),
         direction=_direction(spec.direction),
-        old_exact=_money("j.old_v"),
-        new_exact=_money("j.new_v"),
-        old_shown=_money(_half_even("j.old_v", 4)),
-        new_shown=_money(_half_even("j.new_v", 4)),
+        old_exact=_money("h.old_v"),
+        new_exact=_money("h.new_v"),
+        old_4=_half_even("j.old_v", 4),
+        new_4=_half_even("j.new_v", 4),
+        old_shown=_money("h.old_4"),
+        new_shown=_money("h.new_4"),
         old_own=_money("j.old_price"),
         new_own=_money("j.new_price"),
     )
@@ -278,6 +315,9 @@ def _statement(
         # lag a big run's new ids, and a plan probing that range per series took minutes
         "gt_upto": window.upto,
         "gt_key": f"{spec.rule}|{spec.kind}|",
+        "gt_rule": spec.rule,
+        "gt_kind": spec.kind,
+        "gt_now": spec.created_at.isoformat(),
         "gt_kind_json": json.dumps(spec.kind),
         "gt_currency_json": json.dumps(spec.currency),
     }
