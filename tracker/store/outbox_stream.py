@@ -2,21 +2,24 @@
 evaluation goes on.
 
 A big run fires tens of thousands of alerts; inserting them (and a delivery each, with
-their indexes and foreign key) is most of the database's part of an evaluation. Here
-each batch a rule hands over is written on a writer thread, while the next rule is
-read and its alerts built (psycopg releases the GIL while it waits on the server): the
-keys already queued are looked up in one statement, the new alerts' ids drawn from
-their sequence, and the alerts and their deliveries COPYed into their tables (COPY
+their indexes) is most of the database's part of an evaluation. Here each batch a rule
+hands over is written on a writer thread, while the next rule is read and its alerts
+built (psycopg releases the GIL while it waits on the server): the new alerts' ids drawn
+from their sequence, and the alerts and their deliveries COPYed into their tables (COPY
 inserts in bulk; an ``INSERT … ON CONFLICT … RETURNING`` through a staging table cost
-twice as much). Everything is one transaction, committed by :meth:`OutboxStream.finish`
-with the rules' state: an evaluation that fails (:meth:`OutboxStream.abort`) queues
-nothing, as before.
+twice as much). Alerts built in Python (:meth:`OutboxStream.add`) have the keys already
+queued looked up first, in one statement per batch; alerts rendered by the store
+(:meth:`OutboxStream.add_copied`) come as COPY text lines whose keys the rendering
+checked, and are written on as they are. Everything is one transaction, committed by
+:meth:`OutboxStream.finish` with the rules' state: an evaluation that fails
+(:meth:`OutboxStream.abort`) queues nothing.
 
 Order and dedupe are those of queueing the whole list at once: alerts are inserted in
 the order handed over (ids ascending), the first of a dedupe key wins, and a key already
-in the outbox is skipped with its deliveries. Evaluations on one database take turns
-(a transaction-level advisory lock, taken before the first look-up), so a key another
-evaluation queues cannot slip in between the look-up and the COPY.
+in the outbox is skipped with its deliveries. Evaluations on one database take turns (a
+transaction-level advisory lock: :meth:`OutboxStream.take_turn` at an evaluation's
+start, or before the first batch), so a key another evaluation queues is committed
+before this one looks for it.
 """
 
 from __future__ import annotations

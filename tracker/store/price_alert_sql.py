@@ -4,11 +4,13 @@ After a big run a rule fires tens of thousands of alerts; built in Python each i
 row read, two prices converted, a title and a JSON object formatted (~0.1 ms each,
 most of an evaluation, all on one core). Here one statement reads the rule's changes
 (:func:`tracker.store.alert_events.price_changes_select`), converts them, tests the
-threshold and renders each alert's dedupe key, subject, title and details. It runs on
-a reader connection and its rows stream back in parts (a server-side cursor), which the
-caller hands to the outbox as they are
-(:meth:`tracker.store.outbox_stream.OutboxStream.add_rendered`): the database inserts
-one part while it renders the next.
+threshold and renders each alert's dedupe key, subject, title and details, leaving out
+a key already queued. It runs on a reader connection as ``COPY (…) TO STDOUT``: each
+alert arrives as a line of COPY text holding the outbox's columns, which the caller
+hands to the outbox writer as it is
+(:meth:`tracker.store.outbox_stream.OutboxStream.add_copied`, which ``COPY``s it in
+with its id in front). No alert is decoded into Python values and encoded again, and
+the database inserts one part while it renders the next.
 
 The statement renders exactly what :mod:`tracker.alerts.offer_rules` builds for the
 same change (tests/alerts/test_price_alert_sql.py compares the two on random changes):
@@ -23,8 +25,8 @@ same change (tests/alerts/test_price_alert_sql.py compares the two on random cha
 
 ``round()`` on NUMERIC rounds half away from zero, so half-even is spelled out
 (:func:`_half_even`). Changes left out for want of a rate, and those with nothing to
-compare against, come back as rows without an alert (:class:`Rendered`), for the caller
-to count and log as the Python path does.
+compare against, come back as lines whose key is ``\\N`` (:class:`RenderedPart`'s
+``left_out``), for the caller to count and log as the Python path does.
 """
 
 from __future__ import annotations
