@@ -12,7 +12,7 @@ cost arithmetic (Workload.hours + Daly re-work) over the same offers for 2 profi
 the printed ratio extrapolates it to 20 profiles.
 
     python bench/recommend.py [offers]            # default 100000; SQLite temp file
-    GPU_TRACKER_DATABASE_URL=postgresql://... python bench/recommend.py
+    GPU_TRACKER_DATABASE_URL=postgresql://... python bench/recommend.py  # a throwaway DB there
 
 Last line: ``recommend seconds=X.XX db_share=0.YY`` (target: seconds < 2).
 """
@@ -30,7 +30,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import ClassVar, Self
 
-from sqlalchemy import text
+from scratch_db import scratch_database  # bench/ is the script's own directory
 
 from collectors.base import RunContext
 from tracker.catalog import all_specs
@@ -161,14 +161,16 @@ def naive_loop(offers: list[Offer], profiles: ProfileSet, how_many: int) -> floa
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
-    url = os.environ.get("GPU_TRACKER_DATABASE_URL")
-    tmp = tempfile.TemporaryDirectory()
-    if not url:
-        url = f"sqlite:///{Path(tmp.name) / 'bench.db'}"
+    if os.environ.get("GPU_TRACKER_DATABASE_URL"):  # a throwaway database on that server
+        with scratch_database() as url:
+            bench(url, n)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        bench(f"sqlite:///{Path(tmp) / 'bench.db'}", n)
+
+
+def bench(url: str, n: int) -> None:
     engine = make_engine(url)
-    if engine.dialect.name == "postgresql":
-        with engine.begin() as conn:
-            conn.execute(text("DROP TABLE IF EXISTS ranking_entries, ranking_snapshots"))
     migrate.upgrade(engine)
 
     offers = synthetic_offers(n)
@@ -195,7 +197,7 @@ def main() -> None:
     print(f"baseline: per-offer Python loop, {sample} profiles timed, x{len(changes) // sample} "
           f"= {naive:.2f} s for 20; ranking speedup x{naive / timings['rank']:.1f}")  # fmt: skip
     print(f"recommend seconds={total:.2f} db_share={db / total:.2f}")
-    tmp.cleanup()
+    engine.dispose()
 
 
 if __name__ == "__main__":
