@@ -33,9 +33,11 @@ from tracker.store.known import FLUSH_ROWS, KNOWN_TABLES, KnownSeries
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.staging import (
     COPY_TYPE,
+    STORED_LATEST,
     copy_rows,
     hardware_differs,
     hardware_values,
+    new_series_insert,
     offer_hash,
     open_intervals,
     store_row,
@@ -232,7 +234,6 @@ class Ingest:
         stats.price_changes = self._known.count_applied()
         compact = self._known.count
         idcols = ", ".join(IDENTITY_COLUMNS)
-        hw = ", ".join(HARDWARE_COLUMNS)
         by_hash = "s.identity_hash = i.identity_hash"
 
         # Each identity's latest row carries its hardware facts and attributes.
@@ -249,34 +250,11 @@ class Ingest:
             latest = "gt_latest"
         else:
             latest = "(SELECT *, observed_at AS first_obs FROM gt_incoming)"
-        hw_values = ", ".join(hardware_values("i", self.sqlite))
-        # An anti-join on the hash, not ON CONFLICT: a plain insert is much cheaper than
-        # 200k speculative ones. Two collectors racing to create the same identity would
-        # hit the unique index and fail one run, which the next cadence repeats.
-        # On Postgres the series already known are found before, in another statement
-        # (``known``): a statement that inserts into ``series`` while its anti-join
-        # scans it visits every row it has inserted so far, once per incoming row, if
-        # the planner takes ``series`` for small (statistics from when it was): a first
-        # collection of 200,000 offers into a store analysed while empty took 872 s.
-        known = f"SELECT 1 FROM series s WHERE {by_hash}"
-        if not self.sqlite:
-            known = (
-                "SELECT 1 FROM gt_obs s WHERE s.identity_hash = i.identity_hash"
-                if not self._repeats
-                else "SELECT 1 FROM gt_latest_known s WHERE s.identity_hash = i.identity_hash"
-            )
-        new_series = (
-            f"INSERT INTO series (identity_hash, {idcols}, {hw}, source, first_seen) "
-            f"SELECT i.identity_hash, {', '.join('i.' + c for c in IDENTITY_COLUMNS)}, "
-            f"{hw_values}, :source, i.first_obs FROM {latest} i WHERE NOT EXISTS ({known})"
-        )
+        new_series = new_series_insert(latest, sqlite=self.sqlite, repeats=self._repeats)
         # Postgres, one observation per series: created after gt_obs joins the known ones.
         insert_later = not (self.sqlite or self._repeats)
-        if self._repeats and not self.sqlite:
-            x(
-                temp_table("gt_latest_known", sqlite=False)
-                + f"SELECT i.identity_hash FROM gt_latest i JOIN series s ON {by_hash}"
-            )
+        if self._repeats and not self.sqlite:  # the stored ones, for new_series_insert
+            x(f"{temp_table('gt_latest_known', sqlite=False)}{STORED_LATEST}")
         if not insert_later:
             stats.new_series = x(new_series, source=self.source)
         differs = hardware_differs("s", "i")
