@@ -15,7 +15,7 @@ offer readers the current state and ``history --availability`` the intervals.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -105,41 +105,47 @@ def apply_run(conn: Connection, *, sqlite: bool, repeats: bool) -> int:
         "AND (p.last_seen >= gt_av.observed_at OR p.ended_at >= gt_av.observed_at))"
     )
     rounds = int(conn.execute(text("SELECT MAX(rn) FROM gt_av")).scalar() or 0)
-    opened = 0
-    for r in range(1, rounds + 1):
-        x(
-            "UPDATE availability_points AS p SET last_seen = o.observed_at FROM gt_av AS o "
-            "WHERE o.rn = :r AND p.series_id = o.series_id AND p.ended_at IS NULL "
-            "AND p.availability = o.availability",
-            r=r,
-        )
-        x(
-            "UPDATE availability_points AS p SET ended_at = o.observed_at FROM gt_av AS o "
-            "WHERE o.rn = :r AND p.series_id = o.series_id AND p.ended_at IS NULL "
-            "AND p.availability <> o.availability",
-            r=r,
-        )
-        # The series still open are found first, in a statement of their own: one that
-        # inserts into availability_points while its anti-join scans it visits every row
-        # it has inserted so far, per observation, when the planner takes the table for
-        # small (statistics from when it was): quadratic in the run's size.
-        x("DROP TABLE IF EXISTS gt_av_open")
-        x(
-            temp_table("gt_av_open", sqlite=sqlite)
-            + "SELECT o.series_id FROM gt_av AS o JOIN availability_points p "
-            "ON p.series_id = o.series_id AND p.ended_at IS NULL WHERE o.rn = :r",
-            r=r,
-        )
-        opened += x(
-            "INSERT INTO availability_points (series_id, availability, first_seen, last_seen) "
-            "SELECT o.series_id, o.availability, o.observed_at, o.observed_at FROM gt_av AS o "
-            "WHERE o.rn = :r AND o.availability <> :u AND NOT EXISTS (SELECT 1 FROM "
-            "gt_av_open k WHERE k.series_id = o.series_id)",
-            r=r,
-            u=_UNKNOWN,
-        )
-    x("DROP TABLE IF EXISTS gt_av_open")
+    opened = sum(_apply_round(x, r, sqlite=sqlite) for r in range(1, rounds + 1))
     x("DROP TABLE IF EXISTS gt_av")
+    return opened
+
+
+def _apply_round(x: Callable[..., int], r: int, *, sqlite: bool) -> int:
+    """Round ``r`` of ``gt_av`` (each series' ``r``-th observation): an open interval of
+    the same availability extended, one of another closed, a new one opened where none
+    is left open. Returns how many were opened."""
+    x(
+        "UPDATE availability_points AS p SET last_seen = o.observed_at FROM gt_av AS o "
+        "WHERE o.rn = :r AND p.series_id = o.series_id AND p.ended_at IS NULL "
+        "AND p.availability = o.availability",
+        r=r,
+    )
+    x(
+        "UPDATE availability_points AS p SET ended_at = o.observed_at FROM gt_av AS o "
+        "WHERE o.rn = :r AND p.series_id = o.series_id AND p.ended_at IS NULL "
+        "AND p.availability <> o.availability",
+        r=r,
+    )
+    # The series still open are found first, in a statement of their own: one that
+    # inserts into availability_points while its anti-join scans it visits every row
+    # it has inserted so far, per observation, when the planner takes the table for
+    # small (statistics from when it was): quadratic in the run's size.
+    x("DROP TABLE IF EXISTS gt_av_open")
+    x(
+        temp_table("gt_av_open", sqlite=sqlite)
+        + "SELECT o.series_id FROM gt_av AS o JOIN availability_points p "
+        "ON p.series_id = o.series_id AND p.ended_at IS NULL WHERE o.rn = :r",
+        r=r,
+    )
+    opened = x(
+        "INSERT INTO availability_points (series_id, availability, first_seen, last_seen) "
+        "SELECT o.series_id, o.availability, o.observed_at, o.observed_at FROM gt_av AS o "
+        "WHERE o.rn = :r AND o.availability <> :u AND NOT EXISTS (SELECT 1 FROM "
+        "gt_av_open k WHERE k.series_id = o.series_id)",
+        r=r,
+        u=_UNKNOWN,
+    )
+    x("DROP TABLE gt_av_open")
     return opened
 
 

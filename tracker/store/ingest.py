@@ -33,10 +33,10 @@ from tracker.store.known import FLUSH_ROWS, KNOWN_TABLES, KnownSeries
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
 from tracker.store.staging import (
     COPY_TYPE,
-    STORED_LATEST,
     copy_rows,
     hardware_differs,
     hardware_values,
+    latest_per_identity,
     new_series_insert,
     offer_hash,
     open_intervals,
@@ -59,15 +59,7 @@ INCOMING_COLUMNS = ("seq", *(c.column for c in OFFER_COLUMNS), "observed_at", "i
 the identity's 64-bit hash (:mod:`tracker.store.identity`)."""
 
 _SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # SQLAlchemy's own SQLite DateTime format
-_TEMP_TABLES = (
-    "gt_seen_all",
-    "gt_seen_ids",
-    "gt_obs",
-    "gt_latest",
-    "gt_latest_known",
-    "gt_incoming",
-    *KNOWN_TABLES,
-)
+_TEMP_TABLES = ("gt_seen_all", "gt_seen_ids", "gt_obs", "gt_latest", "gt_incoming", *KNOWN_TABLES)
 """The run's temporary tables, dropped before the run starts and after it finishes."""
 
 
@@ -213,7 +205,6 @@ class Ingest:
         stats = IngestStats(offers_seen=self._seq)
         x = self._x
         run_time = self._staged_run_time
-        joined_compact = 0
         confirmed: set[tuple[str, str]] = set()
         everything = False
         if delist is not None and self.run_id is not None and delist.source == self.source:
@@ -233,28 +224,111 @@ class Ingest:
             self._known.to_incoming(run_time)
         stats.price_changes = self._known.count_applied()
         compact = self._known.count
-        idcols = ", ".join(IDENTITY_COLUMNS)
-        by_hash = "s.identity_hash = i.identity_hash"
-
-        # Each identity's latest row carries its hardware facts and attributes.
-        # Materialised (only needed when an identity repeats) so the planner joins
-        # a table of known size instead of a window subquery it misestimates.
-        if self._repeats:
-            x(
-                temp_table("gt_latest", sqlite=self.sqlite)
-                + f"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY {idcols} "
-                "ORDER BY observed_at DESC, seq DESC) AS rn, "
-                f"MIN(observed_at) OVER (PARTITION BY {idcols}) AS first_obs "
-                "FROM gt_incoming) w WHERE w.rn = 1"
+        joined_compact = self._join_series(stats, outside=outside, all_rows=confirmed_since)
+        self._check_and_update_series()
+        # Anything not newer than the last sighting is already known (an incremental
+        # fetch re-sends its boundary point; a sheet may be imported twice).
+        # Probed first with the stored times only (the usual forward run has nothing stale).
+        maybe_stale = confirmed_since or self._maybe_stale()
+        self._stage_seen(maybe_stale)
+        stats.relisted = x(
+            "UPDATE series SET delisted_at = NULL WHERE delisted_at IS NOT NULL "
+            "AND id IN (SELECT series_id FROM gt_seen)"
+        )
+        eff = seen.effective_last_seen_sql("p", "s")
+        if maybe_stale:
+            stats.stale = x(
+                "DELETE FROM gt_obs WHERE EXISTS (SELECT 1 FROM price_points p "
+                "JOIN series s ON s.id = p.series_id WHERE p.series_id = gt_obs.series_id "
+                f"AND p.ended_at IS NULL AND {eff} >= gt_obs.observed_at)"
             )
-            latest = "gt_latest"
-        else:
-            latest = "(SELECT *, observed_at AS first_obs FROM gt_incoming)"
+        per_round: dict[int, int] = {
+            int(r): int(n)
+            for r, n in self.conn.execute(text("SELECT rn, COUNT(*) FROM gt_obs GROUP BY rn"))
+        }
+        stats.rounds = max(per_round, default=1 if compact else 0)
+        if self._repeats:
+            for r in range(1, stats.rounds + 1):
+                self._apply_round(r, per_round.get(r, 0), outside, stats)
+        elif stats.rounds:
+            # The compact rows left out of gt_obs were seen unchanged, but for the
+            # price changes applied by chunk (counted already).
+            observed = per_round.get(1, 0) + compact - joined_compact - stats.price_changes
+            self._apply_single(observed, outside, stats)
+        stats.availability_changes = availability.apply_run(
+            self.conn, sqlite=self.sqlite, repeats=self._repeats
+        )
+
+        self._delist_and_confirm(delist, stats, confirmed)
+        x("DROP VIEW gt_seen")
+        for table in _TEMP_TABLES:
+            x(f"DROP TABLE IF EXISTS {table}")
+        self._release()
+        return stats
+
+    def _delist_and_confirm(
+        self, delist: DelistScope | None, stats: IngestStats, confirmed: set[tuple[str, str]]
+    ) -> None:
+        """Delist what ``delist`` covers and the run did not see; record the scopes the
+        run ``confirmed`` complete."""
+        run_time = self._staged_run_time
+        if delist is not None:
+            delisting.apply(
+                self.conn,
+                delist,
+                stats,
+                run_time=run_time,
+                sqlite=self.sqlite,
+                # Each offer its own series, all now the scope's: counted, not compared.
+                seen=None
+                if self._repeats or delist.source != self.source
+                else delisting.offers_in(delist, self._scopes),
+                compact_ids=self._known.seen_ids() if self._known.count else None,
+            )
+        if confirmed and self.run_id is not None:
+            confirm.record(
+                self.conn, confirmed, source=self.source, run_id=self.run_id, run_time=run_time
+            )
+
+    def _stage_latest(self) -> str:
+        """The run's latest row per identity, as SQL to select from (with several rows
+        per identity the table ``gt_latest``, :func:`latest_per_identity`)."""
+        if not self._repeats:
+            return "(SELECT *, observed_at AS first_obs FROM gt_incoming)"
+        self._x(latest_per_identity(sqlite=self.sqlite))
+        return "gt_latest"
+
+    def _stage_seen(self, maybe_stale: bool) -> None:
+        """``gt_seen``: the series this run saw, and ``gt_obs`` indexed and analysed."""
+        x = self._x
+        # Indexed whatever the plan: with the run's new series not yet analysed, the
+        # planner may probe gt_obs once per listed series (delisting's anti-join).
+        x("CREATE INDEX gt_obs_series ON gt_obs (series_id, rn)")
+        if self._repeats or maybe_stale:
+            x(
+                temp_table("gt_seen_ids", sqlite=self.sqlite)
+                + "SELECT DISTINCT series_id FROM gt_obs"
+            )
+            x("CREATE UNIQUE INDEX gt_seen_id ON gt_seen_ids (series_id)")
+            x("CREATE TEMPORARY VIEW gt_seen AS SELECT series_id FROM gt_seen_ids")
+        else:  # one row per series, none will be dropped: gt_obs lists what was seen
+            x("CREATE TEMPORARY VIEW gt_seen AS SELECT series_id FROM gt_obs")
+        if not self.sqlite:
+            x("ANALYZE gt_obs")
+            if self._repeats or maybe_stale:
+                x("ANALYZE gt_seen_ids")
+
+    def _join_series(self, stats: IngestStats, *, outside: confirm.Outside, all_rows: bool) -> int:
+        """``gt_obs``: the run's observations joined to their series, the series not
+        stored yet created (``stats.new_series``); returns how many compact rows joined
+        it too (:meth:`tracker.store.known.KnownSeries.observe`)."""
+        x = self._x
+        compact = self._known.count
+        by_hash = "s.identity_hash = i.identity_hash"
+        latest = self._stage_latest()
         new_series = new_series_insert(latest, sqlite=self.sqlite, repeats=self._repeats)
         # Postgres, one observation per series: created after gt_obs joins the known ones.
         insert_later = not (self.sqlite or self._repeats)
-        if self._repeats and not self.sqlite:  # the stored ones, for new_series_insert
-            x(f"{temp_table('gt_latest_known', sqlite=False)}{STORED_LATEST}")
         if not insert_later:
             stats.new_series = x(new_series, source=self.source)
         differs = hardware_differs("s", "i")
@@ -304,82 +378,8 @@ class Ingest:
                     source=self.source,
                 )
             if compact:
-                joined_compact = self._known.observe(outside=outside, all_rows=confirmed_since)
-        self._check_and_update_series()
-        # Anything not newer than the last sighting is already known (an incremental
-        # fetch re-sends its boundary point; a sheet may be imported twice).
-        # Probed first with the stored times only (the usual forward run has nothing stale).
-        maybe_stale = confirmed_since or self._maybe_stale()
-        # Indexed whatever the plan: with the run's new series not yet analysed, the
-        # planner may probe gt_obs once per listed series (delisting's anti-join).
-        x("CREATE INDEX gt_obs_series ON gt_obs (series_id, rn)")
-        if self._repeats or maybe_stale:
-            x(
-                temp_table("gt_seen_ids", sqlite=self.sqlite)
-                + "SELECT DISTINCT series_id FROM gt_obs"
-            )
-            x("CREATE UNIQUE INDEX gt_seen_id ON gt_seen_ids (series_id)")
-            x("CREATE TEMPORARY VIEW gt_seen AS SELECT series_id FROM gt_seen_ids")
-        else:  # one row per series, none will be dropped: gt_obs lists what was seen
-            x("CREATE TEMPORARY VIEW gt_seen AS SELECT series_id FROM gt_obs")
-        if not self.sqlite:
-            x("ANALYZE gt_obs")
-            if self._repeats or maybe_stale:
-                x("ANALYZE gt_seen_ids")
-        stats.relisted = x(
-            "UPDATE series SET delisted_at = NULL WHERE delisted_at IS NOT NULL "
-            "AND id IN (SELECT series_id FROM gt_seen)"
-        )
-        eff = seen.effective_last_seen_sql("p", "s")
-        if maybe_stale:
-            stats.stale = x(
-                "DELETE FROM gt_obs WHERE EXISTS (SELECT 1 FROM price_points p "
-                "JOIN series s ON s.id = p.series_id WHERE p.series_id = gt_obs.series_id "
-                f"AND p.ended_at IS NULL AND {eff} >= gt_obs.observed_at)"
-            )
-        per_round: dict[int, int] = {
-            int(r): int(n)
-            for r, n in self.conn.execute(text("SELECT rn, COUNT(*) FROM gt_obs GROUP BY rn"))
-        }
-        stats.rounds = max(per_round, default=1 if compact else 0)
-        if self._repeats:
-            for r in range(1, stats.rounds + 1):
-                self._apply_round(r, per_round.get(r, 0), outside, stats)
-        elif stats.rounds:
-            # The compact rows left out of gt_obs were seen unchanged, but for the
-            # price changes applied by chunk (counted already).
-            observed = per_round.get(1, 0) + compact - joined_compact - stats.price_changes
-            self._apply_single(observed, outside, stats)
-        stats.availability_changes = availability.apply_run(
-            self.conn, sqlite=self.sqlite, repeats=self._repeats
-        )
-
-        if delist is not None:
-            delisting.apply(
-                self.conn,
-                delist,
-                stats,
-                run_time=run_time,
-                sqlite=self.sqlite,
-                # Each offer its own series, all now the scope's: counted, not compared.
-                seen=None
-                if self._repeats or delist.source != self.source
-                else delisting.offers_in(delist, self._scopes),
-                compact_ids=self._known.seen_ids() if self._known.count else None,
-            )
-        if confirmed and self.run_id is not None:
-            confirm.record(
-                self.conn,
-                confirmed,
-                source=self.source,
-                run_id=self.run_id,
-                run_time=run_time,
-            )
-        x("DROP VIEW gt_seen")
-        for table in _TEMP_TABLES:
-            x(f"DROP TABLE IF EXISTS {table}")
-        self._release()
-        return stats
+                return self._known.observe(outside=outside, all_rows=all_rows)
+        return 0
 
     def _check_and_update_series(self) -> None:
         """Refuse a hash collision; bring taken-over series' ``last_seen`` into the

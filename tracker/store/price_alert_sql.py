@@ -188,7 +188,9 @@ rendered AS (
                  ELSE {old_own} || ' ' || j.old_currency || ' → ' || {new_own} || ' '
                       || j.currency END AS own,
             trim_scale(j.gpu_count)::text AS count,
-            {old_4} AS old_4, {new_4} AS new_4
+            -- shown to 4 decimals: only a price converted into the rule's currency
+            CASE WHEN j.old_currency <> CAST(%(gt_currency)s AS text) THEN {old_4} END AS old_4,
+            CASE WHEN j.currency <> CAST(%(gt_currency)s AS text) THEN {new_4} END AS new_4
         FROM judged j WHERE j.reaches AND j.lacking IS NULL OFFSET 0
     ) h
     OFFSET 0

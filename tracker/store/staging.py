@@ -23,11 +23,11 @@ from tracker.store.types import quantize_money
 
 __all__ = [
     "COPY_TYPE",
-    "STORED_LATEST",
     "attributes_json",
     "copy_rows",
     "hardware_differs",
     "hardware_values",
+    "latest_per_identity",
     "money_text",
     "new_series_insert",
     "offer_hash",
@@ -168,36 +168,47 @@ def copy_rows(
             copy.write_row(row)
 
 
-STORED_LATEST = (
-    "SELECT i.identity_hash FROM gt_latest i JOIN series s ON s.identity_hash = i.identity_hash"
-)
-"""SQL: the identities of a run with several observations per series (``gt_latest``)
-that are stored already, the table ``gt_latest_known`` (Postgres; see
-:func:`new_series_insert`)."""
-
-
 def new_series_insert(latest: str, *, sqlite: bool, repeats: bool) -> str:
     """SQL: insert a series for each row of ``latest`` (the run's latest row per
     identity, aliased ``i``) whose identity hash is not stored yet.
 
     An anti-join on the hash, not ON CONFLICT: a plain insert is much cheaper than 200k
     speculative ones; two collectors racing to create the same identity hit the unique
-    index and fail one run, which the next cadence repeats. On Postgres the series
-    already stored are found first, in a statement of their own: ``gt_obs`` (the run's
-    join to ``series``, one observation per series) or ``gt_latest_known``
-    (:data:`STORED_LATEST`). A statement that inserts into ``series`` while its
-    anti-join scans it visits every row it has inserted so far, once per incoming row,
-    when the planner takes ``series`` for small (statistics from when it was): a first
-    collection of 200,000 offers into a store analysed while empty took 872 s. SQLite
-    probes the hash's unique index whatever its statistics."""
-    stored = "series"
-    if not sqlite:
-        stored = "gt_latest_known" if repeats else "gt_obs"
-    identity = ", ".join(IDENTITY_COLUMNS)
+    index and fail one run, which the next cadence repeats. What is stored is found
+    before, by a statement of its own: ``gt_latest``'s ``stored`` flag (several
+    observations per series), or on Postgres ``gt_obs`` (the run's join to ``series``).
+    A statement that inserts into ``series`` while its anti-join scans it visits every
+    row it has inserted so far, once per incoming row, when the planner takes ``series``
+    for small (statistics from when it was): a first collection of 200,000 offers into a
+    store analysed while empty took 872 s. SQLite probes the hash's unique index
+    whatever its statistics."""
+    if repeats:
+        unstored = "NOT i.stored"
+    else:
+        table = "series" if sqlite else "gt_obs"
+        unstored = f"NOT EXISTS (SELECT 1 FROM {table} s WHERE s.identity_hash = i.identity_hash)"
     return (
-        f"INSERT INTO series (identity_hash, {identity}, {', '.join(HARDWARE_COLUMNS)}, "
-        f"source, first_seen) SELECT i.identity_hash, "
+        f"INSERT INTO series (identity_hash, {', '.join(IDENTITY_COLUMNS)}, "
+        f"{', '.join(HARDWARE_COLUMNS)}, source, first_seen) SELECT i.identity_hash, "
         f"{', '.join('i.' + c for c in IDENTITY_COLUMNS)}, "
         f"{', '.join(hardware_values('i', sqlite))}, :source, i.first_obs FROM {latest} i "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {stored} s WHERE s.identity_hash = i.identity_hash)"
+        f"WHERE {unstored}"
+    )
+
+
+def latest_per_identity(*, sqlite: bool) -> str:
+    """SQL: ``gt_latest``, the run's latest row of each identity of ``gt_incoming`` (it
+    carries the identity's hardware facts and attributes) with its first observation
+    (``first_obs``) and whether its series is ``stored`` already (for
+    :func:`new_series_insert`: a join, which the planner may hash, the hash being
+    unique in ``series``). Materialised so the planner joins a table of known size
+    instead of a window subquery it misestimates."""
+    identity = ", ".join(IDENTITY_COLUMNS)
+    return (
+        temp_table("gt_latest", sqlite=sqlite) + "SELECT w.*, s.id IS NOT NULL AS stored "
+        f"FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY {identity} "
+        "ORDER BY observed_at DESC, seq DESC) AS rn, "
+        f"MIN(observed_at) OVER (PARTITION BY {identity}) AS first_obs "
+        "FROM gt_incoming) w LEFT JOIN series s ON s.identity_hash = w.identity_hash "
+        "WHERE w.rn = 1"
     )
