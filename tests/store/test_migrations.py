@@ -12,7 +12,7 @@ from tracker.store import (
     rankings,  # noqa: F401  (its tables share Base.metadata)
     service_prices,  # noqa: F401  (its tables share Base.metadata)
 )
-from tracker.store.engine import make_engine
+from tracker.store.engine import Engine, make_engine
 from tracker.store.schema import Base
 
 
@@ -51,3 +51,14 @@ def test_every_revision_steps_down_and_up(db_url: str) -> None:
         migrate.upgrade(engine, rev)
     assert migrate.is_up_to_date(engine)
     engine.dispose()
+
+
+def test_the_outbox_keys_compare_bytewise_on_postgres(pg_engine: Engine) -> None:
+    """Migration 0011: identifiers compared for equality only, so their indexes make
+    no locale call (the database's own collation stays on every other column)."""
+    with pg_engine.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT column_name, collation_name FROM information_schema.columns "
+            "WHERE table_name = 'alert_outbox' AND data_type = 'character varying'"
+        ).all()
+    assert dict(rows) == {"dedupe_key": "C", "rule": "C", "subject": "C", "kind": None}
