@@ -38,12 +38,14 @@ from scratch_db import scratch_database
 from sqlalchemy import text
 
 from tracker.collect import run_collector
+from tracker.filters import OfferFilter
 from tracker.history import views
 from tracker.history.args import Window, make_grid
 from tracker.models import PricingModel
 from tracker.settings import Settings
-from tracker.store import fx as fx_store
-from tracker.store import migrate, queries
+from tracker.store import migrate
+from tracker.store import reads as queries
+from tracker.store import series as fx_store
 from tracker.store.engine import Engine, make_engine
 from tracker.views.currency import CurrencyView
 from tracker.views.offers import offer_rows
@@ -165,9 +167,8 @@ def steady_runs(url: str, engine: Engine, mix: Mix) -> None:
     10% of its offers' prices 5% higher; against a raw COPY of the same rows."""
     end = mix.start + timedelta(days=mix.days)
     for job in mix.jobs():
-        stored = queries.current_offers(
-            engine, provider=PROVIDERS[0], pricing=sorted(job.pricing_scope)
-        )
+        where = OfferFilter.of(provider=PROVIDERS[0], pricing=sorted(job.pricing_scope))
+        stored = queries.current_offers(engine, where)
         if not stored:
             continue
         offers = [s.offer for s in stored]

@@ -33,9 +33,9 @@ from tracker.history.args import Window, make_grid
 from tracker.models import PricingModel
 from tracker.store import migrate, rollup
 from tracker.store.engine import Engine, make_engine
-from tracker.store.history import SeriesFilter
 from tracker.store.identity import identity_hash
-from tracker.store.offer_probe import offer_steps as store_steps
+from tracker.store.reads import SeriesFilter
+from tracker.store.reads import probe_offer_steps as store_steps
 from tracker.store.schema import IDENTITY_COLUMNS
 
 GPUS = ["H100-SXM", "H100-PCIE", "H100-NVL", "A100-80GB", "A100-40GB", "L4", "A10G", "T4"]

@@ -32,15 +32,16 @@ from scratch_db import scratch_database
 
 from tracker.catalog import select_gpus
 from tracker.collect import run_collector
+from tracker.filters import OfferFilter
 from tracker.models import Offer
-from tracker.plan.demand import Demand
 from tracker.plan.stored import PLAN_PRICING, stored_plans
+from tracker.recommend.demand import Demand
 from tracker.service_prices import ServiceKind, ServicePrice
 from tracker.settings import Settings
 from tracker.store import migrate
 from tracker.store.engine import make_engine
-from tracker.store.queries import current_offers
-from tracker.store.service_prices import record_service_prices
+from tracker.store.reads import current_offers
+from tracker.store.series import record_service_prices
 
 PROVIDERS = ("aws", "azure", "gcp", "lambda", "coreweave", "runpod", "vast", "oci", "ibm", "acme")
 REGIONS = tuple(f"region-{i}" for i in range(25))
@@ -133,7 +134,7 @@ def main() -> None:
             rows[:] = stored_plans(engine, settings, demand, gpu=gpu, top=10).rows
 
         def read() -> None:
-            current_offers(engine, gpu=gpu, pricing=PLAN_PRICING)
+            current_offers(engine, OfferFilter.of(gpu=["H100"], pricing=PLAN_PRICING))
 
         seconds, cpu = best_of(3, plan)
         read_seconds, read_cpu = best_of(3, read)

@@ -20,7 +20,7 @@ Last line: ``web overview_ms=X offers_ms=Y gpu_ms=Z`` (target: overview under 30
 
 The generator's history ends on 2026-01-01, so at the real now nothing moved in the
 Overview's 30-day window: the trend costs its spanning aggregate only (see
-tracker.store.trend for the cost when every price moved).
+tracker.store.reads for the cost when every price moved).
 """
 
 from __future__ import annotations

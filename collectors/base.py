@@ -260,7 +260,7 @@ class RateCollector(Protocol):
 
     Registered in the same entry-point group, so it is listed, scheduled and run like
     any collector; the runner stores what :meth:`collect_rates` returns as rate series
-    (``tracker/store/fx.py``) instead of offers. ``since`` is the newest stored rate's
+    (``tracker/store/series/_fx.py``) instead of offers. ``since`` is the newest stored rate's
     day (None when the store has none), so a collector can back-fill a gap.
     """
 

@@ -5,7 +5,7 @@ thirty currencies one euro buys (``eurofxref-daily.xml``), and the last 90 days 
 them (``eurofxref-hist-90d.xml``). This collector fetches the daily file, or the
 90-day file when the store has no rates yet or its newest is older than
 ``fx.backfill_after_days`` (a tracker that was down), and hands the rates to the
-store, which keeps one compact series per currency (``tracker/store/fx.py``).
+store, which keeps one compact series per currency (``tracker/store/series/_fx.py``).
 
 It is registered like every collector (entry point ``fx``) but produces rates, not
 offers: the runner (``tracker.collect``) sees :meth:`FxCollector.collect_rates`

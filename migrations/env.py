@@ -7,7 +7,9 @@ from alembic import context
 from sqlalchemy import Connection
 
 # Importing each table module registers its tables on the shared Base.metadata.
-from tracker.store import alerts, rankings, schema, service_prices  # noqa: F401
+from tracker.store import (
+    schema,  # noqa: F401
+)
 from tracker.store.schema import Base
 
 target_metadata = Base.metadata

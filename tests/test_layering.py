@@ -240,3 +240,226 @@ def test_importing_the_web_package_loads_no_cli_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+# The store: sub-packages behind small fronts.
+
+STORE = ("tracker", "store")
+MAX_STORE_TOP = 10
+
+
+def store_layout(root: Path) -> list[str]:
+    """What breaks the store's layout: more than :data:`MAX_STORE_TOP` public modules at
+    its top, or a public module inside one of its sub-packages (their ``__init__`` is the
+    front; everything else there is a private ``_module``)."""
+    store = root.joinpath(*STORE)
+    top = sorted(p.name for p in store.glob("*.py") if not p.name.startswith("_"))
+    found = []
+    if len(top) > MAX_STORE_TOP:
+        found.append(f"tracker/store: {len(top)} public modules (at most {MAX_STORE_TOP})")
+    for package in sorted(p for p in store.iterdir() if p.is_dir() and p.name != "__pycache__"):
+        if not (package / "__init__.py").is_file():
+            found.append(f"{package.relative_to(root)}: no __init__.py (its public front)")
+        found.extend(
+            f"{m.relative_to(root)}: public module in a store package (name it _{m.name})"
+            for m in sorted(package.rglob("*.py"))
+            if m.name != "__init__.py" and not m.name.startswith("_")
+        )
+    return found
+
+
+def _project_module(name: str) -> bool:
+    return name.split(".")[0] in PACKAGES
+
+
+def _private(part: str) -> bool:
+    return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+
+
+def _is_module(root: Path, dotted: str) -> bool:
+    path = root.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def private_imports(root: Path, outside: tuple[str, ...] = PACKAGES) -> list[str]:
+    """``path:line: what`` for every private name one module takes from another: ``from
+    a import _x`` (``_x`` not a module), ``a._x`` on an imported project module, or a
+    private module of a package the importer is not inside (a package may use its own
+    private modules: they are its internals)."""
+    found = []
+    paths = (p for d in outside if (root / d).is_dir() for p in sorted((root / d).rglob("*.py")))
+    for path in paths:
+        here = ".".join(path.relative_to(root).parts[:-1])
+        where = path.relative_to(root)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound: set[str] = set()
+        for node in ast.walk(tree):
+            imported: list[tuple[str, str | None]] = []
+            if isinstance(node, ast.ImportFrom) and node.module and _project_module(node.module):
+                imported = [(f"{node.module}.{a.name}", a.asname or a.name) for a in node.names]
+            elif isinstance(node, ast.Import):
+                imported = [(a.name, None) for a in node.names if _project_module(a.name)]
+            for dotted, name in imported:
+                parts = dotted.split(".")
+                is_module = _is_module(root, dotted)
+                if not is_module and _private(parts[-1]):
+                    found.append(f"{where}:{node.lineno}: {dotted}")
+                    continue
+                modules = parts if is_module else parts[:-1]
+                hidden = [i for i, p in enumerate(modules) if _private(p)]
+                if hidden and not _under(here, ".".join(modules[: hidden[0]])):
+                    found.append(f"{where}:{node.lineno}: {dotted}")
+                if is_module and name is not None:
+                    bound.add(name)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and _private(node.attr)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound
+            ):
+                found.append(f"{where}:{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def store_bypasses(
+    root: Path, outside: tuple[str, ...] = PACKAGES, *, top_modules: bool = False
+) -> list[str]:
+    """``path:line: module`` for every import outside tracker/store of a store module that
+    is neither ``tracker.store``, one of its sub-package fronts nor ``migrate`` (with
+    ``top_modules``, the store's public top-level modules too: schema, column types)."""
+    store = root.joinpath(*STORE)
+    fronts = {"tracker.store", "tracker.store.migrate"} | {
+        f"tracker.store.{p.name}" for p in store.iterdir() if (p / "__init__.py").is_file()
+    }
+    if top_modules:
+        fronts |= {f"tracker.store.{p.stem}" for p in store.glob("*.py") if not _private(p.stem)}
+    found = []
+    for path in (
+        p for d in outside if (root / d).is_dir() for p in sorted((root / d).rglob("*.py"))
+    ):
+        if path.is_relative_to(store):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and _under(node.module, "tracker.store")
+            ):
+                names = (
+                    [node.module]
+                    if node.module != "tracker.store"
+                    else [
+                        f"tracker.store.{a.name}"
+                        for a in node.names
+                        if (store / a.name).is_dir() or (store / f"{a.name}.py").is_file()
+                    ]
+                )
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names if _under(a.name, "tracker.store")]
+            found.extend(
+                f"{path.relative_to(root)}:{node.lineno}: {n}" for n in names if n not in fronts
+            )
+    return found
+
+
+def package_of(module: str, root: Path) -> str:
+    """The package a module counts for in the package graph: a store sub-package, else
+    the first level under ``tracker`` (``tracker.plan``, ``tracker.views``, a top module)."""
+    parts = module.split(".")
+    if parts[:2] == list(STORE) and len(parts) > 2 and root.joinpath(*STORE, parts[2]).is_dir():
+        return ".".join(parts[:3])
+    return ".".join(parts[:2])
+
+
+def package_cycles(root: Path) -> list[str]:
+    """``a <-> b (m imports n; ...)`` for each pair of packages that import each other,
+    counted through the module graph (imports inside functions too)."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for m, targets in import_graph(root).items():
+        for t in targets:
+            a, b = package_of(m, root), package_of(t, root)
+            if a != b and not _under(a, b) and not _under(b, a):
+                edges.setdefault((a, b), []).append(f"{m} imports {t}")
+    found = [
+        f"{a} <-> {b} ({edges[a, b][0]}; {edges[b, a][0]})"
+        for a, b in sorted(edges)
+        if a < b and (b, a) in edges
+    ]
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+    paired = {p for a, b in edges if (b, a) in edges for p in (a, b)}
+    for start in sorted(set(graph) - paired):
+        seen: set[str] = set()
+        todo = list(graph[start])
+        while todo:
+            v = todo.pop()
+            if v == start:
+                found.append(f"{start} imports itself back through other packages")
+                break
+            if v not in seen:
+                seen.add(v)
+                todo.extend(graph.get(v, ()))
+    return found
+
+
+def test_the_store_is_grouped_behind_small_fronts() -> None:
+    offenders = store_layout(ROOT)
+    assert not offenders, "\n".join(offenders)
+
+
+def test_code_outside_the_store_imports_only_its_fronts() -> None:
+    """tracker/ and collectors/ reach the store through ``tracker.store`` and its
+    sub-packages' fronts (``migrate`` is a front of its own); bench/ and migrations/ may
+    also name its public top-level modules (the schema and column types they build on)."""
+    offenders = store_bypasses(ROOT) + store_bypasses(
+        ROOT, ("bench", "migrations"), top_modules=True
+    )
+    assert not offenders, "import the front instead:\n" + "\n".join(offenders)
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    offenders = private_imports(ROOT, (*PACKAGES, "bench", "migrations"))
+    assert not offenders, "make these public where they are shared:\n" + "\n".join(offenders)
+
+
+def test_no_package_imports_another_that_imports_it_back() -> None:
+    offenders = package_cycles(ROOT)
+    assert not offenders, "move the shared part:\n" + "\n".join(offenders)
+
+
+def test_the_package_checks_find_what_they_look_for(tmp_path: Path) -> None:
+    """A private name across modules, a private store module used from outside, a public
+    module inside a store package and two packages importing each other are all named;
+    a package using its own private module is not."""
+    store = tmp_path / "tracker" / "store"
+    (store / "reads").mkdir(parents=True)
+    for f in ("tracker/__init__.py", "tracker/store/__init__.py", "tracker/store/engine.py"):
+        (tmp_path / f).write_text("")
+    (store / "reads" / "__init__.py").write_text("from tracker.store.reads._offers import x\n")
+    (store / "reads" / "_offers.py").write_text("x = 1\n_y = 2\n")
+    (store / "reads" / "public.py").write_text("")
+    (tmp_path / "tracker" / "a").mkdir()
+    (tmp_path / "tracker" / "b").mkdir()
+    (tmp_path / "tracker" / "a" / "__init__.py").write_text("")
+    (tmp_path / "tracker" / "b" / "__init__.py").write_text("")
+    (tmp_path / "tracker" / "a" / "one.py").write_text(
+        "from tracker.b.two import f\nfrom tracker.store.reads._offers import _y\n"
+    )
+    (tmp_path / "tracker" / "b" / "two.py").write_text(
+        "from tracker.a import one\nfrom tracker.store import engine\n\ndef f():\n    return one._z\n"
+    )
+    assert store_layout(tmp_path) == [
+        "tracker/store/reads/public.py: public module in a store package (name it _public.py)"
+    ]
+    assert private_imports(tmp_path) == [
+        "tracker/a/one.py:2: tracker.store.reads._offers._y",
+        "tracker/b/two.py:5: one._z",
+    ]
+    assert store_bypasses(tmp_path) == [
+        "tracker/a/one.py:2: tracker.store.reads._offers",
+        "tracker/b/two.py:2: tracker.store.engine",
+    ]
+    assert package_cycles(tmp_path)[0].startswith("tracker.a <-> tracker.b (tracker.a.one imports")

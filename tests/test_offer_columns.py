@@ -29,10 +29,10 @@ from tracker.models import (
 from tracker.recommend.stored import load_offer_table
 from tracker.recommend.table import offer_to_row, row_to_offer
 from tracker.settings import Settings
-from tracker.store import migrate, queries
+from tracker.store import migrate, reads
 from tracker.store.ingest import INCOMING_COLUMNS, Ingest
-from tracker.store.rankings import current_offer_rows
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
+from tracker.store.series import current_offer_rows
 from tracker.views.offers import offer_row
 
 NAMES = tuple(c.name for c in OFFER_COLUMNS)
@@ -114,7 +114,7 @@ def test_every_reader_returns_what_the_ingest_wrote(engine: Engine) -> None:
     offer = unusual_offer()
     store(engine, [offer])
 
-    [stored] = queries.current_offers(engine)
+    [stored] = reads.current_offers(engine)
     assert stored.offer == offer
     [row] = current_offer_rows(engine)
     assert len(row) == len(OFFER_COLUMNS)

@@ -30,13 +30,13 @@ from typing import Any
 
 import pandas as pd
 
+from tracker.filters import OfferFilter
 from tracker.fx import USD
 from tracker.history.compare import COMPARE_KEYS
 from tracker.history.views import GPU_STEP_KEYS, OFFER_STEP_KEYS
 from tracker.models import PricingModel
 from tracker.settings import Settings, load_settings
-from tracker.store import migrate
-from tracker.store.engine import DatabaseError, Engine, make_engine, ping, redact_url
+from tracker.store import DatabaseError, Engine, make_engine, migrate, ping, redact_url
 from tracker.views.currency import UnknownCurrency, load_view
 from tracker.views.history import HistoryQuery, compare, read_history
 from tracker.views.offers import OFFER_ROW_KEYS, SortKey, offer_rows
@@ -144,19 +144,16 @@ class Tracker:
             if not exc.no_rate:
                 raise
             raise UnknownCurrency(exc.code, f"currency: {exc}", no_rate=True) from None
-        rows = offer_rows(
-            self.engine,
-            view,
+        where = OfferFilter.of(
             gpu=_many(gpu),
             provider=_many(provider),
             region=_many(region),
-            pricing=[_pricing(p) for p in _many(pricing) or []] or None,
+            pricing=[_pricing(p) for p in _many(pricing) or []],
             min_vram=min_vram,
             min_gpus=min_gpus,
-            sort=SortKey(sort),
-            limit=limit,
             available=available,
         )
+        rows = offer_rows(self.engine, view, where, sort=SortKey(sort), limit=limit)
         return _frame(rows, OFFER_ROW_KEYS)
 
     def history(

@@ -20,11 +20,9 @@ from tracker.errors import one_line
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.redact import redact, secrets_of
 from tracker.settings import Settings
-from tracker.store import availability, runs
-from tracker.store import fx as fx_store
-from tracker.store.engine import DatabaseError, Engine
-from tracker.store.ingest import DelistScope, IngestStats
-from tracker.store.schema import MAX_SOURCE_CHARS
+from tracker.store import MAX_SOURCE_CHARS, DatabaseError, Engine, runs, series
+from tracker.store import series as fx_store
+from tracker.store.ingest import DelistScope, IngestStats, run_transaction
 
 __all__ = [
     "IMPORT_PREFIX",
@@ -147,15 +145,13 @@ def run_collector(
         pricing_scope=pricing_scope,
         source=source,
         last_observed_reader=partial(runs.last_observed, engine, source),
-        listed_reader=partial(availability.listed_keys, engine, source),
+        listed_reader=partial(series.listed_keys, engine, source),
     )
     if isinstance(collector, RateCollector):
         return _run_rates(engine, collector, settings, summary, ctx)
     out_of_scope = 0
     try:
-        with runs.run_transaction(
-            engine, summary.run_id, source=source, run_time=started
-        ) as writer:
+        with run_transaction(engine, summary.run_id, source=source, run_time=started) as writer:
             add = writer.add
             for offer in _checked(collector.collect(ctx)):
                 if offer.pricing not in pricing_scope:
@@ -215,7 +211,7 @@ def _run_rates(
     ctx: RunContext,
 ) -> RunSummary:
     """A run of an exchange-rate source: fetch, then store the rates and the run's
-    success in one transaction (tracker.store.fx); failures are recorded like any run."""
+    success in one transaction (tracker.store.series); failures are recorded like any run."""
     assert summary.run_id is not None
     try:
         rates = collector.collect_rates(ctx, fx_store.latest_day(engine))

@@ -23,10 +23,9 @@ from tracker.models import RunStatus
 from tracker.redact import redact, secrets_of
 from tracker.service_prices import ServicePrice
 from tracker.settings import Settings
-from tracker.store import runs
-from tracker.store.engine import DatabaseError, Engine
+from tracker.store import DatabaseError, Engine, runs
 from tracker.store.ingest import IngestStats
-from tracker.store.service_prices import record_service_run
+from tracker.store.series import record_service_run
 
 __all__ = ["SERVICES_SCOPE", "import_service_sheet", "run_service_collector"]
 

@@ -6,7 +6,7 @@ matters: the latest rate for current offers, the rate at each step for history. 
 unchanged CNY price never opens a new price interval because the yuan moved.
 
 Rates come from the ECB's euro reference rates (``collectors/fx.py``, stored as their
-own compact series by ``tracker/store/fx.py``): units of a currency per one euro. The
+own compact series by ``tracker/store/series/_fx.py``): units of a currency per one euro. The
 ECB publishes no USD-based rate, so USD per unit of X is the ratio of two EUR rates::
 
     USD per X = (USD per EUR) / (X per EUR)
@@ -123,7 +123,7 @@ class Rates:
 
         ECB rates first (USD per EUR ÷ X per EUR, see the module docstring), then the
         manual ``fx_rates`` for a currency the ECB series lack; never a guess, and never
-        a rate <= 0 (it is no rate). :func:`tracker.store.fx.usd_sql` is the same rule in
+        a rate <= 0 (it is no rate). :func:`tracker.store.series.usd_sql` is the same rule in
         SQL; tests/fx/test_one_rule.py checks the two agree.
         """
         if currency == USD:
@@ -157,7 +157,7 @@ class Rates:
         converts many amounts at one time: a big run's alerts.
 
         The amount times :meth:`factor`, exactly, rounded half-even to the store's
-        scale: the alerts written in SQL (:mod:`tracker.store.price_alert_sql`) do the
+        scale: the alerts written in SQL (:mod:`tracker.store.outbox`) do the
         same arithmetic with the same factor, so both give the same figure."""
         factor = self.factor(currency, target, at)
         if factor is None:

@@ -137,7 +137,7 @@ class ColumnGroup(StrEnum):
     rate in force (tracker.fx), so a rate change never opens a price interval."""
     AVAILABILITY = "availability"
     """The value of one availability interval, a series of its own beside the prices so
-    a stock flicker never splits a price interval (tracker/store/availability.py)."""
+    a stock flicker never splits a price interval (tracker/store/series/_availability.py)."""
 
 
 class ColumnKind(StrEnum):

@@ -75,7 +75,7 @@ def secret_values(settings: Settings) -> set[str]:
     given and as it looks URL-encoded, since a URL can reach a log either way."""
     from urllib.parse import quote
 
-    from tracker.store.engine import url_password
+    from tracker.store import url_password
 
     found: set[str] = set()
     _secrets_in(settings, found)

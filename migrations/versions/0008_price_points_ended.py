@@ -4,7 +4,7 @@ Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-30 15:00:00.000000
 
-The Overview's 30-day trend (tracker.store.trend) pairs with its days only the
+The Overview's 30-day trend (tracker.store.reads) pairs with its days only the
 intervals that moved during the window: closed after its first day, or opened after
 it and still open. ``(ended_at, first_seen)`` finds both as index ranges instead of a
 scan of every interval ever stored (2.4 M in the benchmark, ~280 ms). The Offers

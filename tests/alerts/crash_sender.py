@@ -11,7 +11,7 @@ from pydantic import SecretStr
 from tracker.alerts import sender
 from tracker.alerts.channels.slack import SlackChannel
 from tracker.settings.alerts import AlertsSettings
-from tracker.store import alerts as outbox
+from tracker.store import outbox
 from tracker.store.engine import make_engine
 
 

@@ -23,7 +23,7 @@ from tests.listed_collector import collect
 from tracker.alerts.evaluate import evaluate
 from tracker.alerts.rules import RulesError
 from tracker.fx import EcbRate
-from tracker.store.fx import record_rates
+from tracker.store.series import record_rates
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 H = timedelta(hours=1)

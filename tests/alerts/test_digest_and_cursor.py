@@ -12,7 +12,7 @@ from tests.alerts.conftest import offer
 from tests.listed_collector import collect
 from tracker.alerts.cursor import safe_ids
 from tracker.alerts.digest import build_digest, id_ranges
-from tracker.store.alerts import DueDelivery
+from tracker.store.outbox import DueDelivery
 from tracker.store.runs import start_run
 
 

@@ -17,7 +17,7 @@ from slack_sdk.models.blocks import Block
 from tracker.alerts.channels.slack import slack_payload
 from tracker.alerts.digest import build_digest
 from tracker.alerts.render import slack_escape
-from tracker.store.alerts import DueDelivery
+from tracker.store.outbox import DueDelivery
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

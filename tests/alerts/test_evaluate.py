@@ -12,7 +12,7 @@ from tests.listed_collector import collect
 from tracker.alerts.evaluate import evaluate, health_change_alerts
 from tracker.alerts.rules import AlertRule, parse_rules
 from tracker.hooks import JobHealthChange
-from tracker.store.alerts import AlertDelivery, AlertOutbox, list_alerts
+from tracker.store.outbox import AlertDelivery, AlertOutbox, list_alerts
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -141,7 +141,7 @@ def test_evaluating_one_run_twice_queues_each_event_once(engine: Engine) -> None
     collect(engine, [offer("a", "5.00")], T0 + H)
     assert len(evaluate(engine, rule, ["slack"], now=T0 + H)) == 1
     # The cursor is rewound as if a crash lost it: the same interval is seen again.
-    from tracker.store.alerts import queue_alerts
+    from tracker.store.outbox import queue_alerts
 
     queue_alerts(engine, [], T0 + H, state={("moves", "@price_points"): "0"})
     assert evaluate(engine, rule, ["slack"], now=T0 + 2 * H) == []

@@ -20,8 +20,8 @@ from tests.conftest import make_offer
 from tests.listed_collector import collect
 from tracker.alerts.evaluate import evaluate
 from tracker.models import Offer, PricingModel
-from tracker.store.alerts import list_alerts
 from tracker.store.engine import Engine
+from tracker.store.outbox import list_alerts
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
 H = timedelta(hours=1)

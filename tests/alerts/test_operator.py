@@ -201,7 +201,7 @@ def test_a_scheduled_run_with_a_broken_rules_file_is_stored_and_logs_one_line(
     from tracker.service.scheduler import Service
     from tracker.settings import Settings
     from tracker.settings.alerts import AlertsSettings
-    from tracker.store.job_runs import last_success
+    from tracker.store.runs import last_success
 
     rules = tmp_path / "alerts.toml"
     rules.write_text(RULES)

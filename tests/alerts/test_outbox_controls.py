@@ -7,13 +7,14 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import Engine
 
 from tests.alerts.test_slack import price_alert
-from tracker.store.alert_controls import requeue, waiting
-from tracker.store.alerts import (
+from tracker.store.outbox import (
     due_deliveries,
     list_alerts,
     mark_failed,
     mark_sent,
     queue_alerts,
+    requeue,
+    waiting,
 )
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

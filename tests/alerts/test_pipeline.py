@@ -19,9 +19,9 @@ from tests.alerts.test_queue_setwise import NOW, _alert
 from tests.listed_collector import collect
 from tracker.alerts import evaluate as evaluate_module
 from tracker.alerts.evaluate import evaluate
-from tracker.store import alerts as outbox
-from tracker.store import outbox_stream
+from tracker.store import outbox
 from tracker.store.engine import Engine
+from tracker.store.outbox import _stream as outbox_stream  # patched where it is looked up
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 H = timedelta(hours=1)

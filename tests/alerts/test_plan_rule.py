@@ -22,7 +22,7 @@ from tracker.alerts.render import render
 from tracker.alerts.rules import AlertRule, RulesError, parse_rules
 from tracker.models import Offer
 from tracker.recommend.profiles import load_profiles
-from tracker.store.alerts import list_alerts, read_state
+from tracker.store.outbox import list_alerts, read_state
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 H = timedelta(hours=1)

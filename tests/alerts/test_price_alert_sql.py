@@ -1,5 +1,5 @@
 """On Postgres a ``price_change`` rule without a cooldown has its alerts rendered by the
-store (tracker/store/price_alert_sql.py); everywhere else Python builds them
+store (tracker/store/outbox/_price_sql.py); everywhere else Python builds them
 (tracker/alerts/offer_rules.py). The two must queue the same alerts, word for word.
 
 First the roundings where SQL and Python differ by default (``round`` is half away from
@@ -34,9 +34,9 @@ from tracker.alerts import price_staged
 from tracker.alerts.evaluate import evaluate
 from tracker.fx import EcbRate
 from tracker.models import Offer
-from tracker.store import alert_events
-from tracker.store.fx import record_rates
-from tracker.store.outbox_stream import OutboxStream
+from tracker.store import outbox
+from tracker.store.outbox import OutboxStream
+from tracker.store.series import record_rates
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -222,14 +222,14 @@ def test_a_run_written_during_the_evaluation_is_left_for_the_next(
     collect(engine, [offer("a", "10.00")], T0)
     evaluate(engine, rule, ["slack"], now=T0)
     collect(engine, [offer("a", "5.00")], T0 + H)
-    moments = alert_events.change_moments
+    moments = outbox.change_moments
 
     def then_a_run(*args: Any) -> Any:
         found = moments(*args)
         collect(engine, [offer("a", "2.50")], T0 + 2 * H)
         return found
 
-    monkeypatch.setattr(alert_events, "change_moments", then_a_run)
+    monkeypatch.setattr(outbox, "change_moments", then_a_run)
     with caplog.at_level(logging.WARNING, logger="tracker.alerts.evaluate"):
         evaluate(engine, rule, ["slack"], now=T0 + 2 * H)
     # 10 / 1.25 = 8.00 EUR, 5 / 1.25 = 4.00 EUR: -50 %
@@ -237,7 +237,7 @@ def test_a_run_written_during_the_evaluation_is_left_for_the_next(
         "testcloud a us-east-1 on_demand: 8.00 → 4.00 EUR/h (-50.00%) [10.00 USD → 5.00 USD]"
     ]
     assert "left out" not in caplog.text
-    monkeypatch.setattr(alert_events, "change_moments", moments)
+    monkeypatch.setattr(outbox, "change_moments", moments)
     evaluate(engine, rule, ["slack"], now=T0 + 3 * H)
     # then 2.50 / 1.25 = 2.00 EUR: -50 % again
     assert [t for _, t in fired(engine)][-1] == (

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import event, func, select
 
-from tracker.store import alerts as outbox
+from tracker.store import outbox
 from tracker.store.engine import Engine
 
 NOW = datetime(2026, 7, 1, tzinfo=UTC)

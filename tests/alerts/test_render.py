@@ -19,7 +19,7 @@ from tracker.alerts.evaluate import evaluate, health_change_alerts
 from tracker.alerts.render import render
 from tracker.alerts.rules import AlertRule, parse_rules
 from tracker.hooks import JobHealthChange
-from tracker.store.alerts import due_deliveries
+from tracker.store.outbox import due_deliveries
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -111,7 +111,7 @@ def test_a_ranking_change_names_the_profile_both_leaders_and_both_costs(
         recompute_rankings(sqlite_engine, Settings(), now=at, profiles=profiles())
         evaluate(sqlite_engine, rule, ["slack"], now=at)
         shown = lines(sqlite_engine, at)
-        from tracker.store.alerts import mark_sent
+        from tracker.store.outbox import mark_sent
 
         mark_sent(sqlite_engine, [d.delivery_id for d in due_deliveries(sqlite_engine, at)], at)
         return shown

@@ -15,7 +15,7 @@ from tests.alerts.test_slack import price_alert
 from tracker.alerts.channels.slack import SlackChannel
 from tracker.alerts.sender import drain
 from tracker.settings.alerts import AlertsSettings
-from tracker.store.alerts import AlertOutbox, list_alerts, queue_alerts
+from tracker.store.outbox import AlertOutbox, list_alerts, queue_alerts
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 SCRIPT = Path(__file__).with_name("crash_sender.py")

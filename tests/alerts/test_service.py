@@ -15,7 +15,7 @@ from tracker.alerts.stats import STATS
 from tracker.service.scheduler import Service
 from tracker.settings import Settings
 from tracker.settings.alerts import AlertsSettings
-from tracker.store.alerts import queue_alerts
+from tracker.store.outbox import queue_alerts
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ from tracker.alerts.channels.slack import SlackChannel
 from tracker.alerts.sender import drain
 from tracker.alerts.stats import DeliveryStats
 from tracker.settings.alerts import AlertsSettings
-from tracker.store.alerts import NewAlert, list_alerts, queue_alerts
+from tracker.store.outbox import NewAlert, list_alerts, queue_alerts
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

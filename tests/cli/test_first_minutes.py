@@ -189,7 +189,7 @@ def test_a_sqlite_url_in_a_missing_folder_is_refused(tmp_path: Path) -> None:
 
 
 def test_stored_providers_are_known_on_both_engines(cli: Run, sheet: Path) -> None:
-    """The provider check reads the store (tracker.store.history.stored_providers): a
+    """The provider check reads the store (tracker.store.reads.stored_providers): a
     provider only a price sheet names ("acme" in tests/cli/test_cli.py's SHEET) is known
     on SQLite and Postgres alike, an unknown one is exit 2 before anything is read."""
     proc = cli(

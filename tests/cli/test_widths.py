@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import Run, cli_runner
-from tracker.store.alerts import NewAlert, due_deliveries, mark_failed, queue_alerts
 from tracker.store.engine import make_engine
+from tracker.store.outbox import NewAlert, due_deliveries, mark_failed, queue_alerts
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDTHS = (80, 100, 200)

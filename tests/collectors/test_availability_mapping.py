@@ -22,8 +22,8 @@ from collectors.runpod import parse_gpu_types
 from tracker.collect import run_collector
 from tracker.models import Availability, Offer
 from tracker.settings import Settings
-from tracker.store import migrate, queries
-from tracker.store.availability import availability_history
+from tracker.store import migrate, reads
+from tracker.store.series import availability_history
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 LAMBDA_URL = "https://cloud.lambda.ai/api/v1/instance-types"
@@ -97,7 +97,7 @@ def test_lambda_type_out_of_capacity_is_kept_unavailable_not_delisted(engine: En
     empty = json.loads(json.dumps(body))
     empty["data"]["gpu_8x_h100_sxm5gdr"]["regions_with_capacity_available"] = []
     _lambda_run(engine, empty, T0 + timedelta(hours=1))
-    current = {(s.offer.instance_type, s.offer.region): s for s in queries.current_offers(engine)}
+    current = {(s.offer.instance_type, s.offer.region): s for s in reads.current_offers(engine)}
     h100 = current[("gpu_8x_h100_sxm5gdr", "us-west-1")]  # still listed
     assert h100.offer.availability is U
     assert h100.price_since == T0  # the price interval did not split

@@ -26,7 +26,7 @@ from tracker.models import RunStatus
 from tracker.service_prices import ServiceKind, ServicePrice, ServiceUnit
 from tracker.settings import Settings
 from tracker.store.schema import CollectionRun
-from tracker.store.service_prices import service_prices
+from tracker.store.series import service_prices
 
 from .aws_helpers import load
 

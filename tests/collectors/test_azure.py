@@ -27,6 +27,7 @@ from collectors.azure import (
 )
 from collectors.azure_sizes import SIZES, AzureSize
 from collectors.base import CollectorError, NotConfigured, RunContext, SkipItem
+from tracker.filters import OfferFilter
 from tracker.models import Interconnect, Offer, PricingModel
 from tracker.settings import Settings
 
@@ -465,7 +466,7 @@ def test_currency_code_setting_is_validated() -> None:
 @respx.mock
 def test_run_stores_hourly_reservation_prices_and_counts_skips(engine: Any) -> None:
     from tracker.collect import run_collector
-    from tracker.store.queries import current_offers
+    from tracker.store.reads import current_offers
 
     respx.get(ENDPOINT).mock(side_effect=page_route)
     summary = run_collector(engine, AzureCollector(DISCOVER, sleep=Sleeps()), DISCOVER)
@@ -478,7 +479,7 @@ def test_run_stores_hourly_reservation_prices_and_counts_skips(engine: Any) -> N
     }
     stored = {
         (s.offer.instance_type, s.offer.pricing.value): s.offer
-        for s in current_offers(engine, provider="azure")
+        for s in current_offers(engine, OfferFilter.of(provider="azure"))
     }
     assert stored[(H100, "reserved_3y")].price_per_hour == Decimal("43.79")
     assert stored[(H100, "reserved_1y")].price_per_hour_usd == Decimal("63.40")

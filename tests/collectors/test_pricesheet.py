@@ -14,7 +14,7 @@ from collectors.base import CollectorError, NotConfigured
 from collectors.pricesheet import PriceSheetCollector, read_sheet
 from tracker.collect import run_collector
 from tracker.settings import Settings
-from tracker.store import queries
+from tracker.store import reads
 
 
 def test_not_configured_says_what_to_set() -> None:
@@ -41,7 +41,7 @@ def test_json_sheet_with_fx_and_unknown_gpu(sqlite_engine: Engine, tmp_path: Pat
     settings = Settings(pricesheet={"path": path})
     summary = run_collector(sqlite_engine, PriceSheetCollector.from_settings(settings), settings)
     assert summary.status == "succeeded" and summary.stats.offers_seen == 2
-    by_type = {s.offer.instance_type: s.offer for s in queries.current_offers(sqlite_engine)}
+    by_type = {s.offer.instance_type: s.offer for s in reads.current_offers(sqlite_engine)}
     h100 = by_type["H100-1-80G"]
     assert (h100.price_per_hour, h100.currency) == (Decimal("2.73"), "EUR")
     assert h100.price_per_hour_usd is None  # stored in EUR only; converted when read

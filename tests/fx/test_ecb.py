@@ -17,7 +17,7 @@ from tests.fx.ecb_server import FIXTURES, EcbServer
 from tracker.collect import run_collector
 from tracker.models import RunStatus
 from tracker.settings import Settings
-from tracker.store import fx as fx_store
+from tracker.store import series as fx_store
 from tracker.store.schema import FxRate
 
 TODAY = date(2020, 12, 2)

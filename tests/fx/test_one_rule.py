@@ -20,7 +20,7 @@ from sqlalchemy import Engine, Numeric, literal, select
 
 from tracker.fx import EcbRate, Rates
 from tracker.settings import Settings
-from tracker.store import fx as fx_store
+from tracker.store import series as fx_store
 from tracker.store.types import UTCDateTime
 
 D = Decimal

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, func, select
 from tests.conftest import make_offer
 from tracker.fx import Conversion, RatePoint, Rates, parse_currency
 from tracker.models import Offer
-from tracker.store import queries
+from tracker.store import reads
 from tracker.store.ingest import Ingest
 from tracker.store.schema import PricePoint
 
@@ -86,13 +86,13 @@ def test_a_rate_change_alone_adds_no_price_interval(engine: Engine) -> None:
     _ingest(engine, [cny], datetime(2024, 7, 5, tzinfo=UTC))
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(PricePoint)).scalar_one() == 1
-    [stored] = queries.current_offers(engine)
+    [stored] = reads.current_offers(engine)
     assert (stored.offer.price_per_hour, stored.offer.currency) == (D(30), "CNY")
     assert stored.offer.price_per_hour_usd is None  # nothing converted is stored
     # a price change does open one
     changed = datetime(2024, 7, 6, tzinfo=UTC)
     _ingest(engine, [make_offer(currency="CNY", price_per_hour=D(28))], changed)
-    first, second = queries.price_history(engine, stored.series_id)
+    first, second = reads.price_history(engine, stored.series_id)
     assert (first.price, first.ended_at) == (D(30), changed)
     assert second.price == D(28) and second.ended_at is None
 
@@ -101,7 +101,7 @@ def test_the_sql_figure_follows_the_same_rule(engine: Engine) -> None:
     from sqlalchemy import bindparam, literal, select
 
     from tracker.fx import EcbRate
-    from tracker.store import fx as fx_store
+    from tracker.store import series as fx_store
     from tracker.store.types import UTCDateTime
 
     friday, monday = datetime(2020, 11, 27).date(), datetime(2020, 11, 30).date()

@@ -19,7 +19,7 @@ from tracker.history.plot import check_plot_path, plot_steps
 from tracker.history.spark import sparkline
 from tracker.models import PricingModel
 from tracker.store.engine import Engine
-from tracker.store.history import EXPORT_COLUMNS, SeriesFilter, export_batches
+from tracker.store.reads import EXPORT_COLUMNS, SeriesFilter, export_batches
 
 WINDOW = (DAY + timedelta(hours=9), DAY + timedelta(hours=16))
 

@@ -16,9 +16,8 @@ from tests.alerts.conftest import offer
 from tests.listed_collector import collect
 from tracker.catalog import select_gpus
 from tracker.fx import EcbRate
-from tracker.store.fx import record_rates
-from tracker.store.history import SeriesFilter, Steps
-from tracker.store.rate_gaps import without_rate_at
+from tracker.store.reads import SeriesFilter, Steps, without_rate_at
+from tracker.store.series import record_rates
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 DAY = timedelta(days=1)

@@ -7,9 +7,9 @@ from decimal import Decimal
 import pytest
 
 from tracker.plan.build import Tiers, build_plans, candidates, service_lookup, spot_overhead
-from tracker.plan.demand import Demand, PlanInputError
+from tracker.recommend.demand import Demand, PlanInputError
 from tracker.service_prices import ServiceKind, tiered_cost
-from tracker.store.plan_prices import PlanPrice
+from tracker.store.reads import PlanPrice
 
 D = Decimal
 

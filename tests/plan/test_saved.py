@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tracker.plan.demand import Demand
+from tracker.recommend.demand import Demand
 from tracker.recommend.profiles import ProfileError, load_profiles
 from tracker.service_prices import ServiceKind
 

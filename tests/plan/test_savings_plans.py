@@ -8,8 +8,8 @@ from decimal import Decimal
 from tracker.cli.plan import _commitments
 from tracker.plan.build import build_plans, candidates, service_lookup
 from tracker.plan.cover import Term, cheapest_cover
-from tracker.plan.demand import Demand
 from tracker.plan.explain import explain
+from tracker.recommend.demand import Demand
 
 from .test_build import OFFERS, TIERS, _offer, usd
 

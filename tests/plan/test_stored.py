@@ -8,8 +8,8 @@ from decimal import Decimal
 from tests.conftest import make_offer
 from tests.listed_collector import collect
 from tracker.catalog import select_gpus
-from tracker.plan.demand import Demand
 from tracker.plan.stored import stored_plans
+from tracker.recommend.demand import Demand
 from tracker.settings import Settings
 from tracker.store.engine import Engine
 

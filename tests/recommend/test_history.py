@@ -14,7 +14,7 @@ from tracker.models import Offer
 from tracker.recommend import Assumptions, ProfileSet, make_profile, recompute_rankings
 from tracker.settings import Settings
 from tracker.store import migrate
-from tracker.store.rankings import RankingEntry, RankingSnapshot
+from tracker.store.series import RankingEntry, RankingSnapshot
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 LORA = dict(params=7e9, task="lora", precision="bf16", tokens=80e6)

@@ -14,7 +14,7 @@ from tracker.recommend import ProfileSet, load_offer_table, make_profile, recomp
 from tracker.settings import Settings
 from tracker.store.engine import DatabaseError
 from tracker.store.ingest import Ingest
-from tracker.store.rankings import RankingSnapshot
+from tracker.store.series import RankingSnapshot
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 PROFILES = ProfileSet(

@@ -16,7 +16,7 @@ from tests.recommend.test_history import T0, collect, gpu_offer
 from tracker.hooks.rankings import after_collection
 from tracker.recommend import load_offer_table, profiles_for, rank_table
 from tracker.settings import Settings
-from tracker.store.rankings import RankingEntry, RankingSnapshot
+from tracker.store.series import RankingEntry, RankingSnapshot
 
 MINE = """\
 [profiles.my-lora]

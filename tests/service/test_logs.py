@@ -20,7 +20,7 @@ from tracker.service.logs import (
     configure_logging,
     secrets_of,
 )
-from tracker.settings import GcpSettings, Settings, _Section
+from tracker.settings import GcpSettings, Section, Settings
 from tracker.store.engine import url_password
 
 
@@ -185,7 +185,7 @@ def test_libraries_stay_at_warning_unless_named(restore_root: None) -> None:
 def test_a_new_secret_setting_is_masked_without_touching_the_logging_code(
     tmp_path: Path, restore_root: None
 ) -> None:
-    class VaultSettings(_Section):
+    class VaultSettings(Section):
         token: SecretStr | None = None
         token_file: Path | None = None
         tokens: dict[str, SecretStr] = Field(default_factory=dict)

@@ -15,8 +15,8 @@ from tests.service.fake_server import FakeProviders
 from tests.service.test_service import wait_for
 from tracker.recommend import profiles_for
 from tracker.service import Service
-from tracker.store.rankings import RankingEntry, RankingSnapshot
 from tracker.store.schema import CollectionRun
+from tracker.store.series import RankingEntry, RankingSnapshot
 
 
 def test_a_scheduled_run_recomputes_the_ranking_snapshots(

@@ -16,7 +16,7 @@ from tracker.service import Service
 from tracker.service.jobs import SERVICES_SCOPE, plan_jobs, run_scopes
 from tracker.settings import SchedulerSettings
 from tracker.store.schema import CollectionRun
-from tracker.store.service_prices import service_prices
+from tracker.store.series import service_prices
 
 
 @pytest.fixture

@@ -9,10 +9,11 @@ from sqlalchemy import Engine, func, select
 
 from tests.conftest import make_offer
 from tests.store.test_history import run
+from tracker.filters import OfferFilter
 from tracker.models import Availability, Offer
-from tracker.store import queries
-from tracker.store.availability import availability_history, listed_keys
+from tracker.store import reads
 from tracker.store.schema import AvailabilityPoint, PricePoint
+from tracker.store.series import availability_history, listed_keys
 
 T0 = datetime(2026, 2, 1, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -34,7 +35,7 @@ def count(engine: Engine, table: Any) -> int:
 
 
 def series_id(engine: Engine, **key: str) -> int:
-    [s] = queries.find_series(engine, **key)
+    [s] = reads.find_series(engine, **key)
     return s.id
 
 
@@ -50,7 +51,7 @@ def test_a_flip_and_back_adds_exactly_two_intervals_and_no_price_interval(
     assert count(engine, AvailabilityPoint) == 1 + 2
     # the stock flicker never split the price: one price interval, seen at every run
     assert count(engine, PricePoint) == 1
-    [price] = queries.price_history(engine, series_id(engine, provider="testcloud"))
+    [price] = reads.price_history(engine, series_id(engine, provider="testcloud"))
     assert (price.first_seen, price.last_seen, price.ended_at) == (T0, T0 + 3 * HOUR, None)
 
     history = availability_history(engine, series_id(engine, provider="testcloud"))
@@ -59,7 +60,7 @@ def test_a_flip_and_back_adds_exactly_two_intervals_and_no_price_interval(
         (U, T0 + 2 * HOUR, T0 + 2 * HOUR, T0 + 3 * HOUR),
         (A, T0 + 3 * HOUR, T0 + 3 * HOUR, None),
     ]
-    [stored] = queries.current_offers(engine)
+    [stored] = reads.current_offers(engine)
     assert stored.offer.availability is A
 
 
@@ -68,7 +69,7 @@ def test_unknown_is_a_gap_not_a_row(engine: Engine) -> None:
     assert count(engine, AvailabilityPoint) == 0
     run(engine, [offer(LOW)], T0 + HOUR)
     run(engine, [offer(UNKNOWN)], T0 + 2 * HOUR)  # stopped saying: the interval closes
-    [stored] = queries.current_offers(engine)
+    [stored] = reads.current_offers(engine)
     assert stored.offer.availability is UNKNOWN
     history = availability_history(engine, stored.series_id)
     assert [(h.availability, h.ended_at) for h in history] == [(LOW, T0 + 2 * HOUR)]
@@ -104,9 +105,9 @@ def test_available_filter_keeps_rentable_offers_only(engine: Engine) -> None:
         ],
         T0,
     )
-    every = {s.offer.region: s.offer.availability for s in queries.current_offers(engine)}
+    every = {s.offer.region: s.offer.availability for s in reads.current_offers(engine)}
     assert every == {"r-available": A, "r-low": LOW, "r-unavailable": U, "r-unknown": UNKNOWN}
-    rentable = {s.offer.region for s in queries.current_offers(engine, available=True)}
+    rentable = {s.offer.region for s in reads.current_offers(engine, OfferFilter(available=True))}
     assert rentable == {"r-available", "r-low"}
 
 

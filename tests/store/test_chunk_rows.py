@@ -1,10 +1,10 @@
-"""How a re-collection splits its compact rows into chunks (tracker.store.known)."""
+"""How a re-collection splits its compact rows into chunks (tracker.store.ingest)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tracker.store.known import CHUNK_ROWS, chunk_rows
+from tracker.store.ingest import CHUNK_ROWS, chunk_rows
 
 
 @pytest.mark.parametrize(

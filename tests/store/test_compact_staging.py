@@ -1,4 +1,4 @@
-"""Known series travel compact (tracker.store.known); the answers stay those of full rows.
+"""Known series travel compact (tracker.store.ingest); the answers stay those of full rows.
 
 A re-collection stages the offers of series its source lists as (identity hash,
 hardware number, price) rows; these tests pin which offers go which way and the cases
@@ -26,8 +26,9 @@ from tests.store.test_last_seen import ODA, ODB, answers, od, run_scoped
 from tracker.collect import run_collector
 from tracker.models import Availability, Offer
 from tracker.settings import Settings
-from tracker.store import known, queries
+from tracker.store import reads
 from tracker.store.ingest import Ingest
+from tracker.store.ingest import _known as known  # patched where it is looked up
 
 pytestmark = pytest.mark.usefixtures("chunking")
 
@@ -75,7 +76,7 @@ def test_another_sources_series_is_staged_in_full(engine: Engine) -> None:
         ingest.add(od("a"))
         assert staged(conn, ingest) == (1, 0)
         ingest.finish(None)
-    [series] = queries.find_series(engine)
+    [series] = reads.find_series(engine)
     assert series.source == "othersource"
 
 
@@ -92,7 +93,7 @@ def test_hardware_that_changed_is_written_per_series(engine: Engine) -> None:
     ]
     summary = run_scoped(engine, again, T0 + H)
     assert summary.stats.price_changes == 0 and summary.stats.unchanged == 3
-    stored = {s.region: (s.vcpus, s.attributes) for s in queries.find_series(engine)}
+    stored = {s.region: (s.vcpus, s.attributes) for s in reads.find_series(engine)}
     assert stored == {
         "x": (Decimal(8), {"k": 1}),
         "y": (Decimal(16), {"k": 1}),
@@ -122,7 +123,7 @@ def test_a_series_missing_while_a_new_one_appears_is_delisted(engine: Engine) ->
     run_scoped(engine, [od("a"), od("b")], T0)
     summary = run_scoped(engine, [od("a"), od("c")], T0 + H)
     assert (summary.stats.new_series, summary.stats.delisted) == (1, 1)
-    listed = {s.instance_type: s.delisted_at for s in queries.find_series(engine)}
+    listed = {s.instance_type: s.delisted_at for s in reads.find_series(engine)}
     assert listed == {"a": None, "b": T0 + H, "c": None}
 
 
@@ -130,7 +131,7 @@ def test_a_complete_recollection_delists_nothing_it_saw(engine: Engine) -> None:
     run_scoped(engine, [od("a"), od("b"), od("c", region="eu-west-1")], T0)
     summary = run_scoped(engine, [od("a"), od("b", "2.10"), od("c", region="eu-west-1")], T0 + H)
     assert (summary.stats.delisted, summary.stats.price_changes) == (0, 1)
-    assert all(s.delisted_at is None for s in queries.find_series(engine))
+    assert all(s.delisted_at is None for s in reads.find_series(engine))
 
 
 def test_a_compact_row_older_than_its_stored_sighting_is_stale(engine: Engine) -> None:

@@ -70,7 +70,7 @@ def test_migration_backfills_the_hash_of_existing_series(db_url: str) -> None:
 def test_a_hash_collision_fails_the_run_instead_of_merging(engine: Engine, stored: str) -> None:
     """An identity staged in full is checked against the stored one. (One whose hash is
     a series the run's own source lists is staged compact, on the hash: see
-    tracker.store.known for why that is sound.)"""
+    tracker.store.ingest for why that is sound.)"""
     run_scoped(engine, [od("a")], T0)
     other = make_offer(instance_type="zzz")
     with engine.begin() as conn:  # pretend "a" was stored under the hash of "zzz"

@@ -10,7 +10,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import DBAPIError
 
 from tests.alerts.test_queue_setwise import _alert
-from tracker.store import alerts as outbox
+from tracker.store import outbox
 from tracker.store.engine import Engine
 
 NOW = datetime(2026, 7, 1, tzinfo=UTC)

@@ -13,9 +13,11 @@ from sqlalchemy import Engine, func, select, text
 from collectors.base import RunContext
 from tests.conftest import make_offer
 from tracker.collect import run_collector
+from tracker.filters import OfferFilter
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
-from tracker.store import queries
+from tracker.store import reads
+from tracker.store.ingest import _delist as delist  # patched where it is looked up
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -84,7 +86,7 @@ def test_unchanged_recollection_adds_no_rows(engine: Engine) -> None:
     )
     assert count(engine, PricePoint) == 6
     assert count(engine, Series) == 6
-    [stored] = [s for s in queries.current_offers(engine) if s.offer.instance_type == "gpu.0"]
+    [stored] = [s for s in reads.current_offers(engine) if s.offer.instance_type == "gpu.0"]
     assert stored.price_since == T0
     assert stored.last_seen == T0 + timedelta(hours=1)
 
@@ -96,8 +98,8 @@ def test_changed_price_adds_exactly_one_row(engine: Engine) -> None:
     summary = run(engine, offers, T0 + timedelta(hours=6))
     assert summary.stats.price_changes == 1 and summary.stats.unchanged == 5
     assert count(engine, PricePoint) == 7
-    [series] = queries.find_series(engine, instance_type="gpu.2")
-    history = queries.price_history(engine, series.id)
+    [series] = reads.find_series(engine, instance_type="gpu.2")
+    history = reads.price_history(engine, series.id)
     assert [p.price for p in history] == [Decimal("3.50"), Decimal("9.99")]
     assert history[0].ended_at == T0 + timedelta(hours=6)
     assert history[1].ended_at is None
@@ -108,8 +110,8 @@ def test_price_at_time_t(engine: Engine) -> None:
     run(engine, [offer], T0)
     run(engine, [make_offer(price_per_hour=Decimal("2.50"))], T0 + timedelta(days=1))
     run(engine, [make_offer(price_per_hour=Decimal("2.50"))], T0 + timedelta(days=2))
-    [series] = queries.find_series(engine, instance_type=offer.instance_type)
-    at = queries.price_at
+    [series] = reads.find_series(engine, instance_type=offer.instance_type)
+    at = reads.price_at
     assert at(engine, series.id, T0 - timedelta(seconds=1)) is None
     assert at(engine, series.id, T0).price == Decimal("2.00")  # type: ignore[union-attr]
     assert at(engine, series.id, T0 + timedelta(hours=23)).price == Decimal("2.00")  # type: ignore[union-attr]
@@ -121,18 +123,18 @@ def test_missing_offer_is_delisted_and_relisted(engine: Engine) -> None:
     run(engine, fleet(), T0)
     summary = run(engine, fleet()[:4], T0 + timedelta(hours=1))
     assert summary.stats.delisted == 2
-    listed = {s.offer.instance_type for s in queries.current_offers(engine)}
+    listed = {s.offer.instance_type for s in reads.current_offers(engine)}
     assert listed == {"gpu.0", "gpu.1", "gpu.2", "gpu.3"}
-    [gone] = queries.find_series(engine, instance_type="gpu.5")
+    [gone] = reads.find_series(engine, instance_type="gpu.5")
     assert gone.delisted_at == T0 + timedelta(hours=1)
-    assert queries.price_at(engine, gone.id, T0 + timedelta(hours=2)) is None
+    assert reads.price_at(engine, gone.id, T0 + timedelta(hours=2)) is None
 
     back = run(engine, fleet(), T0 + timedelta(hours=2))
     assert back.stats.relisted == 2 and back.stats.delisted == 0 and back.stats.new_series == 0
-    assert len(queries.current_offers(engine)) == 6
-    history = queries.price_history(engine, gone.id)
+    assert len(reads.current_offers(engine)) == 6
+    history = reads.price_history(engine, gone.id)
     assert len(history) == 2 and history[1].first_seen == T0 + timedelta(hours=2)
-    [relisted] = queries.find_series(engine, instance_type="gpu.5")
+    [relisted] = reads.find_series(engine, instance_type="gpu.5")
     assert relisted.delisted_at is None
 
 
@@ -156,7 +158,7 @@ def test_delisting_spares_partial_regions_and_other_pricing(engine: Engine) -> N
         pricing_scope=frozenset({PricingModel.ON_DEMAND}),
     )
     assert summary.stats.delisted == 0
-    assert len(queries.current_offers(engine)) == 3
+    assert len(reads.current_offers(engine)) == 3
 
 
 def test_empty_run_refuses_to_delist_everything(engine: Engine) -> None:
@@ -164,7 +166,7 @@ def test_empty_run_refuses_to_delist_everything(engine: Engine) -> None:
     summary = run(engine, [], T0 + timedelta(hours=1))
     assert summary.status == "succeeded" and summary.stats.delisted == 0
     assert summary.skip_reasons == {"not_delisted_empty_run": 6}
-    assert len(queries.current_offers(engine)) == 6
+    assert len(reads.current_offers(engine)) == 6
 
 
 @pytest.mark.parametrize("fail_after", [0, 3])
@@ -187,7 +189,6 @@ def test_database_failure_inside_the_write_leaves_store_unchanged(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A failure after half the set-wise statements (not in the collector) rolls back too."""
-    from tracker.store import delist
 
     run(engine, fleet(), T0)
     before = snapshot(engine)
@@ -223,9 +224,9 @@ def test_dated_observations_land_at_their_own_times(engine: Engine) -> None:
     ]
     summary = run(engine, observations, T0 + timedelta(hours=1))
     assert summary.status == "succeeded"
-    [a] = queries.find_series(engine, zone="us-east-1a")
-    [b] = queries.find_series(engine, zone="us-east-1b")
-    ha = queries.price_history(engine, a.id)
+    [a] = reads.find_series(engine, zone="us-east-1a")
+    [b] = reads.find_series(engine, zone="us-east-1b")
+    ha = reads.price_history(engine, a.id)
     assert [(p.price, p.first_seen, p.last_seen) for p in ha] == [
         (Decimal("1.00"), T0, T0 + timedelta(minutes=10)),
         (Decimal("1.20"), T0 + timedelta(minutes=20), T0 + timedelta(minutes=20)),
@@ -236,7 +237,7 @@ def test_dated_observations_land_at_their_own_times(engine: Engine) -> None:
         T0 + timedelta(minutes=40),
         None,
     ]
-    assert [p.price for p in queries.price_history(engine, b.id)] == [
+    assert [p.price for p in reads.price_history(engine, b.id)] == [
         Decimal("1.05"),
         Decimal("1.10"),
     ]
@@ -244,19 +245,19 @@ def test_dated_observations_land_at_their_own_times(engine: Engine) -> None:
     # Re-sending the boundary point (incremental overlap) adds nothing.
     again = run(engine, [spot("us-east-1a", 40, "0.90")], T0 + timedelta(hours=2))
     assert again.stats.price_changes == 0 and again.stats.new_series == 0
-    assert len(queries.price_history(engine, a.id)) == 3
+    assert len(reads.price_history(engine, a.id)) == 3
 
 
 def test_hardware_facts_follow_the_provider(engine: Engine) -> None:
     run(engine, [make_offer(gpu_model="mystery-gpu", gpu_known=False)], T0)
-    assert [u.raw_name for u in queries.unknown_gpus(engine)] == ["mystery-gpu"]
+    assert [u.raw_name for u in reads.unknown_gpus(engine)] == ["mystery-gpu"]
     run(
         engine,
         [make_offer(gpu_model="A100-40GB", gpu_raw_name="mystery-gpu")],
         T0 + timedelta(hours=1),
     )
-    assert queries.unknown_gpus(engine) == []
-    [stored] = queries.current_offers(engine)
+    assert reads.unknown_gpus(engine) == []
+    [stored] = reads.current_offers(engine)
     assert stored.offer.gpu_model == "A100-40GB"
     assert count(engine, PricePoint) == 1
 
@@ -265,7 +266,7 @@ def test_money_survives_exactly(engine: Engine) -> None:
     price = Decimal("0.1234567891")
     eur = make_offer(price_per_hour=price, currency="EUR")
     run(engine, [eur], T0)
-    [stored] = queries.current_offers(engine)
+    [stored] = reads.current_offers(engine)
     assert stored.offer.price_per_hour == price
     assert stored.offer.currency == "EUR"
     # stored in its own currency only: the USD figure is computed when read (tracker.fx)
@@ -279,7 +280,7 @@ def test_second_collector_does_not_delist_the_first(engine: Engine) -> None:
         name: ClassVar[str] = "othercloud"
 
     run_collector(engine, Other([make_offer(provider="othercloud")]), Settings(), now=T0)
-    assert len(queries.current_offers(engine)) == 3
+    assert len(reads.current_offers(engine)) == 3
 
 
 def test_min_vram_counts_a_slice_by_its_share(engine: Engine) -> None:
@@ -288,6 +289,9 @@ def test_min_vram_counts_a_slice_by_its_share(engine: Engine) -> None:
         instance_type="a10/6", gpu_model="A10", gpu_count=Decimal("0.1666666667"), gpu_memory_gib=24
     )
     run(engine, [whole, slice_], T0)
-    names = {s.offer.instance_type for s in queries.current_offers(engine, min_vram=Decimal(16))}
+    names = {
+        s.offer.instance_type
+        for s in reads.current_offers(engine, OfferFilter(min_vram=Decimal(16)))
+    }
     assert names == {"a10"}
-    assert len(queries.current_offers(engine, min_vram=Decimal(3))) == 2
+    assert len(reads.current_offers(engine, OfferFilter(min_vram=Decimal(3)))) == 2

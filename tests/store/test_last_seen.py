@@ -26,8 +26,8 @@ from tracker.collect import run_collector
 from tracker.fx import Rates
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
-from tracker.store import dashboard, queries, runs
-from tracker.store.history import SeriesFilter, export_batches
+from tracker.store import reads, runs
+from tracker.store.reads import SeriesFilter, export_batches
 
 # Each scenario also with a chunk per compact row (tests/store/conftest.py).
 pytestmark = pytest.mark.usefixtures("chunking")
@@ -74,23 +74,23 @@ def answers(engine: Engine) -> dict[Label, list[Interval]]:
     """Every series' intervals, after checking that every reader agrees with them."""
     history: dict[Label, list[Interval]] = {}
     ids: dict[Label, int] = {}
-    for s in queries.find_series(engine):
+    for s in reads.find_series(engine):
         ids[label(s)] = s.id
         history[label(s)] = [
             (p.price, p.first_seen, p.last_seen, p.ended_at)
-            for p in queries.price_history(engine, s.id)
+            for p in reads.price_history(engine, s.id)
         ]
     open_last_seen = {k: v[-1][2] for k, v in history.items() if v and v[-1][3] is None}
 
     # offers / the JSON listing / /api/v1: the open interval's last_seen.
-    current = {label(o.offer): o.last_seen for o in queries.current_offers(engine)}
+    current = {label(o.offer): o.last_seen for o in reads.current_offers(engine)}
     assert current == open_last_seen
     # the dashboard's page reads the same select.
-    page = dashboard.offer_listing(engine, Rates(), LATER, limit=1000).offers
+    page = reads.offer_listing(engine, Rates(), LATER, limit=1000).items
     assert {label(o.offer): o.last_seen for o in page} == open_last_seen
     # history --at: the interval in force then.
     for key, sid in ids.items():
-        point = queries.price_at(engine, sid, LATER)
+        point = reads.price_at(engine, sid, LATER)
         in_force = [i for i in history[key] if i[3] is None]
         assert ([] if point is None else [point.last_seen]) == [i[2] for i in in_force]
     # history export: every interval's last_seen.

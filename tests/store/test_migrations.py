@@ -7,10 +7,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
 from tracker.store import (
-    alerts,  # noqa: F401  (its tables share Base.metadata)
     migrate,
-    rankings,  # noqa: F401  (its tables share Base.metadata)
-    service_prices,  # noqa: F401  (its tables share Base.metadata)
 )
 from tracker.store.engine import Engine, make_engine
 from tracker.store.schema import Base

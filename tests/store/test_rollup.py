@@ -28,8 +28,10 @@ from tests.conftest import make_offer
 from tests.listed_collector import collect
 from tracker.catalog import GpuSelection
 from tracker.models import Offer, PricingModel
-from tracker.store import history, rollup, rollup_read
+from tracker.store import reads, rollup
 from tracker.store.engine import Engine
+from tracker.store.reads import _trend as trend  # patched where it is looked up
+from tracker.store.rollup import _maintain as maintain  # patched where it is looked up
 
 START = datetime(2026, 5, 1, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -162,7 +164,7 @@ def test_rollup_matches_raw_after_every_run_and_rebuild(
     engine: Engine, seed: int, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if seed == 3:  # a run's new intervals joined to series, as a big run's are
-        monkeypatch.setattr(rollup, "PROBE_LIMIT", -1)
+        monkeypatch.setattr(maintain, "PROBE_LIMIT", -1)
     rng = random.Random(seed)
     with caplog.at_level("DEBUG", logger="tracker.store"):
         _history(rng, engine, runs=12)
@@ -183,18 +185,18 @@ def test_rollup_matches_raw_after_every_run_and_rebuild(
 def test_history_read_from_rollup_equals_raw_probe(engine: Engine) -> None:
     rng = random.Random(7)
     _history(rng, engine, runs=10)
-    times = history.Steps(START - timedelta(hours=2), timedelta(minutes=50), 90)
+    times = reads.Steps(START - timedelta(hours=2), timedelta(minutes=50), 90)
     rates = {"EUR": Decimal("1.0800")}
-    cases: list[tuple[history.SeriesFilter, tuple[str, ...]]] = [
-        (history.SeriesFilter(gpu=GpuSelection(models=("H100-SXM", "H100-NVL"))), ()),
-        (history.SeriesFilter(pricing=[PricingModel.ON_DEMAND]), ("gpu_model",)),
-        (history.SeriesFilter(provider=["gcp"]), ("gpu_model", "provider", "pricing")),
-        (history.SeriesFilter(region=["r2"]), ("gpu_model",)),
+    cases: list[tuple[reads.SeriesFilter, tuple[str, ...]]] = [
+        (reads.SeriesFilter(gpu=GpuSelection(models=("H100-SXM", "H100-NVL"))), ()),
+        (reads.SeriesFilter(pricing=[PricingModel.ON_DEMAND]), ("gpu_model",)),
+        (reads.SeriesFilter(provider=["gcp"]), ("gpu_model", "provider", "pricing")),
+        (reads.SeriesFilter(region=["r2"]), ("gpu_model",)),
     ]
     for where, per in cases:
-        assert rollup_read.answerable(where, per) is None
-        raw = history.cheapest_at(engine, times, where, per=per, fx_rates=rates)
-        got = rollup_read.cheapest(engine, times, where, per=per, fx_rates=rates)
+        assert reads.answerable(where, per) is None
+        raw = reads.cheapest_at(engine, times, where, per=per, fx_rates=rates)
+        got = reads.cheapest_from_rollup(engine, times, where, per=per, fx_rates=rates)
         assert raw  # something to compare
         assert got == raw, (where, per)
 
@@ -205,10 +207,10 @@ def test_filters_the_rollup_lacks_fall_back_to_raw(
     rng = random.Random(11)
     _history(rng, engine, runs=3)
     times = [START + timedelta(hours=13)]
-    where = history.SeriesFilter(instance_type="gpu.1")
-    with caplog.at_level("DEBUG", logger="tracker.store.rollup_read"):
-        got = rollup_read.cheapest(engine, times, where)
-    assert got == history.cheapest_at(engine, times, where)
+    where = reads.SeriesFilter(instance_type="gpu.1")
+    with caplog.at_level("DEBUG", logger="tracker.store.reads"):
+        got = reads.cheapest_from_rollup(engine, times, where)
+    assert got == reads.cheapest_at(engine, times, where)
     assert "rollup has no a filter on instance type" in caplog.text
 
 
@@ -216,22 +218,22 @@ def test_trend_from_rollup_equals_raw_intervals(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tracker.fx import Rates
-    from tracker.store import trend
+    from tracker.store import reads
 
     rng = random.Random(5)
     _history(rng, engine, runs=12)
     rates = Rates(manual={"EUR": Decimal("1.0800")})
     # daily-like steps across the history: intervals move inside the window
-    times = history.Steps(START + timedelta(hours=5), timedelta(hours=7), 11)
+    times = reads.Steps(START + timedelta(hours=5), timedelta(hours=7), 11)
     for where in (
-        history.SeriesFilter(),
-        history.SeriesFilter(pricing=[PricingModel.ON_DEMAND]),
-        history.SeriesFilter(provider=["aws"], region=["r1"]),
+        reads.SeriesFilter(),
+        reads.SeriesFilter(pricing=[PricingModel.ON_DEMAND]),
+        reads.SeriesFilter(provider=["aws"], region=["r1"]),
     ):
-        got = trend.cheapest_trend(engine, rates, times, where)
+        got = reads.cheapest_trend(engine, rates, times, where)
         with monkeypatch.context() as m:
             m.setattr(trend, "answerable", lambda _: "a forced raw read")
-            raw = trend.cheapest_trend(engine, rates, times, where)
+            raw = reads.cheapest_trend(engine, rates, times, where)
         assert raw and any(v is not None for values in raw.values() for v in values)
         assert got == raw, where
 
@@ -241,25 +243,25 @@ def test_stepped_read_covers_boundaries_and_the_end_time(engine: Engine) -> None
     # instead of probing each step: every grid shape must give the raw probe's answer.
     rng = random.Random(13)
     _history(rng, engine, runs=10)  # runs every 6 h from START: 00:00 … 54:00
-    where = history.SeriesFilter()
+    where = reads.SeriesFilter()
     last = START + timedelta(hours=54)
     grids = [
         # 6-hour steps land exactly on the runs, where intervals start and end
-        history.Steps(START, timedelta(hours=6), 10),
+        reads.Steps(START, timedelta(hours=6), 10),
         # from before the first run (nothing in force) to after the last
-        history.Steps(START - timedelta(hours=5), timedelta(hours=3), 25),
+        reads.Steps(START - timedelta(hours=5), timedelta(hours=3), 25),
         # a window's end after the regular steps, inside and beyond the history
-        history.Steps(START, timedelta(hours=7), 4, end=START + timedelta(hours=22)),
-        history.Steps(START + timedelta(hours=1), timedelta(hours=12), 3, end=last),
-        history.Steps(START + timedelta(hours=40), timedelta(days=1), 1, end=last),
+        reads.Steps(START, timedelta(hours=7), 4, end=START + timedelta(hours=22)),
+        reads.Steps(START + timedelta(hours=1), timedelta(hours=12), 3, end=last),
+        reads.Steps(START + timedelta(hours=40), timedelta(days=1), 1, end=last),
     ]
     for times in grids:
-        raw = history.cheapest_at(engine, times, where, per=("gpu_model",))
-        got = rollup_read.cheapest(engine, times, where, per=("gpu_model",))
+        raw = reads.cheapest_at(engine, times, where, per=("gpu_model",))
+        got = reads.cheapest_from_rollup(engine, times, where, per=("gpu_model",))
         assert raw and got == raw, times
     # the end time numbered after the regular steps (k = count), with its own price
-    ended = history.Steps(START, timedelta(hours=7), 4, end=START + timedelta(hours=22))
-    assert {s.k for s in rollup_read.cheapest(engine, ended, where)} == {0, 1, 2, 3, 4}
+    ended = reads.Steps(START, timedelta(hours=7), 4, end=START + timedelta(hours=22))
+    assert {s.k for s in reads.cheapest_from_rollup(engine, ended, where)} == {0, 1, 2, 3, 4}
 
 
 def test_cheaper_newcomer_spares_repricing_the_key(

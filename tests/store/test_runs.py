@@ -16,7 +16,7 @@ from tests.store.test_history import ListCollector
 from tracker.collect import run_collector
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.settings import Settings
-from tracker.store import job_runs, runs
+from tracker.store import runs
 from tracker.store.engine import DatabaseError, make_engine, ping
 from tracker.store.ingest import IngestStats
 from tracker.store.schema import CollectionRun
@@ -86,13 +86,13 @@ def test_last_success_is_the_sources_latest_succeeded_run_in_the_scopes(engine: 
     succeed(engine, "import:deals.csv", "all", T0 + timedelta(hours=3))
 
     # The import's later success is not a run of the sheet's jobs: it wrote for its own source.
-    standard = job_runs.last_success(engine, "pricesheet", ["on_demand,reserved_1y", "all"])
-    assert standard == job_runs.SuccessfulRun(full, T0, T0 + timedelta(minutes=1))
-    latest_spot = job_runs.last_success(engine, "pricesheet", ["spot", "all"])
+    standard = runs.last_success(engine, "pricesheet", ["on_demand,reserved_1y", "all"])
+    assert standard == runs.SuccessfulRun(full, T0, T0 + timedelta(minutes=1))
+    latest_spot = runs.last_success(engine, "pricesheet", ["spot", "all"])
     assert latest_spot is not None and latest_spot.id == spot
     assert latest_spot.started_at == T0 + timedelta(hours=1)
-    assert job_runs.last_success(engine, "othercloud", ["all"]) is None
-    latest = job_runs.latest_runs(engine)
+    assert runs.last_success(engine, "othercloud", ["all"]) is None
+    latest = runs.latest_runs(engine)
     assert latest[("pricesheet", "all", "succeeded")][0] == T0
     assert latest[("import:deals.csv", "all", "succeeded")][0] == T0 + timedelta(hours=3)
 

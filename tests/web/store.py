@@ -26,7 +26,7 @@ from tracker.collect import run_collector
 from tracker.models import Offer
 from tracker.recommend.stored import recompute_rankings
 from tracker.settings import Settings
-from tracker.store.alerts import NewAlert, due_deliveries, mark_failed, mark_sent, queue_alerts
+from tracker.store.outbox import NewAlert, due_deliveries, mark_failed, mark_sent, queue_alerts
 
 DAY0 = datetime(2026, 3, 1, tzinfo=UTC)
 DAYS = 3

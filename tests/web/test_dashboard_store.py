@@ -10,13 +10,13 @@ from sqlalchemy import Engine
 
 from tests.conftest import make_offer
 from tests.web.store import Beta, fill
-from tracker.catalog import select_gpus
 from tracker.collect import run_collector
+from tracker.filters import OfferFilter
 from tracker.fx import USD, EcbRate, Rates
 from tracker.models import PricingModel
 from tracker.settings import Settings
-from tracker.store import fx as fx_store
-from tracker.store.dashboard import cheapest_per_gpu, offer_listing, without_rate
+from tracker.store import series as fx_store
+from tracker.store.reads import cheapest_per_gpu, offer_listing, without_rate
 from tracker.views.currency import CurrencyView
 from tracker.views.offers import SortKey, offer_rows
 
@@ -49,7 +49,9 @@ def test_cheapest_per_gpu_picks_each_groups_lowest_per_gpu_price(filled: Engine)
         ("A100-80GB", "on_demand"): ("beta", "on_demand", Decimal("2.2"), 2),
         ("L4", "on_demand"): ("beta", "on_demand", Decimal("0.8"), 1),
     }
-    alpha = cheapest_per_gpu(filled, USD_ONLY, NOW, provider=["alpha"], gpu=select_gpus(["H100"]))
+    alpha = cheapest_per_gpu(
+        filled, USD_ONLY, NOW, OfferFilter.of(provider=["alpha"], gpu=["H100"])
+    )
     assert [(r.group, r.price_per_hour_usd / r.gpu_count) for r in alpha] == [
         ("on_demand", Decimal(4)),  # 32.00 / 8
         ("reserved", Decimal(3)),
@@ -72,7 +74,8 @@ FILTERS: list[tuple[dict[str, object], int]] = [
 def test_offer_pages_are_the_cli_listing_cut_in_pages(filled: Engine) -> None:
     for sort in SortKey:
         for filters, expected_total in FILTERS:
-            listing = offer_rows(filled, CurrencyView(USD, USD_ONLY), sort=sort, **filters)  # type: ignore[arg-type]
+            where = OfferFilter.of(**filters)  # type: ignore[arg-type]
+            listing = offer_rows(filled, CurrencyView(USD, USD_ONLY), where, sort=sort)
             assert len(listing) == expected_total
             pages = []
             for offset in range(0, expected_total, 3):
@@ -80,12 +83,12 @@ def test_offer_pages_are_the_cli_listing_cut_in_pages(filled: Engine) -> None:
                     filled,
                     USD_ONLY,
                     NOW,
+                    where,
                     per_gpu=sort is SortKey.price_per_gpu,
                     offset=offset,
                     limit=3,
-                    **filters,  # type: ignore[arg-type]
                 )
-                total, found = page.total, page.offers
+                total, found = page.total, page.items
                 assert total == expected_total
                 pages += [
                     (s.offer.provider, s.offer.instance_type, s.offer.pricing, s.offer.zone)
@@ -133,8 +136,10 @@ def test_foreign_prices_rank_at_the_rate_in_force_and_no_rate_means_left_out(
     # the AED L4 (0.5 "dollars" if taken at 1.0) would beat beta's 0.80 L4: left out
     assert winners[("L4", "on_demand")].provider == "beta"
     assert h100.offers == 6 and winners[("L4", "on_demand")].offers == 1  # 5 H100 + gamma
-    page = offer_listing(filled, rates, NOW, pricing=[PricingModel.ON_DEMAND], limit=100)
-    total, found = page.total, page.offers
+    page = offer_listing(
+        filled, rates, NOW, OfferFilter.of(pricing=[PricingModel.ON_DEMAND]), limit=100
+    )
+    total, found = page.total, page.items
     # 5 on-demand offers in USD + gamma's CNY one; by USD/h: 0.80, 2.20, 2.50, 3.00 (CNY),
     # 3.60, 32.00; the AED L4 is not among them
     assert total == 6

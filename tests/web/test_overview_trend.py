@@ -28,13 +28,13 @@ from sqlalchemy import Engine
 from tests.web.conftest import serve
 from tests.web.store import Alpha, Beta, _offer
 from tracker.collect import run_collector
+from tracker.filters import OfferFilter
 from tracker.fx import Rates
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
 from tracker.store import migrate
 from tracker.store.engine import make_engine
-from tracker.store.history import SeriesFilter, Steps, cheapest_at
-from tracker.store.trend import cheapest_trend
+from tracker.store.reads import SeriesFilter, Steps, cheapest_at, cheapest_trend
 from tracker.views.overview import overview
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
@@ -108,13 +108,17 @@ def test_overview_trend_is_the_cheapest_on_demand_figure_per_day(engine: Engine)
 def test_trend_follows_the_filtered_pricing_and_provider(engine: Engine) -> None:
     fill_history(engine, NOW)
     spot = {
-        r.gpu_model: r for r in overview(engine, USD_ONLY, NOW, pricing=[PricingModel.SPOT]).rows
+        r.gpu_model: r
+        for r in overview(engine, USD_ONLY, NOW, OfferFilter.of(pricing=[PricingModel.SPOT])).rows
     }
     # only the A100 spot offer, 1.00 all along: no change
     assert list(spot) == ["A100-80GB"]
     assert spot["A100-80GB"].trend == [Decimal(1)] * 31
     assert spot["A100-80GB"].change_30d_pct == Decimal("0.0")
-    beta = {r.gpu_model: r for r in overview(engine, USD_ONLY, NOW, provider=["beta"]).rows}
+    beta = {
+        r.gpu_model: r
+        for r in overview(engine, USD_ONLY, NOW, OfferFilter.of(provider=["beta"])).rows
+    }
     # beta alone: H100 3.30 30 days ago, 3.80 now: (3.80 / 3.30 − 1) × 100 = 15.15 → 15.2
     assert beta["H100-SXM"].change_30d_pct == Decimal("15.2")
     assert beta["H100-SXM"].change_7d_pct == Decimal("0.0")

@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
-from tracker.store import alert_events
-from tracker.store.engine import Engine
+from tracker.store import Engine, outbox
 
 __all__ = ["GLOBAL_RULE", "safe_ids"]
 
@@ -32,10 +31,10 @@ def safe_ids(
     engine: Engine, now: datetime, stored: str | None
 ) -> tuple[dict[str, int], dict[str, int] | None, str]:
     """(current highest ids, the ids cursors may move to or None, new checkpoints JSON)."""
-    current = alert_events.latest_ids(engine)
+    current = outbox.latest_ids(engine)
     checkpoints: list[tuple[str, dict[str, int]]] = [tuple(c) for c in json.loads(stored or "[]")]  # type: ignore[misc]
     checkpoints.append((now.isoformat(), current))
-    oldest = alert_events.oldest_running_start(engine, now - STUCK)
+    oldest = outbox.oldest_running_start(engine, now - STUCK)
     if oldest is None:
         return current, current, json.dumps([[now.isoformat(), current]])
     limit = oldest - MARGIN

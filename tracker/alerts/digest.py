@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracker.alerts.render import HEALTH, PLAIN, Line, render
-from tracker.store.alerts import DueDelivery
+from tracker.store.outbox import DueDelivery
 
 __all__ = ["Digest", "Item", "build_digest", "id_ranges", "sample_digest"]
 

@@ -6,7 +6,7 @@ the rule's cooldown or already queued, and writes the alerts together with the
 rules' new state in one transaction: an evaluation that fails queues nothing and
 moves no cursor, and one that runs twice queues nothing twice (dedupe keys). On
 Postgres that transaction is written while the rules are evaluated (a writer thread,
-:mod:`tracker.store.outbox_stream`) and the rules' reads start ahead (a reader thread,
+:mod:`tracker.store.outbox`) and the rules' reads start ahead (a reader thread,
 :func:`offer_rules.read_ahead`): a big run's database work overlaps its alerts' building.
 
 A rule's first evaluation *seeds*: it records where things stand and fires
@@ -22,29 +22,22 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tracker.alerts import offer_rules
+from tracker.alerts.context import Evaluation
 from tracker.alerts.cursor import CHECKPOINTS, GLOBAL_RULE, safe_ids
 from tracker.alerts.ranking_rule import ranking_change
 from tracker.alerts.render import health_job
-from tracker.alerts.rules import AlertRule, CollectorHealthRule, channels_of
-from tracker.fx import NO_RATE_HINT, Rates, which_missing
+from tracker.alerts.rules import AlertRule, CollectorHealthRule
+from tracker.fx import NO_RATE_HINT, which_missing
 from tracker.hooks import JobHealthChange
-from tracker.store import alert_events
-from tracker.store import alerts as outbox
-from tracker.store import fx as fx_store
-from tracker.store.engine import Engine
-from tracker.store.outbox_stream import OutboxStream
+from tracker.store import Engine, outbox
 
-if TYPE_CHECKING:
-    from tracker.alerts.price_staged import Rendering
-
-__all__ = ["Evaluation", "evaluate", "health_change_alerts"]
+__all__ = ["evaluate", "health_change_alerts"]
 
 log = logging.getLogger(__name__)
 EVALUATORS: dict[str, Callable[[Any, Evaluation], None]] = {
@@ -52,141 +45,8 @@ EVALUATORS: dict[str, Callable[[Any, Evaluation], None]] = {
     "ranking_change": ranking_change,
 }
 """Each rule type's evaluation (collector health is :func:`_failing_runs`)."""
-SEEDED = "@seeded"
 READERS = 2
 """Rules' reads running at one time ahead of the rule being built (Postgres)."""
-
-
-@dataclass
-class Evaluation:
-    """One evaluation's inputs and what it will write."""
-
-    engine: Engine
-    now: datetime
-    channels: Sequence[str]
-    current: Mapping[str, int] = field(default_factory=dict)
-    safe: Mapping[str, int] | None = None
-    alerts: list[outbox.NewAlert] = field(default_factory=list)
-    state: dict[tuple[str, str], str | None] = field(default_factory=dict)
-    fx_rates: Mapping[str, Decimal] | None = None
-    """The manual ``fx_rates`` setting (currencies the ECB does not publish)."""
-    stream: OutboxStream | None = None
-    """Postgres: where :meth:`emit` hands alerts over to be inserted while the
-    evaluation goes on (committed with the state at the end)."""
-    reads: dict[int, list[Future[Any]] | None] = field(default_factory=dict)
-    """Postgres: rules' reads started ahead on a reader thread (:func:`offer_rules.read_ahead`),
-    by ``id(rule)``; None: the rule seeds, nothing to read."""
-    rendering: dict[int, Rendering | None] = field(default_factory=dict)
-    """Postgres: rules' alerts being rendered by the store on a reader thread
-    (:func:`tracker.alerts.price_staged.start`), by ``id(rule)``; None: it seeds."""
-    states: dict[str, dict[str, str]] = field(default_factory=dict)
-    """The rules' state read in one go at the start (:meth:`rule_state` takes each once)."""
-    no_rate: Counter[tuple[str, str]] = field(default_factory=Counter)
-    """Alerts left out for want of an exchange rate, by (rule, currency lacking one)."""
-    _cache: dict[str, Any] = field(default_factory=dict)
-    _converters: dict[tuple[str, str, datetime | None], Callable[[Decimal], Decimal] | None] = (
-        field(default_factory=dict)
-    )
-
-    def rates(self) -> Rates:
-        return self.cached("rates", lambda: fx_store.load_rates(self.engine, self.fx_rates))  # type: ignore[no-any-return]
-
-    def in_currency(
-        self, rule: AlertRule, amount: Decimal, currency: str, at: datetime | None
-    ) -> Decimal | None:
-        """``amount`` of ``currency`` in the rule's currency at the rate in force at
-        ``at``, exact when it is already in it; None (counted) without a rate."""
-        target: str = getattr(rule, "currency", "USD")
-        if currency == target:
-            return amount
-        key = (currency, target, at)
-        if key not in self._converters:  # a run's changes share a few times
-            self._converters[key] = self.rates().converter(currency, target, at)
-        into = self._converters[key]
-        if into is None:
-            lacking = currency if self.rates().usd_per_unit(currency, at) is None else target
-            self.no_rate[(rule.name, lacking)] += 1
-            return None
-        return into(amount)
-
-    def rule_state(self, rule: AlertRule) -> dict[str, str]:
-        if rule.name in self.states:
-            return dict(self.states.pop(rule.name))  # the caller's to change
-        return outbox.read_state(self.engine, rule.name)
-
-    def cursor(self, rule: AlertRule, state: Mapping[str, str], table: str) -> int | None:
-        """The rule's cursor over ``table``; None on its first evaluation (it seeds)."""
-        key = f"@{table}"
-        if SEEDED not in state:
-            self.state[(rule.name, SEEDED)] = self.now.isoformat()
-            self.state[(rule.name, key)] = str(self.current.get(table, 0))
-            return None
-        cursor = int(state.get(key, "0"))
-        if self.safe is not None and self.safe.get(table, 0) > cursor:
-            self.state[(rule.name, key)] = str(self.safe[table])
-        return cursor
-
-    def seeding(self, rule: AlertRule, state: Mapping[str, str]) -> bool:
-        """True (and marks it seeded) on a rule's first evaluation."""
-        if SEEDED in state:
-            return False
-        self.state[(rule.name, SEEDED)] = self.now.isoformat()
-        return True
-
-    def cached(self, name: str, load: Callable[[], Any]) -> Any:
-        if name not in self._cache:
-            self._cache[name] = load()
-        return self._cache[name]
-
-    def alert(
-        self,
-        rule: AlertRule,
-        event: str,
-        subject: str,
-        title: str,
-        details: Mapping[str, Any],
-    ) -> outbox.NewAlert:
-        return outbox.NewAlert(
-            dedupe_key=f"{rule.name}|{rule.type}|{event}",
-            rule=rule.name,
-            kind=rule.type,
-            subject=subject,
-            title=title,
-            details={"kind": rule.type, **details},
-            channels=channels_of(rule, self.channels),
-        )
-
-    def emit(
-        self, rule: AlertRule, candidates: Sequence[outbox.NewAlert], *, known: bool = True
-    ) -> None:
-        """Queue ``candidates`` except those already queued or inside the cooldown.
-
-        ``known=False``: the caller does not read :attr:`alerts` back, so without a
-        cooldown an alert already queued may stay in it (queueing skips its dedupe key,
-        ON CONFLICT DO NOTHING): a big run's 85,000 keys are not looked up first."""
-        unique = list({a.dedupe_key: a for a in candidates}.values())
-        if not unique or (not known and not rule.cooldown):
-            self._keep(unique)
-            return
-        queued = outbox.existing_keys(self.engine, [a.dedupe_key for a in unique])
-        fresh = [a for a in unique if a.dedupe_key[:255] not in queued]
-        if rule.cooldown and fresh:
-            fired = outbox.last_fired(self.engine, rule.name, [a.subject for a in fresh])
-            kept = []
-            for a in fresh:
-                last = fired.get(a.subject)
-                if last is not None and self.now - last < rule.cooldown:
-                    log.info("alert %s held back by %s's cooldown", a.dedupe_key, rule.name)
-                    continue
-                fired[a.subject] = self.now
-                kept.append(a)
-            fresh = kept
-        self._keep(fresh)
-
-    def _keep(self, alerts: list[outbox.NewAlert]) -> None:
-        self.alerts.extend(alerts)
-        if self.stream is not None and alerts:
-            self.stream.add(alerts)
 
 
 def evaluate(
@@ -275,7 +135,7 @@ def _failing_runs(rule: CollectorHealthRule, ev: Evaluation) -> None:
     state = _job_names(rule, ev, ev.rule_state(rule))
     failing = {
         health_job(f.provider, f.scope): f
-        for f in ev.cached("failing", lambda: alert_events.failing_collectors(ev.engine))
+        for f in ev.cached("failing", lambda: outbox.failing_collectors(ev.engine))
         if not rule.provider or f.provider in rule.provider
     }
     out = []

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from tracker.hooks import JobHealthChange
 from tracker.settings import ConfigError, Settings
-from tracker.store.engine import Engine
+from tracker.store import Engine
 
 if TYPE_CHECKING:
     from tracker.alerts.setup import AlertSetup

@@ -30,13 +30,12 @@ from tracker.alerts.rules import (
     SpotDiscountRule,
     channels_of,
 )
-from tracker.store import alert_events
-from tracker.store.alerts import NewAlert
-from tracker.store.history import SeriesFilter
-from tracker.store.spot_pairs import SpotPair, spot_pairs
+from tracker.store import outbox
+from tracker.store.outbox import NewAlert, SpotPair, spot_pairs
+from tracker.store.reads import SeriesFilter
 
 if TYPE_CHECKING:
-    from tracker.alerts.evaluate import Evaluation
+    from tracker.alerts.context import Evaluation
 
 __all__ = ["EVALUATORS", "percent", "read_ahead"]
 
@@ -66,12 +65,7 @@ def _offer_subject(*parts: str) -> str:
 
 def _series(rule: PriceChangeRule | SpotDiscountRule | NewHardwareRule) -> SeriesFilter:
     """The rule's offer filters, applied by the store in SQL."""
-    return SeriesFilter(
-        gpu=rule.gpus,
-        provider=rule.provider or None,
-        region=rule.region or None,
-        pricing=getattr(rule, "pricing", None) or None,
-    )
+    return SeriesFilter.of(rule.offers)
 
 
 Loads = list[Callable[[], list[T]]]
@@ -109,9 +103,7 @@ def _read(rule: Any, ev: Evaluation, loads: Loads[T] | None) -> Iterator[list[T]
     return None if loads is None else (load() for load in loads)
 
 
-def _changes_reader(
-    rule: PriceChangeRule, ev: Evaluation
-) -> Loads[alert_events.PriceChange] | None:
+def _changes_reader(rule: PriceChangeRule, ev: Evaluation) -> Loads[outbox.PriceChange] | None:
     """The rule's read of the changes since its cursor (None on its first evaluation)."""
     state = ev.rule_state(rule)
     cursor = ev.cursor(rule, state, "price_points")
@@ -120,8 +112,8 @@ def _changes_reader(
     # Only the changes of the rule's offers, and on Postgres only those reaching its
     # threshold, come out of the store: after a big run that is the difference between
     # reading 100,000 changes per rule and reading the ones that fire.
-    threshold = alert_events.ChangeThreshold(rule.threshold_percent, rule.direction)
-    return [partial(alert_events.price_changes_since, ev.engine, cursor, _series(rule), threshold)]
+    threshold = outbox.ChangeThreshold(rule.threshold_percent, rule.direction)
+    return [partial(outbox.price_changes_since, ev.engine, cursor, _series(rule), threshold)]
 
 
 def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
@@ -162,7 +154,7 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
 
 def _reaches(rule: PriceChangeRule, old: Decimal, new: Decimal) -> bool:
     """The change from ``old`` (> 0) to ``new`` goes the rule's way by at least its
-    threshold, exactly (no division: as the store tests it, tracker.store.price_alert_sql)."""
+    threshold, exactly (no division: as the store tests it, tracker.store.outbox)."""
     moved = new - old
     if (rule.direction == "down" and moved >= 0) or (rule.direction == "up" and moved <= 0):
         return False
@@ -181,7 +173,7 @@ class _PriceAlerts:
         self.times: dict[datetime, str] = {}
 
     def __call__(
-        self, c: alert_events.PriceChange, old: Decimal, new: Decimal, change: Decimal
+        self, c: outbox.PriceChange, old: Decimal, new: Decimal, change: Decimal
     ) -> NewAlert:
         pct, cur = change.quantize(CENT), self.currency
         where = f"{c.region}/{c.zone}" if c.zone else c.region
@@ -318,10 +310,10 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     ev.emit(rule, out, known=False)
 
 
-def _series_reader(rule: NewHardwareRule, ev: Evaluation) -> Loads[alert_events.NewSeries] | None:
+def _series_reader(rule: NewHardwareRule, ev: Evaluation) -> Loads[outbox.NewSeries] | None:
     """The rule's read of the series since its cursor (None on its first evaluation)."""
     cursor = ev.cursor(rule, ev.rule_state(rule), "series")
-    return None if cursor is None else [partial(alert_events.new_series_since, ev.engine, cursor)]
+    return None if cursor is None else [partial(outbox.new_series_since, ev.engine, cursor)]
 
 
 def new_hardware(rule: NewHardwareRule, ev: Evaluation) -> None:

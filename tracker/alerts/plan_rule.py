@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any
 from tracker.alerts.rules import RankingChangeRule
 from tracker.catalog import select_gpus
 from tracker.fx import USD
-from tracker.plan.saved import PlanTarget
 from tracker.plan.stored import stored_plans
-from tracker.store.alerts import NewAlert
+from tracker.recommend.saved_plans import PlanTarget
+from tracker.store.outbox import NewAlert
 
 if TYPE_CHECKING:
-    from tracker.alerts.evaluate import Evaluation
+    from tracker.alerts.context import Evaluation
 
 __all__ = ["Best", "plan_change"]
 

@@ -3,7 +3,7 @@
 A big run's price alerts are most of an evaluation when each is built in Python (a
 row read, prices converted, a title and details formatted, JSON encoded). A rule
 without a cooldown needs nothing of them but their text, so on Postgres one statement
-renders them (:mod:`tracker.store.price_alert_sql`), started ahead on a reader thread
+renders them (:mod:`tracker.store.outbox`), started ahead on a reader thread
 like the other rules' reads; its rows stream back in parts, which go to the outbox
 writer as they come, so the database inserts one part while it renders the next. A
 rule with a cooldown looks up when each offer last fired and keeps the Python path
@@ -17,26 +17,19 @@ every currency and time the changes need, so the conversion is the Python path's
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 from datetime import datetime
 from functools import partial
-from queue import SimpleQueue
 from typing import TYPE_CHECKING
 
+from tracker.alerts.context import Rendering
 from tracker.alerts.rules import PriceChangeRule, channels_of
-from tracker.store import alert_events
-from tracker.store.history import SeriesFilter
-from tracker.store.price_alert_sql import (
-    PriceAlertSpec,
-    Rate,
-    RenderedPart,
-    Window,
-    rendered_price_alerts,
-)
+from tracker.store import outbox
+from tracker.store.outbox import PriceAlertSpec, Rate, Window, rendered_price_alerts
+from tracker.store.reads import SeriesFilter
 
 if TYPE_CHECKING:
-    from tracker.alerts.evaluate import Evaluation
+    from tracker.alerts.context import Evaluation
 
 __all__ = ["Rendering", "queue", "staged", "start"]
 
@@ -46,32 +39,6 @@ log = logging.getLogger(__name__)
 def staged(rule: PriceChangeRule, ev: Evaluation) -> bool:
     """Whether ``rule``'s alerts are rendered by the store (Postgres, no cooldown)."""
     return ev.stream is not None and not rule.cooldown
-
-
-class Rendering:
-    """One rule's rendered rows, produced in parts on a reader thread and taken in
-    order on the evaluating one (an exception in the read is raised there)."""
-
-    _END = None
-
-    def __init__(self) -> None:
-        self._parts: SimpleQueue[RenderedPart | None] = SimpleQueue()
-        self._done: Future[None] | None = None
-
-    def start(self, read: partial[None], reader: Executor) -> None:
-        def produce() -> None:
-            try:
-                read(self._parts.put)
-            finally:
-                self._parts.put(self._END)
-
-        self._done = reader.submit(produce)
-
-    def __iter__(self) -> Iterator[RenderedPart]:
-        while (part := self._parts.get()) is not self._END:
-            yield part
-        assert self._done is not None
-        self._done.result()
 
 
 def start(
@@ -91,7 +58,7 @@ def start(
         direction=rule.direction,
         created_at=ev.now,
     )
-    threshold = alert_events.ChangeThreshold(rule.threshold_percent, rule.direction)
+    threshold = outbox.ChangeThreshold(rule.threshold_percent, rule.direction)
     window = _window(ev, cursor, rule.currency)
     rendering = Rendering()
     rendering.start(
@@ -123,9 +90,7 @@ def _window(ev: Evaluation, cursor: int, target: str) -> Window:
 
     A currency in neither (an old price's, rate-less) gets no row: the statement
     counts it as the currency lacking a rate, as the Python path does."""
-    moments, upto = ev.cached(
-        f"moments@{cursor}", lambda: alert_events.change_moments(ev.engine, cursor)
-    )
+    moments, upto = ev.cached(f"moments@{cursor}", lambda: outbox.change_moments(ev.engine, cursor))
     rates = ev.rates()
     currencies = (rates.named() | {currency for currency, _ in moments}) - {target}
     in_force: dict[datetime, dict[str, Rate]] = {}

@@ -2,7 +2,7 @@
 cost, between one ranking snapshot and the one before (a saved plan's: plan_rule.py).
 
 Costs are stored in USD and shown in the rule's ``currency`` at the rate in force at the
-snapshot (:meth:`tracker.alerts.evaluate.Evaluation.in_currency`); without one the alert
+snapshot (:meth:`tracker.alerts.context.Evaluation.in_currency`); without one the alert
 is left out and counted, as for the offer rules (:mod:`tracker.alerts.offer_rules`).
 """
 
@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 from tracker.alerts.offer_rules import money, shown
 from tracker.alerts.rules import RankingChangeRule
 from tracker.fx import USD
-from tracker.store import alert_events
-from tracker.store.alerts import NewAlert
+from tracker.store import outbox
+from tracker.store.outbox import NewAlert
 
 if TYPE_CHECKING:
-    from tracker.alerts.evaluate import Evaluation
+    from tracker.alerts.context import Evaluation
 
 __all__ = ["ranking_change"]
 
@@ -38,7 +38,7 @@ def ranking_change(rule: RankingChangeRule, ev: Evaluation) -> None:
     out: list[NewAlert] = []
     # Rules over the same snapshots (one cursor, as usual) read them once.
     pairs = ev.cached(
-        f"snapshots@{cursor}", lambda: alert_events.snapshots_since(ev.engine, cursor, columns)
+        f"snapshots@{cursor}", lambda: outbox.snapshots_since(ev.engine, cursor, columns)
     )
     for pair in pairs:
         if rule.profile and pair.profile not in rule.profile:

@@ -31,14 +31,15 @@ from pydantic import (
 
 from tracker.catalog import GpuSelection, select_gpus
 from tracker.catalog.select import gpu_models_for
+from tracker.filters import OfferFilter
 from tracker.fx import USD, parse_currency
 from tracker.models import PricingModel
 from tracker.settings import ConfigError
 from tracker.settings.base import split_csv
 
 if TYPE_CHECKING:
-    from tracker.plan.saved import PlanTarget
     from tracker.recommend.profiles import ProfileSet
+    from tracker.recommend.saved_plans import PlanTarget
 
 __all__ = [
     "RULE_TYPES",
@@ -125,6 +126,16 @@ class _OfferFilters(_Rule):
     @cached_property
     def gpus(self) -> GpuSelection | None:
         return select_gpus(self.gpu_model) if self.gpu_model else None
+
+    @property
+    def offers(self) -> OfferFilter:
+        """The rule's filters as every read takes them."""
+        return OfferFilter.of(
+            gpu=self.gpu_model,
+            provider=self.provider,
+            region=self.region,
+            pricing=getattr(self, "pricing", None),
+        )
 
     def matches(self, provider: str, region: str, gpu_model: str, gpu_raw_name: str = "") -> bool:
         if self.provider and provider not in self.provider:
@@ -315,8 +326,8 @@ def _attach_plans(
     where: str, rule: RankingChangeRule, profiles: Callable[[], ProfileSet] | None
 ) -> None:
     """A rule watches saved plans or profiles, never both, and only plans that exist."""
-    from tracker.plan.saved import PlanTarget
     from tracker.recommend.profiles import ProfileError
+    from tracker.recommend.saved_plans import PlanTarget
 
     label = f"{where}: rule {rule.name!r}"
     if rule.profile:

@@ -23,9 +23,7 @@ from tracker.alerts.digest import build_digest
 from tracker.alerts.stats import STATS, DeliveryStats
 from tracker.errors import one_line
 from tracker.settings.alerts import AlertsSettings
-from tracker.store import alerts as outbox
-from tracker.store.engine import Engine
-from tracker.store.locks import PostgresLocks
+from tracker.store import Engine, PostgresLocks, outbox
 
 __all__ = ["DrainResult", "backoff", "drain"]
 

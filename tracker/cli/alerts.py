@@ -11,7 +11,7 @@ import typer
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit
 from tracker.settings import ConfigError
-from tracker.store.engine import DatabaseError
+from tracker.store import DatabaseError
 from tracker.views.alerts import alert_rows, alerts, parse_since
 
 __all__ = ["alert_rows", "parse_since", "register"]
@@ -146,7 +146,7 @@ def _deliver(ctx: typer.Context, retry: tuple[bool, list[int]] | None = None) ->
     from tracker.alerts.evaluate import evaluate
     from tracker.alerts.sender import drain
     from tracker.format import when
-    from tracker.store.alert_controls import requeue, waiting
+    from tracker.store.outbox import requeue, waiting
 
     setup = _setup(ctx)
     engine = open_store(ctx)

@@ -1,7 +1,7 @@
 """``history --availability``: one offer's availability intervals as rows.
 
 Kept out of the history command itself so that command only decides which series to
-show; this module turns their availability series (tracker/store/availability.py)
+show; this module turns their availability series (tracker/store/series/_availability.py)
 into the documented rows. A time outside every interval is unknown: the provider did
 not say then, or the offer was not listed.
 """
@@ -13,9 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from tracker.cli.output import Column
-from tracker.store.availability import availability_history
-from tracker.store.engine import Engine
-from tracker.store.schema import Series
+from tracker.store import Engine, Series
+from tracker.store.series import availability_history
 
 __all__ = ["AVAILABILITY_COLUMNS", "AVAILABILITY_TABLE", "availability_rows"]
 

@@ -33,8 +33,7 @@ from tracker.hooks import Origin, load_hooks
 from tracker.models import PricingModel, RunStatus
 from tracker.service.jobs import SPOT_SCOPE, STANDARD_SCOPE
 from tracker.settings import Settings
-from tracker.store.engine import DatabaseError, Engine
-from tracker.store.locks import JobLocks, locks_for
+from tracker.store import DatabaseError, Engine, JobLocks, locks_for
 from tracker.views.health import run_rows
 
 JOB_SCOPES = (SPOT_SCOPE, STANDARD_SCOPE)

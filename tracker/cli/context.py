@@ -15,11 +15,11 @@ import typer
 
 from tracker.service.logs import mask_secrets_of
 from tracker.settings import ConfigError, Settings, default_database_url, load_settings
-from tracker.store import migrate
-from tracker.store.engine import (
+from tracker.store import (
     DatabaseError,
     Engine,
     make_engine,
+    migrate,
     normalize_url,
     ping,
     redact_url,

@@ -16,7 +16,7 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, settings_of
 from tracker.cli.output import err
-from tracker.store.engine import DatabaseError, Engine
+from tracker.store import DatabaseError, Engine
 from tracker.views import currency as views_currency
 
 __all__ = ["CurrencyOption", "CurrencyView", "currency_view"]

@@ -8,9 +8,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from tracker.cli.context import USAGE, CliError, engine_for, settings_of
-from tracker.store import migrate, rollup
-from tracker.store.engine import DatabaseError, Engine, redact_url
-from tracker.store.errors import database_errors
+from tracker.store import DatabaseError, Engine, database_errors, migrate, redact_url, rollup
 
 db = typer.Typer(help="Database schema.", no_args_is_help=True)
 T = TypeVar("T")

@@ -25,7 +25,7 @@ from tracker.fx import USD
 from tracker.history import args as history_args
 from tracker.history.files import ExportFormat, check_writable, export_format
 from tracker.models import PricingModel
-from tracker.store.history import EXPORT_COLUMNS, SeriesFilter, export_batches
+from tracker.store.reads import EXPORT_COLUMNS, SeriesFilter, export_batches
 
 __all__ = ["export", "in_view", "register"]
 

@@ -44,7 +44,7 @@ from tracker.history import views
 from tracker.history.args import HistoryArgumentError
 from tracker.history.spark import sparkline
 from tracker.models import PricingModel
-from tracker.store.engine import DatabaseError
+from tracker.store import DatabaseError
 from tracker.views.history import (
     DEFAULT_STEP,
     HistoryQuery,

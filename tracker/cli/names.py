@@ -22,8 +22,8 @@ import typer
 from tracker import registry
 from tracker.cli.context import USAGE, CliError, settings_of
 from tracker.history.args import HistoryArgumentError
-from tracker.store.engine import DatabaseError, Engine
-from tracker.store.names import stored_providers
+from tracker.store import DatabaseError, Engine
+from tracker.store.reads import stored_providers
 from tracker.views.history import gpu_selection
 
 __all__ = ["check_gpus", "check_providers", "check_regions", "unknown_provider"]

@@ -12,9 +12,10 @@ from tracker.cli.context import CliError, open_store
 from tracker.cli.currency import CurrencyOption, currency_view
 from tracker.cli.names import check_gpus, check_providers, check_regions
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
+from tracker.filters import OfferFilter
 from tracker.format import pricing_label
 from tracker.models import Availability, PricingModel
-from tracker.store.engine import DatabaseError
+from tracker.store import DatabaseError
 from tracker.views.errors import ReadError
 from tracker.views.offers import SortKey, gpu_catalog_rows, offer_row, offer_rows, unknown_gpu_rows
 
@@ -160,19 +161,16 @@ def offers(
     check_gpus(engine, gpu)  # an unknown name is exit 2, as in history
     view = currency_view(ctx, engine, currency)
     try:
-        rows = offer_rows(
-            engine,
-            view,
+        where = OfferFilter.of(
             gpu=gpu,
             provider=provider,
             region=region,
             pricing=pricing,
             min_vram=min_vram,
             min_gpus=min_gpus,
-            sort=sort,
-            limit=limit,
             available=available,
         )
+        rows = offer_rows(engine, view, where, sort=sort, limit=limit)
     except (DatabaseError, ReadError) as exc:
         raise CliError(str(exc)) from None
     view.report()

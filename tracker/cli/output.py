@@ -24,8 +24,8 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.table import Column, auto_columns, render
+from tracker.encode import jsonable
 from tracker.format import amount, when
-from tracker.views.encode import jsonable
 
 __all__ = [
     "Column",

@@ -16,8 +16,8 @@ from tracker.cli.history import usage_errors
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
 from tracker.fx import USD
 from tracker.history.args import parse_time
-from tracker.plan.demand import Demand, PlanInputError
 from tracker.plan.explain import explain
+from tracker.recommend.demand import Demand, PlanInputError
 from tracker.recommend.profiles import (
     ProfileError,
     ProfileSet,

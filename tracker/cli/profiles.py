@@ -8,7 +8,7 @@ import typer
 
 from tracker.cli.context import USAGE, CliError
 from tracker.cli.output import FormatOption, OutputFormat, emit
-from tracker.cli.recommend import ProfilesFileOption, _num, _profile_set
+from tracker.cli.recommend import ProfilesFileOption, load_profile_set, plain_number
 from tracker.recommend import Assumptions, Profile, ProfileError, WorkloadError
 from tracker.recommend.throughput import workload
 from tracker.recommend.vram import GIB
@@ -36,9 +36,9 @@ def profile_row(p: Profile, source: str, a: Assumptions) -> dict[str, Any]:
 
 def _work(p: Profile) -> str:
     if p.tokens is not None:
-        return f"{_num(p.tokens)} tokens"
+        return f"{plain_number(p.tokens)} tokens"
     if p.images is not None and p.epochs is not None:
-        return f"{_num(p.images)} images x {p.epochs:g} epochs"
+        return f"{plain_number(p.images)} images x {p.epochs:g} epochs"
     if p.reference_gpu_hours is not None:
         return f"{p.reference_gpu_hours:g} h on {p.reference_gpu}"
     return "none (ranked by $/hour)"
@@ -54,12 +54,12 @@ def profiles_list(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Every profile: built-in ones and those in your profiles file."""
-    ps = _profile_set(ctx, profiles_file)
+    ps = load_profile_set(ctx, profiles_file)
     rows = [
         {
             "name": p.name,
             "task": p.task.value,
-            "params": _num(p.params),
+            "params": plain_number(p.params),
             "precision": p.precision.value,
             "work": _work(p),
             "source": ps.sources.get(p.name, ""),
@@ -78,7 +78,7 @@ def profiles_show(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """One profile's fields, with its estimated VRAM and job FLOPs."""
-    ps = _profile_set(ctx, profiles_file)
+    ps = load_profile_set(ctx, profiles_file)
     try:
         p = ps.get(name)
     except ProfileError as exc:

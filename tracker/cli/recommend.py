@@ -28,7 +28,7 @@ from tracker.recommend import (
 )
 from tracker.recommend.profiles import Task, user_profiles_path
 from tracker.recommend.vram import GIB
-from tracker.store.engine import DatabaseError
+from tracker.store import DatabaseError
 from tracker.views.rankings import choose_profile, rank_offers, ranking_rows, two_places
 
 __all__ = ["ranking_rows", "register"]
@@ -109,12 +109,12 @@ EXCLUDED_TABLE = (
 )
 
 
-def _num(value: float) -> str:
+def plain_number(value: float) -> str:
     """7e9 rather than 7e+09: how people write parameter counts."""
     return f"{value:g}".replace("e+0", "e").replace("e+", "e")
 
 
-def _profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
+def load_profile_set(ctx: typer.Context, profiles_file: Path | None) -> ProfileSet:
     configured = profiles_file
     if configured is None:
         configured = settings_of(ctx).profiles_path
@@ -191,7 +191,7 @@ def recommend(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Offers ranked by the estimated cost of the whole job (a profile, or ad-hoc flags)."""
-    profile_set = _profile_set(ctx, profiles_file)
+    profile_set = load_profile_set(ctx, profiles_file)
     check_regions(region)
     if provider or gpu:
         engine = open_store(ctx)
@@ -303,7 +303,7 @@ def estimate(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """VRAM needed by a job, component by component."""
-    assumptions = _profile_set(ctx, profiles_file).assumptions
+    assumptions = load_profile_set(ctx, profiles_file).assumptions
     data = _adhoc_fields(
         params=params,
         task=task,
@@ -319,7 +319,7 @@ def estimate(
 
 
 def _estimate_title(p: Profile) -> str:
-    return f"VRAM for {_num(p.params)} parameters, {p.task.value}, {p.precision.value}"
+    return f"VRAM for {plain_number(p.params)} parameters, {p.task.value}, {p.precision.value}"
 
 
 def estimate_rows(p: Profile, a: Assumptions, gpus: int | None) -> list[dict[str, Any]]:

@@ -51,7 +51,7 @@ def serve(
     from tracker.service.scheduler import Service
     from tracker.serving import service_app
     from tracker.settings import ConfigError
-    from tracker.store.engine import DatabaseError
+    from tracker.store import DatabaseError
 
     settings = settings_of(ctx)
     if collector:

@@ -18,9 +18,8 @@ from tracker.collect_services import SERVICES_SCOPE, import_service_sheet, run_s
 from tracker.models import PricingModel, RunStatus
 from tracker.service_prices import ServiceKind
 from tracker.settings import Settings
-from tracker.store.engine import DatabaseError, Engine
-from tracker.store.locks import JobLocks
-from tracker.store.service_prices import service_prices
+from tracker.store import DatabaseError, Engine, JobLocks
+from tracker.store.series import service_prices
 
 __all__ = [
     "ServicesOnlyOption",

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from rich.cells import cell_len
 
-from tracker.views.encode import jsonable
+from tracker.encode import jsonable
 
 __all__ = ["GAP", "TABLE_WIDTH", "Column", "auto_columns", "render", "table_width", "time_cell"]
 

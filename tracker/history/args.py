@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from tracker.catalog import GpuSelection, select_gpus
 from tracker.format import iso_z
-from tracker.store.history import Steps
+from tracker.store.reads import Steps
 
 __all__ = [
     "MAX_POINTS",
@@ -137,7 +137,7 @@ def ending_at(grid: Grid, until: datetime) -> Grid:
 def require_gpus(names: Sequence[str], stored: Callable[[Sequence[str]], set[str]]) -> GpuSelection:
     """What ``--gpu`` names select; a name that is neither in the catalog nor a stored
     GPU name is an error, since it would silently select nothing. ``stored`` tells which
-    of some lower-cased names the store has (:func:`tracker.store.history.stored_gpu_names`)."""
+    of some lower-cased names the store has (:func:`tracker.store.reads.stored_gpu_names`)."""
     selection = select_gpus(names)
     known = stored(selection.names) if selection.names else set()
     for name in selection.names:

@@ -4,7 +4,7 @@ model (savings plans as their own columns beside reservations), how far below on
 This is the table people otherwise build by hand from several catalogs. One SQL read
 answers it: the cheapest offer per (GPU model, provider, pricing model) in force now,
 7 days ago and 30 days ago, from the cheapest-price rollup
-(:func:`tracker.store.rollup_read.cheapest`).
+(:func:`tracker.store.reads.cheapest_from_rollup`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ from typing import Any
 from tracker.catalog import GpuSelection
 from tracker.history.views import per_gpu_hour
 from tracker.models import PricingModel
-from tracker.store import history as store
-from tracker.store import rate_gaps, rollup_read
-from tracker.store.engine import Engine
-from tracker.store.types import quantize_money
+from tracker.store import Engine, quantize_money, reads
+from tracker.store import reads as store
 
 __all__ = [
     "COMPARE_KEYS",
@@ -99,7 +97,7 @@ def compare_rows(
     already in that currency; None where it has no rate).
     """
     where = store.SeriesFilter(gpu=gpu, provider=provider)
-    found = rollup_read.cheapest(
+    found = reads.cheapest_from_rollup(
         engine,
         [now - ago for ago in AGO],
         where,
@@ -156,4 +154,4 @@ def compare_without_rate(
     """The offers :func:`compare_rows` (same arguments) left out now, 7 or 30 days ago
     for want of an exchange rate then, by currency (each offer once)."""
     where = store.SeriesFilter(gpu=gpu, provider=provider)
-    return rate_gaps.without_rate_at(engine, [now - ago for ago in AGO], where, fx_rates=fx_rates)
+    return reads.without_rate_at(engine, [now - ago for ago in AGO], where, fx_rates=fx_rates)

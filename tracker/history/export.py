@@ -22,9 +22,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tracker.encode import jsonable
 from tracker.history.files import ExportFormat
-from tracker.store.history import EXPORT_COLUMNS
-from tracker.views.encode import jsonable
+from tracker.store.reads import EXPORT_COLUMNS
 
 __all__ = ["DISPLAY_COLUMNS", "SCHEMA", "schema_of", "write_export"]
 

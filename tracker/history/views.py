@@ -21,11 +21,9 @@ from typing import Any
 from tracker.catalog import GpuSelection
 from tracker.history.args import Grid, HistoryArgumentError, Window
 from tracker.models import PricingModel
-from tracker.store import fx as fx_store
-from tracker.store import history as store
-from tracker.store import offer_probe, queries, rate_gaps, rollup_read
-from tracker.store.engine import Engine
-from tracker.store.types import quantize_money
+from tracker.store import Engine, quantize_money, reads
+from tracker.store import reads as store
+from tracker.store import series as fx_store
 
 __all__ = [
     "GPU_STEP_KEYS",
@@ -107,7 +105,7 @@ def find_offer(engine: Engine, offer: OfferKey) -> list[Any]:
         key["zone"] = offer.zone
     if offer.payment_option is not None:
         key["payment_option"] = offer.payment_option
-    series = queries.find_series(engine, **key)
+    series = reads.find_series(engine, **key)
     if not series:
         raise HistoryArgumentError(f"no stored offer {offer.describe()}")
     return series
@@ -138,7 +136,7 @@ def offer_steps(
         zone=offer.zone,
         payment_option=offer.payment_option,
     )
-    steps = offer_probe.offer_steps(engine, grid, where, fx_rates=fx_rates)
+    steps = reads.probe_offer_steps(engine, grid, where, fx_rates=fx_rates)
     if not steps:
         raise HistoryArgumentError(f"no stored offer {offer.describe()}")
     times = grid.times()
@@ -193,9 +191,9 @@ def gpu_steps(
     """At every step, the matching offer with the lowest USD price per GPU-hour at that
     step's exchange rates (ties go to the first by provider, instance type, region, zone,
     pricing, payment option); an offer without a rate then never counts. Read from the
-    cheapest-price rollup (tracker.store.rollup_read)."""
+    cheapest-price rollup (tracker.store.reads)."""
     where = store.SeriesFilter(gpu=gpu, provider=provider, region=region, pricing=pricing)
-    found = {c.k: c for c in rollup_read.cheapest(engine, grid, where, fx_rates=fx_rates)}
+    found = {c.k: c for c in reads.cheapest_from_rollup(engine, grid, where, fx_rates=fx_rates)}
     times = grid.times()
     rows: list[dict[str, Any]] = []
     first = min(found, default=len(times))
@@ -237,7 +235,7 @@ def gpu_steps_without_rate(
     """The offers :func:`gpu_steps` (same arguments) left out at some step for want of
     an exchange rate then, by currency (each offer once): the count its reader reports."""
     where = store.SeriesFilter(gpu=gpu, provider=provider, region=region, pricing=pricing)
-    return rate_gaps.without_rate_at(engine, grid, where, fx_rates=fx_rates)
+    return reads.without_rate_at(engine, grid, where, fx_rates=fx_rates)
 
 
 def offer_intervals(
@@ -255,10 +253,10 @@ def offer_intervals(
     rows = []
     for s in find_offer(engine, offer):
         if at is not None:
-            point = queries.price_at(engine, s.id, at)
+            point = reads.price_at(engine, s.id, at)
             points = [point] if point is not None else []
         else:
-            points = queries.price_history(engine, s.id)
+            points = reads.price_history(engine, s.id)
         for p in points:
             if window is not None and (
                 p.first_seen > window.until

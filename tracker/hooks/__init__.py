@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tracker.collect import RunSummary
     from tracker.settings import Settings
-    from tracker.store.engine import Engine
+    from tracker.store import Engine
 
 __all__ = [
     "DEFAULT_ORDER",

@@ -7,7 +7,7 @@ Registered in the ``gpu_tracker.hooks`` group like any third-party plugin. Order
 from __future__ import annotations
 
 from tracker.settings import Settings
-from tracker.store.engine import Engine
+from tracker.store import Engine
 
 order = 10
 

@@ -22,7 +22,7 @@ from typing import Protocol
 
 from tracker.models import PricingModel
 from tracker.plan.cover import HOURS_PER_MONTH, Cover, Term, cheapest_cover
-from tracker.plan.demand import Demand
+from tracker.recommend.demand import Demand
 from tracker.recommend.pricing import effective_hourly
 from tracker.service_prices import GB_PER_TB, ServiceKind, tiered_cost
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 from tracker import format as fmt
 from tracker.plan.build import PlanRow
 from tracker.plan.cover import HOURS_PER_MONTH, Cover
-from tracker.plan.demand import Demand
+from tracker.recommend.demand import Demand
 
 __all__ = ["explain"]
 

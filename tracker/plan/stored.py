@@ -27,14 +27,14 @@ from tracker.plan.build import (
     service_lookup,
     spot_overhead,
 )
-from tracker.plan.demand import Demand
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.demand import Demand
 from tracker.service_prices import ServiceKind
 from tracker.settings import Settings
-from tracker.store import fx as fx_store
-from tracker.store.engine import Engine
-from tracker.store.plan_prices import plan_prices
-from tracker.store.service_prices import service_prices
+from tracker.store import Engine
+from tracker.store import series as fx_store
+from tracker.store.reads import plan_prices
+from tracker.store.series import service_prices
 
 __all__ = ["PLAN_PRICING", "PlanResult", "stored_plans"]
 

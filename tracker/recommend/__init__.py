@@ -23,7 +23,9 @@ from tracker.recommend.profiles import (
     load_profiles,
     make_profile,
 )
-from tracker.recommend.rank import Candidate, Exclusion, Ranking, Reason, rank, rank_table
+from tracker.recommend.rank import rank, rank_table
+from tracker.recommend.reasons import Reason
+from tracker.recommend.result import Candidate, Exclusion, Ranking
 from tracker.recommend.table import OfferTable
 from tracker.recommend.throughput import WorkloadError
 from tracker.recommend.vram import VramEstimate, estimate_vram

@@ -34,15 +34,15 @@ from tracker.recommend.profiles import Precision, Profile, WorkloadClass
 from tracker.recommend.rating import Basis, Rate
 from tracker.recommend.rating import precision_family as _family
 from tracker.recommend.roofline import (
-    _CLASS_TASK,
-    _cached,
-    _closest_size,
-    _intensity,
-    _nearest_gpu,
-    _scaled,
-    _source,
-    _spec,
+    CLASS_TASK,
     achieved_flops,
+    cached_fit,
+    cited_source,
+    closest_size,
+    fitted_intensity,
+    nearest_gpu,
+    scaled_rate,
+    spec_of,
 )
 from tracker.recommend.throughput import Workload, spec_tflops
 
@@ -78,15 +78,15 @@ def compute_precision(spec: GpuSpec, want: Precision) -> tuple[Precision, str] |
 
 
 def _architecture_share(rows: tuple[Measurement, ...], a: Assumptions) -> dict[str, float]:
-    return _cached(_fit_share, rows, a)
+    return cached_fit(_fit_share, rows, a)
 
 
 def _fit_share(rows: tuple[Measurement, ...], a: Assumptions) -> dict[str, float]:
     """Per architecture: geometric mean of measured MFU ÷ the task's assumed MFU."""
     logs: dict[str, list[float]] = {}
     for m in rows:
-        task = _CLASS_TASK.get(m.workload_class)
-        spec = _spec(m.gpu)
+        task = CLASS_TASK.get(m.workload_class)
+        spec = spec_of(m.gpu)
         peak = spec_tflops(spec, m.precision)
         if task is None or peak is None:
             continue
@@ -131,18 +131,18 @@ def _predict(
         )
         own = [m for m in rows if m.gpu == spec.name]
         if own:
-            m = _closest_size(own, p.params)
+            m = closest_size(own, p.params)
             return Rate(
-                achieved_flops(m, a), Basis.MEASURED, _source(m), m.precision, flag, m.yours
+                achieved_flops(m, a), Basis.MEASURED, cited_source(m), m.precision, flag, m.yours
             )
         if precision_flag is None:
             return None
-        near = _nearest_gpu(spec, precision, rows)
+        near = nearest_gpu(spec, precision, rows)
         if near is not None:
-            m = _closest_size(near[1], p.params)
-            flops = _scaled(spec, precision, m, _intensity(rows, a), a)
+            m = closest_size(near[1], p.params)
+            flops = scaled_rate(spec, precision, m, fitted_intensity(rows, a), a)
             if flops is not None:
-                via = f"from {m.gpu} by compute/bandwidth roofline: {_source(m)}"
+                via = f"from {m.gpu} by compute/bandwidth roofline: {cited_source(m)}"
                 rate = Rate(flops, Basis.SCALED, via, precision, flag, m.yours)
                 from tracker.recommend.delivery import carry
 
@@ -162,7 +162,7 @@ def _predict(
 
 
 def _training_rows(measurements: tuple[Measurement, ...]) -> tuple[Measurement, ...]:
-    return tuple(m for m in measurements if m.workload_class in _CLASS_TASK)
+    return tuple(m for m in measurements if m.workload_class in CLASS_TASK)
 
 
 def calibrated_work(
@@ -176,7 +176,7 @@ def calibrated_work(
     if p.reference_gpu_hours is None or p.reference_gpu is None:
         return w
     rows = shipped_measurements() if measurements is None else tuple(measurements)
-    rate = predict(p, _spec(p.reference_gpu), a, tuple(rows))
+    rate = predict(p, spec_of(p.reference_gpu), a, tuple(rows))
     if rate is None:
         return w
     return replace(w, flops=p.reference_gpu_hours * 3600.0 * rate.flops)

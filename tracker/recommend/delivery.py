@@ -28,16 +28,16 @@ from tracker.recommend.measured import Measurement
 from tracker.recommend.rating import Rate
 from tracker.recommend.rating import precision_family as _family
 from tracker.recommend.roofline import (
-    _CLASS_TASK,
-    _cached,
-    _closest_size,
-    _intensity,
-    _nearest_gpu,
-    _scaled,
-    _spec,
+    CLASS_TASK,
     achieved_flops,
+    cached_fit,
+    closest_size,
+    fitted_intensity,
+    nearest_gpu,
+    scaled_rate,
+    spec_of,
 )
-from tracker.recommend.serving_rate import _fit_serving
+from tracker.recommend.serving_rate import fit_serving
 
 __all__ = ["Delivery", "FamilyRow", "carried_delivery", "carry", "family_of"]
 
@@ -79,7 +79,7 @@ def carried_delivery(
 ) -> Delivery | None:
     """The factor for ``spec`` in ``wclass``; None where its family is measured in that
     class already or nowhere else."""
-    fit = _cached(_fit_families, measurements, a)
+    fit = cached_fit(_fit_families, measurements, a)
     family = family_of(spec)
     if (family, wclass) in fit.measured_in:
         return None
@@ -94,17 +94,17 @@ def carried_delivery(
 def _serving_ratios(rows: tuple[Measurement, ...], a: Assumptions) -> list[FamilyRow]:
     """Serving rows: the row's measured ÷ modelled against other families' on the same
     benchmark (model, request shape, precision): MLPerf's MI300X against the H100/H200."""
-    modelled = _cached(_fit_serving, rows, a)
+    modelled = cached_fit(fit_serving, rows, a)
     out = []
     for m in modelled:
-        family = family_of(_spec(m.gpu))
+        family = family_of(spec_of(m.gpu))
         peers = [
             o
             for o in modelled
             if o.model == m.model
             and (o.input_tokens, o.output_tokens) == (m.input_tokens, m.output_tokens)
             and _family(o.precision) == _family(m.precision)
-            and family_of(_spec(o.gpu)) != family
+            and family_of(spec_of(o.gpu)) != family
         ]
         if not peers:
             continue
@@ -119,9 +119,9 @@ def _fit_families(rows: tuple[Measurement, ...], a: Assumptions) -> _Fit:
     measured_in: set[tuple[str, WorkloadClass]] = set()
     ratios = _serving_ratios(rows, a)
     for m in rows:
-        if m.workload_class not in _CLASS_TASK:
+        if m.workload_class not in CLASS_TASK:
             continue
-        spec = _spec(m.gpu)
+        spec = spec_of(m.gpu)
         family = family_of(spec)
         measured_in.add((family, m.workload_class))
         pool = tuple(
@@ -129,13 +129,13 @@ def _fit_families(rows: tuple[Measurement, ...], a: Assumptions) -> _Fit:
             for r in rows
             if r.workload_class is m.workload_class
             and _family(r.precision) == _family(m.precision)
-            and family_of(_spec(r.gpu)) != family
+            and family_of(spec_of(r.gpu)) != family
         )
-        near = _nearest_gpu(spec, m.precision, pool)
+        near = nearest_gpu(spec, m.precision, pool)
         if near is None:
             continue
-        source = _closest_size(near[1], m.params)
-        predicted = _scaled(spec, m.precision, source, _intensity(pool, a), a)
+        source = closest_size(near[1], m.params)
+        predicted = scaled_rate(spec, m.precision, source, fitted_intensity(pool, a), a)
         if predicted:
             ratio = achieved_flops(m, a) / predicted
             ratios.append(FamilyRow(family, m.workload_class, m.id, ratio))

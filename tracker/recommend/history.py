@@ -19,10 +19,9 @@ from decimal import Decimal
 from tracker.models import OFFER_KEY_FIELDS
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.profiles import Profile
-from tracker.recommend.rank import Ranking
-from tracker.store import rankings as store
-from tracker.store.engine import Engine
-from tracker.store.types import quantize_money
+from tracker.recommend.result import Ranking
+from tracker.store import Engine, quantize_money
+from tracker.store import series as store
 
 __all__ = [
     "RankedEntry",

@@ -45,7 +45,7 @@ from tracker.recommend.kinds import (
 from tracker.recommend.measured import Measurement, shipped_measurements, user_measurements
 
 if TYPE_CHECKING:
-    from tracker.plan.saved import SavedPlan
+    from tracker.recommend.saved_plans import SavedPlan
 
 __all__ = [
     "ALLOWED_PRECISIONS",
@@ -449,7 +449,7 @@ def load_profile_file(path: Path) -> _FileContent:
         raise ProfileError(f"{path}: [history] takes only 'top'")
     if top is not None and (not isinstance(top, int) or isinstance(top, bool) or top < 1):
         raise ProfileError(f"{path}: history.top: must be a whole number >= 1, got {top!r}")
-    from tracker.plan.saved import saved_plans
+    from tracker.recommend.saved_plans import saved_plans
 
     return _FileContent(profiles, assumptions, top, measured, saved_plans(data, path))
 

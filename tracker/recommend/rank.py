@@ -16,7 +16,6 @@ the offers that fit are then ordered by what an hour of work costs on them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from decimal import Decimal
 
 import numpy as np
@@ -31,13 +30,13 @@ from tracker.recommend.measured import Measurement
 from tracker.recommend.per_gpu import serving_seconds, vram_by_stored_precision
 from tracker.recommend.profiles import InterconnectNeed, Profile, Task
 from tracker.recommend.reasons import Reason, exclusion_detail
+from tracker.recommend.result import Candidate, Exclusion, Ranking, close_call
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
 from tracker.recommend.throughput import Workload, spec_tflops, workload
-from tracker.recommend.uncertainty import close_call, hours_range, relative_error
 from tracker.recommend.vram import GIB
 
-__all__ = ["Candidate", "Exclusion", "Ranking", "Reason", "rank", "rank_table"]
+__all__ = ["rank", "rank_table"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -45,88 +44,6 @@ IntArray = npt.NDArray[np.int64]
 CENT = Decimal("0.01")
 RESERVED = tuple(m for m in PricingModel if m.term_hours is not None)
 _RESERVED_BY_CODE = np.array([m in RESERVED for m in PRICING_CODES], np.bool_)
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    rank: int
-    offer: Offer
-    vram_needed_gib: float
-    """Across the GPUs used (per-GPU need × GPUs; a replica per GPU when not sharded)."""
-    vram_available_gib: float
-    vram_needed_per_gpu_gib: float
-    sharded: bool
-    efficiency: float | None
-    """Achieved share of the datasheet dense rate (None where the catalog has none)."""
-    effective_hourly_usd: Decimal
-    """What one hour costs: the listed price, or the amortised rate for reservations."""
-    compute_hours: float | None
-    """Hours of uninterrupted work (None when the profile gives no work size)."""
-    job_hours: float | None
-    """Expected wall-clock hours, including spot re-work (None without a work size)."""
-    job_cost_usd: Decimal | None
-    """None without a work size; reservations: effective hourly × hours ÷ utilization."""
-    interruption_pct: float | None
-    interconnect: Interconnect
-    """The link the estimate assumed: the offer's, or the catalog's when it gave none."""
-    interconnect_from_catalog: bool
-    rate: Rate
-    """How fast this GPU runs the job and where that figure comes from (``basis``)."""
-
-    @property
-    def price_per_hour_usd(self) -> Decimal:
-        return self.offer.usd
-
-    @property
-    def price_per_gpu_hour_usd(self) -> Decimal:
-        return self.effective_hourly_usd / self.offer.gpu_count
-
-    @property
-    def uncertainty(self) -> float:
-        """The ± (a fraction) of ``job_hours``, by the rate's basis."""
-        return relative_error(self.rate)
-
-    @property
-    def job_hours_low(self) -> float | None:
-        return hours_range(self.job_hours, self.rate)[0]
-
-    @property
-    def job_hours_high(self) -> float | None:
-        return hours_range(self.job_hours, self.rate)[1]
-
-    @property
-    def rework_hours(self) -> float | None:
-        if self.job_hours is None or self.compute_hours is None:
-            return None
-        return self.job_hours - self.compute_hours
-
-
-@dataclass(frozen=True, slots=True)
-class Exclusion:
-    offer: Offer
-    reason: Reason
-    detail: str
-
-
-@dataclass(frozen=True)
-class Ranking:
-    profile: Profile
-    workload: Workload
-    candidates: tuple[Candidate, ...]
-    considered: int
-    feasible: int
-    excluded_counts: dict[str, int]
-    exclusions: tuple[Exclusion, ...] = field(default=())
-    """Filled only when ranking with ``explain=True``."""
-    notes: tuple[str, ...] = field(default=())
-    """How this ranking was costed where that is not the plain rule (for ``--explain``)."""
-    close_call: str | None = None
-    """Set when the two cheapest jobs' cost ranges overlap: "... within the estimate's
-    error: consider both ..." (:func:`tracker.recommend.uncertainty.close_call`)."""
-
-    @property
-    def leader(self) -> Candidate | None:
-        return self.candidates[0] if self.candidates else None
 
 
 def rank(

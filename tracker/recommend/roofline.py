@@ -22,11 +22,21 @@ from tracker.recommend.measured import Measurement, Unit
 from tracker.recommend.profiles import Precision, Task, WorkloadClass
 from tracker.recommend.throughput import scaling_factor, spec_tflops
 
-__all__ = ["achieved_flops"]
+__all__ = [
+    "CLASS_TASK",
+    "achieved_flops",
+    "cached_fit",
+    "cited_source",
+    "closest_size",
+    "fitted_intensity",
+    "nearest_gpu",
+    "scaled_rate",
+    "spec_of",
+]
 
 
 _GRID = tuple(2 ** (k / 4) for k in range(0, 53))  # intensities 1 … 8192 FLOPs per byte
-_CLASS_TASK = {
+CLASS_TASK = {
     WorkloadClass.CNN_TRAINING: "cnn_training",
     WorkloadClass.DIFFUSION: "cnn_training",
     WorkloadClass.TRANSFORMER_FINETUNE: "full_finetune",
@@ -38,7 +48,7 @@ _T = TypeVar("_T")
 _CACHE: dict[tuple[Any, ...], Any] = {}
 
 
-def _cached(
+def cached_fit(
     fit: Callable[[tuple[Measurement, ...], Assumptions], _T],
     rows: tuple[Measurement, ...],
     a: Assumptions,
@@ -65,7 +75,7 @@ def _flops_per_unit(m: Measurement, a: Assumptions) -> float:
     return per_token
 
 
-def _spec(name: str) -> GpuSpec:
+def spec_of(name: str) -> GpuSpec:
     from tracker.catalog import get_spec
 
     return get_spec(name)
@@ -75,7 +85,7 @@ def achieved_flops(m: Measurement, a: Assumptions) -> float:
     """Model FLOP/s one GPU achieved in ``m`` (its multi-GPU scaling taken out)."""
     link = Interconnect.PCIE
     if m.gpu_count > 1:
-        link = catalog_interconnect(_spec(m.gpu))
+        link = catalog_interconnect(spec_of(m.gpu))
     return m.per_gpu * _flops_per_unit(m, a) / scaling_factor(m.gpu_count, link.value, a)
 
 
@@ -97,11 +107,11 @@ def _distance(target: GpuSpec, tp: Precision, source: GpuSpec, sp: Precision) ->
     return d
 
 
-def _closest_size(rows: Sequence[Measurement], params: float) -> Measurement:
+def closest_size(rows: Sequence[Measurement], params: float) -> Measurement:
     return min(rows, key=lambda m: (not m.yours, abs(math.log(m.params / params)), m.id))
 
 
-def _nearest_gpu(
+def nearest_gpu(
     target: GpuSpec, tp: Precision, rows: Sequence[Measurement]
 ) -> tuple[GpuSpec, list[Measurement]] | None:
     by_gpu: dict[str, list[Measurement]] = {}
@@ -110,15 +120,15 @@ def _nearest_gpu(
             by_gpu.setdefault(m.gpu, []).append(m)
     best: tuple[float, str] | None = None
     for name, ms in by_gpu.items():
-        d = _distance(target, tp, _spec(name), ms[0].precision)
+        d = _distance(target, tp, spec_of(name), ms[0].precision)
         if math.isfinite(d) and (best is None or (d, name) < best):
             best = (d, name)
     if best is None:
         return None
-    return _spec(best[1]), by_gpu[best[1]]
+    return spec_of(best[1]), by_gpu[best[1]]
 
 
-def _scaled(
+def scaled_rate(
     target: GpuSpec,
     tp: Precision,
     source: Measurement,
@@ -126,31 +136,31 @@ def _scaled(
     a: Assumptions,
 ) -> float | None:
     r1 = _roofline(target, tp, intensity)
-    r0 = _roofline(_spec(source.gpu), source.precision, intensity)
+    r0 = _roofline(spec_of(source.gpu), source.precision, intensity)
     if r1 is None or r0 is None:
         return None
     return achieved_flops(source, a) * r1 / r0
 
 
-def _intensity(rows: tuple[Measurement, ...], a: Assumptions) -> float:
-    return _cached(_fit_intensity, rows, a)
+def fitted_intensity(rows: tuple[Measurement, ...], a: Assumptions) -> float:
+    return cached_fit(_fit_intensity, rows, a)
 
 
 def _fit_intensity(rows: tuple[Measurement, ...], a: Assumptions) -> float:
     """The arithmetic intensity that best predicts each measured GPU from its nearest."""
     pairs: list[tuple[Measurement, Measurement, float]] = []
     for m in rows:
-        target = _spec(m.gpu)
-        near = _nearest_gpu(target, m.precision, rows)
+        target = spec_of(m.gpu)
+        near = nearest_gpu(target, m.precision, rows)
         if near is not None:
-            pairs.append((m, _closest_size(near[1], m.params), achieved_flops(m, a)))
+            pairs.append((m, closest_size(near[1], m.params), achieved_flops(m, a)))
     if not pairs:
         return 256.0
 
     def error(intensity: float) -> float:
         total = 0.0
         for m, source, actual in pairs:
-            pred = _scaled(_spec(m.gpu), m.precision, source, intensity, a)
+            pred = scaled_rate(spec_of(m.gpu), m.precision, source, intensity, a)
             if pred is not None:
                 total += math.log(pred / actual) ** 2
         return total
@@ -158,5 +168,5 @@ def _fit_intensity(rows: tuple[Measurement, ...], a: Assumptions) -> float:
     return min(_GRID, key=error)
 
 
-def _source(m: Measurement) -> str:
+def cited_source(m: Measurement) -> str:
     return f"{m.id}: your measurement" if m.yours else f"{m.id} ({m.source})"

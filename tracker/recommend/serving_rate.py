@@ -25,7 +25,7 @@ from tracker.recommend.profiles import Precision, Profile, WorkloadClass
 from tracker.recommend.rating import Basis, Rate
 from tracker.recommend.rating import load_of as _load
 from tracker.recommend.rating import precision_family as _family
-from tracker.recommend.roofline import _cached, _nearest_gpu, _source, _spec
+from tracker.recommend.roofline import cached_fit, cited_source, nearest_gpu, spec_of
 from tracker.recommend.throughput import scaling_factor, spec_tflops
 
 __all__ = ["predict_serving"]
@@ -38,7 +38,7 @@ def _modelled_serving(m: Measurement, a: Assumptions) -> float:
     replicas, the catalog's interconnect between them), so a GPU's own measurement is
     reproduced exactly for an offer of that many GPUs and that request shape: MLPerf's
     8-GPU systems serve a 70B model as replicas, not as one 8-way group."""
-    spec = _spec(m.gpu)
+    spec = spec_of(m.gpu)
     peak = spec_tflops(spec, m.precision)
     if peak is None or spec.memory_bandwidth_gbs is None:
         return math.nan
@@ -56,7 +56,7 @@ def _modelled_serving(m: Measurement, a: Assumptions) -> float:
     return float(tps[0])
 
 
-def _fit_serving(rows: tuple[Measurement, ...], a: Assumptions) -> dict[Measurement, float]:
+def fit_serving(rows: tuple[Measurement, ...], a: Assumptions) -> dict[Measurement, float]:
     """Each serving row's modelled throughput (rows the model cannot rate are left out)."""
     out = {}
     for m in rows:
@@ -85,7 +85,7 @@ def predict_serving(
     assert peak is not None and p.input_tokens is not None and p.output_tokens is not None
     base = peak * 1e12 * a.efficiency_for("inference")
     shape = math.log(p.input_tokens / p.output_tokens)
-    modelled = _cached(_fit_serving, measurements, a)
+    modelled = cached_fit(fit_serving, measurements, a)
     served = [m for m in measurements if m in modelled]
     rows = [m for m in served if _family(m.precision) == _family(precision)]
 
@@ -107,14 +107,14 @@ def predict_serving(
         own = [m for m in served if m.gpu == spec.name]
         basis, via = Basis.SCALED, "from its own measurement at another precision: "
     if not own:
-        near = _nearest_gpu(spec, precision, rows)
+        near = nearest_gpu(spec, precision, rows)
         if near is None:
             source = f"datasheet {peak:g} TFLOPS x inference MFU, serving model"
             return Rate(base, Basis.MODELLED, source, precision, flag)
         own, basis, via = near[1], Basis.SCALED, f"from {near[0].name} by the serving model: "
     m = closest(own)
     k = m.throughput / modelled[m]
-    source = f"{via}{_source(m)}; measured/modelled {k:.2f}"
+    source = f"{via}{cited_source(m)}; measured/modelled {k:.2f}"
     spread = None
     if (m.input_tokens, m.output_tokens) != (p.input_tokens, p.output_tokens):
         # away from a measured shape: the GPU's ratio over every shape measured on that

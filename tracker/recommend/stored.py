@@ -17,14 +17,15 @@ from tracker.fx import Conversion
 from tracker.models import OFFER_COLUMNS, Offer
 from tracker.recommend.history import RankingChange, fingerprint, record_rankings
 from tracker.recommend.profiles import ProfileSet, load_profiles, user_profiles_path
-from tracker.recommend.rank import Ranking, rank_table
+from tracker.recommend.rank import rank_table
+from tracker.recommend.result import Ranking
 from tracker.recommend.table import OfferTable
 from tracker.recommend.throughput import WorkloadError
 from tracker.settings import Settings
-from tracker.store import fx as fx_store
-from tracker.store.engine import Engine
-from tracker.store.queries import current_offers
-from tracker.store.rankings import current_offer_rows
+from tracker.store import Engine
+from tracker.store import series as fx_store
+from tracker.store.reads import current_offers
+from tracker.store.series import current_offer_rows
 
 __all__ = [
     "load_offer_table",

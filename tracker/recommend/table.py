@@ -75,7 +75,7 @@ def catalog_lookup(name: str) -> GpuSpec | None:
 
 OfferRow = tuple[Any, ...]
 """One offer as a tuple laid out like :data:`tracker.models.OFFER_COLUMNS` (what
-``tracker.store.rankings.current_offer_rows`` returns)."""
+``tracker.store.series.current_offer_rows`` returns)."""
 
 _NAMES = tuple(c.name for c in OFFER_COLUMNS)
 _AT = {name: i for i, name in enumerate(_NAMES)}

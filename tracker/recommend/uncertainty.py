@@ -20,20 +20,13 @@ A job's hours then lie in ``hours × (1 ± error)``; so does its cost.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 from tracker.recommend.rating import Basis, Rate
-
-if TYPE_CHECKING:
-    from tracker.recommend.rank import Candidate
 
 __all__ = [
     "BANDS",
     "CARRIED",
     "CLOSE_CALL",
     "SERVING_SHAPE",
-    "close_call",
     "hours_range",
     "relative_error",
 ]
@@ -54,25 +47,3 @@ def hours_range(hours: float | None, rate: Rate) -> tuple[float | None, float | 
         return None, None
     error = relative_error(rate)
     return hours * (1.0 - error), hours * (1.0 + error)
-
-
-def close_call(candidates: Sequence[Candidate]) -> str | None:
-    """The note when the two cheapest jobs' cost ranges overlap (None otherwise)."""
-    if len(candidates) < 2:
-        return None
-    first, second = candidates[0], candidates[1]
-    if first.job_cost_usd is None or second.job_cost_usd is None:
-        return None
-    e1, e2 = relative_error(first.rate), relative_error(second.rate)
-    c1, c2 = float(first.job_cost_usd), float(second.job_cost_usd)
-    if c1 * (1.0 + e1) < c2 * (1.0 - e2):
-        return None
-    return (
-        f"#1 {_named(first)} (job ${c1 * (1 - e1):,.2f}-{c1 * (1 + e1):,.2f}, ±{e1:.0%}) and "
-        f"#2 {_named(second)} (${c2 * (1 - e2):,.2f}-{c2 * (1 + e2):,.2f}, ±{e2:.0%}) are "
-        f"{CLOSE_CALL}"
-    )
-
-
-def _named(c: Candidate) -> str:
-    return f"{c.offer.provider} {c.offer.instance_type}"

@@ -6,7 +6,7 @@
 and the hooks, ``web`` serves /livez, /readyz, /healthz and /metrics, ``logs``
 formats the output. What runs after a collection plugs in through
 :mod:`tracker.hooks`; job locks and run-log queries are the store's
-(:mod:`tracker.store.locks`, :mod:`tracker.store.job_runs`).
+(:mod:`tracker.store.locks`, :mod:`tracker.store.runs`).
 """
 
 from tracker.service.jobs import JobSpec, plan_jobs

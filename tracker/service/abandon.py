@@ -19,9 +19,7 @@ from datetime import UTC, datetime
 from tracker.errors import one_line
 from tracker.format import iso_z
 from tracker.service.jobs import SERVICES_SCOPE, SPOT_SCOPE, STANDARD_SCOPE, JobSpec
-from tracker.store import job_runs
-from tracker.store.engine import DatabaseError, Engine
-from tracker.store.locks import JobLocks
+from tracker.store import DatabaseError, Engine, JobLocks, runs
 from tracker.store.runs import ORPHAN_ERROR
 
 __all__ = ["WRITE_SECONDS", "orphans", "unfinished"]
@@ -40,7 +38,7 @@ def orphans(engine: Engine, locks: JobLocks) -> int:
     if engine.dialect.name != "postgresql":
         return 0
     found = 0
-    for run in job_runs.running_runs(engine):
+    for run in runs.running_runs(engine):
         # A service run holds its job's lock; a manual run (scope "all") holds both.
         own = (SPOT_SCOPE, STANDARD_SCOPE, SERVICES_SCOPE)
         scopes = [run.scope] if run.scope in own else None
@@ -49,7 +47,7 @@ def orphans(engine: Engine, locks: JobLocks) -> int:
             if not all(held.enter_context(locks.hold(job)) for job in jobs):
                 continue  # someone is running it right now
             error = f"{ORPHAN_ERROR} (found at start-up, {iso_z(datetime.now(UTC))})"
-            if not job_runs.abandon_running(engine, error, run_id=run.id):
+            if not runs.abandon_running(engine, error, run_id=run.id):
                 continue
         found += 1
         log.warning(
@@ -84,7 +82,7 @@ def unfinished(
     def mark() -> None:
         for spec in specs:
             try:
-                job_runs.abandon_running(
+                runs.abandon_running(
                     engine, error, provider=spec.collector, scope=spec.scope, finished=at
                 )
             except DatabaseError as exc:

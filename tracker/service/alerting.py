@@ -19,8 +19,7 @@ from tracker.alerts.setup import AlertSetup, load_setup
 from tracker.alerts.stats import STATS
 from tracker.errors import one_line
 from tracker.settings import Settings
-from tracker.store import alert_controls
-from tracker.store.engine import DatabaseError, Engine
+from tracker.store import DatabaseError, Engine, outbox
 
 __all__ = ["Alerting"]
 
@@ -58,7 +57,7 @@ class Alerting:
             log.exception("alert sender failed", extra={"event": "alerts_error"})
 
     def backlog(self) -> dict[str, int]:
-        return alert_controls.backlog(self.engine)
+        return outbox.backlog(self.engine)
 
     def health(self) -> dict[str, Any]:
         report = STATS.health(self.settings.alerts.failing_after)

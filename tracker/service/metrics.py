@@ -15,7 +15,7 @@ from prometheus_client.registry import Collector
 
 from tracker.alerts.stats import DeliveryStats
 from tracker.service.outcome import FailureReason, JobStatus
-from tracker.store.engine import DatabaseError
+from tracker.store import DatabaseError
 
 __all__ = ["CONTENT_TYPE", "AlertMetrics", "Metrics"]
 

@@ -19,8 +19,7 @@ from datetime import datetime
 
 from tracker.collect import RunSummary
 from tracker.service.jobs import JobSpec
-from tracker.store import job_runs, runs
-from tracker.store.engine import Engine
+from tracker.store import Engine, runs
 
 __all__ = ["MAX_PENDING", "PendingRuns"]
 
@@ -115,7 +114,7 @@ class PendingRuns:
         """Write one attempt; returns its run id."""
         summary = attempt.summary
         if summary is None:
-            return job_runs.record_failed_attempt(
+            return runs.record_failed_attempt(
                 self.engine,
                 attempt.spec.collector,
                 attempt.spec.scope,

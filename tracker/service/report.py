@@ -22,9 +22,9 @@ from tracker.service.jobs import JobSpec, run_scopes
 from tracker.service.metrics import Metrics
 from tracker.service.outcome import JobOutcome, JobStatus, SkipReason
 from tracker.settings import Settings
-from tracker.store.engine import DatabaseError, Engine
-from tracker.store.engine import ping as ping_database
-from tracker.store.job_runs import LatestRuns, SuccessfulRun
+from tracker.store import DatabaseError, Engine
+from tracker.store import ping as ping_database
+from tracker.store.runs import LatestRuns, SuccessfulRun
 
 __all__ = ["Reporter", "utcnow"]
 

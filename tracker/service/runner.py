@@ -40,9 +40,7 @@ from tracker.service.outcome import FailureReason, JobOutcome, JobStatus, SkipRe
 from tracker.service.pending import PendingRuns
 from tracker.service.report import Reporter, utcnow
 from tracker.settings import Settings
-from tracker.store import job_runs
-from tracker.store.engine import DatabaseError, Engine
-from tracker.store.locks import JobLocks
+from tracker.store import DatabaseError, Engine, JobLocks, runs
 
 __all__ = ["JobRunner", "due_slack", "is_due"]
 
@@ -152,7 +150,7 @@ class JobRunner:
                 self.pending.flush()
             if not held:
                 # The holder is running it now; its last success is this replica's too.
-                last = job_runs.last_success(self.engine, spec.collector, run_scopes(spec))
+                last = runs.last_success(self.engine, spec.collector, run_scopes(spec))
                 if last is not None:
                     self.reporter.seen_success(spec, last)
                 self.reporter.skipped(spec, SkipReason.LOCKED, "nothing attempted")
@@ -204,9 +202,9 @@ class JobRunner:
             label=spec.scope,
         )
 
-    def _ran_elsewhere(self, spec: JobSpec) -> job_runs.SuccessfulRun | None:
+    def _ran_elsewhere(self, spec: JobSpec) -> runs.SuccessfulRun | None:
         """The other runner's success that makes this cadence done already, if any."""
-        last = job_runs.last_success(self.engine, spec.collector, run_scopes(spec))
+        last = runs.last_success(self.engine, spec.collector, run_scopes(spec))
         if last is None or last.id in self._own_runs:
             return None
         return None if is_due(spec, last.started_at, utcnow()) else last
@@ -215,7 +213,7 @@ class JobRunner:
         """A cadence whose collector cannot be built now: one ``skipped`` run row."""
         reason = str(exc)
         now = utcnow()
-        run_id = job_runs.record_skipped_run(self.engine, spec.collector, spec.scope, reason, now)
+        run_id = runs.record_skipped_run(self.engine, spec.collector, spec.scope, reason, now)
         summary = RunSummary(
             spec.collector,
             RunStatus.SKIPPED,

@@ -63,9 +63,7 @@ from tracker.service.report import Reporter, utcnow
 from tracker.service.runner import JobRunner, is_due
 from tracker.service.web import Response, WebServer, json_response, parse_address, probe_app
 from tracker.settings import Settings
-from tracker.store import job_runs
-from tracker.store.engine import DatabaseError, Engine, make_engine
-from tracker.store.locks import JobLocks, locks_for
+from tracker.store import DatabaseError, Engine, JobLocks, locks_for, make_engine, runs
 
 __all__ = ["JobOutcome", "Service"]
 
@@ -94,7 +92,7 @@ class Service:
         self._http_app = http_app
         self.config = settings.scheduler
         self.engine = engine if engine is not None else make_engine(settings.database_url)
-        self._probe = job_runs.probe_engine(self.engine, self.config.health_db_timeout_seconds)
+        self._probe = runs.probe_engine(self.engine, self.config.health_db_timeout_seconds)
         self.collectors = dict(
             collectors if collectors is not None else registry.available(settings)
         )
@@ -192,7 +190,7 @@ class Service:
         """Load each job's last success/failure from ``collection_runs`` (once)."""
         if self._seeded:
             return
-        self.reporter.seed(self.jobs, job_runs.latest_runs(self.engine))
+        self.reporter.seed(self.jobs, runs.latest_runs(self.engine))
         self._seeded = True
 
     # -- one job ---------------------------------------------------------------------
@@ -222,7 +220,7 @@ class Service:
         for spec in self.jobs:
             job = self.health.jobs[spec.id]
             if not job.stale and self.health.is_stale(job, now):
-                last = job_runs.last_success(self.engine, spec.collector, run_scopes(spec))
+                last = runs.last_success(self.engine, spec.collector, run_scopes(spec))
                 if last is not None:
                     self.reporter.seen_success(spec, last)
 

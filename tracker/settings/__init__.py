@@ -33,7 +33,6 @@ from tracker.settings.base import (
     CsvList,
     KeyedCloudSettings,
     Section,
-    _Section,
     default_database_url,
     read_secret,
 )
@@ -91,7 +90,6 @@ __all__ = [
     "VerdaSettings",
     "VultrSettings",
     "WebSettings",
-    "_Section",
     "default_database_url",
     "load_settings",
     "read_secret",

@@ -66,7 +66,7 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-_Section = Section
+Section = Section
 """The old private name, kept for plugins that subclass it."""
 
 

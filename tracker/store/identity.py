@@ -7,7 +7,7 @@ no database hash function is guaranteed stable), and stored in
 ``series.identity_hash`` (unique; migration 0007 back-filled existing series). The
 full identity stays unique too, and the ingest verifies it for every offer it stages
 in full, so a collision fails a run with a clear message instead of merging two offers
-(an offer of a series its source lists is matched on the hash alone: tracker.store.known
+(an offer of a series its source lists is matched on the hash alone: tracker.store.ingest
 says why that is sound).
 """
 

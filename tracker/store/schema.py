@@ -38,6 +38,7 @@ __all__ = [
     "IDENTITY_COLUMNS",
     "MAX_SOURCE_CHARS",
     "ROLLUP_DIRTY",
+    "ROLLUP_KEY",
     "AvailabilityPoint",
     "Base",
     "CollectionRun",
@@ -59,6 +60,10 @@ NAMING = {
 }
 
 BigId = BigInteger().with_variant(Integer(), "sqlite")
+ROLLUP_KEY = ("gpu_model", "pricing", "provider", "region")
+"""A cheapest-price rollup group: its upkeep recomputes a key's every currency together,
+and a read can answer from the rollup when it selects by these columns only."""
+
 MAX_SOURCE_CHARS = 64
 """The longest source name ``series.source`` and ``collection_runs.source`` hold."""
 
@@ -109,9 +114,9 @@ class Series(Base):
         Index("ix_series_source", "source"),
         Index("uq_series_identity_hash", "identity_hash", unique=True),
         # A run's rollup upkeep reprices a key from all its offers when its cheapest got
-        # dearer (tracker.store.rollup_forward); the identity index would scan every
+        # dearer (tracker.store.rollup); the identity index would scan every
         # series of the provider for each such key (migration 0009).
-        Index("ix_series_rollup_key", "gpu_model", "pricing", "provider", "region"),
+        Index("ix_series_rollup_key", *ROLLUP_KEY),
     )
 
 
@@ -208,7 +213,7 @@ class AvailabilityPoint(Base):
     own: re-seen unchanged availability moves ``last_seen``; a change closes the open
     interval (``ended_at``) and opens the next. ``unknown`` is never stored: an offer seen
     without availability closes the open interval, so a gap reads as unknown.
-    Written and read by :mod:`tracker.store.availability`."""
+    Written and read by :mod:`tracker.store.series`."""
 
     __tablename__ = "availability_points"
 

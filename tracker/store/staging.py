@@ -2,7 +2,7 @@
 
 One call per offer of every run, so each is a C-level attribute fetch plus only the
 conversions the driver cannot do itself. Also the SQL the ingest, the compact staging
-(tracker.store.known), availability and delisting share over the run's staged rows.
+(tracker.store.ingest), availability and delisting share over the run's staged rows.
 """
 
 from __future__ import annotations

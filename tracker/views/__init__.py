@@ -12,7 +12,7 @@ The layers, each importing only the ones above it::
                       call this layer, render (people's text through tracker.format)
 
 Nothing here imports a face (typer, rich, FastAPI, pandas) or formats text for people;
-the rows are the documented JSON rows before :func:`~tracker.views.encode.jsonable`.
+the rows are the documented JSON rows before :func:`~tracker.encode.jsonable`.
 """
 
 from __future__ import annotations

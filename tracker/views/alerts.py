@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tracker.alerts.render import render
-from tracker.store.alerts import AlertRow, list_alerts
-from tracker.store.engine import Engine
+from tracker.store import Engine
+from tracker.store.outbox import AlertRow, list_alerts
 
 __all__ = ["alert_rows", "alerts", "parse_since"]
 

@@ -17,8 +17,8 @@ from decimal import Decimal
 from tracker.fx import USD, Conversion, Rates, parse_currency, which_missing
 from tracker.models import Offer
 from tracker.settings import Settings
-from tracker.store import fx as fx_store
-from tracker.store.engine import Engine
+from tracker.store import Engine
+from tracker.store import series as fx_store
 from tracker.views.errors import ReadError
 
 __all__ = ["CurrencyView", "UnknownCurrency", "load_rates", "load_view"]

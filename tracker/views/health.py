@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tracker.store import queries
-from tracker.store.engine import Engine
+from tracker.store import Engine, reads
 
 __all__ = ["RUN_KEYS", "last_run_per_provider", "run_rows"]
 
@@ -42,7 +41,7 @@ def run_rows(
     (raises DatabaseError)."""
     return [
         {key: getattr(r, key) for key in RUN_KEYS}
-        for r in queries.recent_runs(engine, provider, limit, source=source, statuses=statuses)
+        for r in reads.recent_runs(engine, provider, limit, source=source, statuses=statuses)
     ]
 
 
@@ -50,7 +49,7 @@ def last_run_per_provider(engine: Engine, *, scan: int = 500) -> list[dict[str, 
     """Each provider's newest run among the latest ``scan``, by provider name, with why
     offers were skipped (``skip_reasons``)."""
     last: dict[str, dict[str, Any]] = {}
-    for r in queries.recent_runs(engine, limit=scan):
+    for r in reads.recent_runs(engine, limit=scan):
         if r.provider not in last:
             last[r.provider] = {key: getattr(r, key) for key in (*RUN_KEYS, "skip_reasons")}
     return [last[p] for p in sorted(last)]

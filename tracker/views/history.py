@@ -28,10 +28,8 @@ from tracker.history.args import HistoryArgumentError
 from tracker.history.compare import compare_rows, compare_without_rate
 from tracker.models import PricingModel
 from tracker.settings import Settings
-from tracker.store import queries
-from tracker.store.coverage import first_observed
-from tracker.store.engine import Engine
-from tracker.store.history import SeriesFilter, stored_gpu_names
+from tracker.store import Engine, reads
+from tracker.store.reads import SeriesFilter, first_observed, stored_gpu_names
 from tracker.views.currency import CurrencyView
 from tracker.views.errors import ReadError
 
@@ -234,14 +232,12 @@ def instance_history(
 ) -> list[SeriesHistory]:
     """Every series of one instance type in one region (on-demand, spot per zone,
     reserved) with its raw intervals: the offer page. ReadError when none is stored."""
-    found = queries.find_series(
-        engine, provider=provider, instance_type=instance_type, region=region
-    )
+    found = reads.find_series(engine, provider=provider, instance_type=instance_type, region=region)
     if not found:
         raise ReadError(f"no stored offer {provider} {instance_type} {region}")
     out = []
     for s in found:
-        points = queries.price_history(engine, s.id)
+        points = reads.price_history(engine, s.id)
         usd = [rates.to_usd(p.price, p.currency, p.first_seen) for p in points]
         out.append(SeriesHistory(s, list(zip(points, usd, strict=True))))
     return out

@@ -3,17 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from tracker.catalog import all_specs, select_gpus
-from tracker.models import OFFER_COLUMNS, PricingModel, offer_dict
-from tracker.store import dashboard, queries
-from tracker.store.engine import Engine
+from tracker.catalog import all_specs
+from tracker.filters import ANY_OFFER, OfferFilter, Page
+from tracker.models import OFFER_COLUMNS, offer_dict
+from tracker.store import Engine, reads
 from tracker.views.currency import CurrencyView
 from tracker.views.errors import ReadError
 
@@ -53,7 +52,7 @@ PER_GPU = Decimal("1e-6")
 """USD per GPU-hour is kept to a millionth of a dollar in every row."""
 
 
-def offer_row(stored: queries.StoredOffer, view: CurrencyView | None = None) -> dict[str, Any]:
+def offer_row(stored: reads.StoredOffer, view: CurrencyView | None = None) -> dict[str, Any]:
     """The documented JSON shape of one offer (keys are a public interface): every
     offer column, then the per-GPU price, the figures in the view currency, the times,
     then ``attributes``. ``stored.offer`` carries its USD figure (converted at the
@@ -80,39 +79,23 @@ def offer_row(stored: queries.StoredOffer, view: CurrencyView | None = None) -> 
 def offer_rows(
     engine: Engine,
     view: CurrencyView,
+    where: OfferFilter = ANY_OFFER,
     *,
-    gpu: Sequence[str] | None = None,
-    provider: Sequence[str] | None = None,
-    region: Sequence[str] | None = None,
-    pricing: Sequence[PricingModel] | None = None,
-    min_vram: float | Decimal | None = None,
-    min_gpus: float | Decimal | None = None,
     sort: SortKey = SortKey.price,
     limit: int | None = None,
-    available: bool = False,
 ) -> list[dict[str, Any]]:
     """The ``offers`` listing as rows, cheapest first (raises DatabaseError).
 
     Offers are compared in USD at the latest rates (``view``'s, built by
     :func:`~tracker.views.currency.load_view` from the settings' ``fx_rates``) and shown
     in ``view``'s currency; one without a rate is left out and counted in ``view``."""
-    found = queries.current_offers(
-        engine,
-        gpu=select_gpus(list(gpu)) if gpu else None,
-        provider=provider,
-        region=region,
-        pricing=pricing,
-        min_vram=Decimal(str(min_vram)) if min_vram is not None else None,
-        min_gpus=Decimal(str(min_gpus)) if min_gpus is not None else None,
-        available=available,
-    )
     priced = []
-    for s in found:
+    for s in reads.current_offers(engine, where):
         converted = view.offer(s.offer)
         if converted is not None:
             priced.append(replace(s, offer=converted))
 
-    def order(s: queries.StoredOffer) -> tuple[Any, ...]:
+    def order(s: reads.StoredOffer) -> tuple[Any, ...]:
         # The rows' own figures: price_per_hour_usd, or price_per_gpu_hour_usd as
         # offer_row rounds it; then provider, instance type, region, zone.
         o = s.offer
@@ -124,27 +107,16 @@ def offer_rows(
     return [offer_row(s, view) for s in (priced[:limit] if limit else priced)]
 
 
-@dataclass(frozen=True, slots=True)
-class OfferPage:
-    total: int
-    """Matching offers with a USD figure at the view's time (what a pager counts)."""
-    rows: list[dict[str, Any]]
-    """This page's offers as :func:`offer_row` rows, in the ``offers`` order."""
-    missing: dict[str, int]
-    """Matching offers left out for want of a rate, by currency."""
+OfferPage = Page[dict[str, Any]]
+"""One page of the ``offers`` listing: :func:`offer_row` rows, in the ``offers`` order."""
 
 
 def offer_page(
     engine: Engine,
     view: CurrencyView,
     at: datetime,
+    where: OfferFilter = ANY_OFFER,
     *,
-    gpu: Sequence[str] | None = None,
-    provider: Sequence[str] | None = None,
-    region: Sequence[str] | None = None,
-    pricing: Sequence[PricingModel] | None = None,
-    min_vram: float | None = None,
-    min_gpus: float | None = None,
     sort: SortKey = SortKey.price,
     offset: int = 0,
     limit: int = 50,
@@ -152,26 +124,21 @@ def offer_page(
     """One page of the ``offers`` listing, ordered and cut in SQL (the Offers page over
     100,000 offers builds 50 rows); ``view`` must read its rates at ``at``, as the SQL
     that orders by USD does (raises DatabaseError)."""
-    listing = dashboard.offer_listing(
+    listing = reads.offer_listing(
         engine,
         view.rates,
         at,
-        gpu=select_gpus(list(gpu)) if gpu else None,
-        provider=provider,
-        region=region,
-        pricing=pricing,
-        min_vram=min_vram,
-        min_gpus=min_gpus,
+        where,
         per_gpu=sort is SortKey.price_per_gpu,
         offset=offset,
         limit=limit,
     )
     rows = []
-    for s in listing.offers:
+    for s in listing.items:
         converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
         if converted is not None:
             rows.append(offer_row(replace(s, offer=converted), view))
-    return OfferPage(listing.total, rows, dict(listing.missing))
+    return Page(listing.total, rows, dict(listing.missing))
 
 
 def gpu_catalog_rows() -> list[dict[str, Any]]:
@@ -205,5 +172,5 @@ def unknown_gpu_rows(engine: Engine) -> list[dict[str, Any]]:
             "series": u.series,
             "example_instance_type": u.example_instance_type,
         }
-        for u in queries.unknown_gpus(engine)
+        for u in reads.unknown_gpus(engine)
     ]

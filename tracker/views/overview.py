@@ -1,6 +1,6 @@
 """The Overview: per GPU model, the cheapest on-demand, spot and reserved $/GPU-hour now.
 
-The database picks each winner (:func:`tracker.store.dashboard.cheapest`, one
+The database picks each winner (:func:`tracker.store.reads.cheapest`, one
 aggregate that also counts the offers without an exchange rate), so the page costs
 about the same for 1,000 offers or 100,000. Reserved is the
 cheaper of the 1- and 3-year terms. The spot discount is how far the cheapest spot
@@ -8,26 +8,24 @@ price is below the cheapest on-demand one of the same GPU model.
 
 The trend columns follow the cheapest on-demand $/GPU-hour (the figure ``compare``
 tracks; the filter's pricing models instead when it leaves on-demand out) at each day
-of the last 30, ending now (:func:`tracker.store.trend.cheapest_trend`): the 7- and
+of the last 30, ending now (:func:`tracker.store.reads.cheapest_trend`): the 7- and
 30-day change with ``compare``'s formula, and the days as a sparkline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from tracker.catalog import GpuSelection, select_gpus
+from tracker.filters import ANY_OFFER, OfferFilter
 from tracker.fx import Rates
 from tracker.history.compare import change_pct
 from tracker.models import PricingModel
-from tracker.store.dashboard import cheapest, cheapest_per_gpu
-from tracker.store.engine import Engine
-from tracker.store.history import SeriesFilter, Steps
-from tracker.store.trend import cheapest_trend
+from tracker.store import Engine
+from tracker.store.reads import SeriesFilter, Steps, cheapest, cheapest_per_gpu, cheapest_trend
 
 __all__ = [
     "COLUMNS",
@@ -106,30 +104,15 @@ def overview(
     engine: Engine,
     rates: Rates,
     at: datetime,
-    *,
-    provider: Sequence[str] | None = None,
-    region: Sequence[str] | None = None,
-    pricing: Sequence[PricingModel] | None = None,
-    gpu: Sequence[str] | None = None,
+    offers: OfferFilter = ANY_OFFER,
 ) -> Overview:
     """One entry per GPU model with a matching offer that has a USD figure at the rates
     in force at ``at``, by model name, with its trend; and the offers left out for want
     of a rate (raises DatabaseError)."""
-    selection = select_gpus(list(gpu)) if gpu else None
     days = Steps(at - timedelta(days=TREND_DAYS), timedelta(days=1), TREND_DAYS + 1)
-    followed = trend_pricing(pricing)
-    found = cheapest(
-        engine,
-        rates,
-        at,
-        gpu=selection,
-        provider=provider,
-        region=region,
-        pricing=pricing,
-        since=days.start,
-        since_pricing=followed,
-    )
-    where = SeriesFilter(gpu=selection, provider=provider, region=region, pricing=followed)
+    followed = trend_pricing(offers.pricing)
+    found = cheapest(engine, rates, at, offers, since=days.start, since_pricing=followed)
+    where = replace(SeriesFilter.of(offers), pricing=followed)
     # the open intervals' lows come from the scan above: one pass over them, not two
     trends = cheapest_trend(engine, rates, days, where, spanning=found.spanning)
     result: dict[str, GpuOverview] = {}
@@ -151,8 +134,8 @@ def overview(
 def cheapest_now(engine: Engine, rates: Rates, at: datetime, model: str) -> dict[str, Any]:
     """One catalog model's cheapest offer now per group (on_demand, spot, reserved), the
     Overview's figures for one row (the GPU page's "Cheapest now")."""
-    only = GpuSelection(models=(model,), names=())
-    return {w.group: w for w in cheapest_per_gpu(engine, rates, at, gpu=only)}
+    only = OfferFilter(gpu=(model,))
+    return {w.group: w for w in cheapest_per_gpu(engine, rates, at, only)}
 
 
 def trend_pricing(pricing: Sequence[PricingModel] | None) -> list[PricingModel]:

@@ -17,11 +17,11 @@ from typing import Any
 
 from tracker.fx import USD
 from tracker.plan.build import CENT, PlanRow
-from tracker.plan.demand import Demand
 from tracker.plan.stored import stored_plans
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.demand import Demand
 from tracker.settings import Settings
-from tracker.store.engine import Engine
+from tracker.store import Engine
 from tracker.views.currency import load_view
 from tracker.views.history import gpu_selection
 

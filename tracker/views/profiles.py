@@ -15,8 +15,8 @@ from tracker.recommend import Ranking, WorkloadError, load_offer_table, rank_tab
 from tracker.recommend.history import RankedEntry, RankingChange
 from tracker.recommend.profiles import ProfileSet
 from tracker.settings import Settings
-from tracker.store.engine import Engine
-from tracker.store.rankings import snapshot_history
+from tracker.store import Engine
+from tracker.store.series import snapshot_history
 
 __all__ = ["ProfileView", "ProfileViews", "profile_views"]
 

@@ -16,10 +16,11 @@ from typing import Any
 from tracker.fx import Conversion
 from tracker.models import Offer, offer_dict
 from tracker.recommend.profiles import Profile, ProfileError, ProfileSet, make_profile
-from tracker.recommend.rank import Ranking, rank_table
+from tracker.recommend.rank import rank_table
+from tracker.recommend.result import Ranking
 from tracker.recommend.stored import load_offer_table, profiles_for
 from tracker.settings import Settings
-from tracker.store.engine import Engine
+from tracker.store import Engine
 from tracker.views.currency import CurrencyView
 from tracker.views.offers import PER_GPU
 

@@ -15,8 +15,8 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
+from tracker.encode import jsonable
 from tracker.views.alerts import alerts, parse_since
-from tracker.views.encode import jsonable
 from tracker.web.context import context_of
 from tracker.web.errors import BadRequest
 from tracker.web.pages import page

@@ -1,7 +1,7 @@
 """``/api/v1``: the CLI's ``--format json`` rows over HTTP, for the same query.
 
 Each route calls the read-layer function the CLI command calls and encodes with
-:func:`~tracker.views.encode.jsonable`, so a script gets identical rows from either
+:func:`~tracker.encode.jsonable`, so a script gets identical rows from either
 (decimals as exact strings, times ISO-8601 UTC with ``Z``).
 """
 
@@ -13,16 +13,16 @@ from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from tracker.encode import jsonable
 from tracker.fx import USD
 from tracker.recommend import ProfileError, WorkloadError
-from tracker.views.encode import jsonable
 from tracker.views.offers import offer_rows
 from tracker.views.rankings import profiles_of, rank_offers, ranking_rows
 from tracker.web.context import context_of
 from tracker.web.currency import currency_view, log_left_out
 from tracker.web.errors import BadRequest
 from tracker.web.params import (
-    OfferFilters,
+    OfferQuery,
     check_gpus,
     check_known,
     check_limit,
@@ -53,7 +53,7 @@ def rows_response(rows: list[dict[str, Any]]) -> JSONResponse:
 @router.get("/offers", summary="Current offers (gpu-tracker offers --format json)")
 def api_offers(
     request: Request,
-    filters: Annotated[OfferFilters, Depends(offer_filters)],
+    filters: Annotated[OfferQuery, Depends(offer_filters)],
     limit: Annotated[int | None, Query(ge=1)] = None,
     currency: Annotated[str, Query(max_length=10, description="View currency (ISO code).")] = USD,
 ) -> JSONResponse:
@@ -63,20 +63,9 @@ def api_offers(
     context = context_of(request)
     check_known(request, OFFERS_PARAMS)
     check_limit(limit, context.settings.web.max_limit)
-    check_gpus(context.engine, filters.gpu)
+    check_gpus(context.engine, list(filters.where.gpu))
     view = currency_view(context, currency)
-    rows = offer_rows(
-        context.engine,
-        view,
-        gpu=filters.gpu,
-        provider=filters.provider,
-        region=filters.region,
-        pricing=filters.pricing,
-        min_vram=filters.min_vram,
-        min_gpus=filters.min_gpus,
-        sort=filters.sort,
-        limit=limit,
-    )
+    rows = offer_rows(context.engine, view, filters.where, sort=filters.sort, limit=limit)
     log_left_out("/api/v1/offers", view.usd.missing, view.code)
     return rows_response(rows)
 

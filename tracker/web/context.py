@@ -12,7 +12,7 @@ from starlette.requests import Request
 
 from tracker.service.web import Route
 from tracker.settings import Settings
-from tracker.store.engine import Engine
+from tracker.store import Engine
 
 __all__ = ["HERE", "HealthView", "WebContext", "context_of"]
 

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from tracker.errors import one_line
-from tracker.store.engine import DatabaseError
+from tracker.store import DatabaseError
 
 __all__ = [
     "ALLOW",

@@ -21,8 +21,7 @@ from tracker.service.metrics import Metrics
 from tracker.service.report import Reporter, utcnow
 from tracker.service.web import Response, Route, json_response
 from tracker.settings import Settings
-from tracker.store import job_runs
-from tracker.store.engine import DatabaseError, Engine
+from tracker.store import DatabaseError, Engine, runs
 
 __all__ = ["RunLogHealth"]
 
@@ -45,7 +44,7 @@ class RunLogHealth:
             for name in collectors
             if not registry.enabled(settings, name)
         }
-        self._probe = job_runs.probe_engine(engine, settings.scheduler.health_db_timeout_seconds)
+        self._probe = runs.probe_engine(engine, settings.scheduler.health_db_timeout_seconds)
         self.reporter = Reporter(settings, engine, self.state, Metrics(), Hooks())
         self.engine = engine
 
@@ -53,7 +52,7 @@ class RunLogHealth:
         """/healthz's (healthy, body), read from the run log now."""
         if self.reporter.ping(self._probe):
             try:
-                self.reporter.seed(self.jobs, job_runs.latest_runs(self.engine))
+                self.reporter.seed(self.jobs, runs.latest_runs(self.engine))
             except DatabaseError as exc:
                 self.reporter.database(False, one_line(exc))
         return self.state.report(utcnow())

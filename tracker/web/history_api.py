@@ -18,11 +18,11 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
+from tracker.encode import jsonable
 from tracker.format import iso_z
 from tracker.history import args as history_args
 from tracker.history.args import HistoryArgumentError
 from tracker.models import PricingModel
-from tracker.views.encode import jsonable
 from tracker.views.history import HistoryQuery, compare, read_history
 from tracker.web.context import context_of
 from tracker.web.currency import log_left_out

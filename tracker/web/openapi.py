@@ -31,7 +31,7 @@ from tracker.catalog.resolve import default_catalog
 from tracker.history.args import MAX_POINTS
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
-from tracker.store import fx as fx_store
+from tracker.store import series as fx_store
 from tracker.web.context import WebContext
 from tracker.web.params import NAME_PATTERN
 

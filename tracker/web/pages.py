@@ -20,12 +20,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from tracker.catalog import all_specs
+from tracker.encode import jsonable
+from tracker.filters import OfferFilter
 from tracker.format import pricing_label
 from tracker.models import PricingModel
 from tracker.recommend import ProfileError
 from tracker.recommend.stored import profiles_for
 from tracker.views import offers as offer_views
-from tracker.views.encode import jsonable
 from tracker.views.errors import ReadError
 from tracker.views.health import last_run_per_provider
 from tracker.views.history import instance_history
@@ -43,7 +44,7 @@ from tracker.web.currency import left_out_line, page_view
 from tracker.web.errors import BadRequest
 from tracker.web.params import (
     GpuQuery,
-    OfferFilters,
+    OfferQuery,
     PricingQuery,
     ProviderQuery,
     RegionQuery,
@@ -136,12 +137,10 @@ def overview_page(
     view, now = page_view(context)
     names = clean(gpu)
     check_gpus(context.engine, names)
-    filters: dict[str, Any] = {
-        "provider": clean(provider),
-        "region": clean(region),
-        "pricing": pricing or None,
-    }
-    found = overview(context.engine, view.rates, now, gpu=names, **filters)
+    where = OfferFilter.of(
+        gpu=names, provider=clean(provider), region=clean(region), pricing=pricing
+    )
+    found = overview(context.engine, view.rates, now, where)
     return page(
         request,
         "overview.html",
@@ -163,24 +162,19 @@ OFFER_FILTERS = ("gpu", "provider", "region", "pricing", "min_vram", "min_gpus",
 @router.get("/offers", response_class=HTMLResponse)
 def offers_page(
     request: Request,
-    offers: Annotated[OfferFilters, Depends(offer_filters)],
+    offers: Annotated[OfferQuery, Depends(offer_filters)],
     page_number: Annotated[int, Query(alias="page", ge=1, le=1_000_000)] = 1,
 ) -> HTMLResponse:
     context = context_of(request)
     check_known(request, OFFER_FILTERS)
-    check_gpus(context.engine, offers.gpu)
+    check_gpus(context.engine, list(offers.where.gpu))
     size = context.settings.web.page_size
     view, now = page_view(context)
     listing = offer_views.offer_page(
         context.engine,
         view,
         now,
-        gpu=offers.gpu,
-        provider=offers.provider,
-        region=offers.region,
-        pricing=offers.pricing,
-        min_vram=offers.min_vram,
-        min_gpus=offers.min_gpus,
+        offers.where,
         sort=offers.sort,
         offset=(page_number - 1) * size,
         limit=size,
@@ -193,7 +187,7 @@ def offers_page(
         request,
         "offers.html",
         "Offers",
-        rows=listing.rows,
+        rows=listing.items,
         total=total,
         left_out=left_out_line(listing.missing),
         page=page_number,

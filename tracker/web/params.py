@@ -16,10 +16,11 @@ from urllib.parse import parse_qsl, urlencode
 from fastapi import Query
 from starlette.requests import Request
 
+from tracker.filters import OfferFilter
 from tracker.history.args import HistoryArgumentError, require_gpus
 from tracker.models import PricingModel
-from tracker.store.engine import Engine
-from tracker.store.history import stored_gpu_names
+from tracker.store import Engine
+from tracker.store.reads import stored_gpu_names
 from tracker.views.offers import SortKey
 from tracker.web.errors import BadRequest
 
@@ -28,7 +29,7 @@ __all__ = [
     "DropEmptyFilters",
     "GpuQuery",
     "MinQuery",
-    "OfferFilters",
+    "OfferQuery",
     "PricingQuery",
     "ProviderQuery",
     "RegionQuery",
@@ -57,15 +58,11 @@ SortQuery = Annotated[SortKey, Query(description="price (per hour) or price_per_
 
 
 @dataclass(frozen=True)
-class OfferFilters:
-    """The filters /api/v1/offers and the Offers page both take, cleaned (blanks dropped)."""
+class OfferQuery:
+    """What /api/v1/offers and the Offers page both take, parsed once: the offers
+    (:class:`~tracker.filters.OfferFilter`, blanks dropped) and their order."""
 
-    gpu: list[str] | None
-    provider: list[str] | None
-    region: list[str] | None
-    pricing: list[PricingModel] | None
-    min_vram: float | None
-    min_gpus: float | None
+    where: OfferFilter
     sort: SortKey
 
 
@@ -77,18 +74,18 @@ def offer_filters(
     min_vram: MinQuery = None,
     min_gpus: MinQuery = None,
     sort: SortQuery = SortKey.price,
-) -> OfferFilters:
+) -> OfferQuery:
     """The offers filters as one FastAPI dependency, so the API and the page declare and
     clean them in one place (their OpenAPI parameters stay flat)."""
-    return OfferFilters(
+    where = OfferFilter.of(
         gpu=clean(gpu),
         provider=clean(provider),
         region=clean(region),
-        pricing=pricing or None,
+        pricing=pricing,
         min_vram=min_vram,
         min_gpus=min_gpus,
-        sort=sort,
     )
+    return OfferQuery(where, sort)
 
 
 def check_known(request: Request, known: Iterable[str]) -> None:

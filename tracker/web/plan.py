@@ -19,12 +19,12 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
+from tracker.encode import jsonable
 from tracker.fx import USD
 from tracker.history.args import HistoryArgumentError, parse_time
-from tracker.plan.demand import MAX_MONTHS, Demand, PlanInputError
 from tracker.recommend import ProfileError
+from tracker.recommend.demand import MAX_MONTHS, Demand, PlanInputError
 from tracker.service_prices import ServiceKind
-from tracker.views.encode import jsonable
 from tracker.views.plan import PlanAnswer, plans
 from tracker.views.rankings import profiles_of
 from tracker.web.context import WebContext, context_of
