@@ -38,7 +38,13 @@ from tracker.settings.base import (
     read_secret,
 )
 from tracker.settings.fx import FxSettings
-from tracker.settings.gpu_clouds import LambdaSettings, OciSettings, RunPodSettings, VastAiSettings
+from tracker.settings.gpu_clouds import (
+    AkashSettings,
+    LambdaSettings,
+    OciSettings,
+    RunPodSettings,
+    VastAiSettings,
+)
 from tracker.settings.huawei import HuaweiSettings
 from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
 from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
@@ -60,6 +66,7 @@ from tracker.settings.web import WebSettings
 __all__ = [
     "CONFIG_ENV",
     "ENV_PREFIX",
+    "AkashSettings",
     "AlertsSettings",
     "AlibabaSettings",
     "AwsSettings",
@@ -131,6 +138,7 @@ class Settings(BaseSettings):
     runpod: RunPodSettings = Field(default_factory=RunPodSettings)
     vastai: VastAiSettings = Field(default_factory=VastAiSettings)
     oci: OciSettings = Field(default_factory=OciSettings)
+    akash: AkashSettings = Field(default_factory=AkashSettings)
     alibaba: AlibabaSettings = Field(default_factory=AlibabaSettings)
     tencent: TencentSettings = Field(default_factory=TencentSettings)
     huawei: HuaweiSettings = Field(default_factory=HuaweiSettings)

@@ -50,3 +50,13 @@ class OciSettings(Section):
     """Store preemptible capacity (50 % of on-demand) as spot for the shapes that support it."""
 
     _origin = field_validator("endpoint_url")(endpoint_origin)
+
+
+class AkashSettings(Section):
+    """Akash Console API GPU prices (collectors/akash.py); public, no key."""
+
+    enabled: bool = True
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of ``https://console-api.akash.network``; the path is kept."""
+
+    _origin = field_validator("endpoint_url")(endpoint_origin)
