@@ -43,6 +43,7 @@ from tracker.settings.gpu_clouds import (
     LambdaSettings,
     OciSettings,
     RunPodSettings,
+    ThunderComputeSettings,
     VastAiSettings,
 )
 from tracker.settings.huawei import HuaweiSettings
@@ -94,6 +95,7 @@ __all__ = [
     "Settings",
     "TencentSettings",
     "TensorDockSettings",
+    "ThunderComputeSettings",
     "VastAiSettings",
     "VerdaSettings",
     "VultrSettings",
@@ -139,6 +141,7 @@ class Settings(BaseSettings):
     vastai: VastAiSettings = Field(default_factory=VastAiSettings)
     oci: OciSettings = Field(default_factory=OciSettings)
     akash: AkashSettings = Field(default_factory=AkashSettings)
+    thundercompute: ThunderComputeSettings = Field(default_factory=ThunderComputeSettings)
     alibaba: AlibabaSettings = Field(default_factory=AlibabaSettings)
     tencent: TencentSettings = Field(default_factory=TencentSettings)
     huawei: HuaweiSettings = Field(default_factory=HuaweiSettings)

@@ -60,3 +60,10 @@ class AkashSettings(Section):
     """Replaces scheme, host and port of ``https://console-api.akash.network``; the path is kept."""
 
     _origin = field_validator("endpoint_url")(endpoint_origin)
+
+
+class ThunderComputeSettings(KeyedCloudSettings):
+    """Thunder Compute pricing table (collectors/thundercompute.py). Thunder's CLI calls it
+    public; a key set here is sent as a bearer token all the same."""
+
+    _section: ClassVar[str] = "thundercompute"
