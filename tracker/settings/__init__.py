@@ -43,6 +43,7 @@ from tracker.settings.gpu_clouds import (
     LambdaSettings,
     OciSettings,
     RunPodSettings,
+    SaladSettings,
     ThunderComputeSettings,
     VastAiSettings,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "OciSettings",
     "PriceSheetSettings",
     "RunPodSettings",
+    "SaladSettings",
     "SchedulerSettings",
     "Section",
     "SeewebSettings",
@@ -142,6 +144,7 @@ class Settings(BaseSettings):
     oci: OciSettings = Field(default_factory=OciSettings)
     akash: AkashSettings = Field(default_factory=AkashSettings)
     thundercompute: ThunderComputeSettings = Field(default_factory=ThunderComputeSettings)
+    salad: SaladSettings = Field(default_factory=SaladSettings)
     alibaba: AlibabaSettings = Field(default_factory=AlibabaSettings)
     tencent: TencentSettings = Field(default_factory=TencentSettings)
     huawei: HuaweiSettings = Field(default_factory=HuaweiSettings)

@@ -67,3 +67,14 @@ class ThunderComputeSettings(KeyedCloudSettings):
     public; a key set here is sent as a bearer token all the same."""
 
     _section: ClassVar[str] = "thundercompute"
+
+
+class SaladSettings(KeyedCloudSettings):
+    """SaladCloud GPU classes (collectors/salad.py): an API key (else ``SALAD_API_KEY``) and
+    the organization whose GPU-class list is read."""
+
+    _fallback_env: ClassVar[str] = "SALAD_API_KEY"
+    _section: ClassVar[str] = "salad"
+
+    organization: str | None = None
+    """The organization name (as in the portal's URLs) the list is read for."""
