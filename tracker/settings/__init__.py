@@ -37,7 +37,15 @@ from tracker.settings.base import (
     read_secret,
 )
 from tracker.settings.fx import FxSettings
-from tracker.settings.gpu_clouds import LambdaSettings, OciSettings, RunPodSettings, VastAiSettings
+from tracker.settings.gpu_clouds import (
+    AkashSettings,
+    LambdaSettings,
+    OciSettings,
+    RunPodSettings,
+    SaladSettings,
+    ThunderComputeSettings,
+    VastAiSettings,
+)
 from tracker.settings.huawei import HuaweiSettings
 from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
 from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
@@ -59,6 +67,7 @@ from tracker.settings.web import WebSettings
 __all__ = [
     "CONFIG_ENV",
     "ENV_PREFIX",
+    "AkashSettings",
     "AlertsSettings",
     "AlibabaSettings",
     "AwsSettings",
@@ -80,12 +89,14 @@ __all__ = [
     "OciSettings",
     "PriceSheetSettings",
     "RunPodSettings",
+    "SaladSettings",
     "SchedulerSettings",
     "Section",
     "SeewebSettings",
     "Settings",
     "TencentSettings",
     "TensorDockSettings",
+    "ThunderComputeSettings",
     "VastAiSettings",
     "VerdaSettings",
     "VultrSettings",
@@ -129,6 +140,9 @@ class Settings(BaseSettings):
     runpod: RunPodSettings = Field(default_factory=RunPodSettings)
     vastai: VastAiSettings = Field(default_factory=VastAiSettings)
     oci: OciSettings = Field(default_factory=OciSettings)
+    akash: AkashSettings = Field(default_factory=AkashSettings)
+    thundercompute: ThunderComputeSettings = Field(default_factory=ThunderComputeSettings)
+    salad: SaladSettings = Field(default_factory=SaladSettings)
     alibaba: AlibabaSettings = Field(default_factory=AlibabaSettings)
     tencent: TencentSettings = Field(default_factory=TencentSettings)
     huawei: HuaweiSettings = Field(default_factory=HuaweiSettings)

@@ -50,3 +50,31 @@ class OciSettings(Section):
     """Store preemptible capacity (50 % of on-demand) as spot for the shapes that support it."""
 
     _origin = field_validator("endpoint_url")(endpoint_origin)
+
+
+class AkashSettings(Section):
+    """Akash Console API GPU prices (collectors/akash.py); public, no key."""
+
+    enabled: bool = True
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of ``https://console-api.akash.network``; the path is kept."""
+
+    _origin = field_validator("endpoint_url")(endpoint_origin)
+
+
+class ThunderComputeSettings(KeyedCloudSettings):
+    """Thunder Compute pricing table (collectors/thundercompute.py). Thunder's CLI calls it
+    public; a key set here is sent as a bearer token all the same."""
+
+    _section: ClassVar[str] = "thundercompute"
+
+
+class SaladSettings(KeyedCloudSettings):
+    """SaladCloud GPU classes (collectors/salad.py): an API key (else ``SALAD_API_KEY``) and
+    the organization whose GPU-class list is read."""
+
+    _fallback_env: ClassVar[str] = "SALAD_API_KEY"
+    _section: ClassVar[str] = "salad"
+
+    organization: str | None = None
+    """The organization name (as in the portal's URLs) the list is read for."""
