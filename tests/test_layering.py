@@ -222,6 +222,25 @@ def test_only_the_cli_imports_the_cli_and_the_service_never_the_web() -> None:
     assert not offenders, "\n".join(offenders)
 
 
+def test_the_mcp_face_imports_no_other_face_and_none_imports_it() -> None:
+    """tracker/mcp is a face like cli and web: it reads through tracker.views and imports
+    neither tracker.cli nor tracker.web; of the rest only the CLI's ``mcp`` command and
+    tracker/serving.py (which composes ``serve``) may import it."""
+    graph = import_graph(ROOT)
+    offenders = [
+        f"{m} imports {t}"
+        for m, targets in sorted(graph.items())
+        for t in sorted(targets)
+        if (_under(m, "tracker.mcp") and (_under(t, "tracker.cli") or _under(t, "tracker.web")))
+        or (
+            _under(t, "tracker.mcp")
+            and not _under(m, "tracker.mcp")
+            and m not in ("tracker.cli.mcp", "tracker.serving")
+        )
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
 def _under(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 

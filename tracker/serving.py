@@ -1,8 +1,8 @@
 """``serve`` composed: the scheduler service and the dashboard on one HTTP server.
 
 The service package runs the collections and answers the probes; the web package is
-the dashboard and /api/v1. Neither imports the other: this module (used by the
-``serve`` command) hands the service the app to serve.
+the dashboard and /api/v1; the MCP face answers /mcp on the same app. None imports
+another: this module (used by the ``serve`` command) hands the service the app to serve.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ def service_app(service: Service) -> Any:
     routes = service.probe_routes()
     if not service.settings.web.enabled:
         return probe_app(routes)
-    from tracker.web import WebContext, create_app  # FastAPI loads only when serving
+    from tracker.mcp import Reader, mount  # FastAPI and the MCP SDK load only when serving
+    from tracker.web import WebContext, create_app
 
-    return create_app(WebContext(service.settings, service.engine, routes, service.health_report))
+    context = WebContext(service.settings, service.engine, routes, service.health_report)
+    app = create_app(context)
+    mount(app, Reader(service.settings, service.engine))  # /mcp, behind the app's token
+    return app

@@ -23,6 +23,7 @@ from tracker.cli import compare as compare_commands
 from tracker.cli import db as db_commands
 from tracker.cli import export as export_commands
 from tracker.cli import history as history_commands
+from tracker.cli import mcp as mcp_commands
 from tracker.cli import offers as offer_commands
 from tracker.cli import plan as plan_commands
 from tracker.cli import profiles as profile_commands
@@ -107,6 +108,7 @@ calibrate_commands.register(app)
 serve_commands.register(app)
 alert_commands.register(app)
 web_commands.register(app)
+mcp_commands.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

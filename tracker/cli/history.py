@@ -53,6 +53,7 @@ from tracker.views.history import (
     gpu_selection,
     offer_key,
     read_history,
+    viewed_rows,
 )
 
 __all__ = ["DEFAULT_STEP", "gpu_selection", "history", "register", "usage_errors"]
@@ -213,19 +214,18 @@ def history(
     if result.kind == "gpu_steps":
         view.usd.missing.update(result.without_rate)
         view.report()
-        rows = _in(view, result.rows, usd_key="price_per_gpu_hour_usd")
+        rows = viewed_rows(result, view)
         title = f"{result.title}, USD per GPU-hour"
         table = _viewed(GPU_STEP_TABLE, view)
         _show(rows, fmt, table, views.GPU_STEP_KEYS, _since_title(title, result))
         _spark_or_plot(rows, "price_per_gpu_hour_usd", title, "USD per GPU-hour", plot, fmt)
     elif result.kind == "offer_steps":
-        rows = _in(view, result.rows)
+        rows = viewed_rows(result, view)
         title = _since_title(result.title, result)
         _show(rows, fmt, _viewed(OFFER_STEP_TABLE, view), views.OFFER_STEP_KEYS, title)
         _spark_or_plot(rows, "price_per_hour_usd", result.title, "USD per hour", plot, fmt)
     else:
-        moment = None if at is None else (at.replace(tzinfo=UTC) if at.tzinfo is None else at)
-        rows = _in(view, result.rows, "first_seen", moment)
+        rows = viewed_rows(result, view, at)
         table = _viewed(OFFER_INTERVAL_TABLE, view)
         emit(rows, fmt, table=table, title=_since_title(result.title, result))
 
@@ -293,30 +293,6 @@ def _viewed(table: Sequence[Column], view: CurrencyView) -> tuple[Column, ...]:
         else c
         for c in table
     )
-
-
-def _in(
-    view: CurrencyView,
-    rows: list[dict[str, Any]],
-    time_key: str = "time",
-    at: datetime | None = None,
-    usd_key: str = "price_per_hour_usd",
-) -> list[dict[str, Any]]:
-    """With ``--currency C`` (not USD), each row also carries ``display_currency`` and
-    ``display_price_per_hour`` (or ``display_price_per_gpu_hour``): ``usd_key`` in C at
-    the rate in force at the row's time (a price already in C exactly as stored)."""
-    if view.code == "USD":
-        return rows
-    for row in rows:
-        usd, when = row.get(usd_key), at or row.get(time_key)
-        own = row.get("price_per_hour") if usd_key == "price_per_hour_usd" else None
-        row["display_currency"] = view.code
-        row[usd_key.replace("_usd", "").replace("price", "display_price", 1)] = (
-            None
-            if usd is None
-            else view.show(usd, original=own, currency=row.get("currency"), at=when)
-        )
-    return rows
 
 
 def _show(

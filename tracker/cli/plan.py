@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,12 +23,10 @@ from tracker.recommend.profiles import (
     load_profiles,
     user_profiles_path,
 )
-from tracker.service_prices import ServiceKind
-from tracker.views.plan import PLAN_KEYS, PlanAnswer, plans
+from tracker.views.plan import DEMAND_DEFAULTS, PLAN_KEYS, PlanAnswer, demand_of, plans
 
 __all__ = ["register"]
 
-_STORAGE = {"ssd": ServiceKind.BLOCK_STORAGE_SSD, "hdd": ServiceKind.BLOCK_STORAGE_HDD}
 _SHORT = {
     "on_demand": "OD",
     "reserved_1y": "1y",
@@ -37,16 +34,6 @@ _SHORT = {
     "savings_plan_1y": "SP1y",
     "savings_plan_3y": "SP3y",
 }
-
-
-def _decimal(option: str, text: str) -> Decimal:
-    try:
-        value = Decimal(text.strip().replace("_", ""))
-    except InvalidOperation:
-        raise CliError(f"{option}: not a number: {text!r}", USAGE) from None
-    if not value.is_finite():
-        raise CliError(f"{option}: not a number: {text!r}", USAGE)
-    return value
 
 
 def _money(value: Any) -> str:
@@ -78,49 +65,6 @@ PLAN_TABLE = (
     Column("incomplete", "missing", lambda v: ", ".join(v) if v else "", shrink=True),
 )
 """The ranking at a glance; each part's figure is in the JSON and CSV and in --explain."""
-
-
-def _demand(
-    *,
-    months: int,
-    storage: str,
-    current_provider: str | None,
-    spot_overhead: str | None,
-    **numbers: str,
-) -> Demand:
-    """The options as a :class:`Demand`; a bad one is a usage error naming it."""
-    if storage not in _STORAGE:
-        raise CliError(f"--storage: {storage!r} is not ssd or hdd", USAGE)
-    values = {name: _decimal(f"--{name.replace('_', '-')}", text) for name, text in numbers.items()}
-    try:
-        return Demand(
-            **values,
-            months=months,
-            storage=_STORAGE[storage],
-            current_provider=current_provider,
-            spot_overhead=None
-            if spot_overhead is None
-            else _decimal("--spot-overhead", spot_overhead),
-        )
-    except PlanInputError as exc:
-        raise CliError(str(exc), USAGE) from None
-
-
-_DEFAULTS: dict[str, Any] = {
-    "steady_gpus": "0",
-    "burst_gpu_hours": "0",
-    "interruptible": "0",
-    "months": 36,
-    "spot_overhead": None,
-    "checkpoint_minutes": "60",
-    "storage_tb": "0",
-    "storage": "ssd",
-    "egress_tb": "0",
-    "migration_usd": "0",
-    "current_provider": None,
-}
-"""The demand options' defaults (``None`` on the command line means "not given", so a
-saved plan can refuse options that would silently not apply)."""
 
 
 def _saved(
@@ -160,8 +104,10 @@ def _question(
         return _saved(profiles, saved, where, filters | given)
     if not gpu:
         raise CliError("--gpu: required, or --saved NAME (a plan in the profiles file)", USAGE)
-    chosen = {k: _DEFAULTS[k] if v is None else v for k, v in given.items()}
-    return _demand(**chosen), gpu, provider, region
+    try:
+        return demand_of(given), gpu, provider, region
+    except PlanInputError as exc:
+        raise CliError(str(exc), USAGE) from None
 
 
 def plan(
@@ -217,7 +163,7 @@ def plan(
     """Plan a fleet: reserved terms, on-demand and spot for steady and burst demand, plus
     storage, egress and migration; ranked by total cost over the horizon."""
     # The demand options as given (None: not on the command line), by their own names.
-    given = {name: value for name, value in locals().items() if name in _DEFAULTS}
+    given = {name: value for name, value in locals().items() if name in DEMAND_DEFAULTS}
     settings = settings_of(ctx)
     where = user_profiles_path(profiles_file or settings.profiles_path)
     try:

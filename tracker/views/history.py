@@ -46,6 +46,7 @@ __all__ = [
     "model_history",
     "offer_key",
     "read_history",
+    "viewed_rows",
 ]
 
 DEFAULT_STEP = "1d"
@@ -305,3 +306,40 @@ def compare(
 
 def _shown_at(view: CurrencyView, at: datetime) -> Any:
     return lambda usd, own, code: view.show(usd, original=own, currency=code, at=at)
+
+
+def viewed_rows(
+    result: HistoryResult, view: CurrencyView, at: datetime | None = None
+) -> list[dict[str, Any]]:
+    """The history's rows as every face shows them: with a view currency other than USD
+    each row also carries ``display_currency`` and ``display_price_per_hour`` (or
+    ``display_price_per_gpu_hour`` for a GPU's steps), converted at the rate in force at
+    the row's time, or at ``at`` for the offer's interval in force then (a price already
+    in that currency exactly as stored). USD rows are returned as they are."""
+    if result.kind == "gpu_steps":
+        return _in(view, result.rows, usd_key="price_per_gpu_hour_usd")
+    if result.kind == "offer_steps":
+        return _in(view, result.rows)
+    moment = None if at is None else (at.replace(tzinfo=UTC) if at.tzinfo is None else at)
+    return _in(view, result.rows, "first_seen", moment)
+
+
+def _in(
+    view: CurrencyView,
+    rows: list[dict[str, Any]],
+    time_key: str = "time",
+    at: datetime | None = None,
+    usd_key: str = "price_per_hour_usd",
+) -> list[dict[str, Any]]:
+    if view.code == USD:
+        return rows
+    for row in rows:
+        usd, when = row.get(usd_key), at or row.get(time_key)
+        own = row.get("price_per_hour") if usd_key == "price_per_hour_usd" else None
+        row["display_currency"] = view.code
+        row[usd_key.replace("_usd", "").replace("price", "display_price", 1)] = (
+            None
+            if usd is None
+            else view.show(usd, original=own, currency=row.get("currency"), at=when)
+        )
+    return rows

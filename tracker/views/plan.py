@@ -9,23 +9,24 @@ would read as a price.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
 from tracker.fx import USD
 from tracker.plan.build import CENT, PlanRow
 from tracker.plan.stored import stored_plans
 from tracker.recommend.assumptions import Assumptions
-from tracker.recommend.demand import Demand
+from tracker.recommend.demand import Demand, PlanInputError
+from tracker.service_prices import ServiceKind
 from tracker.settings import Settings
 from tracker.store import Engine
 from tracker.views.currency import load_view
 from tracker.views.history import gpu_selection
 
-__all__ = ["PLAN_KEYS", "PlanAnswer", "plan_row", "plans"]
+__all__ = ["DEMAND_DEFAULTS", "PLAN_KEYS", "PlanAnswer", "demand_of", "plan_row", "plans"]
 
 PLAN_KEYS = (
     "rank",
@@ -137,3 +138,54 @@ def plan_row(
             None if shown is None else shown.quantize(CENT, rounding=ROUND_HALF_EVEN)
         )
     return out
+
+
+_STORAGE = {"ssd": ServiceKind.BLOCK_STORAGE_SSD, "hdd": ServiceKind.BLOCK_STORAGE_HDD}
+DEMAND_DEFAULTS: dict[str, Any] = {
+    "steady_gpus": "0",
+    "burst_gpu_hours": "0",
+    "interruptible": "0",
+    "months": 36,
+    "spot_overhead": None,
+    "checkpoint_minutes": "60",
+    "storage_tb": "0",
+    "storage": "ssd",
+    "egress_tb": "0",
+    "migration_usd": "0",
+    "current_provider": None,
+}
+"""``plan``'s demand options and their defaults (``None`` given means "not given", so a
+saved plan can refuse options that would silently not apply)."""
+_NUMBERS = (
+    *("steady_gpus", "burst_gpu_hours", "interruptible", "checkpoint_minutes"),
+    *("storage_tb", "egress_tb", "migration_usd"),
+)
+
+
+def _decimal(option: str, text: Any) -> Decimal:
+    try:
+        value = Decimal(str(text).strip().replace("_", ""))
+    except InvalidOperation:
+        raise PlanInputError(f"{option}: not a number: {text!r}") from None
+    if not value.is_finite():
+        raise PlanInputError(f"{option}: not a number: {text!r}")
+    return value
+
+
+def demand_of(given: Mapping[str, Any]) -> Demand:
+    """``plan``'s demand options (numbers as text, exact; a missing or ``None`` one takes
+    its default) as a :class:`Demand`, for the CLI and the MCP tool alike; a bad one is a
+    PlanInputError naming the option as the command line spells it (``--steady-gpus``)."""
+    chosen = {k: given[k] if given.get(k) is not None else v for k, v in DEMAND_DEFAULTS.items()}
+    storage = chosen["storage"]
+    if storage not in _STORAGE:
+        raise PlanInputError(f"--storage: {storage!r} is not ssd or hdd")
+    values = {n: _decimal(f"--{n.replace('_', '-')}", chosen[n]) for n in _NUMBERS}
+    overhead = chosen["spot_overhead"]
+    return Demand(
+        **values,
+        months=chosen["months"],
+        storage=_STORAGE[storage],
+        current_provider=chosen["current_provider"],
+        spot_overhead=None if overhead is None else _decimal("--spot-overhead", overhead),
+    )
