@@ -38,7 +38,13 @@ from tracker.settings.base import (
     read_secret,
 )
 from tracker.settings.fx import FxSettings
-from tracker.settings.gpu_clouds import LambdaSettings, OciSettings, RunPodSettings, VastAiSettings
+from tracker.settings.gpu_clouds import (
+    LambdaSettings,
+    OciSettings,
+    RunPodSettings,
+    ShadeformSettings,
+    VastAiSettings,
+)
 from tracker.settings.huawei import HuaweiSettings
 from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
 from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
@@ -85,6 +91,7 @@ __all__ = [
     "Section",
     "SeewebSettings",
     "Settings",
+    "ShadeformSettings",
     "TencentSettings",
     "TensorDockSettings",
     "VastAiSettings",
@@ -144,6 +151,7 @@ class Settings(BaseSettings):
     seeweb: SeewebSettings = Field(default_factory=SeewebSettings)
     nebius: NebiusSettings = Field(default_factory=NebiusSettings)
     cloudrift: CloudRiftSettings = Field(default_factory=CloudRiftSettings)
+    shadeform: ShadeformSettings = Field(default_factory=ShadeformSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

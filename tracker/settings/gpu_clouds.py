@@ -50,3 +50,11 @@ class OciSettings(Section):
     """Store preemptible capacity (50 % of on-demand) as spot for the shapes that support it."""
 
     _origin = field_validator("endpoint_url")(endpoint_origin)
+
+
+class ShadeformSettings(KeyedCloudSettings):
+    """Shadeform marketplace instance types (collectors/shadeform.py); the key is sent as
+    ``X-API-KEY``, the name Shadeform's own tools read being ``SHADEFORM_API_KEY``."""
+
+    _fallback_env: ClassVar[str] = "SHADEFORM_API_KEY"
+    _section: ClassVar[str] = "shadeform"
