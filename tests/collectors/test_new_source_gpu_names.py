@@ -17,6 +17,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXPECTED: dict[tuple[str, Decimal | None], str | None] = {
     # shadeform: the OpenAPI example pairs "A100" with 48 GB, which is no A100
     ("A100", Decimal(48)): None,
+    # primeintellect: gpuType read with its socket (both documented offers are PCIe cards)
+    ("H100_80GB PCIe", Decimal(80)): "H100-PCIE",
 }
 
 
@@ -28,8 +30,16 @@ def shadeform_names() -> set[tuple[str, Decimal | None]]:
     }
 
 
+def primeintellect_names() -> set[tuple[str, Decimal | None]]:
+    body = json.loads((FIXTURES / "primeintellect" / "availability_gpus.json").read_text())
+    return {
+        (f"{o['gpuType']} {o['socket']}", Decimal(o["gpuMemory"]) / o["gpuCount"])
+        for o in body["items"]
+    }
+
+
 def fixture_names() -> set[tuple[str, Decimal | None]]:
-    return shadeform_names()
+    return shadeform_names() | primeintellect_names()
 
 
 def test_every_fixture_spelling_is_listed() -> None:

@@ -41,6 +41,7 @@ from tracker.settings.fx import FxSettings
 from tracker.settings.gpu_clouds import (
     LambdaSettings,
     OciSettings,
+    PrimeIntellectSettings,
     RunPodSettings,
     ShadeformSettings,
     VastAiSettings,
@@ -86,6 +87,7 @@ __all__ = [
     "NebiusSettings",
     "OciSettings",
     "PriceSheetSettings",
+    "PrimeIntellectSettings",
     "RunPodSettings",
     "SchedulerSettings",
     "Section",
@@ -152,6 +154,7 @@ class Settings(BaseSettings):
     nebius: NebiusSettings = Field(default_factory=NebiusSettings)
     cloudrift: CloudRiftSettings = Field(default_factory=CloudRiftSettings)
     shadeform: ShadeformSettings = Field(default_factory=ShadeformSettings)
+    primeintellect: PrimeIntellectSettings = Field(default_factory=PrimeIntellectSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -58,3 +58,11 @@ class ShadeformSettings(KeyedCloudSettings):
 
     _fallback_env: ClassVar[str] = "SHADEFORM_API_KEY"
     _section: ClassVar[str] = "shadeform"
+
+
+class PrimeIntellectSettings(KeyedCloudSettings):
+    """Prime Intellect GPU availability (collectors/primeintellect.py); a bearer key with
+    ``Availability -> Read``, or ``PRIME_API_KEY`` (the name Prime's CLI reads)."""
+
+    _fallback_env: ClassVar[str] = "PRIME_API_KEY"
+    _section: ClassVar[str] = "primeintellect"
