@@ -41,8 +41,10 @@ from tracker.settings.gpu_clouds import (
     AkashSettings,
     LambdaSettings,
     OciSettings,
+    PrimeIntellectSettings,
     RunPodSettings,
     SaladSettings,
+    ShadeformSettings,
     ThunderComputeSettings,
     VastAiSettings,
 )
@@ -88,12 +90,14 @@ __all__ = [
     "NebiusSettings",
     "OciSettings",
     "PriceSheetSettings",
+    "PrimeIntellectSettings",
     "RunPodSettings",
     "SaladSettings",
     "SchedulerSettings",
     "Section",
     "SeewebSettings",
     "Settings",
+    "ShadeformSettings",
     "TencentSettings",
     "TensorDockSettings",
     "ThunderComputeSettings",
@@ -156,6 +160,8 @@ class Settings(BaseSettings):
     seeweb: SeewebSettings = Field(default_factory=SeewebSettings)
     nebius: NebiusSettings = Field(default_factory=NebiusSettings)
     cloudrift: CloudRiftSettings = Field(default_factory=CloudRiftSettings)
+    shadeform: ShadeformSettings = Field(default_factory=ShadeformSettings)
+    primeintellect: PrimeIntellectSettings = Field(default_factory=PrimeIntellectSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -78,3 +78,19 @@ class SaladSettings(KeyedCloudSettings):
 
     organization: str | None = None
     """The organization name (as in the portal's URLs) the list is read for."""
+
+
+class ShadeformSettings(KeyedCloudSettings):
+    """Shadeform marketplace instance types (collectors/shadeform.py); the key is sent as
+    ``X-API-KEY``, the name Shadeform's own tools read being ``SHADEFORM_API_KEY``."""
+
+    _fallback_env: ClassVar[str] = "SHADEFORM_API_KEY"
+    _section: ClassVar[str] = "shadeform"
+
+
+class PrimeIntellectSettings(KeyedCloudSettings):
+    """Prime Intellect GPU availability (collectors/primeintellect.py); a bearer key with
+    ``Availability -> Read``, or ``PRIME_API_KEY`` (the name Prime's CLI reads)."""
+
+    _fallback_env: ClassVar[str] = "PRIME_API_KEY"
+    _section: ClassVar[str] = "primeintellect"

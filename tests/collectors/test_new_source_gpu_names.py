@@ -1,0 +1,54 @@
+"""Issue 43: every GPU spelling in the new sources' fixtures resolves in the catalog, or is
+knowingly unknown (kept raw and flagged), so a new alias never goes missing unnoticed."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tracker.catalog import resolve_gpu
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+# (spelling, memory per GPU as the fixture sends it) -> canonical name, or None if unknown
+EXPECTED: dict[tuple[str, Decimal | None], str | None] = {
+    # shadeform: the OpenAPI example pairs "A100" with 48 GB, which is no A100
+    ("A100", Decimal(48)): None,
+    # primeintellect: gpuType read with its socket (both documented offers are PCIe cards)
+    ("H100_80GB PCIe", Decimal(80)): "H100-PCIE",
+}
+
+
+def shadeform_names() -> set[tuple[str, Decimal | None]]:
+    body = json.loads((FIXTURES / "shadeform" / "instance_types.json").read_text())
+    return {
+        (t["configuration"]["gpu_type"], Decimal(t["configuration"]["vram_per_gpu_in_gb"]))
+        for t in body["instance_types"]
+    }
+
+
+def primeintellect_names() -> set[tuple[str, Decimal | None]]:
+    body = json.loads((FIXTURES / "primeintellect" / "availability_gpus.json").read_text())
+    return {
+        (f"{o['gpuType']} {o['socket']}", Decimal(o["gpuMemory"]) / o["gpuCount"])
+        for o in body["items"]
+    }
+
+
+def fixture_names() -> set[tuple[str, Decimal | None]]:
+    return shadeform_names() | primeintellect_names()
+
+
+def test_every_fixture_spelling_is_listed() -> None:
+    assert fixture_names() == set(EXPECTED)
+
+
+@pytest.mark.parametrize(("spelling", "expected"), sorted(EXPECTED.items(), key=str))
+def test_spelling_resolves_or_is_knowingly_unknown(
+    spelling: tuple[str, Decimal | None], expected: str | None
+) -> None:
+    match = resolve_gpu(*spelling)
+    assert (match.name, match.known) == ((expected, True) if expected else (spelling[0], False))
