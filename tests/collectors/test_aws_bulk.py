@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 import collectors.aws_bulk_stream as stream_mod
-from collectors.aws import AwsCollector
+from collectors.aws import NEEDS_CREDENTIALS, AwsCollector
 from collectors.aws_bulk import wanted_product
 from collectors.aws_bulk_hardware import bulk_hardware
 from collectors.aws_bulk_stream import OfferFileError, extract_offer_file
-from collectors.base import SkipItem
+from collectors.base import CollectorError, RunContext, SkipItem
 from tests.conftest import Run, cli_runner
 from tracker import registry
 from tracker.catalog import resolve_gpu
@@ -185,3 +185,40 @@ def test_collect_without_credentials_stores_bulk_prices(
     assert sum(r["provider"] == "aws" for r in json.loads(relisted.stdout)) == 13
     runs = json.loads(cli("runs", "-f", "json", extra_env=env).stdout)
     assert runs[0]["status"] == "succeeded", runs[0]
+
+
+def test_spot_and_savings_plans_are_stated_skips(server: tuple[BulkServer, str]) -> None:
+    _, url = server
+    settings = Settings(aws={"bulk_url": url})
+    collector = AwsCollector.from_settings(settings)
+    ctx = RunContext(settings)
+    offers = list(collector.collect(ctx))
+    assert len(offers) == 13
+    assert ctx.skips[NEEDS_CREDENTIALS] == 2
+    assert f"{NEEDS_CREDENTIALS}: aws: spot needs credentials" in ctx.details
+    assert list(collector.collect_service_prices(ctx)) == []
+    assert ctx.skips[NEEDS_CREDENTIALS] == 3
+
+
+def test_a_new_version_is_downloaded_again(server: tuple[BulkServer, str]) -> None:
+    srv, url = server
+    settings = Settings(aws={"bulk_url": url})
+    assert len(list(AwsCollector.from_settings(settings).collect(RunContext(settings)))) == 13
+    index_path = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
+    newer = REGION_FILE.replace("20230322145651", "20230401000000")
+    srv.files[index_path] = srv.files[index_path].replace(REGION_FILE.encode(), newer.encode())
+    srv.files[newer] = srv.files[REGION_FILE]
+    assert len(list(AwsCollector.from_settings(settings).collect(RunContext(settings)))) == 13
+    assert (srv.requests.count(REGION_FILE), srv.requests.count(newer)) == (1, 1)
+
+
+def test_an_unreadable_regional_file_fails_the_run_when_it_is_the_only_one(
+    server: tuple[BulkServer, str],
+) -> None:
+    srv, url = server
+    del srv.files[REGION_FILE]  # 404
+    settings = Settings(aws={"bulk_url": url})
+    ctx = RunContext(settings)
+    with pytest.raises(CollectorError, match=r"aws: every region failed \(1\); first: us-east-2"):
+        list(AwsCollector.from_settings(settings).collect(ctx))
+    assert "404" in ctx.partial["us-east-2"]
