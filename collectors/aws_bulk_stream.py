@@ -30,6 +30,9 @@ from typing import IO, Any
 __all__ = ["BulkExtract", "OfferFileError", "extract_offer_file"]
 
 CHUNK_CHARS = 1 << 20
+MAX_VALUE_CHARS = 64 << 20
+"""No one product or sku's terms is this large: past it a value is malformed, not cut
+by a read (so bad input never makes the buffer grow to the size of the file)."""
 _WS = " \t\n\r"
 _DECODER = json.JSONDecoder()
 
@@ -100,7 +103,7 @@ class _Reader:
             try:
                 result, end = _DECODER.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
-                if self._more():
+                if len(self.buf) - self.pos <= MAX_VALUE_CHARS and self._more():
                     continue
                 raise self.error(f"bad JSON ({exc.msg})") from None
             # A number at the buffer's end may go on in the next chunk: make sure it ended.

@@ -222,3 +222,15 @@ def test_an_unreadable_regional_file_fails_the_run_when_it_is_the_only_one(
     with pytest.raises(CollectorError, match=r"aws: every region failed \(1\); first: us-east-2"):
         list(AwsCollector.from_settings(settings).collect(ctx))
     assert "404" in ctx.partial["us-east-2"]
+
+
+def test_a_malformed_value_does_not_buffer_the_rest_of_the_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(stream_mod, "CHUNK_CHARS", 64)
+    monkeypatch.setattr(stream_mod, "MAX_VALUE_CHARS", 256)
+    text = '{"products": {"A": {"sku": "A",, "x": 1}' + " " * 100_000 + "}}"
+    reader_input = io.StringIO(text)
+    with pytest.raises(OfferFileError, match=r"bad\.json: bad JSON"):
+        extract_offer_file(reader_input, wanted_product, "bad.json")
+    assert reader_input.tell() < 1000  # stopped reading soon after the value went bad
