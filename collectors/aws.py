@@ -13,6 +13,10 @@ Parsing lives in three pure modules, one per payload (what the tests replay):
 (GetProducts) and :mod:`collectors.aws_spot` (DescribeSpotPriceHistory); this
 module only fetches. A spot-only run (the service's frequent spot job) makes no
 Price List call: instance types, spot history and the Spot Advisor feed only.
+
+Without credentials the collector still runs: on-demand and reserved prices come
+from the public bulk offer files (:mod:`collectors.aws_bulk`), and what needs an
+account (spot, savings plans, EBS/egress) is one counted, stated skip each.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from collectors.aws_bulk import BulkSource, bulk_offers
 from collectors.aws_hardware import InstanceHardware, parse_instance_types
 from collectors.aws_pricelist import parse_price_list_item
 from collectors.aws_savings import (
@@ -36,7 +41,8 @@ from collectors.aws_savings import (
 from collectors.aws_services import collect_services
 from collectors.aws_spot import SpotRisk, parse_spot_history
 from collectors.aws_spot_advisor import fetch_spot_advisor
-from collectors.base import CollectorError, MissingCredentials, NotConfigured, RunContext
+from collectors.base import CollectorError, NotConfigured, RunContext
+from collectors.http import HttpClient
 from tracker import __version__
 from tracker.models import Offer, OfferKey, PricingModel
 
@@ -83,6 +89,11 @@ REGION_DISABLED_CODES = frozenset(
 SPOT_PRODUCT = "Linux/UNIX"
 FIXED_PRICING = frozenset(
     {PricingModel.ON_DEMAND, PricingModel.RESERVED_1Y, PricingModel.RESERVED_3Y}
+)
+NEEDS_CREDENTIALS = "needs_credentials"
+BULK_READINESS = (
+    "ready without credentials: on-demand and reserved from the public bulk offer files;"
+    " spot, savings plans and EBS/egress need credentials"
 )
 FILTER_VALUE_MAX = 1024  # the Price List API's limit on one filter value
 PRICE_LIST_PAGE = 100  # the API's maximum MaxResults
@@ -157,6 +168,7 @@ class AwsCollector:
         client_factory: ClientFactory | None = None,
         advisor_loader: Callable[[], Mapping[str, Mapping[str, SpotRisk]]] | None = None,
         clock: Callable[[], datetime] | None = None,
+        bulk: BulkSource | None = None,
     ) -> None:
         self.settings = settings
         self.aws = settings.aws
@@ -168,6 +180,10 @@ class AwsCollector:
         self._hardware: dict[str, dict[str, InstanceHardware]] = {}
         self._priced: dict[str, set[str]] = {}
         """Per region, the accelerated types and those the Price List priced this run."""
+        self.bulk = bulk
+        """Set when there are no credentials: prices come from the bulk offer files."""
+        self.readiness = BULK_READINESS if bulk is not None else ""
+        """What ``gpu-tracker providers`` says beside "ready" (empty: everything runs)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
@@ -175,10 +191,9 @@ class AwsCollector:
             raise NotConfigured("aws: disabled in the configuration (aws.enabled = false)")
         session = boto3.Session()
         if session.get_credentials() is None:
-            raise MissingCredentials(
-                "aws: no AWS credentials found (set AWS_PROFILE or AWS_ACCESS_KEY_ID/"
-                "AWS_SECRET_ACCESS_KEY, see boto3's credential chain)"
-            )
+            http = HttpClient(settings.http)
+            source = BulkSource(settings.aws.bulk_url, http, settings.http.timeout_seconds)
+            return cls(settings, bulk=source)
         return cls(settings, session=session)
 
     # ------------------------------------------------------------------ clients
@@ -224,6 +239,9 @@ class AwsCollector:
         want_plans = bool(scope & SAVINGS_PLANS) and self.aws.savings_plans
         if not want_fixed and not want_spot and not want_plans:
             return
+        if self.bulk is not None:
+            yield from self._collect_bulk(ctx, self.bulk, want_fixed, want_spot, want_plans)
+            return
         regions = self._regions()
         advisor = self._load_advisor() if want_spot else {}
         plans_failed: set[str] = set()
@@ -241,8 +259,37 @@ class AwsCollector:
 
     def collect_service_prices(self, ctx: RunContext) -> Iterator[ServicePrice]:
         """EBS gp3/st1 and internet egress, per region (:mod:`collectors.aws_services`)."""
+        if self.bulk is not None:
+            ctx.skip(NEEDS_CREDENTIALS, "aws: EBS and egress prices need credentials")
+            return
         pricing = self.client("pricing", self.aws.pricing_region)
         yield from collect_services(pricing, self._regions(), ctx, describe_failure)
+
+    def _collect_bulk(
+        self, ctx: RunContext, bulk: BulkSource, fixed: bool, spot: bool, plans: bool
+    ) -> Iterator[Offer]:
+        """On-demand and reserved from the bulk offer files, region by region; a region
+        whose file cannot be read is partial (nothing of it delisted)."""
+        if spot:
+            ctx.skip(NEEDS_CREDENTIALS, "aws: spot needs credentials")
+        if plans:
+            ctx.skip(NEEDS_CREDENTIALS, "aws: savings plans need credentials")
+        if not fixed:
+            return
+        files = bulk.region_index()
+        regions = list(dict.fromkeys(self.aws.regions)) if self.aws.regions else sorted(files)
+        for region in regions:
+            path = files.get(region)
+            if path is None:
+                ctx.mark_partial(region, "not in the bulk price list's region index")
+                continue
+            try:
+                extract = bulk.extract(region, path)
+            except CollectorError as exc:
+                ctx.mark_partial(region, str(exc))
+                continue
+            yield from bulk_offers(ctx, region, extract, self.aws.include_accelerators)
+        ctx.fail_if_every_region_partial("aws", regions)
 
     def _regions(self) -> list[str]:
         if self.aws.regions:

@@ -76,11 +76,13 @@ def status(settings: Settings) -> list[ProviderStatus]:
     result = []
     for name, cls in available(settings).items():
         try:
-            cls.from_settings(settings)
+            collector = cls.from_settings(settings)
         except NotConfigured as exc:  # MissingCredentials too
             result.append(ProviderStatus(name, cls.description, False, str(exc)))
         except Exception as exc:
             result.append(ProviderStatus(name, cls.description, False, f"error: {exc}"))
         else:
-            result.append(ProviderStatus(name, cls.description, True, "ready"))
+            # A collector that runs only in part says which parts (AWS without credentials).
+            readiness = getattr(collector, "readiness", "") or "ready"
+            result.append(ProviderStatus(name, cls.description, True, str(readiness)))
     return result

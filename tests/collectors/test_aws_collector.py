@@ -17,7 +17,7 @@ from sqlalchemy import Engine, select
 
 from collectors.aws import AwsCollector, instance_type_filters, price_list_filters
 from collectors.aws_spot_advisor import parse_spot_advisor
-from collectors.base import CollectorError, MissingCredentials, NotConfigured
+from collectors.base import CollectorError, NotConfigured
 from tracker import registry
 from tracker.collect import run_collector
 from tracker.models import PricingModel
@@ -425,15 +425,20 @@ def test_long_type_lists_are_split_within_the_filter_limit() -> None:
 # ------------------------------------------------------- credentials, config, endpoints
 
 
-def test_missing_credentials_skip_aws_with_one_clear_line() -> None:
+def test_missing_credentials_run_aws_from_the_bulk_files() -> None:
     # tests/conftest.py clears AWS_* credentials, points the config files at nothing
-    # and disables the instance metadata service, so the chain finds nothing.
-    with pytest.raises(MissingCredentials) as exc:
-        AwsCollector.from_settings(Settings())
-    assert str(exc.value).startswith("aws: no AWS credentials found")
+    # and disables the instance metadata service, so the chain finds nothing: the
+    # collector reads the public bulk offer files instead (tests/collectors/test_aws_bulk.py).
+    collector = AwsCollector.from_settings(Settings())
+    assert collector.bulk is not None
     status = {s.name: s for s in registry.status(Settings())}
-    assert status["aws"].configured is False
-    assert "no AWS credentials" in status["aws"].reason
+    assert status["aws"].configured is True
+    assert "spot, savings plans and EBS/egress need credentials" in status["aws"].reason
+
+
+def test_with_credentials_there_is_no_bulk_source(aws_env: None) -> None:
+    collector = AwsCollector.from_settings(Settings())
+    assert collector.bulk is None and collector.readiness == ""
 
 
 def test_disabled_aws_is_not_configured(aws_env: None) -> None:

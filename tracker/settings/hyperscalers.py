@@ -32,6 +32,9 @@ class AwsSettings(Section):
     """Savings Plans endpoint only (a global service); wins over ``endpoint_url``."""
     max_attempts: int = Field(8, ge=1, le=30)
     """botocore adaptive-retry attempts per call (throttling is retried with backoff)."""
+    bulk_url: str = "https://pricing.us-east-1.amazonaws.com"
+    """Root of the public Price List bulk offer files, read when there are no AWS
+    credentials (on-demand and reserved only); a mirror or a test server."""
 
     _split = field_validator("regions", mode="before")(split_csv)
 
