@@ -22,6 +22,7 @@ from sqlalchemy import text
 from collectors.base import NotConfigured, RunContext
 from collectors.pricesheet import PriceSheetCollector
 from collectors.remote import OFFERS_PATH, RemoteCollector, parse_offer
+from tests.conftest import cli_runner
 from tests.web.conftest import serve
 from tracker.collect import run_collector
 from tracker.collect_services import import_service_sheet, run_service_collector
@@ -236,3 +237,29 @@ def test_a_row_that_is_not_an_offer_is_a_counted_skip(tmp_path: Path) -> None:
     assert ctx.skips == {"invalid_row": 2}
     assert "alpha/a.h100x8/us-east-1: price_per_hour" in ctx.details[0]
     assert ctx.details[1] == "invalid_row: alpha/a.h100x8/us-east-1: currency: missing"
+
+
+def test_collect_remote_from_the_cli_with_the_environment(
+    team: tuple[str, Engine], tmp_path: Path
+) -> None:
+    """``gpu-tracker collect -p remote`` configured by GPU_TRACKER_REMOTE__URL / __TOKEN, its
+    ETag kept under XDG_STATE_HOME: the second run is a 304 and changes nothing."""
+    url, server_engine = team
+    db, laptop = _store(tmp_path / "laptop.db")
+    run = cli_runner(db, tmp_path)
+    env = {"GPU_TRACKER_REMOTE__URL": url, "GPU_TRACKER_REMOTE__TOKEN": TOKEN}
+    first = run("collect", "-p", "remote", extra_env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert _offers(laptop) == _offers(server_engine)
+    assert list((tmp_path / "state" / "gpu-tracker").glob("remote-*.json"))
+    before = _counts(laptop)
+    second = run("collect", "-p", "remote", extra_env=env)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert _counts(laptop) == before
+    assert TOKEN not in first.stdout + first.stderr + second.stdout + second.stderr
+    wrong = run(
+        "collect", "-p", "remote", extra_env={**env, "GPU_TRACKER_REMOTE__TOKEN": "nope-0000"}
+    )
+    assert wrong.returncode != 0
+    assert "the server's web token is wrong" in wrong.stdout + wrong.stderr
+    laptop.dispose()

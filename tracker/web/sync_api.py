@@ -1,6 +1,6 @@
 """``/api/v1/sync/…``: a team server's current prices for another gpu-tracker to copy.
 
-``gpu-tracker collect remote`` on a laptop (collectors/remote.py) reads these two
+``gpu-tracker collect -p remote`` on a laptop (collectors/remote.py) reads these two
 routes and stores what they list under each offer's original provider and currency,
 at the server's observation times. Each answer carries an ETag computed from its rows
 (:func:`tracker.views.sync.etag_of`); a client that sends it back in
