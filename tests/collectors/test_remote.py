@@ -65,16 +65,21 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Engine
     engine.dispose()
 
 
-def _laptop(tmp_path: Path, url: str, token: str | None = TOKEN) -> tuple[Settings, Engine]:
-    db, engine = _store(tmp_path / "laptop.db")
-    settings = Settings(
-        database_url=db,
+def _settings(tmp_path: Path, url: str, token: str | None = TOKEN) -> Settings:
+    """A laptop's settings: the team server's URL and token, no retries (a refused
+    connection fails at once), the ETag kept under ``tmp_path``."""
+    return Settings(
         remote=RemoteSettings(
             url=url, token=SecretStr(token) if token else None, state_dir=tmp_path / "state"
         ),
         http=HttpSettings(max_retries=0),
     )
-    return settings, engine
+
+
+def _laptop(tmp_path: Path, url: str, token: str | None = TOKEN) -> tuple[Settings, Engine]:
+    """The settings and a SQLite store of their own."""
+    _, engine = _store(tmp_path / "laptop.db")
+    return _settings(tmp_path, url, token), engine
 
 
 def _offers(engine: Engine) -> list[tuple[Any, ...]]:
@@ -104,10 +109,11 @@ def _sync(settings: Settings, engine: Engine) -> tuple[Any, Any]:
 
 
 def test_a_laptop_store_matches_the_team_server_and_a_second_sync_is_a_304(
-    team: tuple[str, Engine], tmp_path: Path
+    team: tuple[str, Engine], tmp_path: Path, engine: Engine
 ) -> None:
+    """The laptop's store on both engines (Postgres: exact numerics and timestamptz)."""
     url, server_engine = team
-    settings, laptop = _laptop(tmp_path, url)
+    settings, laptop = _settings(tmp_path, url), engine
     offers, services = _sync(settings, laptop)
     assert offers.ok and services.ok, (offers.error, services.error)
     assert offers.provider == "remote" and offers.source == "remote"
@@ -142,7 +148,6 @@ def test_a_laptop_store_matches_the_team_server_and_a_second_sync_is_a_304(
     assert again_services.stats.offers_seen == 0 and again_services.stats.delisted == 0
     assert _counts(laptop) == before
     assert _offers(laptop) == copied and len(_services(laptop)) == 4
-    laptop.dispose()
 
 
 def test_the_saved_etag_is_the_servers_and_answers_304(
@@ -175,7 +180,7 @@ def test_a_wrong_token_fails_the_run_in_one_line(team: tuple[str, Engine], tmp_p
         assert "GPU_TRACKER_REMOTE__TOKEN" in summary.error
         assert "not-the-token-0000" not in summary.error
     assert _counts(laptop)["series"] == 0
-    settings, _ = _laptop(tmp_path / "none", url, token=None)
+    settings = _settings(tmp_path / "none", url, token=None)
     offers = run_collector(laptop, RemoteCollector.from_settings(settings), settings)
     assert offers.error is not None and "web token is needed" in offers.error
     laptop.dispose()
@@ -262,4 +267,33 @@ def test_collect_remote_from_the_cli_with_the_environment(
     )
     assert wrong.returncode != 0
     assert "the server's web token is wrong" in wrong.stdout + wrong.stderr
+    laptop.dispose()
+
+
+def test_what_the_server_delists_the_next_sync_delists(tmp_path: Path) -> None:
+    """The server's sheet drops gamma's row: its complete run delists gamma, the ETag
+    changes, and the laptop's next sync (a 200, not a 304) delists it too."""
+    db, server_engine = _store(tmp_path / "server.db")
+    sheet = tmp_path / "sheet.csv"
+    rows = (FIXTURES / "team-sheet.csv").read_text().splitlines()
+    sheet.write_text("\n".join(rows) + "\n")
+    server_settings = Settings(database_url=db, pricesheet={"path": sheet})  # type: ignore[arg-type]
+    collector = PriceSheetCollector.from_settings(server_settings)
+    assert run_collector(server_engine, collector, server_settings, now=RUN_AT).ok
+    server = serve(server_settings, server_engine)
+    try:
+        settings, laptop = _laptop(tmp_path, server.url, token=None)
+        assert run_collector(laptop, RemoteCollector.from_settings(settings), settings).ok
+        assert {row[0][0] for row in _offers(laptop)} == {"alpha", "beta", "gamma"}
+        sheet.write_text("\n".join(r for r in rows if not r.startswith("gamma,")) + "\n")
+        later = datetime(2026, 12, 2, 12, tzinfo=UTC)
+        assert run_collector(server_engine, collector, server_settings, now=later).ok
+        summary = run_collector(laptop, RemoteCollector.from_settings(settings), settings)
+        assert summary.ok and summary.stats.delisted == 1, summary
+        assert "unchanged_at_source" not in summary.skip_reasons
+        assert _offers(laptop) == _offers(server_engine)
+        assert {row[0][0] for row in _offers(laptop)} == {"alpha", "beta"}
+    finally:
+        server.stop()
+        server_engine.dispose()
     laptop.dispose()
