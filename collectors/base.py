@@ -181,6 +181,9 @@ class RunContext:
     """The first :data:`MAX_SKIP_DETAILS` skip messages (``reason: detail``)."""
     partial: dict[str, str] = field(default_factory=dict)
     """Regions not fully collected this run, with the reason."""
+    unchanged: bool = False
+    """The source said nothing changed since the copy this store holds (another
+    gpu-tracker's 304): the run yields nothing and delists or ends nothing."""
 
     def skip(self, reason: str, detail: str = "") -> None:
         """Count one item that could not be turned into an offer (logged with ``detail``).
@@ -196,6 +199,12 @@ class RunContext:
     @property
     def skipped(self) -> int:
         return sum(self.skips.values())
+
+    def mark_unchanged(self, reason: str) -> None:
+        """Nothing changed at the source since the last run stored its copy: keep every
+        offer (or tier) as it is instead of treating the empty run as complete."""
+        self.unchanged = True
+        log.info("%s: unchanged at the source: %s", self.source, reason)
 
     def mark_partial(self, region: str, reason: str) -> None:
         """This region was not fully collected: do not delist its offers this run."""

@@ -53,6 +53,7 @@ def _isolated_env(
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))  # the AWS bulk-file cache
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     for key in (
         "AWS_ACCESS_KEY_ID",
         "AWS_SECRET_ACCESS_KEY",
@@ -168,6 +169,7 @@ def cli_runner(db_url: str, workdir: Path, *, process: bool = False) -> Run:
     env["XDG_DATA_HOME"] = str(workdir / "data")
     env["XDG_CONFIG_HOME"] = str(workdir / "config")
     env["XDG_CACHE_HOME"] = str(workdir / "cache")
+    env["XDG_STATE_HOME"] = str(workdir / "state")
 
     def run(
         *args: str, extra_env: dict[str, str] | None = None

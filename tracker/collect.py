@@ -161,7 +161,9 @@ def run_collector(
                 if on_offer is not None:
                     on_offer(writer.count)
             delist_scope = (
-                DelistScope(source, pricing_scope, frozenset(ctx.partial)) if delist else None
+                DelistScope(source, pricing_scope, frozenset(ctx.partial))
+                if delist and not ctx.unchanged
+                else None
             )
             stats = writer.finish(delist_scope)
             summary.status = RunStatus.SUCCEEDED
@@ -264,6 +266,8 @@ def _reasons(ctx: RunContext, out_of_scope: int, refused_delist: int) -> dict[st
         reasons["partial_regions"] = len(ctx.partial)
     if out_of_scope:
         reasons["out_of_scope"] = out_of_scope
+    if ctx.unchanged:
+        reasons["unchanged_at_source"] = 1
     return reasons
 
 

@@ -72,6 +72,7 @@ def run_service_collector(
         details=ctx.details,
         partial=ctx.partial,
         complete=True,
+        unchanged=lambda: ctx.unchanged,
         secrets=secrets_of(settings),
     )
 
@@ -108,10 +109,12 @@ def _record(
     details: list[str],
     partial: Mapping[str, str],
     complete: bool,
+    unchanged: Callable[[], bool] = lambda: False,
     secrets: Sequence[str] = (),
 ) -> RunSummary:
     """Read the prices, then store them with the run's success in one transaction; any
-    failure is recorded as the run's one-line error instead."""
+    failure is recorded as the run's one-line error instead. A read that found its source
+    ``unchanged`` (a 304) ends no tier, however complete the run."""
     assert summary.run_id is not None
     try:
         prices = read()
@@ -122,7 +125,7 @@ def _record(
             prices,
             source=summary.source,
             finished=summary.finished_at,
-            complete=complete,
+            complete=complete and not unchanged(),
             skipped=sum(skips.values()),
             skip_reasons=_reasons(skips, partial),
             partial_regions=frozenset(partial),

@@ -24,6 +24,7 @@ from tests.listed_collector import ListCollector
 from tests.web.conftest import Site, serve
 from tests.web.store import DAY0, fill
 from tracker.collect import run_collector
+from tracker.collect_services import import_service_sheet
 from tracker.models import PricingModel
 from tracker.settings import Settings
 from tracker.store import migrate
@@ -53,6 +54,9 @@ def every_pricing_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sit
         make_offer(provider="gamma", instance_type="g.h100", pricing="on_demand", currency="SGD"),
     ]
     assert run_collector(engine, Gamma(gamma), settings, now=DAY0).ok
+    # storage and egress tiers, so /api/v1/sync/service-prices answers rows to check
+    sheet = ROOT / "tests" / "fixtures" / "remote" / "team-services.csv"
+    assert import_service_sheet(engine, sheet, provider="sheet", source="sheet", complete=True).ok
     server = serve(settings, engine)
     yield Site(server.url, engine, settings, url)
     server.stop()

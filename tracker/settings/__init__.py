@@ -50,6 +50,7 @@ from tracker.settings.gpu_clouds import (
 )
 from tracker.settings.huawei import HuaweiSettings
 from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
+from tracker.settings.remote import RemoteSettings
 from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
 from tracker.settings.small_clouds import (
     CloudRiftSettings,
@@ -91,6 +92,7 @@ __all__ = [
     "OciSettings",
     "PriceSheetSettings",
     "PrimeIntellectSettings",
+    "RemoteSettings",
     "RunPodSettings",
     "SaladSettings",
     "SchedulerSettings",
@@ -133,6 +135,7 @@ class Settings(BaseSettings):
     views (counted, reported), never converted with a guess."""
     http: HttpSettings = Field(default_factory=HttpSettings)
     pricesheet: PriceSheetSettings = Field(default_factory=PriceSheetSettings)
+    remote: RemoteSettings = Field(default_factory=RemoteSettings)
     aws: AwsSettings = Field(default_factory=AwsSettings)
     azure: AzureSettings = Field(default_factory=AzureSettings)
     gcp: GcpSettings = Field(default_factory=GcpSettings)

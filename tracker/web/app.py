@@ -18,7 +18,17 @@ from starlette.responses import Response as HttpResponse
 from starlette.routing import Route as StarletteRoute
 
 from tracker.service.web import Route
-from tracker.web import alerts_page, api, api_docs, gpu_page, history_api, index, pages, plan
+from tracker.web import (
+    alerts_page,
+    api,
+    api_docs,
+    gpu_page,
+    history_api,
+    index,
+    pages,
+    plan,
+    sync_api,
+)
 from tracker.web.context import HERE, WebContext, context_of
 from tracker.web.errors import install_error_handlers
 from tracker.web.methods import HeadAsGet
@@ -73,6 +83,7 @@ def create_app(context: WebContext) -> FastAPI:
     app.include_router(plan.api_router)
     app.include_router(history_api.router)
     app.include_router(alerts_page.api_router)
+    app.include_router(sync_api.router)
     app.include_router(pages.router)
     app.include_router(gpu_page.router)
     app.include_router(plan.page_router)
