@@ -38,7 +38,14 @@ from tracker.settings.base import (
     read_secret,
 )
 from tracker.settings.fx import FxSettings
-from tracker.settings.gpu_clouds import LambdaSettings, OciSettings, RunPodSettings, VastAiSettings
+from tracker.settings.gpu_clouds import (
+    LambdaSettings,
+    LiumSettings,
+    NovitaSettings,
+    OciSettings,
+    RunPodSettings,
+    VastAiSettings,
+)
 from tracker.settings.huawei import HuaweiSettings
 from tracker.settings.hyperscalers import AwsSettings, AzureSettings, GcpSettings
 from tracker.settings.service import HttpSettings, PriceSheetSettings, SchedulerSettings
@@ -144,6 +151,8 @@ class Settings(BaseSettings):
     seeweb: SeewebSettings = Field(default_factory=SeewebSettings)
     nebius: NebiusSettings = Field(default_factory=NebiusSettings)
     cloudrift: CloudRiftSettings = Field(default_factory=CloudRiftSettings)
+    novita: NovitaSettings = Field(default_factory=NovitaSettings)
+    lium: LiumSettings = Field(default_factory=LiumSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

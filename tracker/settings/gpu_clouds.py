@@ -50,3 +50,21 @@ class OciSettings(Section):
     """Store preemptible capacity (50 % of on-demand) as spot for the shapes that support it."""
 
     _origin = field_validator("endpoint_url")(endpoint_origin)
+
+
+class NovitaSettings(KeyedCloudSettings):
+    """Novita AI GPU products (collectors/novita.py): ``NOVITA_API_KEY`` is the name
+    Novita's own tools and SkyPilot read."""
+
+    _fallback_env: ClassVar[str] = "NOVITA_API_KEY"
+    _section: ClassVar[str] = "novita"
+
+
+class LiumSettings(Section):
+    """Lium public nodes feed (collectors/lium.py); no key needed."""
+
+    enabled: bool = True
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of ``https://lium.io``; the path is kept."""
+
+    _origin = field_validator("endpoint_url")(endpoint_origin)

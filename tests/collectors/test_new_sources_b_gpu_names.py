@@ -1,0 +1,36 @@
+"""Every GPU spelling in the novita/lium fixtures resolves in the catalog, or is knowingly
+unknown (issue 43, point 4): a new spelling in a recorded payload fails here first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tracker.catalog import resolve_gpu
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def _names(provider: str, file: str, items: str, field: str) -> set[str]:
+    body = json.loads((FIXTURES / provider / file).read_text())
+    return {str(item[field]) for item in body[items]}
+
+
+NAMES = {
+    # spelling sent -> the catalog model it must resolve to (None: knowingly unknown)
+    ("novita", "RTX 4090 24GB"): "RTX-4090",
+    ("novita", "A100 SXM 80GB"): "A100-80GB",
+}
+
+
+def test_the_table_lists_every_spelling_in_the_fixtures() -> None:
+    listed = {name for provider, name in NAMES if provider == "novita"}
+    assert _names("novita", "products.json", "data", "name") == listed
+
+
+@pytest.mark.parametrize(("key", "model"), sorted(NAMES.items()))
+def test_spelling_resolves(key: tuple[str, str], model: str | None) -> None:
+    match = resolve_gpu(key[1], None)
+    assert (match.name if match.known else None) == model
