@@ -29,3 +29,23 @@ def test_collect_novita(cli: Run) -> None:
         ("A100-80GB.14c240g", "US-CA-06", "on_demand"): Decimal("1.6"),
         ("26", "US-01", "on_demand"): Decimal("0.67"),
     }
+
+
+def test_collect_lium(cli: Run) -> None:
+    body = (FIXTURES / "lium" / "nodes.json").read_bytes()
+    with serve_recorded({("GET", "/api/public/v1/nodes"): body}) as url:
+        proc = cli(
+            "collect", "--provider", "lium", extra_env={"GPU_TRACKER_LIUM__ENDPOINT_URL": url}
+        )
+    assert proc.returncode == 0, proc.stderr
+    # price_per_gpu_hour x count: 0.5 x 8 = 4; 3.99 x 1..5; 0.5 x 1 (spot tier); 1.23 x 8 = 9.84
+    assert offers(cli, "lium") == {
+        ("8x RTX 5090", "jp-13", "on_demand"): Decimal("4"),
+        ("1x H200", "us-ms", "on_demand"): Decimal("3.99"),
+        ("2x H200", "us-ms", "on_demand"): Decimal("7.98"),
+        ("3x H200", "us-ms", "on_demand"): Decimal("11.97"),
+        ("4x H200", "us-ms", "on_demand"): Decimal("15.96"),
+        ("5x H200", "us-ms", "on_demand"): Decimal("19.95"),
+        ("1x RTX 5090", "us-mn", "spot"): Decimal("0.5"),
+        ("8x A100-SXM4-80GB", "us-va", "on_demand"): Decimal("9.84"),
+    }

@@ -22,12 +22,21 @@ NAMES = {
     # spelling sent -> the catalog model it must resolve to (None: knowingly unknown)
     ("novita", "RTX 4090 24GB"): "RTX-4090",
     ("novita", "A100 SXM 80GB"): "A100-80GB",
+    ("lium", "RTX 5090"): "RTX-5090",
+    ("lium", "H200"): "H200",
+    ("lium", "A100-SXM4-80GB"): "A100-80GB",
+}
+
+FILES = {
+    "novita": ("products.json", "data", "name"),
+    "lium": ("nodes.json", "nodes", "gpu_model"),
 }
 
 
-def test_the_table_lists_every_spelling_in_the_fixtures() -> None:
-    listed = {name for provider, name in NAMES if provider == "novita"}
-    assert _names("novita", "products.json", "data", "name") == listed
+@pytest.mark.parametrize("provider", sorted(FILES))
+def test_the_table_lists_every_spelling_in_the_fixtures(provider: str) -> None:
+    listed = {name for p, name in NAMES if p == provider}
+    assert _names(provider, *FILES[provider]) == listed
 
 
 @pytest.mark.parametrize(("key", "model"), sorted(NAMES.items()))
