@@ -88,9 +88,11 @@ def _offer(key: Key, members: list[tuple[Decimal, Mapping[str, Any]]]) -> Offer:
         "country": node.get("country") if isinstance(node.get("country"), str) else None,
     }
     cpus = number(node, "cpu_count", required=False)
+    vram = number(node, "gpu_memory_gb", required=False)  # tells a bare "A100" 40 from 80 GB
+    attributes["gpu_memory_gb"] = vram
     return gpu_offer(
         f"{count}x {model} {tier} {place}",
-        resolve_gpu(model, None),
+        resolve_gpu(model, vram),
         model,
         attributes,
         provider=PROVIDER,

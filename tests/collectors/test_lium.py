@@ -72,6 +72,15 @@ def test_same_series_on_two_nodes_is_the_cheapest_with_median_and_count() -> Non
     assert offers[("2x H200", "us-ms", OD)].attributes["offer_count"] == 1
 
 
+def test_gpu_memory_tells_a_bare_a100_apart() -> None:
+    body = payload()
+    body["nodes"][3]["gpu_model"] = "A100"  # gpu_memory_gb 80
+    offers, _ = parse(body)
+    a100 = offers[("8x A100", "us-va", OD)]
+    assert (a100.gpu_model, a100.gpu_raw_name, a100.gpu_known) == ("A100-80GB", "A100", True)
+    assert a100.attributes["gpu_memory_gb"] == Decimal(80)
+
+
 def test_scope_leaves_out_the_spot_tier() -> None:
     offers, _ = parse(payload(), frozenset({OD}))
     assert SPOT not in {p for _, _, p in offers} and len(offers) == 7
