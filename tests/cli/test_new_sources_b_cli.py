@@ -49,3 +49,21 @@ def test_collect_lium(cli: Run) -> None:
         ("1x RTX 5090", "us-mn", "spot"): Decimal("0.5"),
         ("8x A100-SXM4-80GB", "us-va", "on_demand"): Decimal("9.84"),
     }
+
+
+def test_collect_mithril(cli: Run) -> None:
+    routes = {
+        ("GET", "/v2/instance-types"): (FIXTURES / "mithril" / "instance_types.json").read_bytes(),
+        ("GET", "/v2/spot/availability"): (
+            FIXTURES / "mithril" / "spot_availability.json"
+        ).read_bytes(),
+    }
+    with serve_recorded(routes) as url:
+        env = {"GPU_TRACKER_MITHRIL__ENDPOINT_URL": url, "MITHRIL_API_KEY": "fkey_x"}
+        proc = cli("collect", "--provider", "mithril", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    # last_instance_price "$5.00" / "$4.50" for the whole instance; auc_3 is skipped
+    assert offers(cli, "mithril") == {
+        ("h100.80gb.sxm", "us-east-1", "spot"): Decimal("5.00"),
+        ("h100.80gb.sxm", "us-west-2", "spot"): Decimal("4.50"),
+    }

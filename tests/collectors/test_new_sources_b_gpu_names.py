@@ -1,9 +1,10 @@
-"""Every GPU spelling in the novita/lium fixtures resolves in the catalog, or is knowingly
+"""Every GPU spelling in the novita/lium/mithril fixtures resolves in the catalog, or is knowingly
 unknown (issue 43, point 4): a new spelling in a recorded payload fails here first."""
 
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 def _names(provider: str, file: str, items: str, field: str) -> set[str]:
     body = json.loads((FIXTURES / provider / file).read_text())
-    return {str(item[field]) for item in body[items]}
+    return {str(item[field]) for item in (body[items] if items else body)}
 
 
 NAMES = {
@@ -25,11 +26,13 @@ NAMES = {
     ("lium", "RTX 5090"): "RTX-5090",
     ("lium", "H200"): "H200",
     ("lium", "A100-SXM4-80GB"): "A100-80GB",
+    ("mithril", "H100"): "H100-SXM",  # gpu_memory_gb 80, gpu_socket SXM5
 }
 
 FILES = {
     "novita": ("products.json", "data", "name"),
     "lium": ("nodes.json", "nodes", "gpu_model"),
+    "mithril": ("instance_types.json", "", "gpu_type"),
 }
 
 
@@ -41,5 +44,6 @@ def test_the_table_lists_every_spelling_in_the_fixtures(provider: str) -> None:
 
 @pytest.mark.parametrize(("key", "model"), sorted(NAMES.items()))
 def test_spelling_resolves(key: tuple[str, str], model: str | None) -> None:
-    match = resolve_gpu(key[1], None)
+    vram = Decimal(80) if key[0] == "mithril" else None  # the fixture's gpu_memory_gb
+    match = resolve_gpu(key[1], vram)
     assert (match.name if match.known else None) == model

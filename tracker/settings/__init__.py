@@ -41,6 +41,7 @@ from tracker.settings.fx import FxSettings
 from tracker.settings.gpu_clouds import (
     LambdaSettings,
     LiumSettings,
+    MithrilSettings,
     NovitaSettings,
     OciSettings,
     RunPodSettings,
@@ -153,6 +154,7 @@ class Settings(BaseSettings):
     cloudrift: CloudRiftSettings = Field(default_factory=CloudRiftSettings)
     novita: NovitaSettings = Field(default_factory=NovitaSettings)
     lium: LiumSettings = Field(default_factory=LiumSettings)
+    mithril: MithrilSettings = Field(default_factory=MithrilSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

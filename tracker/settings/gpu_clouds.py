@@ -68,3 +68,11 @@ class LiumSettings(Section):
     """Replaces scheme, host and port of ``https://lium.io``; the path is kept."""
 
     _origin = field_validator("endpoint_url")(endpoint_origin)
+
+
+class MithrilSettings(KeyedCloudSettings):
+    """Mithril spot auctions (collectors/mithril.py): ``MITHRIL_API_KEY`` is the name
+    SkyPilot and Mithril's tools read."""
+
+    _fallback_env: ClassVar[str] = "MITHRIL_API_KEY"
+    _section: ClassVar[str] = "mithril"
