@@ -67,3 +67,16 @@ def test_collect_mithril(cli: Run) -> None:
         ("h100.80gb.sxm", "us-east-1", "spot"): Decimal("5.00"),
         ("h100.80gb.sxm", "us-west-2", "spot"): Decimal("4.50"),
     }
+
+
+def test_collect_latitude(cli: Run) -> None:
+    body = (FIXTURES / "latitude" / "plans_gpu.json").read_bytes()
+    with serve_recorded({("GET", "/plans"): body}) as url:
+        env = {"GPU_TRACKER_LATITUDE__ENDPOINT_URL": url, "LATITUDESH_AUTH_TOKEN": "t"}
+        proc = cli("collect", "--provider", "latitude", extra_env=env)
+    assert proc.returncode == 0, proc.stderr
+    # pricing.USD.hour 3.37 in both regions; the CPU plan c3.small.x86 is no offer
+    assert offers(cli, "latitude") == {
+        ("g3-h100-small", "United States", "on_demand"): Decimal("3.37"),
+        ("g3-h100-small", "Japan", "on_demand"): Decimal("3.37"),
+    }

@@ -1,4 +1,4 @@
-"""Every GPU spelling in the novita/lium/mithril fixtures resolves in the catalog, or is knowingly
+"""Every GPU spelling in the novita/lium/mithril/latitude fixtures resolves in the catalog, or is knowingly
 unknown (issue 43, point 4): a new spelling in a recorded payload fails here first."""
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ NAMES = {
     ("lium", "H200"): "H200",
     ("lium", "A100-SXM4-80GB"): "A100-80GB",
     ("mithril", "H100"): "H100-SXM",  # gpu_memory_gb 80, gpu_socket SXM5
+    ("latitude", "H100"): "H100-SXM",  # vram_per_gpu 80
 }
 
 FILES = {
@@ -34,6 +35,16 @@ FILES = {
     "lium": ("nodes.json", "nodes", "gpu_model"),
     "mithril": ("instance_types.json", "", "gpu_type"),
 }
+
+
+def _latitude_names() -> set[str]:
+    body = json.loads((FIXTURES / "latitude" / "plans_gpu.json").read_text())
+    specs = [plan["attributes"]["specs"].get("gpu") or {} for plan in body["data"]]
+    return {str(gpu["type"]) for gpu in specs if gpu}
+
+
+def test_the_table_lists_every_latitude_spelling() -> None:
+    assert _latitude_names() == {name for p, name in NAMES if p == "latitude"}
 
 
 @pytest.mark.parametrize("provider", sorted(FILES))
@@ -44,6 +55,6 @@ def test_the_table_lists_every_spelling_in_the_fixtures(provider: str) -> None:
 
 @pytest.mark.parametrize(("key", "model"), sorted(NAMES.items()))
 def test_spelling_resolves(key: tuple[str, str], model: str | None) -> None:
-    vram = Decimal(80) if key[0] == "mithril" else None  # the fixture's gpu_memory_gb
+    vram = Decimal(80) if key[0] in ("mithril", "latitude") else None  # the fixtures' memory
     match = resolve_gpu(key[1], vram)
     assert (match.name if match.known else None) == model

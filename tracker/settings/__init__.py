@@ -40,6 +40,7 @@ from tracker.settings.base import (
 from tracker.settings.fx import FxSettings
 from tracker.settings.gpu_clouds import (
     LambdaSettings,
+    LatitudeSettings,
     LiumSettings,
     MithrilSettings,
     NovitaSettings,
@@ -155,6 +156,7 @@ class Settings(BaseSettings):
     novita: NovitaSettings = Field(default_factory=NovitaSettings)
     lium: LiumSettings = Field(default_factory=LiumSettings)
     mithril: MithrilSettings = Field(default_factory=MithrilSettings)
+    latitude: LatitudeSettings = Field(default_factory=LatitudeSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

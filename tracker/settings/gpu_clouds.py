@@ -76,3 +76,11 @@ class MithrilSettings(KeyedCloudSettings):
 
     _fallback_env: ClassVar[str] = "MITHRIL_API_KEY"
     _section: ClassVar[str] = "mithril"
+
+
+class LatitudeSettings(KeyedCloudSettings):
+    """Latitude.sh plans (collectors/latitude.py): ``LATITUDESH_AUTH_TOKEN`` is the name
+    Latitude's CLI and Terraform provider read."""
+
+    _fallback_env: ClassVar[str] = "LATITUDESH_AUTH_TOKEN"
+    _section: ClassVar[str] = "latitude"
