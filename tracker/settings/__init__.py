@@ -40,6 +40,10 @@ from tracker.settings.fx import FxSettings
 from tracker.settings.gpu_clouds import (
     AkashSettings,
     LambdaSettings,
+    LatitudeSettings,
+    LiumSettings,
+    MithrilSettings,
+    NovitaSettings,
     OciSettings,
     PrimeIntellectSettings,
     RunPodSettings,
@@ -165,6 +169,10 @@ class Settings(BaseSettings):
     cloudrift: CloudRiftSettings = Field(default_factory=CloudRiftSettings)
     shadeform: ShadeformSettings = Field(default_factory=ShadeformSettings)
     primeintellect: PrimeIntellectSettings = Field(default_factory=PrimeIntellectSettings)
+    novita: NovitaSettings = Field(default_factory=NovitaSettings)
+    lium: LiumSettings = Field(default_factory=LiumSettings)
+    mithril: MithrilSettings = Field(default_factory=MithrilSettings)
+    latitude: LatitudeSettings = Field(default_factory=LatitudeSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

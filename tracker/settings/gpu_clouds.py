@@ -59,6 +59,22 @@ class AkashSettings(Section):
     endpoint_url: str | None = None
     """Replaces scheme, host and port of ``https://console-api.akash.network``; the path is kept."""
 
+
+class NovitaSettings(KeyedCloudSettings):
+    """Novita AI GPU products (collectors/novita.py): ``NOVITA_API_KEY`` is the name
+    Novita's own tools and SkyPilot read."""
+
+    _fallback_env: ClassVar[str] = "NOVITA_API_KEY"
+    _section: ClassVar[str] = "novita"
+
+
+class LiumSettings(Section):
+    """Lium public nodes feed (collectors/lium.py); no key needed."""
+
+    enabled: bool = True
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of ``https://lium.io``; the path is kept."""
+
     _origin = field_validator("endpoint_url")(endpoint_origin)
 
 
@@ -94,3 +110,19 @@ class PrimeIntellectSettings(KeyedCloudSettings):
 
     _fallback_env: ClassVar[str] = "PRIME_API_KEY"
     _section: ClassVar[str] = "primeintellect"
+
+
+class MithrilSettings(KeyedCloudSettings):
+    """Mithril spot auctions (collectors/mithril.py): ``MITHRIL_API_KEY`` is the name
+    SkyPilot and Mithril's tools read."""
+
+    _fallback_env: ClassVar[str] = "MITHRIL_API_KEY"
+    _section: ClassVar[str] = "mithril"
+
+
+class LatitudeSettings(KeyedCloudSettings):
+    """Latitude.sh plans (collectors/latitude.py): ``LATITUDESH_AUTH_TOKEN`` is the name
+    Latitude's CLI and Terraform provider read."""
+
+    _fallback_env: ClassVar[str] = "LATITUDESH_AUTH_TOKEN"
+    _section: ClassVar[str] = "latitude"
