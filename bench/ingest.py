@@ -4,14 +4,18 @@ Generates N synthetic offers, then measures
   (a) raw psycopg COPY of the same rows into a bare table with the same columns,
   (b) the project's full write path (run bookkeeping, change detection, intervals)
       for a first collection, and for a re-collection where 10% of prices changed.
-The figures are ratios to (a), so they compare across machines. Each is the best of
---repeat runs (a COPY into a new table, a first collection into a new database, a
-re-collection changing another 10%), the same for both sides, so a burst of other
-load on a shared machine moves neither. Runs in throwaway databases created next to
-the one GPU_TRACKER_DATABASE_URL names.
+The figures are ratios to (a), so they compare across machines. Each timed run of (b)
+is paired with an (a) of its own rows timed just before it, and each ratio is the
+median of --repeat pairs (a first collection into a new database each; then, in the
+last one, re-collections each changing another 10%). Before each timed run the
+database is settled (no autovacuum running or able to start, VACUUM ANALYZE except
+before a first collection, CHECKPOINT) and Python's garbage collected; the offers are
+made before the clock starts (--stream: during the run, a generation timed just before
+taken out). Runs in throwaway databases created next to the one
+GPU_TRACKER_DATABASE_URL names. docs/performance.md says why each of these matters.
 
     GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \
-        python bench/ingest.py [--offers 200000] [--repeat 3]
+        python bench/ingest.py [--offers 200000] [--repeat 3] [--stream]
 """
 
 from __future__ import annotations
@@ -99,6 +103,10 @@ def with_changes(offers: Iterator[Offer], changes: list[set[int]]) -> Iterator[O
 class ListCollector:
     name: ClassVar[str] = "bench"
     description: ClassVar[str] = "synthetic offers"
+    pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(
+        (PricingModel.ON_DEMAND, PricingModel.SPOT, PricingModel.RESERVED_1Y)
+    )
+    spot_fetched_separately: ClassVar[bool] = False
 
     def __init__(self, offers: Iterator[Offer]) -> None:
         self.offers = offers

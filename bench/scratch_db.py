@@ -102,19 +102,10 @@ def quiesce(url: str, *, analyze: bool = True, wait_s: float = 120.0) -> None:
 
 
 def autovacuum_off(url: str) -> list[str]:
-    """Turn autovacuum off for every table of the (throwaway) database ``url`` names, so
-    no worker starts inside a timed run; :func:`quiesce` vacuums and analyses instead.
-    Returns the tables. The database is dropped after the bench, so nothing is turned
-    back on; :func:`autovacuum_on` is there for a kept one (``keep=True``)."""
-    return _set_autovacuum(url, "off")
-
-
-def autovacuum_on(url: str) -> list[str]:
-    """Undo :func:`autovacuum_off` (for a database the bench keeps)."""
-    return _set_autovacuum(url, "on")
-
-
-def _set_autovacuum(url: str, value: str) -> list[str]:
+    """Turn autovacuum off for every table of the throwaway database ``url`` names, so
+    no worker starts inside a timed run (:func:`quiesce` vacuums and analyses instead);
+    returns the tables. Nothing turns it back on: the database is dropped after the
+    bench, and with ``keep=True`` its URL is printed for inspection, not for service."""
     engine = create_engine(normalize_url(url), isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as conn:
@@ -125,8 +116,8 @@ def _set_autovacuum(url: str, value: str) -> list[str]:
             )
             for table in tables:
                 conn.exec_driver_sql(
-                    f'ALTER TABLE "{table}" SET (autovacuum_enabled = {value}, '
-                    f"toast.autovacuum_enabled = {value})"
+                    f'ALTER TABLE "{table}" SET (autovacuum_enabled = off, '
+                    "toast.autovacuum_enabled = off)"
                 )
     finally:
         engine.dispose()
