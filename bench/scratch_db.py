@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,3 +65,60 @@ def backend_cpu_seconds(url: str) -> float:
             continue
         total += int(fields[11]) + int(fields[12])  # utime, stime
     return total / tick
+
+
+def quiesce(url: str, *, analyze: bool = True, wait_s: float = 120.0) -> None:
+    """Leave nothing of the previous timed run to land inside the next one.
+
+    Waits for any autovacuum worker on the database ``url`` names to end (its tables
+    have autovacuum off from :func:`autovacuum_off`, but a worker already started, or
+    one guarding against wraparound, still runs), then ``VACUUM ANALYZE`` of every table
+    (the previous run's dead rows reclaimed and its statistics fresh: a re-collection
+    planned on statistics of an empty store, or one autovacuum happened to refresh, is
+    a different run), then a ``CHECKPOINT`` (the previous run's dirty pages written now,
+    not by a checkpoint that starts during the timer). ``analyze=False`` skips the
+    vacuum: a first collection is timed into a never-analysed store, as in production.
+    """
+    name = make_url(url).database
+    engine = create_engine(normalize_url(url), isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            deadline = time.monotonic() + wait_s
+            while conn.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE datname = :db AND backend_type = 'autovacuum worker'"
+                ),
+                {"db": name},
+            ).scalar_one():
+                if time.monotonic() > deadline:
+                    sys.exit(f"autovacuum still running on {name} after {wait_s:.0f} s")
+                time.sleep(0.2)
+            if analyze:
+                conn.execute(text("VACUUM ANALYZE"))
+            conn.execute(text("CHECKPOINT"))
+    finally:
+        engine.dispose()
+
+
+def autovacuum_off(url: str) -> list[str]:
+    """Turn autovacuum off for every table of the throwaway database ``url`` names, so
+    no worker starts inside a timed run (:func:`quiesce` vacuums and analyses instead);
+    returns the tables. Nothing turns it back on: the database is dropped after the
+    bench, and with ``keep=True`` its URL is printed for inspection, not for service."""
+    engine = create_engine(normalize_url(url), isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            tables = list(
+                conn.execute(
+                    text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+                ).scalars()
+            )
+            for table in tables:
+                conn.exec_driver_sql(
+                    f'ALTER TABLE "{table}" SET (autovacuum_enabled = off, '
+                    "toast.autovacuum_enabled = off)"
+                )
+    finally:
+        engine.dispose()
+    return tables
