@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from tracker.settings import load_settings
@@ -19,25 +20,16 @@ def test_quickstart_config_loads_the_sample_sheet_offline() -> None:
     settings = load_settings(ROOT / "examples" / "quickstart.toml")
     # relative to the config file, not to the directory it is run from
     assert settings.pricesheet.path == ROOT / "examples" / "prices.csv"
-    assert not (settings.aws.enabled or settings.azure.enabled or settings.gcp.enabled)
-    assert not (
-        settings.lambda_.enabled
-        or settings.runpod.enabled
-        or settings.vastai.enabled
-        or settings.oci.enabled
-        or settings.alibaba.enabled
-        or settings.huawei.enabled
-        or settings.tencent.enabled
-        or settings.digitalocean.enabled
-        or settings.verda.enabled
-        or settings.tensordock.enabled
-        or settings.vultr.enabled
-        or settings.cudo.enabled
-        or settings.hotaisle.enabled
-        or settings.jarvislabs.enabled
-        or settings.seeweb.enabled
-        or settings.nebius.enabled
-        or settings.cloudrift.enabled
+    # Every collector but the sheet is off: each needs the network (a collector added
+    # later and left on would make the quick start fail offline).
+    names = {ep.name for ep in entry_points(group="gpu_tracker.collectors")}
+    assert {"aws", "akash", "lium", "thundercompute"} <= names
+    left_on = sorted(
+        n
+        for n in names - {"pricesheet", "fx", "remote"}
+        if getattr(settings, "lambda_" if n == "lambda" else n).enabled
     )
+    assert left_on == []
+    assert settings.remote.url is None  # not configured: skipped, never fetched
     assert "EUR" in settings.fx_rates
     assert not settings.fx.enabled  # the ECB needs the network: the sheet's rate instead
