@@ -49,6 +49,11 @@ def _isolated_env(
     for key in list(os.environ):
         if key.startswith("GPU_TRACKER_") and key != "GPU_TRACKER_TEST_POSTGRES_URL":
             monkeypatch.delenv(key)
+    # xdist's workers run with COLUMNS=80 and LINES=24 set; a CLI call must see the
+    # environment a plain `pytest` (or a shell without them) gives it: tables are
+    # as wide as tracker.cli.table.TABLE_WIDTH, not 80.
+    for key in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(key, raising=False)
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))

@@ -42,6 +42,9 @@ def test_other():
 @pytest.fixture
 def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     monkeypatch.setenv("PYTHONPATH", str(REPO))
+    # The plugin under test and (where asked) xdist only: importing every installed
+    # plugin (schemathesis, hypothesis, ...) cost each inner run seconds.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     pytester.makepyfile(test_suite=SUITE)
     return pytester
 
@@ -83,3 +86,28 @@ def test_the_postgres_mark_selects_every_variant(suite: pytest.Pytester) -> None
     result = suite.runpytest_subprocess("-p", "tests.ci_postgres", "-m", "postgres", "-q")
     # five tests: test_pg, test_both[postgres], test_marked run; test_both[sqlite], test_other not
     result.assert_outcomes(skipped=3, deselected=2)
+
+
+def test_under_xdist_the_controller_counts_every_worker_s_skips(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The suite runs on two workers (pyproject's addopts): each worker marks and runs
+    its share, and the controller, which sees every worker's reports, counts them all."""
+    monkeypatch.setenv("CI", "true")
+    # --dist load spreads single tests, so both workers report Postgres skips
+    result = suite.runpytest_subprocess(
+        "-p", "xdist", "-p", "tests.ci_postgres", "-n", "2", "--dist", "load"
+    )
+    result.assert_outcomes(passed=1, skipped=4)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*2 workers*",
+            "postgres tests: 0 ran, 3 skipped",
+            "postgres tests skipped in CI (a failure):",
+            "  test_suite.py::test_both[[]postgres[]]",
+            "  test_suite.py::test_marked",
+            "  test_suite.py::test_pg",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*postgres tests: 0 ran, [12] skipped*")

@@ -298,7 +298,7 @@ def test_stale_collector_is_reported_and_raises_an_event(
     settings = make_settings(
         sqlite_service_url,
         ["fakebad", "fakegood"],
-        default_minutes=0.1 / 60,
+        default_minutes=0.5 / 60,  # a cadence of 0.5 s: a loaded machine runs a job in 0.6 s
         stale_after_cadences=2,
     )
     seen: list[tuple[str, datetime | None]] = []
@@ -313,7 +313,7 @@ def test_stale_collector_is_reported_and_raises_an_event(
     service.run_job(spec(service, "fakebad:standard"))
     service.run_job(spec(service, "fakegood:standard"))
 
-    time.sleep(0.25)  # two cadences of 0.1 s pass with no success for fakebad
+    time.sleep(1.1)  # two cadences of 0.5 s pass with no success for fakebad
     service.run_job(spec(service, "fakegood:standard"))
     with caplog.at_level(logging.WARNING):
         stale = service.check_staleness()
@@ -332,6 +332,7 @@ def test_stale_collector_is_reported_and_raises_an_event(
 
     fake.modes["fakebad"] = "ok"
     service.run_job(spec(service, "fakebad:standard"))
+    service.run_job(spec(service, "fakegood:standard"))  # not stale itself by now
     assert service.check_staleness() == []
 
 

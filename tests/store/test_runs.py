@@ -18,7 +18,7 @@ from tracker.models import Offer, PricingModel, RunStatus
 from tracker.settings import Settings
 from tracker.store import runs
 from tracker.store.engine import DatabaseError, make_engine, ping
-from tracker.store.ingest import IngestStats
+from tracker.store.ingest import IngestStats, run_transaction
 from tracker.store.schema import CollectionRun
 from tracker.store.types import aggregate_datetime
 
@@ -38,7 +38,7 @@ def statuses(engine: Engine) -> list[tuple[str, str, str]]:
 
 def succeed(engine: Engine, source: str, scope: str, at: datetime) -> int:
     run_id = runs.start_run(engine, provider="pricesheet", source=source, scope=scope, started=at)
-    with runs.run_transaction(engine, run_id, source=source, run_time=at) as writer:
+    with run_transaction(engine, run_id, source=source, run_time=at) as writer:
         writer.succeeded(
             IngestStats(), finished=at + timedelta(minutes=1), skipped=0, skip_reasons={}
         )
@@ -136,7 +136,7 @@ def test_a_collectors_own_failure_passes_through_the_run_transaction(engine: Eng
     run_id = runs.start_run(engine, provider="x", source="x", scope="all", started=T0)
     with (
         pytest.raises(RuntimeError, match="provider went away"),
-        runs.run_transaction(engine, run_id, source="x", run_time=T0),
+        run_transaction(engine, run_id, source="x", run_time=T0),
     ):
         raise RuntimeError("provider went away")
 

@@ -44,6 +44,8 @@ GET_ROUTES = {
     "/api/v1/history": "?gpu=H100",
     "/api/v1/compare": "",
     "/api/v1/alerts": "",
+    "/api/v1/sync/offers": "",
+    "/api/v1/sync/service-prices": "",
     "/api/openapi.json": "",
 }
 """Each GET route of the app, with the query it needs to answer 200 (or 308)."""
