@@ -17,7 +17,7 @@ from tracker.filters import OfferFilter
 from tracker.models import Offer, PricingModel
 from tracker.settings import Settings
 from tracker.store import reads
-from tracker.store.ingest import _delist as delist  # patched where it is looked up
+from tracker.store.ingest import _ingest as ingest_module  # patched where it is looked up
 from tracker.store.schema import CollectionRun, PricePoint, Series
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -196,7 +196,7 @@ def test_database_failure_inside_the_write_leaves_store_unchanged(
     def broken_delist(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("connection lost")
 
-    monkeypatch.setattr(delist, "apply", broken_delist)
+    monkeypatch.setattr(ingest_module, "delist_offers", broken_delist)
     changed = [
         make_offer(instance_type=o.instance_type, price_per_hour=Decimal(7)) for o in fleet(3)
     ]

@@ -27,8 +27,10 @@ from tracker.models import STORED_OFFER_COLUMNS as OFFER_COLUMNS
 from tracker.models import ColumnKind, Offer
 from tracker.store import last_seen as seen
 from tracker.store import series
-from tracker.store.ingest import _confirm as confirm
-from tracker.store.ingest import _delist as delisting
+from tracker.store.ingest._confirm import Outside, any_since, confirmable, record
+from tracker.store.ingest._confirm import outside as outside_of
+from tracker.store.ingest._delist import apply as delist_offers
+from tracker.store.ingest._delist import offers_in
 from tracker.store.ingest._known import FLUSH_ROWS, KNOWN_TABLES, KnownSeries
 from tracker.store.ingest._stats import DelistScope, IdentityCollision, IngestStats
 from tracker.store.schema import HARDWARE_COLUMNS, IDENTITY_COLUMNS
@@ -209,17 +211,17 @@ class Ingest:
         confirmed: set[tuple[str, str]] = set()
         everything = False
         if delist is not None and self.run_id is not None and delist.source == self.source:
-            confirmed, everything = confirm.confirmable(
+            confirmed, everything = confirmable(
                 self._scopes,
                 pricing={p.value for p in delist.pricing},
                 exclude_regions=delist.exclude_regions,
                 dated=self._dated,
             )
-        outside = confirm.outside(confirmed, everything)
+        outside = outside_of(confirmed, everything)
         # A confirmation at or after the oldest observation: some observation may be
         # stale (checked below against every one), so every compact row joins gt_obs
         # (but for the chunks' price changes, each newer than its derived sighting).
-        confirmed_since = self._seq > 0 and confirm.any_since(self.conn, self._time(self._oldest))
+        confirmed_since = self._seq > 0 and any_since(self.conn, self._time(self._oldest))
         if self._repeats:  # several observations of a series: every row in full,
             self._known.undo()  # the chunks' price changes taken back (tracker.store.ingest)
             self._known.to_incoming(run_time)
@@ -274,7 +276,7 @@ class Ingest:
         run ``confirmed`` complete."""
         run_time = self._staged_run_time
         if delist is not None:
-            delisting.apply(
+            delist_offers(
                 self.conn,
                 delist,
                 stats,
@@ -283,13 +285,11 @@ class Ingest:
                 # Each offer its own series, all now the scope's: counted, not compared.
                 seen=None
                 if self._repeats or delist.source != self.source
-                else delisting.offers_in(delist, self._scopes),
+                else offers_in(delist, self._scopes),
                 compact_ids=self._known.seen_ids() if self._known.count else None,
             )
         if confirmed and self.run_id is not None:
-            confirm.record(
-                self.conn, confirmed, source=self.source, run_id=self.run_id, run_time=run_time
-            )
+            record(self.conn, confirmed, source=self.source, run_id=self.run_id, run_time=run_time)
 
     def _stage_latest(self) -> str:
         """The run's latest row per identity, as SQL to select from (with several rows
@@ -319,7 +319,7 @@ class Ingest:
             if self._repeats or maybe_stale:
                 x("ANALYZE gt_seen_ids")
 
-    def _join_series(self, stats: IngestStats, *, outside: confirm.Outside, all_rows: bool) -> int:
+    def _join_series(self, stats: IngestStats, *, outside: Outside, all_rows: bool) -> int:
         """``gt_obs``: the run's observations joined to their series, the series not
         stored yet created (``stats.new_series``); returns how many compact rows joined
         it too (:meth:`tracker.store.ingest.KnownSeries.observe`)."""
@@ -443,7 +443,7 @@ class Ingest:
         )
         return self.conn.execute(text(f"{stored} LIMIT 1")).first() is not None
 
-    def _apply_single(self, observed: int, outside: confirm.Outside, stats: IngestStats) -> None:
+    def _apply_single(self, observed: int, outside: Outside, stats: IngestStats) -> None:
         """The one round of a run that saw each series once (``observed`` of them):
         gt_obs carries each one's open interval, so only the intervals that change are
         touched: closed at their last sighting, then the new prices opened."""
@@ -465,12 +465,10 @@ class Ingest:
         opened = x(open_intervals("gt_obs", "o.point_id IS NULL OR NOT o.same_price"))
         stats.unchanged += observed - opened
 
-    def _apply_round(
-        self, r: int, observed: int, outside: confirm.Outside, stats: IngestStats
-    ) -> None:
+    def _apply_round(self, r: int, observed: int, outside: Outside, stats: IngestStats) -> None:
         """Round ``r`` (``observed`` observations) of a run with several observations
         of a series: close changed prices at their last sighting, open new ones, write
-        ``last_seen`` of unchanged prices where :func:`confirm.outside` says."""
+        ``last_seen`` of unchanged prices where :func:`tracker.store.ingest._confirm.outside` says."""
         x = self._x
         same = "p.price = o.price AND p.currency = o.currency"
         eff = seen.effective_last_seen_sql("p", "s")

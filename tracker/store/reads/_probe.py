@@ -21,8 +21,7 @@ from sqlalchemy import func, select
 
 from tracker.store.engine import Engine
 from tracker.store.errors import database_errors
-from tracker.store.reads import _history as history
-from tracker.store.reads._history import RANK_KEYS, OfferStep, SeriesFilter
+from tracker.store.reads._history import RANK_KEYS, OfferStep, SeriesFilter, offer_steps
 from tracker.store.schema import Series
 from tracker.store.sql import Steps, Times
 
@@ -62,7 +61,7 @@ def probe_offer_steps(
         with database_errors("cannot read the price history"):
             if (found := probe_usd_offer_steps(engine, times, where)) is not None:
                 return found
-    return history.offer_steps(engine, times, where, fx_rates=fx_rates)
+    return offer_steps(engine, times, where, fx_rates=fx_rates)
 
 
 def probe_usd_offer_steps(
@@ -79,7 +78,7 @@ def probe_usd_offer_steps(
         listed = times.times() if isinstance(times, Steps) else times
         params = {"times": [t.astimezone(UTC) for t in listed]}
         grid = _LISTED
-    # JIT off for the transaction in the same round trip (see history._reading).
+    # JIT off for the transaction in the same round trip (see tracker.store.sql.reading).
     jit_off = func.set_config("jit", "off", True)
     with engine.connect() as conn:
         found = conn.execute(

@@ -41,7 +41,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from tracker.models import OFFER_COLUMNS, ColumnGroup, ColumnKind
 from tracker.store.errors import database_errors
 from tracker.store.schema import Base, BigId, PricePoint, Series
-from tracker.store.series import _availability as availability
+from tracker.store.series._availability import current_column, join_current
 from tracker.store.types import Money, UTCDateTime
 
 __all__ = [
@@ -108,7 +108,7 @@ def _offer_row_columns() -> list[Any]:
             columns.append(null().label(c.name))
             continue
         if c.group is ColumnGroup.AVAILABILITY:
-            columns.append(availability.current_column().label(c.name))
+            columns.append(current_column().label(c.name))
             continue
         table = PricePoint if c.group is ColumnGroup.PRICE else Series
         column: Any = table.__table__.c[c.column]
@@ -132,7 +132,7 @@ def current_offer_rows(bind: Engine | Connection) -> list[tuple[Any, ...]]:
         PricePoint,
         and_(PricePoint.series_id == Series.id, PricePoint.ended_at.is_(None)),
     )
-    stmt = availability.join_current(stmt).where(Series.delisted_at.is_(None)).order_by(Series.id)
+    stmt = join_current(stmt).where(Series.delisted_at.is_(None)).order_by(Series.id)
     with database_errors("cannot read the current offers"):
         if isinstance(bind, Engine):
             with bind.connect() as conn:
