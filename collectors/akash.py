@@ -16,7 +16,6 @@ model with ``price: null`` (no usable bid in the window) is a counted skip.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
@@ -29,7 +28,6 @@ from tracker.models import AttributeValue, Availability, Interconnect, Offer, Pr
 
 __all__ = ["DOCUMENTED_URL", "AkashCollector", "parse_gpu_prices", "parse_model"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "akash"
 DOCUMENTED_URL = "https://console-api.akash.network/v1/gpu-prices"
@@ -149,10 +147,4 @@ class AkashCollector(GpuCloudCollector):
     documented: ClassVar[str] = DOCUMENTED_URL
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        if not self.scope(ctx):
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = parse_gpu_prices(payload, ctx.skip)
-        log.info("akash: %d offers", len(offers))
-        yield from offers
+        return self.listing(ctx, lambda payload, scope: parse_gpu_prices(payload, ctx.skip))

@@ -14,7 +14,6 @@ are ``available``; a larger count listed before stays ``unavailable``.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
@@ -37,7 +36,6 @@ from tracker.settings import CudoSettings
 
 __all__ = ["DOCUMENTED_URL", "CudoCollector", "parse_machine_types"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "cudo"
 DOCUMENTED_URL = "https://rest.compute.cudo.org/v1/vms/machine-types-2"
@@ -172,10 +170,9 @@ class CudoCollector(GpuCloudCollector):
     documented: ClassVar[str] = DOCUMENTED_URL
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        if not self.scope(ctx):
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = parse_machine_types(payload, ctx.skip, self.settings.cudo, listed_before(ctx))
-        log.info("cudo: %d offers", len(offers))
-        yield from offers
+        return self.listing(
+            ctx,
+            lambda payload, scope: parse_machine_types(
+                payload, ctx.skip, self.settings.cudo, listed_before(ctx)
+            ),
+        )

@@ -9,8 +9,9 @@ instead of a guess.
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, ClassVar, Self
 from urllib.parse import urlsplit, urlunsplit
 
@@ -52,6 +53,8 @@ __all__ = [
     "text",
     "where_listed",
 ]
+
+log = logging.getLogger(__name__)
 
 AUTH_STATUSES = frozenset({401, 403})
 
@@ -233,6 +236,21 @@ class GpuCloudCollector:
         return HttpClient(
             self.settings.http, headers=headers, transport=self._transport, sleep=self._sleep
         )
+
+    def listing(
+        self, ctx: RunContext, parse: Callable[[Any, frozenset[PricingModel]], list[Offer]]
+    ) -> Iterator[Offer]:
+        """The offers of a provider that lists every price in one GET of :attr:`url`:
+        ``parse(payload, scope)`` turns the JSON into offers; nothing is fetched when the
+        run wants none of the pricing models the provider sells."""
+        scope = self.scope(ctx)
+        if not scope:
+            return
+        with self.client() as http:
+            payload = self.fetch(http, "GET")
+        offers = parse(payload, scope)
+        log.info("%s: %d offers", self.name, len(offers))
+        yield from offers
 
     def fetch(self, http: HttpClient, method: str, url: str = "", **kwargs: Any) -> Any:
         """The JSON body of one request to :attr:`url` (or ``url``, e.g. a next page

@@ -12,7 +12,6 @@ it answers ``null`` when nothing is available, which delists every offer.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from decimal import Decimal
@@ -35,7 +34,6 @@ from tracker.settings.small_clouds import TEAM_ENV
 
 __all__ = ["DOCUMENTED_URL", "HotAisleCollector", "parse_available"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "hotaisle"
 DOCUMENTED_URL = "https://admin.hotaisle.app/api/teams/{team}/virtual_machines/available/"
@@ -140,10 +138,4 @@ class HotAisleCollector(GpuCloudCollector):
         return documented_url(documented, self.settings.hotaisle.endpoint_url)
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        if not self.scope(ctx):
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = parse_available(payload, ctx.skip)
-        log.info("hotaisle: %d offers", len(offers))
-        yield from offers
+        return self.listing(ctx, lambda payload, scope: parse_available(payload, ctx.skip))

@@ -15,7 +15,6 @@ numeric strings (``"vram": "24"``); anything else is a counted skip. CPU-only
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -27,7 +26,6 @@ from tracker.models import AttributeValue, Availability, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "JarvisLabsCollector", "parse_server_meta"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "jarvislabs"
 DOCUMENTED_URL = "https://backendprod.jarvislabs.net/misc/server_meta"
@@ -118,11 +116,4 @@ class JarvisLabsCollector(GpuCloudCollector):
     documented: ClassVar[str] = DOCUMENTED_URL
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        scope = self.scope(ctx)
-        if not scope:
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = parse_server_meta(payload, ctx.skip, scope)
-        log.info("jarvislabs: %d offers", len(offers))
-        yield from offers
+        return self.listing(ctx, lambda payload, scope: parse_server_meta(payload, ctx.skip, scope))

@@ -15,7 +15,6 @@ Every listed node is rentable, so a series is ``available``.
 
 from __future__ import annotations
 
-import logging
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
@@ -29,7 +28,6 @@ from tracker.models import AttributeValue, Availability, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "LiumCollector", "aggregate"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "lium"
 DOCUMENTED_URL = "https://lium.io/api/public/v1/nodes"
@@ -146,11 +144,4 @@ class LiumCollector(GpuCloudCollector):
     documented: ClassVar[str] = DOCUMENTED_URL
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        scope = self.scope(ctx)
-        if not scope:
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = aggregate(payload, ctx.skip, scope)
-        log.info("lium: %d offers", len(offers))
-        yield from offers
+        return self.listing(ctx, lambda payload, scope: aggregate(payload, ctx.skip, scope))

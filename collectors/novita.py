@@ -14,7 +14,6 @@ Monthly subscriptions (``monthlyPrice``) are not collected: their unit is undocu
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -26,7 +25,6 @@ from tracker.models import AttributeValue, Availability, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "NovitaCollector", "parse_products"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "novita"
 DOCUMENTED_URL = "https://api.novita.ai/gpu-instance/openapi/v1/products"
@@ -128,11 +126,4 @@ class NovitaCollector(GpuCloudCollector):
     documented: ClassVar[str] = DOCUMENTED_URL
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        scope = self.scope(ctx)
-        if not scope:
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = parse_products(payload, ctx.skip, scope)
-        log.info("novita: %d offers", len(offers))
-        yield from offers
+        return self.listing(ctx, lambda payload, scope: parse_products(payload, ctx.skip, scope))

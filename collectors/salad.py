@@ -16,7 +16,6 @@ an organization's, so its name is a setting too.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from functools import partial
@@ -38,7 +37,6 @@ from tracker.settings import Settings
 
 __all__ = ["DOCUMENTED_URL", "SaladCollector", "parse_gpu_classes"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "salad"
 DOCUMENTED_URL = "https://api.salad.com/api/public/organizations/{organization}/gpu-classes"
@@ -133,10 +131,4 @@ class SaladCollector(GpuCloudCollector):
         return documented_url(documented, self.settings.salad.endpoint_url)
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        if not self.scope(ctx):
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = parse_gpu_classes(payload, ctx.skip)
-        log.info("salad: %d offers", len(offers))
-        yield from offers
+        return self.listing(ctx, lambda payload, scope: parse_gpu_classes(payload, ctx.skip))

@@ -13,7 +13,6 @@ would say that), so availability is ``unknown``. Plans without GPUs are not offe
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -25,7 +24,6 @@ from tracker.models import AttributeValue, Offer, PricingModel
 
 __all__ = ["DOCUMENTED_URL", "SeewebCollector", "parse_plans"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "seeweb"
 DOCUMENTED_URL = "https://api.seeweb.it/ecs/v2/plans"
@@ -113,10 +111,7 @@ class SeewebCollector(GpuCloudCollector):
     key_header: ClassVar[tuple[str, str]] = ("X-APITOKEN", "{}")  # Seeweb's own header
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        if not self.scope(ctx):
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = parse_plans(payload, ctx.skip, self.settings.seeweb.currency)
-        log.info("seeweb: %d offers", len(offers))
-        yield from offers
+        return self.listing(
+            ctx,
+            lambda payload, scope: parse_plans(payload, ctx.skip, self.settings.seeweb.currency),
+        )

@@ -18,7 +18,6 @@ collects that cloud directly can tell a resale from a second machine.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -30,7 +29,6 @@ from tracker.models import AttributeValue, Availability, Interconnect, Offer, Pr
 
 __all__ = ["DOCUMENTED_URL", "ShadeformCollector", "parse_instance_types"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "shadeform"
 DOCUMENTED_URL = "https://api.shadeform.ai/v1/instances/types"
@@ -137,10 +135,4 @@ class ShadeformCollector(GpuCloudCollector):
     key_header: ClassVar[tuple[str, str]] = ("X-API-KEY", "{}")
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        if not self.scope(ctx):
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = parse_instance_types(payload, ctx.skip)
-        log.info("shadeform: %d offers", len(offers))
-        yield from offers
+        return self.listing(ctx, lambda payload, scope: parse_instance_types(payload, ctx.skip))

@@ -20,7 +20,6 @@ listing is delisted (its price there is no longer known).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -41,7 +40,6 @@ from tracker.settings import TensorDockSettings
 
 __all__ = ["DOCUMENTED_URL", "TensorDockCollector", "parse_locations", "region_name"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "tensordock"
 DOCUMENTED_URL = "https://dashboard.tensordock.com/api/v2/locations"
@@ -180,10 +178,9 @@ class TensorDockCollector(GpuCloudCollector):
     documented: ClassVar[str] = DOCUMENTED_URL
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        if not self.scope(ctx):
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = parse_locations(payload, ctx.skip, self.settings.tensordock, listed_before(ctx))
-        log.info("tensordock: %d offers", len(offers))
-        yield from offers
+        return self.listing(
+            ctx,
+            lambda payload, scope: parse_locations(
+                payload, ctx.skip, self.settings.tensordock, listed_before(ctx)
+            ),
+        )

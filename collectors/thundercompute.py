@@ -14,7 +14,6 @@ is sent as a bearer token, as the CLI sends it.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
@@ -28,7 +27,6 @@ from tracker.settings import Settings
 
 __all__ = ["DOCUMENTED_URL", "ThunderComputeCollector", "parse_pricing"]
 
-log = logging.getLogger(__name__)
 
 PROVIDER = "thundercompute"
 DOCUMENTED_URL = "https://api.thundercompute.com:8443/v1/pricing"
@@ -99,10 +97,4 @@ class ThunderComputeCollector(GpuCloudCollector):
         return cls(settings, api_key_if_set(PROVIDER, settings.thundercompute))
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        if not self.scope(ctx):
-            return
-        with self.client() as http:
-            payload = self.fetch(http, "GET")
-        offers = parse_pricing(payload, ctx.skip)
-        log.info("thundercompute: %d offers", len(offers))
-        yield from offers
+        return self.listing(ctx, lambda payload, scope: parse_pricing(payload, ctx.skip))
