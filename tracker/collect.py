@@ -21,7 +21,6 @@ from tracker.models import Offer, PricingModel, RunStatus
 from tracker.redact import redact, secrets_of
 from tracker.settings import Settings
 from tracker.store import MAX_SOURCE_CHARS, DatabaseError, Engine, runs, series
-from tracker.store import series as fx_store
 from tracker.store.ingest import DelistScope, IngestStats, run_transaction
 
 __all__ = [
@@ -166,30 +165,15 @@ def run_collector(
                 else None
             )
             stats = writer.finish(delist_scope)
-            summary.status = RunStatus.SUCCEEDED
-            summary.stats = stats
-            summary.skip_reasons = _reasons(ctx, out_of_scope, stats.refused_delist)
-            summary.skipped = ctx.skipped
-            summary.partial_regions = dict(ctx.partial)
-            summary.skip_details = list(ctx.details)
-            summary.finished_at = utcnow()
+            finished = _succeeded(summary, ctx, stats, out_of_scope)
             writer.succeeded(
                 stats,
-                finished=summary.finished_at,
+                finished=finished,
                 skipped=summary.skipped,
                 skip_reasons=summary.skip_reasons,
             )
     except Exception as exc:
-        summary.status = RunStatus.FAILED
-        summary.database_failed = isinstance(exc, DatabaseError)
-        # A provider may quote a credential back in its error (GCP echoes the API
-        # key): the summary is printed and stored, so it never holds one.
-        summary.error = redact(one_line(exc), secrets_of(settings))
-        summary.skip_reasons = dict(ctx.skips)
-        summary.skipped = ctx.skipped
-        summary.skip_details = list(ctx.details)
-        summary.finished_at = utcnow()
-        summary.stats = IngestStats()
+        _failed(summary, ctx, exc, settings)
         _log_failure(summary, exc)
         _record_failure(engine, summary)
         return summary
@@ -205,6 +189,35 @@ def run_collector(
     return summary
 
 
+def _succeeded(
+    summary: RunSummary, ctx: RunContext, stats: IngestStats, out_of_scope: int
+) -> datetime:
+    """The summary of a run whose offers are stored (committed with its run row); returns
+    when it finished."""
+    summary.status = RunStatus.SUCCEEDED
+    summary.stats = stats
+    summary.skip_reasons = _reasons(ctx, out_of_scope, stats.refused_delist)
+    summary.skipped = ctx.skipped
+    summary.partial_regions = dict(ctx.partial)
+    summary.skip_details = list(ctx.details)
+    summary.finished_at = finished = utcnow()
+    return finished
+
+
+def _failed(summary: RunSummary, ctx: RunContext, exc: Exception, settings: Settings) -> None:
+    """The summary of a failed run, its error one line with no credential in it."""
+    summary.status = RunStatus.FAILED
+    summary.database_failed = isinstance(exc, DatabaseError)
+    # A provider may quote a credential back in its error (GCP echoes the API
+    # key): the summary is printed and stored, so it never holds one.
+    summary.error = redact(one_line(exc), secrets_of(settings))
+    summary.skip_reasons = dict(ctx.skips)
+    summary.skipped = ctx.skipped
+    summary.skip_details = list(ctx.details)
+    summary.finished_at = utcnow()
+    summary.stats = IngestStats()
+
+
 def _run_rates(
     engine: Engine,
     collector: RateCollector,
@@ -216,12 +229,12 @@ def _run_rates(
     success in one transaction (tracker.store.series); failures are recorded like any run."""
     assert summary.run_id is not None
     try:
-        rates = collector.collect_rates(ctx, fx_store.latest_day(engine))
+        rates = collector.collect_rates(ctx, series.latest_day(engine))
         summary.finished_at = utcnow()
         summary.skip_reasons = dict(ctx.skips)
         summary.skipped = ctx.skipped
         summary.skip_details = list(ctx.details)
-        stats = fx_store.record_run(
+        stats = series.record_run(
             engine,
             summary.run_id,
             rates,
