@@ -195,6 +195,17 @@ def test_unconfigured_provider_is_skipped_and_explained(cli: Run) -> None:
     assert sheet["configured"] is False and "pricesheet.path" in sheet["status"]
 
 
+def test_providers_says_which_parts_of_aws_run_without_credentials(cli: Run) -> None:
+    """Issue 40: with no AWS credentials (the isolated environment has none), AWS is ready
+    in part, on-demand and reserved from the public bulk files, and says what needs keys."""
+    listing = json.loads(cli("providers", "--format", "json").stdout)
+    aws = next(p for p in listing if p["provider"] == "aws")
+    assert aws["status"] == (
+        "ready without credentials: on-demand and reserved from the public bulk offer files;"
+        " spot, savings plans and EBS/egress need credentials"
+    ), aws
+
+
 def test_bad_config_file_names_the_setting(cli: Run, tmp_path: Path) -> None:
     config = tmp_path / "tracker.toml"
     config.write_text('[aws]\nspot_lookback_days = "many"\n')
