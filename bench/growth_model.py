@@ -190,6 +190,7 @@ SELECT n, job, provider, instance_type, region,
     CAST(gpu_count AS numeric) AS gpu_count, CAST(vram AS numeric) AS gpu_memory_gib,
     CAST(12 * gpu_count AS numeric) AS vcpus, CAST(96 * gpu_count AS numeric) AS memory_gib,
     CASE WHEN gpu_count = 8 THEN 'nvlink' ELSE 'pcie' END AS interconnect,
+    'unknown' AS fabric, CAST(NULL AS numeric) AS network_gbps,
     round(gpu_count * (4000 + {_draw(mix, "n", "0", 1, 36001)}) / 10000.0, 4) AS base
 FROM (
     SELECT a.n, a.job, b.z, b.v,

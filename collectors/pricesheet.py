@@ -57,6 +57,8 @@ OPTIONAL_COLUMNS = (
     "offering_class",
     "os",
     "interconnect",
+    "fabric",
+    "network_gbps",
 )
 REQUIRED = (
     "provider",
@@ -234,6 +236,8 @@ def _offer(row: SheetRow, settings: Settings) -> Offer:
         offering_class=_text(v, "offering_class"),
         os=_text(v, "os") or "linux",
         interconnect=_text(v, "interconnect") or "unknown",  # type: ignore[arg-type]
+        fabric=_text(v, "fabric") or "unknown",  # type: ignore[arg-type]
+        network_gbps=_optional_number(v, "network_gbps"),
         price_per_hour=price,
         currency=currency,
         gpu_model=match.name,

@@ -72,6 +72,11 @@ def _time(row: Mapping[str, Any], key: str) -> datetime:
     return moment.astimezone(UTC)
 
 
+SINCE_RELEASE = {"fabric": "unknown", "network_gbps": None}
+"""Offer fields a server of an earlier release does not send, and what their absence
+means: the server did not state them (the same ``unknown`` a collector gives)."""
+
+
 def parse_offer(row: Any) -> tuple[Offer, ...]:
     """One server row as the observations that rebuild its current interval: the offer
     at ``price_since`` and, if later, at ``last_seen``. Raises SkipItem (``invalid_row``)
@@ -81,7 +86,12 @@ def parse_offer(row: Any) -> tuple[Offer, ...]:
     name = "/".join(str(row.get(k, "?")) for k in ("provider", "instance_type", "region"))
     try:
         values = {
-            c.name: None if c.group is ColumnGroup.DERIVED else row[c.name] for c in OFFER_COLUMNS
+            c.name: None
+            if c.group is ColumnGroup.DERIVED
+            else row.get(c.name, SINCE_RELEASE[c.name])
+            if c.name in SINCE_RELEASE
+            else row[c.name]
+            for c in OFFER_COLUMNS
         }
         offer = offer_from_values(values)
         since, last = _time(row, "price_since"), _time(row, "last_seen")

@@ -92,6 +92,33 @@ class Interconnect(StrEnum):
     UNKNOWN = "unknown"
 
 
+class Fabric(StrEnum):
+    """How an offer's instances talk to each other: the inter-node network a multi-node
+    job's collectives cross (``interconnect`` is the link inside one box).
+
+    ``infiniband`` (Azure ND, OCI cluster networks, most GPU clouds' clusters), ``efa``
+    (AWS Elastic Fabric Adapter), ``roce`` (RDMA over converged Ethernet: GCP's GPUDirect
+    RDMA on A3 Ultra/A4, OCI RoCE shapes), ``gpudirect_tcpx`` (GCP A3/A3 Mega's
+    GPUDirect-TCPX/TCPXO), ``ici`` (TPU inter-chip interconnect inside a slice),
+    ``ethernet`` (a plain VPC network: no RDMA), ``unknown`` when the provider does not
+    say. Unknown is never treated as fast.
+    """
+
+    INFINIBAND = "infiniband"
+    EFA = "efa"
+    ROCE = "roce"
+    GPUDIRECT_TCPX = "gpudirect_tcpx"
+    ICI = "ici"
+    ETHERNET = "ethernet"
+    UNKNOWN = "unknown"
+
+
+RDMA_FABRICS = frozenset(
+    {Fabric.INFINIBAND, Fabric.EFA, Fabric.ROCE, Fabric.GPUDIRECT_TCPX, Fabric.ICI}
+)
+"""The fabrics built for collectives between nodes (GPU-direct or RDMA transport)."""
+
+
 class Availability(StrEnum):
     """Whether the provider said it has capacity for an offer when it was seen.
 
@@ -195,6 +222,8 @@ OFFER_COLUMNS: tuple[OfferColumn, ...] = (
     OfferColumn("vcpus", _H, _N, optional=True),
     OfferColumn("memory_gib", _H, _N, optional=True),
     OfferColumn("interconnect", _H, _C),
+    OfferColumn("fabric", _H, _C),
+    OfferColumn("network_gbps", _H, _N, optional=True),
     OfferColumn("availability", _A, _C),
     OfferColumn("price_per_hour", _P, _N, stored_as="price"),
     OfferColumn("currency", _P, _T),
@@ -267,6 +296,7 @@ def _choice(value: Any, choices: type[_E], name: str) -> _E:
 _CHOICE_FIELDS: tuple[tuple[str, type[StrEnum]], ...] = (
     ("pricing", PricingModel),
     ("interconnect", Interconnect),
+    ("fabric", Fabric),
     ("availability", Availability),
 )
 
@@ -304,6 +334,11 @@ class Offer:
     vcpus: Decimal | None = None
     memory_gib: Decimal | None = None
     interconnect: Interconnect = Interconnect.UNKNOWN
+    fabric: Fabric = Fabric.UNKNOWN
+    """The inter-node network as the provider states it (never guessed fast)."""
+    network_gbps: Decimal | None = None
+    """One instance's inter-node bandwidth in Gbit/s, as the provider states it (the
+    fabric's aggregate where it has one: 3,200 for a p5's 32 EFA cards)."""
     zone: str = ""
     payment_option: str = ""
     offering_class: str = ""
@@ -352,7 +387,7 @@ class Offer:
                 raise InvalidOffer("price_per_hour_usd", "must equal price_per_hour for USD prices")
         elif usd is not None and (type(usd) is not Decimal or not usd.is_finite() or usd <= 0):
             s(self, "price_per_hour_usd", _positive(usd, "price_per_hour_usd"))
-        for name in ("gpu_memory_gib", "vcpus", "memory_gib"):
+        for name in ("gpu_memory_gib", "vcpus", "memory_gib", "network_gbps"):
             value = getattr(self, name)
             if value is not None and (
                 type(value) is not Decimal or not value.is_finite() or value <= 0

@@ -17,7 +17,7 @@ WIDTH = {"COLUMNS": "100"}
 # README, CLI section: the documented keys of `offers --format json`
 OFFER_JSON_KEYS = {
     "provider", "instance_type", "region", "zone", "pricing", "payment_option", "gpu_model",
-    "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "interconnect", "price_per_hour",
+    "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "interconnect", "fabric", "network_gbps", "price_per_hour",
     "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "first_seen", "last_seen",
     "offering_class", "os", "gpu_known", "gpu_raw_name", "price_since", "source", "attributes",
     "display_currency", "display_price_per_hour", "display_price_per_gpu_hour",
@@ -25,7 +25,7 @@ OFFER_JSON_KEYS = {
 }  # fmt: skip
 OFFER_CSV_HEADER = (
     "provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
-    "gpu_memory_gib,vcpus,memory_gib,interconnect,price_per_hour,currency,price_per_hour_usd,"
+    "gpu_memory_gib,vcpus,memory_gib,interconnect,fabric,network_gbps,price_per_hour,currency,price_per_hour_usd,"
     "price_per_gpu_hour_usd,display_currency,display_price_per_hour,display_price_per_gpu_hour,"
     "availability,first_seen,last_seen"
 )

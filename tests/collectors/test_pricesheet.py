@@ -72,3 +72,28 @@ def test_file_level_errors_stop_the_run(
 def test_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(CollectorError, match="cannot read price sheet"):
         list(read_sheet(tmp_path / "missing.csv"))
+
+
+def test_a_sheet_states_the_fabric_between_nodes(sqlite_engine: Engine, tmp_path: Path) -> None:
+    """``fabric`` and ``network_gbps`` are columns a sheet may give; a row that leaves
+    them empty reads ``unknown`` with no bandwidth (never a guessed fast fabric), and a
+    fabric outside the list is a skip naming the line and the field."""
+    path = tmp_path / "sheet.csv"
+    path.write_text(
+        "provider,instance_type,region,pricing,gpu_model,gpu_count,price_per_hour,currency,"
+        "fabric,network_gbps\n"
+        "acme,h100x8-ib,r1,on_demand,H100 SXM,8,24,USD,infiniband,3200\n"
+        "acme,h100x8,r1,on_demand,H100 SXM,8,20,USD,,\n"
+        "acme,h100x8-bad,r1,on_demand,H100 SXM,8,20,USD,myrinet,10\n"
+    )
+    settings = Settings(pricesheet={"path": path})
+    summary = run_collector(sqlite_engine, PriceSheetCollector.from_settings(settings), settings)
+    assert summary.stats.offers_seen == 2
+    assert summary.skip_reasons == {"invalid_row": 1}
+    assert any("sheet.csv:4: fabric: 'myrinet' is not one of" in d for d in summary.skip_details)
+    by_type = {s.offer.instance_type: s.offer for s in reads.current_offers(sqlite_engine)}
+    assert (by_type["h100x8-ib"].fabric, by_type["h100x8-ib"].network_gbps) == (
+        "infiniband",
+        Decimal(3200),
+    )
+    assert (by_type["h100x8"].fabric, by_type["h100x8"].network_gbps) == ("unknown", None)

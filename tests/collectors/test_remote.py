@@ -235,6 +235,11 @@ def test_a_row_that_is_not_an_offer_is_a_counted_skip(tmp_path: Path) -> None:
     assert first.observed_at == datetime(2026, 11, 20, 10, tzinfo=UTC)
     assert last.observed_at == datetime(2026, 11, 25, 10, tzinfo=UTC)
     assert len(parse_offer({**good, "last_seen": good["price_since"]})) == 1
+    # A server of this release states the fabric; one of an earlier release sends neither
+    # field, which reads as not stated (unknown, no bandwidth), never as a skip.
+    assert first.fabric == "unknown" and first.network_gbps is None
+    stated, _ = parse_offer({**good, "fabric": "infiniband", "network_gbps": "3200"})
+    assert stated.fabric == "infiniband" and stated.network_gbps == 3200
     from collectors.base import parse_each
 
     rows = [{**good, "price_per_hour": "0"}, {k: v for k, v in good.items() if k != "currency"}]

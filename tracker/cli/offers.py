@@ -34,6 +34,8 @@ CSV_COLUMNS = (
     "vcpus",
     "memory_gib",
     "interconnect",
+    "fabric",
+    "network_gbps",
     "price_per_hour",
     "currency",
     "price_per_hour_usd",

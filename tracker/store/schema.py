@@ -96,6 +96,8 @@ class Series(Base):
     vcpus: Mapped[Decimal | None] = mapped_column(Money)
     memory_gib: Mapped[Decimal | None] = mapped_column(Money)
     interconnect: Mapped[str] = mapped_column(String(16))
+    fabric: Mapped[str] = mapped_column(String(16), server_default="unknown")
+    network_gbps: Mapped[Decimal | None] = mapped_column(Money)
     attributes: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     identity_hash: Mapped[int] = mapped_column(BigInteger)
     """The 64-bit hash of the identity columns (:mod:`tracker.store.identity`): what a
