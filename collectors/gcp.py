@@ -35,6 +35,7 @@ from collectors.base import (
 from collectors.gcp_machines import MACHINE_SHAPES, MachineShape
 from collectors.gcp_services import SERVICE_FAMILIES, parse_service_skus
 from collectors.gcp_skus import Resource, SkuKind, classify, hourly_price
+from collectors.gcp_tpus import TPU_SLICES, TpuSlice, tpu_offer
 from tracker.catalog import resolve_gpu
 from tracker.errors import one_line
 from tracker.models import Offer, PricingModel
@@ -47,6 +48,7 @@ __all__ = [
     "Rate",
     "RateTable",
     "compose_offers",
+    "compose_tpu_offers",
     "parse_skus",
 ]
 
@@ -234,6 +236,31 @@ def compose_offers(
                 )
 
 
+def compose_tpu_offers(
+    table: RateTable,
+    skip: SkipSink,
+    *,
+    pricing_scope: frozenset[PricingModel] = ALL_PRICING,
+    slices: Iterable[TpuSlice] = TPU_SLICES,
+) -> Iterator[Offer]:
+    """One offer per (TPU slice, region, pricing model) whose chip SKU prices that
+    region (:mod:`collectors.gcp_tpus`); a chip price two SKUs disagree on is a skip."""
+    for tpu in slices:
+        for pricing in _ORDER:
+            if pricing not in pricing_scope:
+                continue
+            for region in table.regions(Resource.TPU, tpu.version, pricing):
+                rate = table.get(Resource.TPU, tpu.version, pricing, region)
+                if rate is None or rate is _AMBIGUOUS:
+                    skip(
+                        "ambiguous_component",
+                        f"{tpu.machine_type} in {region} ({pricing}): SKUs disagree on "
+                        f"the TPU {tpu.version} chip price",
+                    )
+                    continue
+                yield tpu_offer(tpu, pricing, region, rate.amount, rate.currency, rate.sku_id)
+
+
 def _price_shape(
     table: RateTable,
     shape: MachineShape,
@@ -286,11 +313,12 @@ def _retry(settings: GcpSettings) -> Any:
 
 
 class GcpCollector:
-    """GPU machine types on Compute Engine: on-demand, spot and 1/3-year commitments."""
+    """GPU machine types and TPU slices on Compute Engine: on-demand, spot and 1/3-year
+    commitments."""
 
     name: ClassVar[str] = "gcp"
     description: ClassVar[str] = (
-        "Google Cloud Compute Engine GPU machines (Cloud Billing Catalog API)"
+        "Google Cloud Compute Engine GPU machines and TPU slices (Cloud Billing Catalog API)"
     )
     pricing_models: ClassVar[frozenset[PricingModel]] = WITHOUT_SAVINGS_PLANS
     spot_fetched_separately: ClassVar[bool] = False
@@ -409,6 +437,7 @@ class GcpCollector:
         table = parse_skus(skus, ctx.skip, pricing_scope=scope, regions=regions)
         log.info("gcp: %d component rates from the catalog", len(table))
         yield from compose_offers(table, ctx.skip, pricing_scope=scope)
+        yield from compose_tpu_offers(table, ctx.skip, pricing_scope=scope)
 
     def collect_service_prices(self, ctx: RunContext) -> Iterator[ServicePrice]:
         """Persistent disk and internet egress prices (:mod:`collectors.gcp_services`)

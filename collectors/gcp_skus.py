@@ -20,6 +20,12 @@ Quirks handled here, each seen in public captures of the catalog:
   or "H100 80GB Plus"; newer GPU SKUs drop the "Nvidia" prefix ("H200 141GB GPU").
 * Reserved, Calendar-mode, DWS (Dynamic Workload Scheduler), Custom and Sole-Tenancy
   SKUs are other products and are never read as a list price.
+* TPU SKUs (``resourceGroup`` ``TPU``) price one chip-hour, host VM included: "TpuV5e
+  running in Delhi", "TpuV5e attached to Spot Preemptible VMs running in ...",
+  "Commitment v1: TpuV5p running in Netherlands for 3 Years", and "TPU7x running in
+  Americas" as one multi-regional SKU. A "Reserved TpuV5p ... in Calendar Mode" SKU says
+  ``usageType`` OnDemand but is a reservation: it is a counted ``reservation_sku`` skip,
+  never an on-demand price.
 """
 
 from __future__ import annotations
@@ -62,6 +68,8 @@ class Resource(StrEnum):
     RAM = "ram"
     GPU = "gpu"
     LOCAL_SSD = "local_ssd"
+    TPU = "tpu"
+    """One TPU chip-hour (the slice's host VM is included in the chip price)."""
 
 
 # The unit each resource must be priced in; anything else is a malformed SKU.
@@ -70,6 +78,7 @@ EXPECTED_UNIT: dict[Resource, str] = {
     Resource.RAM: "GiBy.h",
     Resource.GPU: "h",
     Resource.LOCAL_SSD: "GiBy.mo",
+    Resource.TPU: "h",
 }
 
 USAGE_TYPES: dict[str, PricingModel] = {
@@ -82,7 +91,8 @@ USAGE_TYPES: dict[str, PricingModel] = {
 
 @dataclass(frozen=True)
 class SkuKind:
-    """What a SKU prices: ``family`` is set for core/RAM, ``gpu`` for GPUs."""
+    """What a SKU prices: ``family`` is set for core/RAM, ``gpu`` for GPUs and TPUs
+    (the TPU version: ``v5e``, ``v5p``, ``v6e``, ``tpu7x``)."""
 
     resource: Resource
     pricing: PricingModel
@@ -92,7 +102,7 @@ class SkuKind:
     @property
     def component(self) -> str:
         """The key composition looks rates up by: the family or the GPU model."""
-        return self.gpu if self.resource is Resource.GPU else self.family
+        return self.gpu if self.resource in (Resource.GPU, Resource.TPU) else self.family
 
 
 # Body (description without usage markers and location) -> (resource, family | gpu).
@@ -134,6 +144,16 @@ _GPU_BODIES: dict[str, str] = {
     "nvidia tesla p100 gpu": "p100",
     "nvidia tesla p4 gpu": "p4",
 }
+
+_TPU_BODIES: dict[str, str] = {
+    "tpuv5e": "v5e",
+    "tpuv5p": "v5p",
+    "tpuv6e": "v6e",
+    "tpu7x": "tpu7x",
+}
+"""TPU SKU bodies (description without usage and location) -> the TPU version."""
+
+_RESERVATION = re.compile(r"^Reserved\b|\bCalendar Mode\b|\bDWS\b|Dynamic Workload Scheduler", re.I)
 
 _LOCAL_SSD_BODIES = frozenset({"ssd backed local storage", "local ssd"})
 
@@ -180,13 +200,21 @@ def classify(sku: Any) -> SkuKind | None:
     rest, stated_usage = _usage_from_description(description)
     body = _body(rest)
 
+    if group == "TPU" and _RESERVATION.search(description):
+        raise SkipItem(
+            "reservation_sku",
+            f"SKU {sku.sku_id} {description!r}: a reservation, not a list price "
+            f"(usageType {category_usage!r})",
+        )
     kind: tuple[Resource, str] | None = _CORE_RAM.get(body)
+    if kind is None and body in _TPU_BODIES:
+        kind = (Resource.TPU, _TPU_BODIES[body])
     if kind is None and body in _GPU_BODIES:
         kind = (Resource.GPU, _GPU_BODIES[body])
     if kind is None and body in _LOCAL_SSD_BODIES:
         kind = (Resource.LOCAL_SSD, "")
     if kind is None:
-        if group == "GPU" or _IN_SCOPE.search(description):
+        if group in ("GPU", "TPU") or _IN_SCOPE.search(description):
             raise SkipItem(
                 "unrecognised_sku", f"SKU {sku.sku_id} {description!r}: no known pattern"
             )
@@ -223,7 +251,7 @@ def classify(sku: Any) -> SkuKind | None:
             "unsupported_usage_type", f"SKU {sku.sku_id} {description!r}: usageType {usage!r}"
         )
     resource, key = kind
-    if resource is Resource.GPU:
+    if resource in (Resource.GPU, Resource.TPU):
         return SkuKind(resource, pricing, gpu=key)
     return SkuKind(resource, pricing, family=key)
 

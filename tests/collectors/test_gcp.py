@@ -384,3 +384,44 @@ def test_the_planned_gcp_job_gets_spot_and_list_prices_from_one_catalog_pass(
     assert {o.pricing for o in offers.values()} == {OD, SPOT, R1, R3}
     spot = offers[("a2-highgpu-1g", "us-west1", SPOT)]
     assert spot.price_per_hour == EXPECTED[("a2-highgpu-1g", "us-west1", SPOT)]
+
+
+TPU_PAGE = (FIXTURES / "catalog_tpu_page_derived.json").read_bytes()
+
+
+def test_tpu_slices_are_priced_per_chip_from_the_same_catalog() -> None:
+    """Cloud TPU SKUs (resourceGroup TPU) price a chip-hour, host included: a slice is
+    chips x that price, in every region the SKU lists, with ICI as its fabric."""
+    with serving({"": TPU_PAGE}) as tpu_server:
+        offers, ctx = collect(make_settings(tpu_server))
+    # "TpuV5e running in Delhi" 1.44132 per chip-hour: 1 / 4 / 8-chip v5e slices.
+    assert offers[("ct5lp-hightpu-1t", "asia-south2", OD)].price_per_hour == D("1.44132")
+    assert offers[("ct5lp-hightpu-4t", "asia-south2", OD)].price_per_hour == D("5.76528")
+    assert offers[("ct5lp-hightpu-8t", "asia-south2", OD)].price_per_hour == D("11.53056")
+    # spot ("attached to Spot Preemptible VMs"): 8 x 0.6607 = 5.2856
+    assert offers[("ct5lp-hightpu-8t", "europe-west1", SPOT)].price_per_hour == D("5.2856")
+    # "Commitment v1: TpuV5p ... for 3 Years": 4 chips x 1.89 = 7.56, billed monthly
+    v5p_3y = offers[("ct5p-hightpu-4t", "europe-west4", R3)]
+    assert v5p_3y.price_per_hour == D("7.56")
+    assert v5p_3y.attributes["upfront_usd"] == 0
+    # the calendar-mode reservation says OnDemand but is never an on-demand price: the
+    # only v5p on-demand offer is the list SKU's 4 x 4.2 = 16.8
+    assert offers[("ct5p-hightpu-4t", "us-east5", OD)].price_per_hour == D("16.8")
+    assert ctx.skips["reservation_sku"] == 1
+    assert any("Calendar Mode" in d for d in ctx.details)
+    # "TPU7x running in Americas" is one multi-regional SKU: expanded to each region
+    for region in ("us-central1", "us-east5", "us-south1"):
+        assert offers[("tpu7x-standard-4t", region, OD)].price_per_hour == 4 * D(12)
+    v6e = offers[("ct6e-standard-8t", "us-east1", OD)]
+    assert v6e.price_per_hour == 8 * D("2.7")
+    # chips, HBM per chip and the host from Google's tables; ICI stated:
+    # v6e 800 GB/s bidirectional = 3,200 Gbit/s each way per chip, x 8 chips = 25,600
+    assert (v6e.gpu_model, v6e.gpu_count, v6e.gpu_memory_gib) == ("TPU-v6e", 8, 32)
+    assert (v6e.vcpus, v6e.memory_gib) == (180, 1440)
+    assert (v6e.fabric, v6e.network_gbps) == ("ici", D(25600))
+    assert v6e.interconnect == "gpu_fabric"
+    assert v6e.attributes["accelerator_type"] == "v6e-8"
+    tpu7x = offers[("tpu7x-standard-4t", "us-east5", OD)]
+    assert (tpu7x.gpu_model, tpu7x.gpu_memory_gib, tpu7x.network_gbps) == ("TPU7x", 192, 19200)
+    # no TPU price was read as a GPU or machine component
+    assert all(o.gpu_model.startswith("TPU") for o in offers.values())

@@ -300,3 +300,45 @@ def test_sku_without_pricing_info_is_malformed() -> None:
     raw["pricingInfo"] = []
     with pytest.raises(SkipItem, match="no pricingInfo"):
         hourly_price(sku(raw), Resource.GPU)
+
+
+@pytest.mark.parametrize(
+    ("description", "usage", "version", "pricing"),
+    [
+        ("TpuV5e running in Delhi", "OnDemand", "v5e", PricingModel.ON_DEMAND),
+        (
+            "TpuV5e attached to Spot Preemptible VMs running in Belgium",
+            "OnDemand",
+            "v5e",
+            PricingModel.SPOT,
+        ),
+        (
+            "Commitment v1: TpuV5p running in Netherlands for 3 Years",
+            "Commit3Yr",
+            "v5p",
+            PricingModel.RESERVED_3Y,
+        ),
+        ("TPU7x running in Americas", "OnDemand", "tpu7x", PricingModel.ON_DEMAND),
+        ("TpuV6e running in South Carolina", "OnDemand", "v6e", PricingModel.ON_DEMAND),
+    ],
+)
+def test_classify_reads_tpu_chip_skus(
+    description: str, usage: str, version: str, pricing: PricingModel
+) -> None:
+    assert classify(variant(GPU_SKU, description, usage, "TPU")) == SkuKind(
+        Resource.TPU, pricing, gpu=version
+    )
+
+
+@pytest.mark.parametrize(
+    ("description", "reason"),
+    [
+        ("Reserved TpuV5p in Americas in Calendar Mode", "reservation_sku"),
+        ("TpuV5p attached to DWS Defined Duration VMs running in Ohio", "reservation_sku"),
+        ("TpuV9z running in Ohio", "unrecognised_sku"),
+    ],
+)
+def test_tpu_reservations_and_unknown_tpus_are_counted_skips(description: str, reason: str) -> None:
+    with pytest.raises(SkipItem) as info:
+        classify(variant(GPU_SKU, description, "OnDemand", "TPU"))
+    assert info.value.reason == reason
