@@ -50,7 +50,14 @@ def test_azure_nd_mi300x_v5_is_joined_by_a_gpu_fabric_not_nvlink() -> None:
         ("L40S", Interconnect.UNKNOWN),
         ("L4", Interconnect.UNKNOWN),
         ("GH200-96GB", Interconnect.UNKNOWN),
-        ("Trainium1", Interconnect.UNKNOWN),
+        # a chip whose datasheet names its own chip-to-chip link (issue 38): NeuronLink-v2
+        # on every chip of a trn1.32xlarge / inf2.48xlarge, ICI across a TPU host
+        ("Trainium1", Interconnect.GPU_FABRIC),
+        ("Inferentia2", Interconnect.GPU_FABRIC),
+        ("TPU-v5p", Interconnect.GPU_FABRIC),
+        ("TPU7x", Interconnect.GPU_FABRIC),
+        # Inferentia1's datasheet names no such link
+        ("Inferentia1", Interconnect.UNKNOWN),
     ],
 )
 def test_catalog_interconnect_follows_the_parts_form_factor(

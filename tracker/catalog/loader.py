@@ -32,7 +32,16 @@ _OPTIONAL_NUMBERS = (
     "int8_tops",
 )
 _GPU_FIELDS = frozenset(
-    {*_REQUIRED_TEXT, *_OPTIONAL_NUMBERS, "year", "vram_gib", "nvlink", "aliases", "note"}
+    {
+        *_REQUIRED_TEXT,
+        *_OPTIONAL_NUMBERS,
+        "year",
+        "vram_gib",
+        "nvlink",
+        "chip_link",
+        "aliases",
+        "note",
+    }
 )
 _FAMILY_FIELDS = frozenset({"aliases", "members", "default", "default_reason"})
 
@@ -225,6 +234,9 @@ def _parse_gpu(row: Any, label: str) -> GpuSpec:
     note = row.get("note", "")
     if not isinstance(note, str):
         raise CatalogError(f"{label}: note must be a string")
+    chip_link = row.get("chip_link", "")
+    if not isinstance(chip_link, str):
+        raise CatalogError(f"{label}: chip_link must be a string")
     return GpuSpec(
         name=text["name"],
         vendor=text["vendor"],
@@ -239,6 +251,7 @@ def _parse_gpu(row: Any, label: str) -> GpuSpec:
         fp8_tflops=numbers["fp8_tflops"],
         int8_tops=numbers["int8_tops"],
         nvlink=nvlink,
+        chip_link=chip_link.strip(),
         form_factor=text["form_factor"],
         source=text["source"],
         aliases=tuple(dict.fromkeys(a.strip() for a in aliases)),

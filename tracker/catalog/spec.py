@@ -25,6 +25,10 @@ class GpuSpec:
     none, and its note gives the vector FP16 rate instead.
     ``nvlink`` is true when the datasheet offers NVLink (SXM or bridge) for the part;
     whether a given cloud shape wires it up is the offer's ``interconnect``.
+    ``chip_link`` names a vendor's own chip-to-chip link that joins every chip of a
+    multi-chip instance of the part (``NeuronLink-v2`` on Trainium1 and Inferentia2,
+    ``ICI`` on TPUs), empty where the datasheet names none: such a box shards training
+    state like an NVLink one.
     ``note`` records how a figure was derived (halved sparse number, per-die split)
     or why one is absent.
     """
@@ -46,6 +50,7 @@ class GpuSpec:
     source: str
     aliases: tuple[str, ...]
     note: str = ""
+    chip_link: str = ""
 
 
 @dataclass(frozen=True, slots=True)

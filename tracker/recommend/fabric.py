@@ -5,8 +5,10 @@ that as PCIe would never shard training state on a p4de or p5 and so exclude the
 boxes a large job needs. The catalog knows the part's form factor: SXM and OAM modules
 are made only for baseboards that wire every GPU to the others (NVIDIA's HGX boards
 with NVLink and NVSwitch; AMD's and Intel's OAM baseboards with Infinity Fabric or
-Gaudi's on-die RoCE mesh), so a multi-GPU offer of such a part has that fabric. A PCIe
-card may or may not be bridged, and a superchip or an AWS/Google chip has links the
+Gaudi's on-die RoCE mesh), so a multi-GPU offer of such a part has that fabric. So does
+a chip whose datasheet names its own chip-to-chip link (``chip_link``: AWS NeuronLink on
+Trainium and Inferentia2, TPU ICI): every chip of a trn1.32xlarge, an inf2.48xlarge or a
+TPU host sits on it. A PCIe card may or may not be bridged, and a superchip's links the
 catalog does not describe: those stay ``unknown`` (treated as PCIe, never as NVLink).
 """
 
@@ -57,6 +59,9 @@ def catalog_interconnect(spec: GpuSpec | None) -> Interconnect:
     """The link a multi-GPU board of this part always has, else ``unknown``."""
     if spec is None:
         return Interconnect.UNKNOWN
+    if spec.chip_link:
+        # NeuronLink (Trainium, Inferentia2) and TPU ICI join every chip of the box.
+        return Interconnect.GPU_FABRIC
     form = spec.form_factor.strip().upper()
     if form.startswith("SXM"):
         return Interconnect.NVLINK if spec.nvlink else Interconnect.GPU_FABRIC
