@@ -29,8 +29,10 @@ from tracker.web import (
     plan,
     sync_api,
 )
+from tracker.web.admission import Admission
 from tracker.web.context import HERE, WebContext, context_of
 from tracker.web.errors import install_error_handlers
+from tracker.web.hosts import HostCheck
 from tracker.web.methods import HeadAsGet
 from tracker.web.openapi import install_openapi
 from tracker.web.params import DropEmptyFilters
@@ -71,9 +73,14 @@ def create_app(context: WebContext) -> FastAPI:
         openapi_url="/api/openapi.json",
     )
     app.state.context = context
-    token = context.settings.web.resolved_token()
+    web = context.settings.web
+    token = web.resolved_token()  # ConfigError for a blank or short token
     app.add_middleware(HeadAsGet)
     app.add_middleware(DropEmptyFilters)
+    app.add_middleware(
+        Admission, limit=web.max_concurrent, queued=web.max_queued, wait=web.queue_seconds
+    )
+    app.add_middleware(HostCheck, allowed=web.hosts(context.host))
     app.add_middleware(SecurityMiddleware, token=token, public=PUBLIC_PATHS)
     install_error_handlers(app, html=pages.error_page)
     install_openapi(app, context)
