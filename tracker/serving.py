@@ -25,9 +25,7 @@ def service_app(service: Service) -> Any:
     from tracker.web import WebContext, create_app
 
     host = parse_address(service.http_address)[0] if service.http_address else None
-    context = WebContext(
-        service.settings, service.engine, routes, service.health_report, host=host
-    )
+    context = WebContext(service.settings, service.engine, routes, service.health_report, host=host)
     app = create_app(context)
     mount(app, Reader(service.settings, service.engine))  # /mcp, behind the app's token
     return app

@@ -117,11 +117,11 @@ class WebSettings(Section):
         bound host, so a page elsewhere cannot read a token-less dashboard through a
         name it rebinds to 127.0.0.1."""
         if self.allowed_hosts is not None:
-            names = frozenset(h.strip().lower().strip("[]") for h in self.allowed_hosts)
-            return None if "*" in names else names
+            listed = frozenset(h.strip().lower().strip("[]") for h in self.allowed_hosts)
+            return None if "*" in listed else listed
         if self.resolved_token() is not None:
             return None
-        names = set(LOCAL_NAMES)
+        names: set[str] = set(LOCAL_NAMES)
         if bound is not None and bound.strip("[]") not in WILDCARD_HOSTS:
             names.add(bound.strip("[]").lower())
         return frozenset(names)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
+from pydantic import SecretStr
 from starlette.requests import Request
 from starlette.responses import Response as HttpResponse
 from starlette.routing import Route as StarletteRoute
@@ -36,18 +37,27 @@ from tracker.web.hosts import HostCheck
 from tracker.web.methods import HeadAsGet
 from tracker.web.openapi import install_openapi
 from tracker.web.params import DropEmptyFilters
+from tracker.web.public_health import HEALTH_PATHS, for_request
+from tracker.web.query_guard import check_query
 from tracker.web.security import SecurityMiddleware
 
 __all__ = ["PUBLIC_PATHS", "WebContext", "context_of", "create_app"]
 
 PUBLIC_PATHS = frozenset({"/livez", "/readyz", "/healthz", "/health"})
 """Answered without the token: orchestrators probe them without credentials, and they
-carry no price data (errors in them are masked like every log line)."""
+carry no price data (errors in them are masked like every log line, and shown as
+their class alone without the token, :mod:`tracker.web.public_health`)."""
 
 
-def _probe_endpoint(route: Route) -> Callable[[Request], HttpResponse]:
-    def endpoint(_request: Request) -> HttpResponse:
+def _probe_endpoint(
+    route: Route, path: str, token: SecretStr | None
+) -> Callable[[Request], HttpResponse]:
+    secret = token.get_secret_value().encode() if token is not None else None
+
+    def endpoint(request: Request) -> HttpResponse:
         status, content_type, body = route()
+        if path in HEALTH_PATHS:  # error texts only with the token
+            status, content_type, body = for_request(request, (status, content_type, body), secret)
         return HttpResponse(
             body, status_code=status, media_type=content_type, headers={"Cache-Control": "no-store"}
         )
@@ -55,10 +65,11 @@ def _probe_endpoint(route: Route) -> Callable[[Request], HttpResponse]:
     return endpoint
 
 
-def _add_probes(app: FastAPI, probes: Mapping[str, Route]) -> None:
+def _add_probes(app: FastAPI, probes: Mapping[str, Route], token: SecretStr | None) -> None:
     for path, route in probes.items():
+        endpoint = _probe_endpoint(route, path, token)
         app.router.routes.append(
-            StarletteRoute(path, _probe_endpoint(route), methods=["GET"], include_in_schema=False)
+            StarletteRoute(path, endpoint, methods=["GET"], include_in_schema=False)
         )
 
 
@@ -71,6 +82,7 @@ def create_app(context: WebContext) -> FastAPI:
         docs_url=None,  # /api/docs is our own page: Swagger UI would need a CDN
         redoc_url=None,
         openapi_url="/api/openapi.json",
+        dependencies=[Depends(check_query)],  # a NUL or a repeated single value: 400
     )
     app.state.context = context
     web = context.settings.web
@@ -84,7 +96,7 @@ def create_app(context: WebContext) -> FastAPI:
     app.add_middleware(SecurityMiddleware, token=token, public=PUBLIC_PATHS)
     install_error_handlers(app, html=pages.error_page)
     install_openapi(app, context)
-    _add_probes(app, context.probes)
+    _add_probes(app, context.probes, token)
     app.include_router(index.api_router)
     app.include_router(api.router)
     app.include_router(plan.api_router)
