@@ -115,9 +115,11 @@ _CREDENTIAL_FIELD = re.compile(
 
 
 def _secret_segment(segment: str) -> bool:
-    """A path segment that is a credential rather than a route name: Slack's
-    ``T0…``/``B0…`` ids and token, Discord's id and token, a hook's random path."""
-    return (len(segment) >= 8 and any(c.isdigit() for c in segment)) or len(segment) >= 20
+    """A path segment that is a credential rather than a route name (``services``,
+    ``api``, ``v1``): Slack's ``T0…``/``B0…`` ids and token, Discord's id and token, a
+    hook's random path: letters and digits together, or 20 characters and more."""
+    mixed = any(c.isdigit() for c in segment) and any(c.isalpha() for c in segment)
+    return (len(segment) >= 4 and mixed) or len(segment) >= 20
 
 
 def secret_forms(secret: str) -> set[str]:

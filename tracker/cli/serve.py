@@ -65,9 +65,10 @@ def serve(
     # A server database may be down right now: the service starts anyway and
     # reports it on /healthz until it is back.
     try:
+        address = settings.scheduler.http if http is None else http
+        public = None if once else _dashboard_exposure(settings, address)  # before any job
         configure_logging(settings, fmt=log_format.value, level=level)
         service = Service(settings, http=http, http_app=service_app)
-        public = None if once else _dashboard_exposure(settings, service.http_address)
     except (ConfigError, DatabaseError, ValueError) as exc:
         raise CliError(str(exc), USAGE) from None
     if public:
