@@ -57,7 +57,13 @@ def check_query(request: Request) -> None:
         return
     route = request.scope.get("route")
     path = getattr(route, "path", request.url.path)
-    lists = repeatable(request.app.openapi(), path)
+    state = request.app.state
+    known: dict[str, frozenset[str] | None] | None = getattr(state, "query_lists", None)
+    if known is None:
+        known = state.query_lists = {}
+    if path not in known:  # which parameters are lists never changes while the app runs
+        known[path] = repeatable(request.app.openapi(), path)
+    lists = known[path]
     single = [name for name in twice if lists is not None and name not in lists]
     if single:
         raise BadRequest(
