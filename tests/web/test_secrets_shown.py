@@ -51,7 +51,10 @@ def _site(site: Site, web: WebSettings) -> tuple[Site, WebServer]:
         alerts=AlertsSettings(slack_webhook_url=SecretStr(URL)),
     )
     state = _health(settings)
-    probes = {"/healthz": json_response(lambda: state.report(AT))}
+    probes = {
+        "/healthz": json_response(lambda: state.report(AT)),
+        "/readyz": json_response(lambda: (False, {"database": {"error": "DatabaseError: gone"}})),
+    }
     app = create_app(WebContext(settings, site.engine, probes))
     server = WebServer("127.0.0.1:0", app)
     server.start()
@@ -101,6 +104,7 @@ def test_healthz_without_the_token_shows_classes_and_counts(locked: Site) -> Non
     assert "abcdefghijklmnopqrstuvwx" not in str(public) and "401" not in str(public)
     full = locked.get("/healthz", headers={"Authorization": f"Bearer {TOKEN}"}).json()
     assert full["collectors"]["alpha:standard"]["last_error"] == PROVIDER_ERROR
+    assert locked.get("/readyz").json() == {"database": {"error": "DatabaseError"}}
     wrong = locked.get("/healthz", headers={"Authorization": "Bearer wrong-token-12345"})
     assert wrong.json()["collectors"]["alpha:standard"]["last_error"] == "ProviderError"
 

@@ -23,7 +23,7 @@ from tracker.web.security import presented_token
 
 __all__ = ["HEALTH_PATHS", "error_class", "for_request", "public_report"]
 
-HEALTH_PATHS = frozenset({"/healthz", "/health"})
+HEALTH_PATHS = frozenset({"/healthz", "/health", "/readyz"})
 ERROR_KEYS = frozenset({"last_error", "error"})
 _NAME = re.compile(r"^(?:[a-z_]+\.)*[A-Z][A-Za-z]{0,60}(?:Error|Exception|Timeout)$")
 _CLASS = re.compile(r"^([A-Za-z_][\w. -]{0,40}?):(?:\s+(HTTP \d{3})\b)?")
