@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, SecretStr
 
@@ -23,8 +24,11 @@ __all__ = [
     "MASK",
     "SECRET_ENV",
     "environment_secrets",
+    "masked_first",
     "redact",
+    "secret_forms",
     "secret_values",
+    "secret_values_of",
     "secrets_of",
 ]
 
@@ -86,6 +90,15 @@ def secret_values(settings: Settings) -> set[str]:
     return found
 
 
+def secret_values_of(section: BaseModel) -> set[str]:
+    """Every secret one settings section holds (its ``SecretStr`` fields and
+    ``*_file`` contents), for code handed a section rather than the whole settings."""
+    found: set[str] = set()
+    _secrets_in(section, found)
+    found.discard("")
+    return found
+
+
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
     """Credentials libraries read from the environment without going through
     :class:`Settings` (boto3's, libpq's), known before any configuration is loaded."""
@@ -101,14 +114,56 @@ _CREDENTIAL_FIELD = re.compile(
 )
 
 
+def _secret_segment(segment: str) -> bool:
+    """A path segment that is a credential rather than a route name (``services``,
+    ``api``, ``v1``): Slack's ``T0…``/``B0…`` ids and token, Discord's id and token, a
+    hook's random path: letters and digits together, or 20 characters and more."""
+    mixed = any(c.isdigit() for c in segment) and any(c.isalpha() for c in segment)
+    return (len(segment) >= 4 and mixed) or len(segment) >= 20
+
+
+def secret_forms(secret: str) -> set[str]:
+    """``secret`` and, when it is a URL, the parts of it that are secret on their own.
+
+    A receiver or proxy that echoes the request path (``404 no route
+    /services/T0…/B0…/<token>``) or a query puts part of a webhook URL in an error
+    text without the whole URL: the password, the path from its first secret-looking
+    segment on (with and without the leading ``/``), each such segment, and each
+    query value are masked too. ``services`` and ``api/webhooks`` stay readable."""
+    found = {secret}
+    if "://" not in secret:
+        return found
+    try:
+        parts = urlsplit(secret.strip())
+        password = parts.password
+        user = parts.username
+    except ValueError:
+        return found
+    found |= {v for v in (password, None if password else user) if v}
+    segments = [s for s in parts.path.split("/") if s]
+    first = next((i for i, s in enumerate(segments) if _secret_segment(s)), None)
+    if first is not None:
+        tail = "/".join(segments[first:])
+        found |= {tail, "/" + tail, *segments[first:]}
+    found |= {value for _, value in parse_qsl(parts.query) if value}
+    return found
+
+
 def secrets_of(settings: Settings | None, environ: Mapping[str, str] | None = None) -> list[str]:
     """The values to mask, longest first so an overlap masks fully: every secret of
-    ``settings`` (see :func:`secret_values`) and of the environment."""
+    ``settings`` (see :func:`secret_values`) and of the environment, each with the
+    parts of it that are secret alone (:func:`secret_forms`)."""
     found = environment_secrets(environ)
     if settings is not None:
         found |= secret_values(settings)
-    # A one- or two-character "secret" would mask every occurrence of that text.
-    return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
+    return masked_first(found)
+
+
+def masked_first(secrets: Iterable[str]) -> list[str]:
+    """``secrets`` with their :func:`secret_forms`, longest first, none under 4
+    characters (a one- or two-character "secret" would mask every occurrence)."""
+    forms = {form for secret in secrets for form in secret_forms(secret)}
+    return sorted((s for s in forms if len(s) >= 4), key=len, reverse=True)
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:

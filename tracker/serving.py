@@ -21,9 +21,11 @@ def service_app(service: Service) -> Any:
     if not service.settings.web.enabled:
         return probe_app(routes)
     from tracker.mcp import Reader, mount  # FastAPI and the MCP SDK load only when serving
+    from tracker.service.web import parse_address
     from tracker.web import WebContext, create_app
 
-    context = WebContext(service.settings, service.engine, routes, service.health_report)
+    host = parse_address(service.http_address)[0] if service.http_address else None
+    context = WebContext(service.settings, service.engine, routes, service.health_report, host=host)
     app = create_app(context)
     mount(app, Reader(service.settings, service.engine))  # /mcp, behind the app's token
     return app

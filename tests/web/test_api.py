@@ -212,6 +212,7 @@ def test_openapi_documents_the_routes(site: Site) -> None:
         "min_gpus",
         "sort",
         "limit",
+        "offset",
         "currency",
     }
     page = site.get("/api/docs")

@@ -22,6 +22,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from tracker.hooks import JobHealthChange
+from tracker.redact import secrets_of
 from tracker.settings import ConfigError, Settings
 from tracker.store import Engine
 
@@ -93,7 +94,7 @@ def after_collection(engine: Engine, settings: Settings) -> None:
         return
     evaluate(engine, setup.rules, list(setup.channels), fx_rates=settings.fx_rates)
     if _deliver.get():
-        drain(engine, settings.alerts, setup.channels)
+        drain(engine, settings.alerts, setup.channels, secrets=secrets_of(settings))
 
 
 def after_failed_runs(engine: Engine, settings: Settings) -> None:
@@ -107,7 +108,7 @@ def after_failed_runs(engine: Engine, settings: Settings) -> None:
         return
     queued = evaluate(engine, setup.rules, list(setup.channels), health_only=True)
     if queued and _deliver.get():
-        drain(engine, settings.alerts, setup.channels)
+        drain(engine, settings.alerts, setup.channels, secrets=secrets_of(settings))
 
 
 def job_health_changed(engine: Engine, settings: Settings, change: JobHealthChange) -> None:
@@ -118,4 +119,4 @@ def job_health_changed(engine: Engine, settings: Settings, change: JobHealthChan
     if setup is None or not setup.active:
         return
     if health_change_alerts(engine, setup.rules, list(setup.channels), change) and _deliver.get():
-        drain(engine, settings.alerts, setup.channels)
+        drain(engine, settings.alerts, setup.channels, secrets=secrets_of(settings))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -22,6 +22,7 @@ from tracker.alerts.channels import AlertChannel, DeliveryError
 from tracker.alerts.digest import build_digest
 from tracker.alerts.stats import STATS, DeliveryStats
 from tracker.errors import one_line
+from tracker.redact import masked_first, redact, secret_values_of
 from tracker.settings.alerts import AlertsSettings
 from tracker.store import Engine, PostgresLocks, outbox
 
@@ -71,8 +72,14 @@ def drain(
     *,
     now: datetime | None = None,
     stats: DeliveryStats = STATS,
+    secrets: Iterable[str] = (),
 ) -> DrainResult:
-    """Send every due delivery, one digest per channel. Raises DatabaseError."""
+    """Send every due delivery, one digest per channel. Raises DatabaseError.
+
+    A channel's error text is masked before it is stored, counted or logged: of
+    ``secrets`` (the settings' own, :func:`tracker.redact.secrets_of`) and of the
+    ``[alerts]`` secrets, each with its parts (a webhook path a receiver echoed)."""
+    masked = masked_first([*secrets, *secret_values_of(config)])
     result = DrainResult()
     with _hold(engine) as held:
         if not held:
@@ -88,9 +95,7 @@ def drain(
                     raise DeliveryError("not_configured", f"channel {name!r} is not configured")
                 channel.send(build_digest(items, config.digest_rows))
             except Exception as exc:
-                error = (
-                    exc if isinstance(exc, DeliveryError) else DeliveryError("error", one_line(exc))
-                )
+                error = _masked(exc, masked)
                 _failed(engine, config, name, items, error, at, stats)
                 result.failed[name] = str(error)
                 continue
@@ -108,6 +113,14 @@ def drain(
                 },
             )
     return result
+
+
+def _masked(exc: Exception, secrets: list[str]) -> DeliveryError:
+    """``exc`` as a DeliveryError whose text holds none of ``secrets``."""
+    if isinstance(exc, DeliveryError):
+        text = redact(str(exc), secrets)
+        return DeliveryError(exc.reason, text, permanent=exc.permanent)
+    return DeliveryError("error", redact(one_line(exc), secrets))
 
 
 def _failed(

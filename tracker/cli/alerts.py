@@ -10,6 +10,7 @@ import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit
+from tracker.redact import secrets_of
 from tracker.settings import ConfigError
 from tracker.store import DatabaseError
 from tracker.views.alerts import alert_rows, alerts, parse_since
@@ -130,7 +131,9 @@ def list_(
     start = _since(since)
     engine = open_store(ctx)
     try:
-        rows = alerts(engine, since=start, failed=failed, limit=limit)
+        rows = alerts(
+            engine, since=start, failed=failed, limit=limit, secrets=secrets_of(settings_of(ctx))
+        )
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
     # CSV: the columns it always had, then the new ones (a table shows ALERTS_TABLE)
@@ -163,7 +166,7 @@ def _deliver(ctx: typer.Context, retry: tuple[bool, list[int]] | None = None) ->
                 what = "pending or dead" if dead else "pending (add --dead for dead ones)"
                 raise CliError(f"alert {missing[0]}: no delivery is {what}")
             typer.echo(f"requeued {sum(found.values())} delivery(ies) of {len(found)} alert(s)")
-        result = drain(engine, settings.alerts, setup.channels)
+        result = drain(engine, settings.alerts, setup.channels, secrets=secrets_of(settings))
         left = waiting(engine, datetime.now(UTC))
     except DatabaseError as exc:
         raise CliError(str(exc)) from None

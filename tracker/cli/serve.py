@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.settings import Settings
 
 __all__ = ["register", "serve"]
 
@@ -64,10 +65,14 @@ def serve(
     # A server database may be down right now: the service starts anyway and
     # reports it on /healthz until it is back.
     try:
+        address = settings.scheduler.http if http is None else http
+        public = None if once else _dashboard_exposure(settings, address)  # before any job
         configure_logging(settings, fmt=log_format.value, level=level)
         service = Service(settings, http=http, http_app=service_app)
     except (ConfigError, DatabaseError, ValueError) as exc:
         raise CliError(str(exc), USAGE) from None
+    if public:
+        logging.getLogger(__name__).warning("%s", public)
     if once:
         sys.exit(service.run_once())  # SystemExit: the code must reach the shell as is
     try:
@@ -83,6 +88,18 @@ def serve(
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def _dashboard_exposure(settings: Settings, address: str) -> str | None:
+    """The dashboard's start-up checks, before any job runs: a blank or short token,
+    or a public address without a token, is a ConfigError; the WARNING line of an
+    address ``web.allow_public`` opens, or None."""
+    if not address or not settings.web.enabled:
+        return None  # the probes alone: no prices, plans or alerts to guard
+    from tracker.service.web import parse_address
+
+    settings.web.resolved_token()
+    return settings.web.public_warning(parse_address(address)[0])
 
 
 def register(app: typer.Typer) -> None:

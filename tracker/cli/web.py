@@ -2,7 +2,8 @@
 
 For a read replica, a laptop with a copy of the SQLite file, or a second process
 beside ``serve``. It binds 127.0.0.1 unless told otherwise; to expose it, set a
-token (``GPU_TRACKER_WEB__TOKEN``) and put TLS in front (README, Dashboard).
+token (``GPU_TRACKER_WEB__TOKEN``) and put TLS in front (docs/deploy.md): another
+address without a token refuses to start unless ``web.allow_public`` says so.
 """
 
 from __future__ import annotations
@@ -49,16 +50,19 @@ def web(
     if not isinstance(logging.getLevelName(level), int):
         raise CliError(f"--log-level: unknown level {log_level!r}", USAGE)
     try:
-        parse_address(address)
+        host, _ = parse_address(address)
         configure_logging(settings, fmt=log_format.value, level=level)
         token = settings.web.resolved_token()
+        public = settings.web.public_warning(host)  # refuses an open public address
     except (ConfigError, ValueError) as exc:
         raise CliError(
             f"--http: {exc}" if isinstance(exc, ValueError) else str(exc), USAGE
         ) from None
+    if public:
+        logging.getLogger(__name__).warning("%s", public)
     engine = open_store(ctx)
     health = RunLogHealth(settings, engine)
-    app = create_app(WebContext(settings, engine, health.routes(), health.report))
+    app = create_app(WebContext(settings, engine, health.routes(), health.report, host=host))
     try:
         server = WebServer(address, app)
     except OSError as exc:
@@ -68,7 +72,9 @@ def web(
         signal.signal(sig, lambda *_: stop.set())
     server.start()
     logging.getLogger(__name__).info(
-        "dashboard on %s (%s)", server.url, "token required" if token else "no token: local use"
+        "dashboard on %s (%s)",
+        server.url,
+        "token required" if token else "no token" if public else "no token: local use",
     )
     while not stop.wait(0.5):
         pass

@@ -18,6 +18,7 @@ from tracker.alerts.sender import drain
 from tracker.alerts.setup import AlertSetup, load_setup
 from tracker.alerts.stats import STATS
 from tracker.errors import one_line
+from tracker.redact import secrets_of
 from tracker.settings import Settings
 from tracker.store import DatabaseError, Engine, outbox
 
@@ -50,7 +51,12 @@ class Alerting:
         """Collector-health rules, then deliver what is due. Never raises."""
         try:
             evaluate(self.engine, self.setup.rules, list(self.setup.channels), health_only=True)
-            drain(self.engine, self.settings.alerts, self.setup.channels)
+            drain(
+                self.engine,
+                self.settings.alerts,
+                self.setup.channels,
+                secrets=secrets_of(self.settings),
+            )
         except DatabaseError as exc:
             log.warning("alerts not sent now: %s", one_line(exc), extra={"event": "alerts_db"})
         except Exception:

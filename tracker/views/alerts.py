@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tracker.alerts.render import render
+from tracker.redact import redact
 from tracker.store import Engine
 from tracker.store.outbox import AlertRow, list_alerts
 
@@ -25,12 +26,14 @@ def parse_since(value: str | None, *, now: datetime | None = None) -> datetime |
     return parse_time(value, "since", now=now or datetime.now(UTC))
 
 
-def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
+def alert_rows(found: Sequence[AlertRow], secrets: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The documented JSON rows of ``alerts list`` (and ``/api/v1/alerts``).
 
     ``message`` is the alert's line as Slack and email show it (rendered from what
     evaluation stored, :mod:`tracker.alerts.render`); ``next_attempt_at`` is set while a
-    delivery is pending."""
+    delivery is pending. ``last_error`` is masked of ``secrets``
+    (:func:`tracker.redact.secrets_of`): the sender masks before it stores, and a row
+    stored before it did is masked here."""
     return [
         {
             "id": a.alert_id,
@@ -43,7 +46,7 @@ def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
             "next_attempt_at": a.next_attempt_at,
             "title": a.title,
             "message": render(a.kind, a.details or {}, a.title).text,
-            "last_error": a.last_error,
+            "last_error": redact(a.last_error, secrets) if a.last_error else a.last_error,
             "sent_at": a.sent_at,
         }
         for a in found
@@ -51,7 +54,13 @@ def alert_rows(found: Sequence[AlertRow]) -> list[dict[str, Any]]:
 
 
 def alerts(
-    engine: Engine, *, since: datetime | None = None, failed: bool = False, limit: int = 200
+    engine: Engine,
+    *,
+    since: datetime | None = None,
+    failed: bool = False,
+    limit: int = 200,
+    secrets: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """Alerts newest first, one row per channel (raises DatabaseError)."""
-    return alert_rows(list_alerts(engine, since=since, failed=failed, limit=limit))
+    """Alerts newest first, one row per channel, errors masked of ``secrets`` (raises
+    DatabaseError)."""
+    return alert_rows(list_alerts(engine, since=since, failed=failed, limit=limit), secrets)

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from tracker.encode import jsonable
+from tracker.redact import secrets_of
 from tracker.views.alerts import alerts, parse_since
 from tracker.web.context import context_of
 from tracker.web.errors import BadRequest
@@ -43,7 +44,9 @@ def _rows(request: Request, since: str | None, failed: bool, limit: int) -> list
         raise BadRequest(str(exc)) from None
     except OverflowError:  # an age longer than a datetime holds (99999999w)
         raise BadRequest(f"since: {since!r} is out of range") from None
-    return alerts(context_of(request).engine, since=start, failed=failed, limit=limit)
+    context = context_of(request)
+    secrets = secrets_of(context.settings)
+    return alerts(context.engine, since=start, failed=failed, limit=limit, secrets=secrets)
 
 
 @api_router.get("/alerts", summary="Recent alerts (gpu-tracker alerts list --format json)")

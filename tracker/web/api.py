@@ -7,6 +7,7 @@ Each route calls the read-layer function the CLI command calls and encodes with
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -16,11 +17,12 @@ from starlette.responses import JSONResponse
 from tracker.encode import jsonable
 from tracker.fx import USD
 from tracker.recommend import ProfileError, WorkloadError
-from tracker.views.offers import offer_rows
+from tracker.views.offers import offer_page
 from tracker.views.rankings import profiles_of, rank_offers, ranking_rows
 from tracker.web.context import context_of
 from tracker.web.currency import currency_view, log_left_out
 from tracker.web.errors import BadRequest
+from tracker.web.paging import MAX_OFFSET, page_headers
 from tracker.web.params import (
     OfferQuery,
     check_gpus,
@@ -42,6 +44,7 @@ OFFERS_PARAMS = (
     "min_gpus",
     "sort",
     "limit",
+    "offset",
     "currency",
 )
 
@@ -54,20 +57,33 @@ def rows_response(rows: list[dict[str, Any]]) -> JSONResponse:
 def api_offers(
     request: Request,
     filters: Annotated[OfferQuery, Depends(offer_filters)],
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    limit: Annotated[int | None, Query(ge=1, description="Rows (default web.max_limit).")] = None,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Rows to skip.")] = 0,
     currency: Annotated[str, Query(max_length=10, description="View currency (ISO code).")] = USD,
 ) -> JSONResponse:
     """Listed offers at their current price, cheapest first: the rows of
-    ``gpu-tracker offers --format json [--currency C]`` with the same filters. Offers
-    whose currency has no exchange rate are left out, as in the CLI, and logged."""
+    ``gpu-tracker offers --format json [--currency C]`` with the same filters, ``limit``
+    of them from ``offset`` (ordered and cut by the database: a page costs its rows).
+    ``X-Total-Count`` says how many match and ``Link: <…>; rel="next"`` where the next
+    page is. Offers whose currency has no exchange rate are left out, as in the CLI,
+    and logged."""
     context = context_of(request)
     check_known(request, OFFERS_PARAMS)
     check_limit(limit, context.settings.web.max_limit)
     check_gpus(context.engine, list(filters.where.gpu))
-    view = currency_view(context, currency)
-    rows = offer_rows(context.engine, view, filters.where, sort=filters.sort, limit=limit)
-    log_left_out("/api/v1/offers", view.usd.missing, view.code)
-    return rows_response(rows)
+    now = datetime.now(UTC)  # the rates the SQL orders by are the ones rows show
+    view = currency_view(context, currency, now)
+    found = offer_page(
+        context.engine,
+        view,
+        now,
+        filters.where,
+        sort=filters.sort,
+        offset=offset,
+        limit=limit or context.settings.web.max_limit,
+    )
+    log_left_out("/api/v1/offers", found.missing, view.code)
+    return JSONResponse(jsonable(found.items), headers=page_headers(request, found, offset))
 
 
 @router.get("/recommend", summary="Ranking of a profile (gpu-tracker recommend --format json)")

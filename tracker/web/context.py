@@ -29,6 +29,8 @@ class WebContext:
     """Path → route for /livez, /readyz, /healthz, /metrics (whoever runs the app)."""
     health: HealthView | None = None
     """The /healthz report the Collectors page shows (None: read from the run log)."""
+    host: str | None = None
+    """The address the server is bound to (``web.allowed_hosts``' default names it)."""
 
 
 def context_of(request: Request) -> WebContext:

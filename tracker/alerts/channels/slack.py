@@ -21,7 +21,7 @@ from tracker.alerts.channels import DeliveryError
 from tracker.alerts.digest import Digest
 from tracker.alerts.render import heading, slack_escape
 from tracker.errors import one_line
-from tracker.redact import redact
+from tracker.redact import masked_first, redact
 from tracker.settings import Settings
 
 __all__ = ["SlackChannel", "slack_payload"]
@@ -96,7 +96,8 @@ class SlackChannel:
         return cls(url, settings.alerts.timeout_seconds) if url is not None else None
 
     def _masked(self, text: str) -> str:
-        return redact(text, [self._url.get_secret_value()])
+        # The path alone too: a proxy answering 404 echoes /services/T…/B…/<token>.
+        return redact(text, masked_first([self._url.get_secret_value()]))
 
     def send(self, digest: Digest) -> None:
         try:
