@@ -44,11 +44,15 @@ from tracker.fx import USD, Rates, parse_currency
 from tracker.models import Offer, PricingModel
 
 __all__ = [
+    "NET_KEYS",
     "DiscountRule",
     "Discounts",
     "Net",
     "parse_discounts",
 ]
+
+NET_KEYS = ("net_price_per_hour", "net_price_per_hour_usd", "discount")
+"""A history row's net figures: in the offer's currency, in USD, and the rule's name."""
 
 _QUANTUM = Decimal("1e-10")  # the store's money scale: net figures read like stored ones
 _HUNDRED = Decimal(100)
@@ -253,6 +257,24 @@ class Discounts:
             self.unpriced[rule.name] += 1
             return Net(price, usd)
         return Net(_q(own), self.rates.to_usd(fixed, code, at), rule.name)
+
+    def fields(
+        self,
+        key: tuple[str, str, str, str],
+        price: Decimal | None,
+        currency: str | None,
+        usd: Decimal | None,
+        at: datetime,
+    ) -> dict[str, Any]:
+        """:data:`NET_KEYS` of a history row (None where no price was in force)."""
+        if price is None or currency is None:
+            return dict.fromkeys(NET_KEYS)
+        net = self.net(key, price, currency, usd, at)
+        return {
+            "net_price_per_hour": net.price_per_hour,
+            "net_price_per_hour_usd": net.price_per_hour_usd,
+            "discount": net.rule,
+        }
 
     def of_offer(self, offer: Offer, at: datetime) -> Net:
         """The net price of ``offer`` (its USD figure already converted) at ``at``."""

@@ -15,6 +15,7 @@ from tracker.models import OFFER_COLUMNS, offer_dict
 from tracker.store import Engine, reads
 from tracker.views.currency import CurrencyView
 from tracker.views.errors import ReadError
+from tracker.views.net import NET_OFFER_KEYS, net_fields, net_usd
 
 __all__ = [
     "OFFER_ROW_KEYS",
@@ -40,6 +41,7 @@ OFFER_ROW_KEYS = (
     "display_currency",
     "display_price_per_hour",
     "display_price_per_gpu_hour",
+    *NET_OFFER_KEYS,
     "first_seen",
     "price_since",
     "last_seen",
@@ -56,7 +58,8 @@ def offer_row(stored: reads.StoredOffer, view: CurrencyView | None = None) -> di
     """The documented JSON shape of one offer (keys are a public interface): every
     offer column, then the per-GPU price, the figures in the view currency, the times,
     then ``attributes``. ``stored.offer`` carries its USD figure (converted at the
-    rate in force, :class:`CurrencyView`); ``view`` None shows USD."""
+    rate in force, :class:`CurrencyView`); ``view`` None shows USD. The ``net_*``
+    figures and ``discount`` are what the account pays under ``view``'s discounts."""
     o = stored.offer
     row = offer_dict(o)
     attributes = row.pop("attributes")
@@ -68,6 +71,7 @@ def offer_row(stored: reads.StoredOffer, view: CurrencyView | None = None) -> di
     row["display_currency"] = "USD" if view is None else view.code
     row["display_price_per_hour"] = shown
     row["display_price_per_gpu_hour"] = (shown / o.gpu_count).quantize(PER_GPU)
+    row.update(net_fields(o, view))
     row["first_seen"] = stored.first_seen
     row["price_since"] = stored.price_since
     row["last_seen"] = stored.last_seen
@@ -88,7 +92,8 @@ def offer_rows(
 
     Offers are compared in USD at the latest rates (``view``'s, built by
     :func:`~tracker.views.currency.load_view` from the settings' ``fx_rates``) and shown
-    in ``view``'s currency; one without a rate is left out and counted in ``view``."""
+    in ``view``'s currency; one without a rate is left out and counted in ``view``.
+    With discounts configured they are ordered by the net price the account pays."""
     priced = []
     for s in reads.current_offers(engine, where):
         converted = view.offer(s.offer)
@@ -99,7 +104,8 @@ def offer_rows(
         # The rows' own figures: price_per_hour_usd, or price_per_gpu_hour_usd as
         # offer_row rounds it; then provider, instance type, region, zone.
         o = s.offer
-        usd = o.usd if sort is SortKey.price else (o.usd / o.gpu_count).quantize(PER_GPU)
+        price = net_usd(o, view) if view.discounts else o.usd
+        usd = price if sort is SortKey.price else (price / o.gpu_count).quantize(PER_GPU)
         return (usd, o.provider, o.instance_type, o.region, o.zone)
 
     # Sorted and cut before the rows are built: limit 10 of 100,000 offers builds 10.
@@ -123,7 +129,10 @@ def offer_page(
 ) -> OfferPage:
     """One page of the ``offers`` listing, ordered and cut in SQL (the Offers page over
     100,000 offers builds 50 rows); ``view`` must read its rates at ``at``, as the SQL
-    that orders by USD does (raises DatabaseError)."""
+    that orders by USD does (raises DatabaseError). With discounts configured the SQL
+    cannot order by the net price, so the page is cut from :func:`offer_rows`' order."""
+    if view.discounts:
+        return _net_page(engine, view, where, sort=sort, offset=offset, limit=limit)
     listing = reads.offer_listing(
         engine,
         view.rates,
@@ -139,6 +148,21 @@ def offer_page(
         if converted is not None:
             rows.append(offer_row(replace(s, offer=converted), view))
     return Page(listing.total, rows, dict(listing.missing))
+
+
+def _net_page(
+    engine: Engine,
+    view: CurrencyView,
+    where: OfferFilter,
+    *,
+    sort: SortKey,
+    offset: int,
+    limit: int,
+) -> OfferPage:
+    """:func:`offer_page` ordered by the net price: every matching offer read and ranked
+    in Python (the SQL order is the list price's), then cut."""
+    rows = offer_rows(engine, view, where, sort=sort)
+    return Page(len(rows), rows[offset : offset + limit], dict(view.usd.missing))
 
 
 def gpu_catalog_rows() -> list[dict[str, Any]]:
