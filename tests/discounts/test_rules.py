@@ -154,3 +154,17 @@ def test_a_fixed_net_price_converts_at_the_rate_in_force_or_keeps_list_counted()
     assert d.report() == (
         "1 offer kept its list price: no exchange rate for the fixed price of rule 'deal' (1)"
     )
+
+
+def test_the_configuration_page_example_is_a_valid_pair_of_rules(tmp_path: Path) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    section = page.split("## Discounts", 1)[1]
+    example = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "tracker.toml"
+    path.write_text(example)
+    edp, deal = load_settings(path).discounts
+    assert (edp.name, edp.percent, edp.instance_types) == ("aws-edp", D(15), ["p5.*", "p4d.*"])
+    assert (deal.price_per_hour, deal.currency) == (D("18.00"), "USD")
+    # the page's worked figure: 55.04 × 0.85 = 46.784 under aws-edp from 2026-11-15
+    d = Discounts((edp, deal), Rates())
+    assert d.net(P5_OD, D("55.04"), "USD", D("55.04"), NOV_20).price_per_hour_usd == D("46.784")
