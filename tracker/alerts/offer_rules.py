@@ -30,6 +30,7 @@ from tracker.alerts.rules import (
     SpotDiscountRule,
     channels_of,
 )
+from tracker.discounts import Discounts
 from tracker.store import outbox
 from tracker.store.outbox import NewAlert, SpotPair, spot_pairs
 from tracker.store.reads import SeriesFilter
@@ -239,6 +240,18 @@ def _own(shown_in: str, old: Priced, new: Priced) -> str:
     return f" [{money(old[0])} {old[1]} → {money(new[0])} {new[1]}]"
 
 
+def _net_pair(
+    net: Discounts, o: SpotPair, base: Priced, spot: Priced, at: datetime
+) -> tuple[Priced, Priced]:
+    """Both sides at what the account pays now, each in its own currency (the rule in
+    force for the on-demand and for the spot offer, which may differ)."""
+    od_key = (o.provider, "on_demand", o.instance_type, o.region)
+    spot_key = (o.provider, "spot", o.instance_type, o.region)
+    od_net = net.net(od_key, base[0], base[1], None, at).price_per_hour
+    spot_net = net.net(spot_key, spot[0], spot[1], None, at).price_per_hour
+    return (od_net, base[1]), (spot_net, spot[1])
+
+
 def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     """Fires when an offer's spot discount reaches the threshold, not while it stays there."""
     state = ev.rule_state(rule)
@@ -248,11 +261,14 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     offers = chain.from_iterable(_read(rule, ev, loads) or [])
     crossed: set[str] = set()
     out: list[NewAlert] = []
+    net = ev.discounts() if rule.on == "net" else None
     for o in offers:
         if not o.od_price:
             continue
         base: Priced = (o.od_price, o.od_currency)
         spot: Priced = (o.price, o.currency)
+        if net:
+            base, spot = _net_pair(net, o, base, spot, ev.now)
         same = base[1] == spot[1]
         pair = None if same else _pair(rule, ev, base, spot, ev.now)
         if not same and pair is None:
