@@ -227,17 +227,24 @@ def history(
         title = f"{result.title}, USD per GPU-hour"
         table = _viewed(_net(GPU_STEP_TABLE, view, GPU_NET_COLUMNS), view)
         _show(rows, fmt, table, views.GPU_STEP_KEYS, _since_title(title, result))
-        _spark_or_plot(rows, "price_per_gpu_hour_usd", title, "USD per GPU-hour", plot, fmt)
+        figure, unit = _plotted(view, "price_per_gpu_hour_usd", "USD per GPU-hour")
+        _spark_or_plot(rows, figure, title, unit, plot, fmt)
     elif result.kind == "offer_steps":
         rows = viewed_rows(result, view)
         title = _since_title(result.title, result)
         table = _viewed(_net(OFFER_STEP_TABLE, view), view)
         _show(rows, fmt, table, views.OFFER_STEP_KEYS, title)
-        _spark_or_plot(rows, "price_per_hour_usd", result.title, "USD per hour", plot, fmt)
+        figure, unit = _plotted(view, "price_per_hour_usd", "USD per hour")
+        _spark_or_plot(rows, figure, result.title, unit, plot, fmt)
     else:
         rows = viewed_rows(result, view, at)
         table = _viewed(_net(OFFER_INTERVAL_TABLE, view), view)
         emit(rows, fmt, table=table, title=_since_title(result.title, result))
+
+
+def _plotted(view: CurrencyView, key: str, unit: str) -> tuple[str, str]:
+    """What a sparkline or plot follows: with discounts, what the account paid."""
+    return (f"net_{key}", f"your {unit}") if view.discounts else (key, unit)
 
 
 def _priced(row: Mapping[str, Any]) -> bool:

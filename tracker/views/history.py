@@ -227,18 +227,12 @@ def model_history(
 ) -> list[dict[str, Any]]:
     """One catalog model's cheapest $/GPU-hour across providers at each of the last
     ``days`` midnights and at ``now`` (``history --gpu MODEL --since {days}d``, the GPU
-    page's chart), at the stored rates and ``settings.fx_rates``, net of the discounts."""
+    page's chart), at the stored rates and ``settings.fx_rates``: list prices, as the
+    page's "Cheapest now" table beside it (the discounts show on the Offers page)."""
     window = history_args.Window(now - timedelta(days=days), now)
     grid = history_args.ending_at(history_args.make_grid(window, timedelta(days=1), "1d"), now)
     selection = GpuSelection(models=(model,), names=())
-    return views.gpu_steps(
-        engine,
-        selection,
-        grid,
-        pricing=[pricing],
-        fx_rates=settings.fx_rates,
-        discounts=_discounts(engine, settings),
-    )
+    return views.gpu_steps(engine, selection, grid, pricing=[pricing], fx_rates=settings.fx_rates)
 
 
 @dataclass(frozen=True, slots=True)
