@@ -127,8 +127,8 @@ def best_plan(ev: Evaluation, target: PlanTarget, net: bool = True) -> Best | No
             total_usd=row.total_usd,
         )
 
-    basis = "net" if net else "list"
-    return ev.cached(f"plan:{target.name}:{target.fingerprint()}:{basis}", compute)  # type: ignore[no-any-return]
+    key = f"plan:{target.name}:{target.fingerprint()}:{'net' if net else 'list'}"
+    return ev.cached(key, compute)  # type: ignore[no-any-return]
 
 
 def plan_change(rule: RankingChangeRule, ev: Evaluation) -> None:

@@ -3,8 +3,9 @@ file for analysts (written in batches by :mod:`tracker.history.export`).
 
 Each interval carries its USD figure at the exchange rate in force when it began;
 ``--currency C`` adds ``display_currency`` and ``display_price_per_hour`` (the price in
-C at that rate); discounts configured add the net price under the rule in force then. Intervals without a figure for want of a rate stay in the file (the
-price is stored data) and are counted on stderr."""
+C at that rate); discounts configured add the net price under the rule in force then.
+Intervals without a figure for want of a rate stay in the file (the price is stored
+data) and are counted on stderr."""
 
 from __future__ import annotations
 

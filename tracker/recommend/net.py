@@ -1,10 +1,11 @@
 """The recommender's offers at the net price the account pays (``[[discounts]]``).
 
-Recommendations, plans built on them and the ranking alerts rank by what a team pays,
-so the rows the ranking reads carry the net figures in the price columns (own currency
-and USD, which an Offer keeps equal for a USD price), converted and discounted when read (:mod:`tracker.discounts`); nothing stored changes. The list
-figure and the rule ride along in the row's attributes under :data:`LIST_KEY` and
-:data:`RULE_KEY` so a ranking row shows both. A reservation's ``upfront_usd`` and
+Recommendations and the ranking alerts rank by what a team pays, so the rows the
+ranking reads carry the net figures in the price columns (own currency and USD, which
+an Offer keeps equal for a USD price), converted and discounted when read
+(:mod:`tracker.discounts`); nothing stored changes. The list figure and the rule ride
+along in the row's attributes under :data:`LIST_KEY` and :data:`RULE_KEY` so a ranking
+row shows both. A reservation's ``upfront_usd`` and
 ``recurring_hourly_usd`` (from which the effective rate is recomputed exactly) are
 scaled by the same percentage; a fixed net price is the effective rate itself, so they
 are dropped.
