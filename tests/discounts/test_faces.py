@@ -289,3 +289,18 @@ def test_the_python_api_has_the_net_columns(world: World) -> None:
     assert list(frame["net_price_per_hour_usd"]) == [D("46.784")]
     assert list(frame["discount"]) == ["aws-edp"]
     assert list(steps["net_price_per_hour_usd"]) == [D("55.04"), D("46.784")]
+
+
+def test_net_figures_in_another_view_currency(world: World) -> None:
+    proc = world.run(
+        "offers", "-p", "aws", "--pricing", "on_demand", "--currency", "EUR", "--format", "json",
+        GPU_TRACKER_FX_RATES='{"EUR": "1.25"}',
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    [row] = json.loads(proc.stdout)
+    # 46.784 USD at 1.25 USD per EUR = 37.4272 EUR; per GPU 37.4272 / 8 = 4.6784
+    assert (row["display_net_price_per_hour"], row["display_net_price_per_gpu_hour"]) == (
+        "37.4272",
+        "4.6784",
+    )
+    assert row["net_price_per_hour_usd"] == "46.784"  # the USD keys keep their meaning
