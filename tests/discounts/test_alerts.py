@@ -73,3 +73,33 @@ def test_on_list_is_refused_for_a_profile_ranking_rule() -> None:
     with pytest.raises(RulesError) as caught:
         _rules({"name": "r", "type": "ranking_change", "profile": "llm-7b-lora", "on": "list"})
     assert str(caught.value).startswith("test: rule 'r': on: \"list\" is for plan rules")
+
+
+def test_price_change_shows_the_net_move_and_a_fixed_price_never_moves(engine: Engine) -> None:
+    """on-demand 55.04 → 44.032 (a 20 % cut: 55.04 × 0.8): under 15 % off, what the
+    account pays goes 46.784 → 37.4272 (44.032 × 0.85), the same −20 %; the instance
+    with a fixed net price (``fixed``) does not move at all."""
+    discounts = parse_discounts(
+        [
+            {"name": "fixed", "provider": "testcloud", "instance_types": ["p4d.*"],
+             "price_per_hour": "18.00"},
+            {"name": "edp", "provider": "testcloud", "pricing": ["on_demand"], "percent": 15},
+        ]
+    )  # fmt: skip
+    rules = _rules(
+        {"name": "net", "type": "price_change", "threshold_percent": 10},
+        {"name": "list", "type": "price_change", "threshold_percent": 10, "on": "list"},
+    )
+    before = [offer("p5.48xlarge", "55.04"), offer("p4d.24xlarge", "21.957642")]
+    after = [offer("p5.48xlarge", "44.032"), offer("p4d.24xlarge", "17.566114")]
+    collect(engine, before, T0)
+    evaluate(engine, rules, ["slack"], now=T0, discounts=discounts)
+    collect(engine, after, T0 + H)
+    evaluate(engine, rules, ["slack"], now=T0 + H, discounts=discounts)
+    titles = sorted((a.rule, a.title) for a in list_alerts(engine))
+    assert titles == [
+        # p4d: (17.566114 − 21.957642) / 21.957642 = −4.391528 / 21.957642 = −19.999998 %
+        ("list", "testcloud p4d.24xlarge us-east-1 on_demand: 21.957642 → 17.566114 USD/h (-20.00%)"),
+        ("list", "testcloud p5.48xlarge us-east-1 on_demand: 55.04 → 44.032 USD/h (-20.00%)"),
+        ("net", "testcloud p5.48xlarge us-east-1 on_demand: 46.784 → 37.4272 USD/h (-20.00%)"),
+    ]  # fmt: skip

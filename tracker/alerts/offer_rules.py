@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
+from dataclasses import replace
 from datetime import datetime
 from decimal import Context, Decimal
 from functools import partial
@@ -126,7 +127,12 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
         return
     out: list[NewAlert] = []
     alert = _PriceAlerts(rule, ev)
+    net = ev.discounts() if rule.on == "net" and ev.discount_rules else None
     for c in chain.from_iterable(parts):
+        if net is not None:
+            c = _net_change(net, c)
+            if c is None:
+                continue
         if not c.old_price:
             log.debug("price interval %d: no comparable previous price", c.interval_id)
             continue
@@ -151,6 +157,19 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
         change = percent(c.old_price, c.new_price) if same else percent(old, new)
         out.append(alert(c, old, new, change))
     ev.emit(rule, out, known=False)
+
+
+def _net_change(net: Discounts, c: outbox.PriceChange) -> outbox.PriceChange | None:
+    """``c`` at what the account pays at the change: both sides under the one rule in
+    force then (the same offer at the same moment), so a percentage scales both and
+    leaves the move's percentage as listed; a fixed net price did not move (None)."""
+    rule = net.rule_for(c.provider, c.pricing, c.instance_type, c.region, c.at)
+    if rule is None:
+        return c
+    if rule.percent is None:
+        return None
+    keep = (Decimal(100) - rule.percent) / Decimal(100)
+    return replace(c, old_price=c.old_price * keep, new_price=c.new_price * keep)
 
 
 def _reaches(rule: PriceChangeRule, old: Decimal, new: Decimal) -> bool:

@@ -172,6 +172,8 @@ class PriceChangeRule(_PricedFilters):
     threshold_percent: Percent
     direction: Literal["either", "down", "up"] = "either"
     currency: Currency = USD
+    on: PriceBasis = "net"
+    """``net``: the move of what the account pays (a fixed net price never moves)."""
 
 
 class SpotDiscountRule(_OfferFilters):
