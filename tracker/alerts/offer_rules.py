@@ -128,11 +128,10 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
     out: list[NewAlert] = []
     alert = _PriceAlerts(rule, ev)
     net = ev.discounts() if rule.on == "net" and ev.discount_rules else None
-    for c in chain.from_iterable(parts):
-        if net is not None:
-            c = _net_change(net, c)
-            if c is None:
-                continue
+    for listed in chain.from_iterable(parts):
+        c = listed if net is None else _net_change(net, listed)
+        if c is None:
+            continue
         if not c.old_price:
             log.debug("price interval %d: no comparable previous price", c.interval_id)
             continue
