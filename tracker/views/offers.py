@@ -94,6 +94,16 @@ def offer_rows(
     :func:`~tracker.views.currency.load_view` from the settings' ``fx_rates``) and shown
     in ``view``'s currency; one without a rate is left out and counted in ``view``.
     With discounts configured they are ordered by the net price the account pays."""
+    # Sorted and cut before the rows are built: limit 10 of 100,000 offers builds 10.
+    priced = _ranked(engine, view, where, sort)
+    return [offer_row(s, view) for s in (priced[:limit] if limit else priced)]
+
+
+def _ranked(
+    engine: Engine, view: CurrencyView, where: OfferFilter, sort: SortKey
+) -> list[reads.StoredOffer]:
+    """The matching offers converted (those without a rate counted in ``view``), in the
+    ``offers`` order: by what the account pays when discounts are configured."""
     priced = []
     for s in reads.current_offers(engine, where):
         converted = view.offer(s.offer)
@@ -108,9 +118,8 @@ def offer_rows(
         usd = price if sort is SortKey.price else (price / o.gpu_count).quantize(PER_GPU)
         return (usd, o.provider, o.instance_type, o.region, o.zone)
 
-    # Sorted and cut before the rows are built: limit 10 of 100,000 offers builds 10.
     priced.sort(key=order)
-    return [offer_row(s, view) for s in (priced[:limit] if limit else priced)]
+    return priced
 
 
 OfferPage = Page[dict[str, Any]]
@@ -160,9 +169,10 @@ def _net_page(
     limit: int,
 ) -> OfferPage:
     """:func:`offer_page` ordered by the net price: every matching offer read and ranked
-    in Python (the SQL order is the list price's), then cut."""
-    rows = offer_rows(engine, view, where, sort=sort)
-    return Page(len(rows), rows[offset : offset + limit], dict(view.usd.missing))
+    in Python (the SQL order is the list price's), then cut; only the page's rows built."""
+    ranked = _ranked(engine, view, where, sort)
+    rows = [offer_row(s, view) for s in ranked[offset : offset + limit]]
+    return Page(len(ranked), rows, dict(view.usd.missing))
 
 
 def gpu_catalog_rows() -> list[dict[str, Any]]:
