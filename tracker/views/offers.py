@@ -11,6 +11,7 @@ from typing import Any
 
 from tracker.catalog import all_specs
 from tracker.filters import ANY_OFFER, OfferFilter, Page
+from tracker.fx import USD
 from tracker.models import OFFER_COLUMNS, offer_dict
 from tracker.store import Engine, reads
 from tracker.views.currency import CurrencyView
@@ -139,8 +140,10 @@ def offer_page(
     """One page of the ``offers`` listing, ordered and cut in SQL (the Offers page over
     100,000 offers builds 50 rows); ``view`` must read its rates at ``at``, as the SQL
     that orders by USD does (raises DatabaseError). With discounts configured the SQL
-    cannot order by the net price, so the page is cut from :func:`offer_rows`' order."""
-    if view.discounts:
+    orders by the net price under the rules in force at ``at``; rules with a glob SQL
+    cannot match (``[...]``) make the page cut from :func:`offer_rows`' order instead."""
+    rules = view.discounts.rules
+    if rules and not reads.orderable(rules):
         return _net_page(engine, view, where, sort=sort, offset=offset, limit=limit)
     listing = reads.offer_listing(
         engine,
@@ -150,6 +153,7 @@ def offer_page(
         per_gpu=sort is SortKey.price_per_gpu,
         offset=offset,
         limit=limit,
+        net=_in_force(view, at),
     )
     rows = []
     for s in listing.items:
@@ -157,6 +161,19 @@ def offer_page(
         if converted is not None:
             rows.append(offer_row(replace(s, offer=converted), view))
     return Page(listing.total, rows, dict(listing.missing))
+
+
+def _in_force(view: CurrencyView, at: datetime) -> list[reads.NetRule]:
+    """The discount rules in force at ``at``, each with its fixed price in USD then."""
+    found: list[reads.NetRule] = []
+    for rule in view.discounts.rules:
+        if not rule.in_force(at):
+            continue
+        fixed = None
+        if rule.price_per_hour is not None:
+            fixed = view.rates.to_usd(rule.price_per_hour, rule.currency or USD, at)
+        found.append((rule, fixed))
+    return found
 
 
 def _net_page(
