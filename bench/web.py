@@ -11,7 +11,11 @@ gap every 97th interval). Then, against a real uvicorn server on 127.0.0.1, time
                             history chart, read from the rollup)
 as the best of REPEAT requests each, and in the same run a hand-written SQL query
 returning the overview's figures (asserted equal to what the page shows): the ratio
-says what the page costs on top of the database's own answer.
+says what the page costs on top of the database's own answer. ``--discounts`` also
+times /offers with one account discount rule (15 % off cloud0's on-demand, issue 42):
+the SQL then orders by the net price (a CASE over the rules in force,
+tracker.store.reads._net_order) instead of the list price (``offers_net_ms``, and its
+ratio to ``offers_ms`` measured in the same run).
 
     GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         python bench/web.py [--series 100000] [--changes 24] [--quick]
@@ -93,6 +97,9 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="10,000 series × 12 changes")
+    parser.add_argument(
+        "--discounts", action="store_true", help="also /offers under a discount rule"
+    )
     args = parser.parse_args()
     if args.quick:
         args.series, args.changes = 10_000, 12
@@ -140,6 +147,26 @@ def run(engine: Engine, url: str, args: argparse.Namespace) -> None:
         f"web overview_ms={overview_s * 1000:.0f} offers_ms={offers_s * 1000:.0f} "
         f"gpu_ms={gpu_s * 1000:.0f}"
     )
+    if getattr(args, "discounts", False):
+        net_s = _offers_net(engine, url, args)
+        print(
+            f"web offers_net_ms={net_s * 1000:.0f} offers_ms={offers_s * 1000:.0f} "
+            f"ratio={net_s / offers_s:.2f}"
+        )
+
+
+def _offers_net(engine: Engine, url: str, args: argparse.Namespace) -> float:
+    """/offers with one discount rule configured: ordered by the net price."""
+    rule = {"name": "edp", "provider": "cloud0", "pricing": ["on_demand"], "percent": 15}
+    settings = Settings(database_url=url, discounts=[rule])  # type: ignore[list-item]
+    server = WebServer("127.0.0.1:0", create_app(WebContext(settings, engine)))
+    server.start()
+    try:
+        net_s, html = best(page(f"{server.url}/offers"), args.repeat)
+        assert "your $/h" in html
+    finally:
+        server.stop()
+    return net_s
 
 
 if __name__ == "__main__":

@@ -137,6 +137,13 @@ def test_every_reader_returns_what_the_ingest_wrote(engine: Engine) -> None:
         "display_currency",
         "display_price_per_hour",
         "display_price_per_gpu_hour",
+        # issue 42: the net price (no rule: the list one) and the rule's name
+        "net_price_per_hour",
+        "net_price_per_hour_usd",
+        "net_price_per_gpu_hour_usd",
+        "display_net_price_per_hour",
+        "display_net_price_per_gpu_hour",
+        "discount",
         "first_seen",
         "price_since",
         "last_seen",

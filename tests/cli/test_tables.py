@@ -22,11 +22,15 @@ OFFER_JSON_KEYS = {
     "offering_class", "os", "gpu_known", "gpu_raw_name", "price_since", "source", "attributes",
     "display_currency", "display_price_per_hour", "display_price_per_gpu_hour",
     "availability",
+    # issue 42: what the account pays under its discount rules (list price without one)
+    "net_price_per_hour", "net_price_per_hour_usd", "net_price_per_gpu_hour_usd",
+    "display_net_price_per_hour", "display_net_price_per_gpu_hour", "discount",
 }  # fmt: skip
 OFFER_CSV_HEADER = (
     "provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
     "gpu_memory_gib,vcpus,memory_gib,interconnect,fabric,network_gbps,price_per_hour,currency,price_per_hour_usd,"
     "price_per_gpu_hour_usd,display_currency,display_price_per_hour,display_price_per_gpu_hour,"
+    "net_price_per_hour,net_price_per_hour_usd,net_price_per_gpu_hour_usd,discount,"
     "availability,first_seen,last_seen"
 )
 # the keys of `recommend --format json` rows before this change (README, Recommendations)
@@ -40,6 +44,8 @@ RANKING_JSON_KEYS = {
     "job_cost_usd", "interruption_pct", "basis", "basis_source", "compute_precision",
     "precision_fallback", "excluded_reason", "excluded_detail",
     "display_currency", "display_effective_price_per_hour", "display_job_cost",
+    # issue 42: the net price the ranking used and the discount rule that set it
+    "net_price_per_hour_usd", "discount",
 }  # fmt: skip
 EXCLUDED_JSON_KEYS = {
     "rank", "provider", "instance_type", "region", "zone", "pricing", "payment_option",
@@ -49,6 +55,7 @@ EXCLUDED_JSON_KEYS = {
 RANKING_CSV_HEADER = (
     "rank,provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
     "interconnect,vram_needed_gib,vram_available_gib,price_per_hour_usd,"
+    "net_price_per_hour_usd,discount,"
     "effective_price_per_hour_usd,price_per_gpu_hour_usd,job_hours,job_hours_low,"
     "job_hours_high,job_cost_usd,"
     "display_currency,display_effective_price_per_hour,display_job_cost,"

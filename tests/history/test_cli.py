@@ -71,6 +71,8 @@ def test_history_compare_export_end_to_end(cli: Run, db_url: str, tmp_path: Path
         "time": "2026-03-01T09:00:00Z", "price_per_hour": "98.32", "currency": "USD",
         "price_per_hour_usd": "98.32", "provider": "aws", "instance_type": "p5.48xlarge",
         "region": "us-east-1", "zone": "", "pricing": "on_demand", "payment_option": "",
+        # issue 42: no discount rule configured, so the net price is the list one
+        "net_price_per_hour": "98.32", "net_price_per_hour_usd": "98.32", "discount": None,
     }  # fmt: skip
     # see test_steps: old price until 10:30, delisted 13:00–15:00
     assert [s["price_per_hour"] for s in steps] == [

@@ -21,6 +21,7 @@ from queue import SimpleQueue
 from typing import Any
 
 from tracker.alerts.rules import AlertRule, channels_of
+from tracker.discounts import DiscountRule, Discounts
 from tracker.fx import Rates
 from tracker.store import Engine, outbox
 from tracker.store import series as fx_store
@@ -47,6 +48,8 @@ class Evaluation:
     state: dict[tuple[str, str], str | None] = field(default_factory=dict)
     fx_rates: Mapping[str, Decimal] | None = None
     """The manual ``fx_rates`` setting (currencies the ECB does not publish)."""
+    discount_rules: Sequence[DiscountRule] = ()
+    """The ``[[discounts]]`` setting: rules comparing net prices apply them when read."""
     stream: OutboxStream | None = None
     """Postgres: where :meth:`emit` hands alerts over to be inserted while the
     evaluation goes on (committed with the state at the end)."""
@@ -67,6 +70,12 @@ class Evaluation:
 
     def rates(self) -> Rates:
         return self.cached("rates", lambda: fx_store.load_rates(self.engine, self.fx_rates))  # type: ignore[no-any-return]
+
+    def discounts(self) -> Discounts:
+        """The discount rules with this evaluation's rates (read once)."""
+        return self.cached(  # type: ignore[no-any-return]
+            "discounts", lambda: Discounts(tuple(self.discount_rules), self.rates())
+        )
 
     def in_currency(
         self, rule: AlertRule, amount: Decimal, currency: str, at: datetime | None

@@ -33,6 +33,7 @@ from tracker.alerts.cursor import CHECKPOINTS, GLOBAL_RULE, safe_ids
 from tracker.alerts.ranking_rule import ranking_change
 from tracker.alerts.render import health_job
 from tracker.alerts.rules import AlertRule, CollectorHealthRule
+from tracker.discounts import DiscountRule
 from tracker.fx import NO_RATE_HINT, which_missing
 from tracker.hooks import JobHealthChange
 from tracker.store import Engine, outbox
@@ -57,6 +58,7 @@ def evaluate(
     now: datetime | None = None,
     health_only: bool = False,
     fx_rates: Mapping[str, Decimal] | None = None,
+    discounts: Sequence[DiscountRule] = (),
 ) -> list[int]:
     """Evaluate ``rules`` and queue what fired; returns the new alert ids.
 
@@ -65,7 +67,13 @@ def evaluate(
     setting, for rules whose currency differs from an offer's. Raises
     :class:`~tracker.store.engine.DatabaseError` (nothing queued).
     """
-    ev = Evaluation(engine, (now or datetime.now(UTC)).astimezone(UTC), channels, fx_rates=fx_rates)
+    ev = Evaluation(
+        engine,
+        (now or datetime.now(UTC)).astimezone(UTC),
+        channels,
+        fx_rates=fx_rates,
+        discount_rules=discounts,
+    )
     reader = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="gt-alert-reads")
     try:
         if not health_only:

@@ -92,7 +92,13 @@ def after_collection(engine: Engine, settings: Settings) -> None:
     setup = _setup(settings)
     if setup is None or not setup.active:
         return
-    evaluate(engine, setup.rules, list(setup.channels), fx_rates=settings.fx_rates)
+    evaluate(
+        engine,
+        setup.rules,
+        list(setup.channels),
+        fx_rates=settings.fx_rates,
+        discounts=settings.discounts,
+    )
     if _deliver.get():
         drain(engine, settings.alerts, setup.channels, secrets=secrets_of(settings))
 

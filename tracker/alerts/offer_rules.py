@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
+from dataclasses import replace
 from datetime import datetime
 from decimal import Context, Decimal
 from functools import partial
@@ -30,6 +31,7 @@ from tracker.alerts.rules import (
     SpotDiscountRule,
     channels_of,
 )
+from tracker.discounts import Discounts
 from tracker.store import outbox
 from tracker.store.outbox import NewAlert, SpotPair, spot_pairs
 from tracker.store.reads import SeriesFilter
@@ -125,7 +127,11 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
         return
     out: list[NewAlert] = []
     alert = _PriceAlerts(rule, ev)
-    for c in chain.from_iterable(parts):
+    net = ev.discounts() if rule.on == "net" and ev.discount_rules else None
+    for listed in chain.from_iterable(parts):
+        c = listed if net is None else _net_change(net, listed)
+        if c is None:
+            continue
         if not c.old_price:
             log.debug("price interval %d: no comparable previous price", c.interval_id)
             continue
@@ -150,6 +156,19 @@ def price_change(rule: PriceChangeRule, ev: Evaluation) -> None:
         change = percent(c.old_price, c.new_price) if same else percent(old, new)
         out.append(alert(c, old, new, change))
     ev.emit(rule, out, known=False)
+
+
+def _net_change(net: Discounts, c: outbox.PriceChange) -> outbox.PriceChange | None:
+    """``c`` at what the account pays at the change: both sides under the one rule in
+    force then (the same offer at the same moment), so a percentage scales both and
+    leaves the move's percentage as listed; a fixed net price did not move (None)."""
+    rule = net.rule_for(c.provider, c.pricing, c.instance_type, c.region, c.at)
+    if rule is None:
+        return c
+    if rule.percent is None:
+        return None
+    keep = (Decimal(100) - rule.percent) / Decimal(100)
+    return replace(c, old_price=c.old_price * keep, new_price=c.new_price * keep)
 
 
 def _reaches(rule: PriceChangeRule, old: Decimal, new: Decimal) -> bool:
@@ -239,6 +258,18 @@ def _own(shown_in: str, old: Priced, new: Priced) -> str:
     return f" [{money(old[0])} {old[1]} → {money(new[0])} {new[1]}]"
 
 
+def _net_pair(
+    net: Discounts, o: SpotPair, base: Priced, spot: Priced, at: datetime
+) -> tuple[Priced, Priced]:
+    """Both sides at what the account pays now, each in its own currency (the rule in
+    force for the on-demand and for the spot offer, which may differ)."""
+    od_key = (o.provider, "on_demand", o.instance_type, o.region)
+    spot_key = (o.provider, "spot", o.instance_type, o.region)
+    od_net = net.net(od_key, base[0], base[1], None, at).price_per_hour
+    spot_net = net.net(spot_key, spot[0], spot[1], None, at).price_per_hour
+    return (od_net, base[1]), (spot_net, spot[1])
+
+
 def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     """Fires when an offer's spot discount reaches the threshold, not while it stays there."""
     state = ev.rule_state(rule)
@@ -248,11 +279,14 @@ def spot_discount(rule: SpotDiscountRule, ev: Evaluation) -> None:
     offers = chain.from_iterable(_read(rule, ev, loads) or [])
     crossed: set[str] = set()
     out: list[NewAlert] = []
+    net = ev.discounts() if rule.on == "net" else None
     for o in offers:
         if not o.od_price:
             continue
         base: Priced = (o.od_price, o.od_currency)
         spot: Priced = (o.price, o.currency)
+        if net:
+            base, spot = _net_pair(net, o, base, spot, ev.now)
         same = base[1] == spot[1]
         pair = None if same else _pair(rule, ev, base, spot, ev.now)
         if not same and pair is None:

@@ -90,9 +90,10 @@ class Best:
         }
 
 
-def best_plan(ev: Evaluation, target: PlanTarget) -> Best | None:
-    """The saved plan's best complete plan from the prices in force (read once per
-    evaluation, however many rules watch it); None when no candidate is complete."""
+def best_plan(ev: Evaluation, target: PlanTarget, net: bool = True) -> Best | None:
+    """The saved plan's best complete plan from the prices in force, at the net prices
+    under the discount rules (``net``) or the list ones (read once per evaluation and
+    basis, however many rules watch it); None when no candidate is complete."""
 
     def compute() -> Best | None:
         plan = target.plan
@@ -105,6 +106,7 @@ def best_plan(ev: Evaluation, target: PlanTarget) -> Best | None:
             region=plan.region or None,
             assumptions=target.assumptions,
             top=1,
+            discounts=ev.discounts() if net else None,
         )
         left_out = result.conversion.report(USD)
         if left_out:
@@ -125,7 +127,8 @@ def best_plan(ev: Evaluation, target: PlanTarget) -> Best | None:
             total_usd=row.total_usd,
         )
 
-    return ev.cached(f"plan:{target.name}:{target.fingerprint()}", compute)  # type: ignore[no-any-return]
+    key = f"plan:{target.name}:{target.fingerprint()}:{'net' if net else 'list'}"
+    return ev.cached(key, compute)  # type: ignore[no-any-return]
 
 
 def plan_change(rule: RankingChangeRule, ev: Evaluation) -> None:
@@ -134,7 +137,7 @@ def plan_change(rule: RankingChangeRule, ev: Evaluation) -> None:
     seeding = ev.seeding(rule, state)
     pending: list[tuple[NewAlert, str, Best]] = []
     for name in rule.plan:
-        best = best_plan(ev, rule.targets[name])
+        best = best_plan(ev, rule.targets[name], net=rule.on == "net")
         if best is None:
             continue  # nothing to compare: the baseline stays
         key = f"plan:{name}"

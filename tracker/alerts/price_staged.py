@@ -37,8 +37,10 @@ log = logging.getLogger(__name__)
 
 
 def staged(rule: PriceChangeRule, ev: Evaluation) -> bool:
-    """Whether ``rule``'s alerts are rendered by the store (Postgres, no cooldown)."""
-    return ev.stream is not None and not rule.cooldown
+    """Whether ``rule``'s alerts are rendered by the store (Postgres, no cooldown, and
+    list prices: net ones are worked out when read, in Python, tracker.discounts)."""
+    net = rule.on == "net" and bool(ev.discount_rules)
+    return ev.stream is not None and not rule.cooldown and not net
 
 
 def start(

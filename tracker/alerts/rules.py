@@ -25,6 +25,7 @@ from pydantic import (
     PrivateAttr,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -78,6 +79,9 @@ Percent = Annotated[Decimal, Field(gt=0, le=100)]
 Names = Annotated[list[str], Field(default_factory=list)]
 Currency = Annotated[str, AfterValidator(parse_currency)]
 """The currency a rule reads prices in and shows them in (an ISO code; USD by default)."""
+PriceBasis = Literal["net", "list"]
+"""Which price a rule compares: ``net`` (default) what the account pays under its
+``[[discounts]]`` (the list price where no rule applies), or ``list``."""
 
 
 class _Rule(BaseModel):
@@ -168,14 +172,18 @@ class PriceChangeRule(_PricedFilters):
     threshold_percent: Percent
     direction: Literal["either", "down", "up"] = "either"
     currency: Currency = USD
+    on: PriceBasis = "net"
+    """``net``: the move of what the account pays (a fixed net price never moves)."""
 
 
 class SpotDiscountRule(_OfferFilters):
-    """Spot at least ``threshold_percent`` below on-demand, fired when it crosses."""
+    """Spot at least ``threshold_percent`` below on-demand, fired when it crosses; both
+    at the net price the account pays unless ``on = "list"``."""
 
     type: Literal["spot_discount"]
     threshold_percent: Percent
     currency: Currency = USD
+    on: PriceBasis = "net"
 
 
 HardwareEvent = Literal["gpu_model", "instance_type", "region"]
@@ -208,8 +216,21 @@ class RankingChangeRule(_Rule):
     top_n: int = Field(default=3, ge=1, le=100)
     events: list[RankingEvent] = Field(default_factory=lambda: list(RANKING_EVENTS))
     currency: Currency = USD
+    on: PriceBasis = "net"
+    """A saved plan is priced at the net price unless ``list``; a profile's ranking is
+    the one snapshotted after each collection, at the net price (``list`` is refused)."""
 
     _csv = field_validator("profile", "plan", "events", mode="before")(split_csv)
+
+    @field_validator("on")
+    @classmethod
+    def _list_is_for_plans(cls, value: str, info: ValidationInfo) -> str:
+        if value == "list" and info.data.get("profile"):
+            raise ValueError(
+                '"list" is for plan rules: a profile\'s rankings are snapshotted once '
+                "after each collection, at the net price"
+            )
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -21,6 +21,7 @@ from tracker.cli import calibrate as calibrate_commands
 from tracker.cli import collect as collect_commands
 from tracker.cli import compare as compare_commands
 from tracker.cli import db as db_commands
+from tracker.cli import discounts as discount_commands
 from tracker.cli import export as export_commands
 from tracker.cli import history as history_commands
 from tracker.cli import mcp as mcp_commands
@@ -99,6 +100,7 @@ collect_commands.register(app)
 offer_commands.register(app)
 history_commands.register(app)
 compare_commands.register(app)
+discount_commands.register(app)
 export_commands.register(app)
 recommend_commands.register(app)
 plan_commands.register(app)

@@ -157,7 +157,13 @@ def _deliver(ctx: typer.Context, retry: tuple[bool, list[int]] | None = None) ->
     now = datetime.now(UTC)
     try:
         if setup.active:
-            evaluate(engine, setup.rules, list(setup.channels), fx_rates=settings.fx_rates)
+            evaluate(
+                engine,
+                setup.rules,
+                list(setup.channels),
+                fx_rates=settings.fx_rates,
+                discounts=settings.discounts,
+            )
         if retry is not None:
             dead, ids = retry
             found = requeue(engine, now, dead=dead, alert_ids=ids)

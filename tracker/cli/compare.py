@@ -49,6 +49,16 @@ def compare_table(prefix: str = "") -> tuple[Column, ...]:
     )
 
 
+NET_TABLE = (
+    Column("net_on_demand", "your on-demand $", money, justify="right"),
+    Column("net_spot", "your spot $", money, justify="right", priority=1),
+    Column("net_reserved_1y", "your 1y $", money, justify="right", priority=2),
+    Column("net_reserved_3y", "your 3y $", money, justify="right", priority=2),
+    Column("discount", "discount", lambda v: v or "", priority=1),
+)
+"""With discounts configured: the net USD figures ("your price") and the rules."""
+
+
 def compare(
     ctx: typer.Context,
     gpu: Annotated[
@@ -80,7 +90,7 @@ def compare(
         rows,
         fmt,
         columns=columns,
-        table=compare_table("display_" if shown else ""),
+        table=(*compare_table("display_" if shown else ""), *(NET_TABLE if view.discounts else ())),
         title=f"{view.code} per GPU-hour, cheapest offer now"
         + (" (compared in USD)" if shown else ""),
     )

@@ -35,9 +35,9 @@ class CurrencyView(views_currency.CurrencyView):
     """The read layer's view, reporting what it left out on stderr."""
 
     def report(self) -> None:
-        line = self.report_line()
-        if line:
-            err(f"gpu-tracker: {line}")
+        for line in (self.report_line(), self.discounts.report()):
+            if line:
+                err(f"gpu-tracker: {line}")
 
 
 def currency_view(ctx: typer.Context, engine: Engine, currency: str) -> CurrencyView:
@@ -56,4 +56,4 @@ def currency_view(ctx: typer.Context, engine: Engine, currency: str) -> Currency
         ) from None
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
-    return CurrencyView(found.code, found.rates)
+    return CurrencyView(found.code, found.rates, discounts=found.discounts)

@@ -3,8 +3,9 @@ file for analysts (written in batches by :mod:`tracker.history.export`).
 
 Each interval carries its USD figure at the exchange rate in force when it began;
 ``--currency C`` adds ``display_currency`` and ``display_price_per_hour`` (the price in
-C at that rate). Intervals without a figure for want of a rate stay in the file (the
-price is stored data) and are counted on stderr."""
+C at that rate); discounts configured add the net price under the rule in force then.
+Intervals without a figure for want of a rate stay in the file (the price is stored
+data) and are counted on stderr."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ _PRICE, _CURRENCY, _USD, _BEGAN = (
     EXPORT_COLUMNS.index(c)
     for c in ("price_per_hour", "currency", "price_per_hour_usd", "first_seen")
 )
+_KEY = tuple(EXPORT_COLUMNS.index(c) for c in ("provider", "pricing", "instance_type", "region"))
 
 
 def _figure(view: CurrencyView, row: tuple[Any, ...]) -> Decimal | None:
@@ -49,15 +51,25 @@ def _figure(view: CurrencyView, row: tuple[Any, ...]) -> Decimal | None:
     return shown
 
 
+def _net(view: CurrencyView, row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The interval's :data:`NET_COLUMNS` under the rule in force when it began."""
+    key = (row[_KEY[0]], str(row[_KEY[1]]), row[_KEY[2]], row[_KEY[3]])
+    net = view.discounts.net(key, row[_PRICE], row[_CURRENCY], row[_USD], row[_BEGAN])
+    return (net.price_per_hour, net.price_per_hour_usd, net.rule)
+
+
 def in_view(batches: Iterable[Batch], view: CurrencyView) -> Iterator[list[tuple[Any, ...]]]:
-    """The batches with the view currency's columns (none for USD), counting in ``view``
-    the intervals without a figure in it."""
+    """The batches with the view currency's columns (none for USD), then the net ones
+    when discounts are configured, counting in ``view`` the intervals without a figure."""
     for batch in batches:
         if view.code == USD:
             view.usd.missing.update(row[_CURRENCY] for row in batch if row[_USD] is None)
-            yield list(batch)
+            rows = list(batch)
         else:
-            yield [(*row, view.code, _figure(view, row)) for row in batch]
+            rows = [(*row, view.code, _figure(view, row)) for row in batch]
+        if view.discounts:
+            rows = [(*shown, *_net(view, row)) for shown, row in zip(rows, batch, strict=True)]
+        yield rows
 
 
 def export(
@@ -102,12 +114,17 @@ def export(
             region=region,
             pricing=pricing,
         )
-        from tracker.history.export import DISPLAY_COLUMNS, write_export  # pyarrow: on use
+        from tracker.history.export import (  # pyarrow: on use
+            DISPLAY_COLUMNS,
+            NET_COLUMNS,
+            write_export,
+        )
 
         batches = export_batches(
             engine, where, window.since, window.until, fx_rates=settings_of(ctx).fx_rates
         )
         columns = EXPORT_COLUMNS if view.code == USD else (*EXPORT_COLUMNS, *DISPLAY_COLUMNS)
+        columns = (*columns, *NET_COLUMNS) if view.discounts else columns
         rows = write_export(file, chosen, in_view(batches, view), columns)
     line = view.missing_line("interval")
     if line:

@@ -92,6 +92,15 @@ OFFER_INTERVAL_TABLE = (
     Column("ended_at", "ended", priority=1),
 )
 """One offer's stored intervals (an empty ``ended`` means still in force)."""
+NET_COLUMNS = (
+    Column("net_price_per_hour_usd", "your $/h", money, justify="right"),
+    Column("discount", "discount", lambda v: v or "", priority=1),
+)
+"""With discounts configured: what the account paid (USD) and the rule in force then."""
+GPU_NET_COLUMNS = (
+    Column("net_price_per_gpu_hour_usd", "your $/GPU·h", money, justify="right"),
+    Column("discount", "discount", lambda v: v or "", priority=1),
+)
 
 
 class usage_errors:
@@ -216,18 +225,26 @@ def history(
         view.report()
         rows = viewed_rows(result, view)
         title = f"{result.title}, USD per GPU-hour"
-        table = _viewed(GPU_STEP_TABLE, view)
+        table = _viewed(_net(GPU_STEP_TABLE, view, GPU_NET_COLUMNS), view)
         _show(rows, fmt, table, views.GPU_STEP_KEYS, _since_title(title, result))
-        _spark_or_plot(rows, "price_per_gpu_hour_usd", title, "USD per GPU-hour", plot, fmt)
+        figure, unit = _plotted(view, "price_per_gpu_hour_usd", "USD per GPU-hour")
+        _spark_or_plot(rows, figure, title, unit, plot, fmt)
     elif result.kind == "offer_steps":
         rows = viewed_rows(result, view)
         title = _since_title(result.title, result)
-        _show(rows, fmt, _viewed(OFFER_STEP_TABLE, view), views.OFFER_STEP_KEYS, title)
-        _spark_or_plot(rows, "price_per_hour_usd", result.title, "USD per hour", plot, fmt)
+        table = _viewed(_net(OFFER_STEP_TABLE, view), view)
+        _show(rows, fmt, table, views.OFFER_STEP_KEYS, title)
+        figure, unit = _plotted(view, "price_per_hour_usd", "USD per hour")
+        _spark_or_plot(rows, figure, result.title, unit, plot, fmt)
     else:
         rows = viewed_rows(result, view, at)
-        table = _viewed(OFFER_INTERVAL_TABLE, view)
+        table = _viewed(_net(OFFER_INTERVAL_TABLE, view), view)
         emit(rows, fmt, table=table, title=_since_title(result.title, result))
+
+
+def _plotted(view: CurrencyView, key: str, unit: str) -> tuple[str, str]:
+    """What a sparkline or plot follows: with discounts, what the account paid."""
+    return (f"net_{key}", f"your {unit}") if view.discounts else (key, unit)
 
 
 def _priced(row: Mapping[str, Any]) -> bool:
@@ -283,6 +300,13 @@ def _availability(ctx: typer.Context, query: HistoryQuery, ranged: bool, fmt: Ou
         table=AVAILABILITY_TABLE,
         title=f"{offer.describe()} availability",
     )
+
+
+def _net(
+    table: Sequence[Column], view: CurrencyView, net: Sequence[Column] = NET_COLUMNS
+) -> tuple[Column, ...]:
+    """``table`` with the "your price" columns when discounts are configured."""
+    return (*table, *net) if view.discounts else tuple(table)
 
 
 def _viewed(table: Sequence[Column], view: CurrencyView) -> tuple[Column, ...]:

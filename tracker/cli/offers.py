@@ -43,6 +43,10 @@ CSV_COLUMNS = (
     "display_currency",
     "display_price_per_hour",
     "display_price_per_gpu_hour",
+    "net_price_per_hour",
+    "net_price_per_hour_usd",
+    "net_price_per_gpu_hour_usd",
+    "discount",
     "availability",
     "first_seen",
     "last_seen",
@@ -72,16 +76,27 @@ OFFER_HEAD = (
 """Which offer a table row is: the leading columns of every offer table."""
 
 
-def offer_table(symbol: str = "$") -> tuple[Column, ...]:
+def net_columns(symbol: str) -> tuple[Column, ...]:
+    """The "your price" columns (net of the account's discounts) and the rule's name."""
+    return (
+        Column("display_net_price_per_hour", f"your {symbol}/h", money, justify="right"),
+        Column("display_net_price_per_gpu_hour", f"your {symbol}/GPU·h", money, justify="right"),
+        Column("discount", "discount", lambda v: v or "", priority=2),
+    )
+
+
+def offer_table(symbol: str = "$", *, net: bool = False) -> tuple[Column, ...]:
     """The table display: short headers, prices in the view currency rounded for
     reading (``$/h``, ``CNY/h``), VRAM in GiB per GPU, availability blank where unknown (so the column
     shows only where a provider says). The provider's own currency and
-    exact figures are in the JSON and CSV."""
+    exact figures are in the JSON and CSV. ``net``: discounts are configured, so
+    the net price ("your price") and the rule stand beside the list price."""
     return (
         *OFFER_HEAD,
         Column("gpu_memory_gib", "VRAM", justify="right", priority=5),
         Column("display_price_per_hour", f"{symbol}/h", money, justify="right"),
         Column("display_price_per_gpu_hour", f"{symbol}/GPU·h", money, justify="right"),
+        *(net_columns(symbol) if net else ()),
         Column(
             "availability",
             "avail.",
@@ -185,7 +200,8 @@ def offers(
             if filtered
             else "no offers stored yet; run 'gpu-tracker collect' first"
         )
-    emit(rows, fmt, columns=CSV_COLUMNS, table=offer_table(view.symbol))
+    table = offer_table(view.symbol, net=bool(view.discounts))
+    emit(rows, fmt, columns=CSV_COLUMNS, table=table)
 
 
 def gpus(

@@ -55,6 +55,8 @@ CANDIDATE_COLUMNS = (
     "vram_needed_gib",
     "vram_available_gib",
     "price_per_hour_usd",
+    "net_price_per_hour_usd",
+    "discount",
     "effective_price_per_hour_usd",
     "price_per_gpu_hour_usd",
     "job_hours",
@@ -88,8 +90,9 @@ def _plus_minus(value: float | None) -> str:
 
 def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
     """The ranking as a table: $/h is what an hour costs the job (amortised for
-    reservations), in the view currency; the per-GPU price and the exact figures are in
-    the JSON and CSV."""
+    reservations, net of the account's discounts: ``discount`` names the rule, a column
+    shown only where one applies), in the view currency; the per-GPU price and the
+    exact figures are in the JSON and CSV."""
     return (
         Column("rank", "#", justify="right"),
         *OFFER_HEAD,
@@ -98,6 +101,7 @@ def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
         Column("job_hours", "hours", _hours, justify="right", priority=4),
         Column("uncertainty", "±%", _plus_minus, justify="right", priority=3),
         Column("display_job_cost", f"job {symbol}", money, justify="right"),
+        Column("discount", "discount", lambda v: v or "", priority=2),
     )
 
 

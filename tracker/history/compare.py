@@ -15,6 +15,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from tracker.catalog import GpuSelection
+from tracker.discounts import Discounts
 from tracker.history.views import per_gpu_hour
 from tracker.models import PricingModel
 from tracker.store import Engine, quantize_money, reads
@@ -41,8 +42,12 @@ COMPARE_KEYS = (
     "spot_discount_pct",
     "change_7d_pct",
     "change_30d_pct",
+    *(f"net_{p.value}" for p in PricingModel),
+    "discount",
 )
-"""A compare row: figures are USD per GPU-hour; percentages to a tenth."""
+"""A compare row: figures are USD per GPU-hour; percentages to a tenth. ``net_*`` are
+the cheapest net figures under the discount rules in force now (the list figures where
+no rule applies) and ``discount`` the rules that set them (comma-separated)."""
 
 DISPLAY_KEYS = tuple(f"display_{p.value}" for p in PricingModel)
 """With a view currency (``show``), the now figures in it, after ``display_currency``."""
@@ -82,6 +87,7 @@ def compare_rows(
     fx_rates: Mapping[str, Decimal],
     show: Show | None = None,
     currency: str = "USD",
+    discounts: Discounts | None = None,
 ) -> list[dict[str, Any]]:
     """Figures in USD at the exchange rates in force at each time (an offer without a
     rate is not counted). One row per GPU model × provider that has a price in force at ``now``, sorted by
@@ -95,8 +101,12 @@ def compare_rows(
     (``currency``) and :data:`DISPLAY_KEYS`: the now figures, chosen in USD, in that
     currency at the rate in force now (``show`` keeps an offer's own figure when it is
     already in that currency; None where it has no rate).
+
+    With ``discounts`` the rows are sorted by the net on-demand figure (:func:`_net_cells`).
     """
     where = store.SeriesFilter(gpu=gpu, provider=provider)
+    net = discounts or Discounts()
+    cells = _net_cells(engine, now, where, fx_rates, net) if net else {}
     found = reads.cheapest_from_rollup(
         engine,
         [now - ago for ago in AGO],
@@ -125,6 +135,13 @@ def compare_rows(
         for k, key in ((1, "change_7d_pct"), (2, "change_30d_pct")):
             then = at.get((k, PricingModel.ON_DEMAND.value))
             row[key] = change_pct(od, then)
+        rules: list[str] = []
+        for pricing in PricingModel:
+            value, rule = cells.get((gpu_model, prov, pricing.value), (row[pricing.value], None))
+            row[f"net_{pricing.value}"] = value
+            if rule and rule not in rules:
+                rules.append(rule)
+        row["discount"] = ", ".join(rules) or None
         if show is not None:
             row["display_currency"] = currency
             for pricing in PricingModel:
@@ -132,15 +149,49 @@ def compare_rows(
                     current.get((gpu_model, prov, pricing.value)), show
                 )
         rows.append(row)
+    od_key = "net_on_demand" if net else "on_demand"
     rows.sort(
         key=lambda r: (
             r["gpu_model"],
-            r["on_demand"] is None,
-            r["on_demand"] or Decimal(0),
+            r[od_key] is None,
+            r[od_key] or Decimal(0),
             r["provider"],
         )
     )
     return rows
+
+
+Cells = dict[tuple[str, str, str], tuple[Decimal, str | None]]
+
+
+def _net_cells(
+    engine: Engine,
+    now: datetime,
+    where: store.SeriesFilter,
+    fx_rates: Mapping[str, Decimal],
+    net: Discounts,
+) -> Cells:
+    """Per (GPU model, provider, pricing) the lowest net USD per GPU-hour now and the
+    rule that set it. A rule covers whole (provider, pricing, region[, instance type])
+    groups, within which a percentage keeps the list order, so the store's cheapest of
+    each such group is its cheapest net offer (see tracker.history.views)."""
+    per = ["gpu_model", "provider", "pricing", "region"]
+    if any(r.instance_types or r.price_per_hour is not None for r in net.rules):
+        per.append("instance_type")
+    cells: Cells = {}
+    for c in reads.cheapest_from_rollup(engine, [now], where, per=per, fx_rates=fx_rates):
+        usd = quantize_money(Decimal(str(c.price_usd)))
+        found = net.net(
+            (c.provider, c.pricing, c.instance_type, c.region), c.price, c.currency, usd, now
+        )
+        if found.price_per_hour_usd is None:
+            continue
+        value = per_gpu_hour(found.price_per_hour_usd, c.gpu_count)
+        cell = (c.gpu_model, c.provider, c.pricing)
+        held = cells.get(cell)
+        if held is None or value < held[0]:
+            cells[cell] = (value, found.rule)
+    return cells
 
 
 def compare_without_rate(

@@ -26,17 +26,36 @@ from tracker.encode import jsonable
 from tracker.history.files import ExportFormat
 from tracker.store.reads import EXPORT_COLUMNS
 
-__all__ = ["DISPLAY_COLUMNS", "SCHEMA", "schema_of", "write_export"]
+__all__ = ["DISPLAY_COLUMNS", "NET_COLUMNS", "SCHEMA", "schema_of", "write_export"]
 
 _MONEY = pa.decimal128(20, 10)
 _COUNT = {"gpu_count", "gpu_memory_gib", "vcpus", "memory_gib"}
-_MONEY_COLUMNS = {"price_per_hour", "price_per_hour_usd", "display_price_per_hour", *_COUNT}
+_NET = {"net_price_per_hour", "net_price_per_hour_usd"}
+_MONEY_COLUMNS = {
+    "price_per_hour",
+    "price_per_hour_usd",
+    "display_price_per_hour",
+    *_NET,
+    *_COUNT,
+}
 _TIMES = {"first_seen", "last_seen", "ended_at"}
-_NULLABLE = {*_TIMES, *_COUNT, "price_per_hour_usd", "display_price_per_hour"}
+_NULLABLE = {
+    *_TIMES,
+    *_COUNT,
+    "price_per_hour_usd",
+    "display_price_per_hour",
+    "net_price_per_hour_usd",
+    "discount",
+}
 
 DISPLAY_COLUMNS = ("display_currency", "display_price_per_hour")
 """With ``--currency C`` (not USD): C, and the price in C at the rate in force when the
 interval began (the provider's own figure when it is in C already; empty without a rate)."""
+
+
+NET_COLUMNS = ("net_price_per_hour", "net_price_per_hour_usd", "discount")
+"""With discounts configured: each interval's net price (own currency, USD) under the
+rule in force when it began, and that rule's name (empty: list price)."""
 
 
 def schema_of(columns: Sequence[str]) -> pa.Schema:

@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from tracker.catalog import GpuSelection
+from tracker.discounts import NET_KEYS, Discounts
 from tracker.history.args import Grid, HistoryArgumentError, Window
 from tracker.models import PricingModel
 from tracker.store import Engine, quantize_money, reads
@@ -48,8 +49,10 @@ OFFER_STEP_KEYS = (
     "zone",
     "pricing",
     "payment_option",
+    *NET_KEYS,
 )
-"""A row of one offer's resampled history (JSON keys, CSV columns)."""
+"""A row of one offer's resampled history (JSON keys, CSV columns); the ``net_*`` keys
+and ``discount`` are what the account paid under the rule in force at each step."""
 
 GPU_STEP_KEYS = (
     "time",
@@ -65,8 +68,11 @@ GPU_STEP_KEYS = (
     "price_per_hour",
     "currency",
     "price_per_hour_usd",
+    "net_price_per_gpu_hour_usd",
+    *NET_KEYS,
 )
-"""A row of a GPU's cheapest-offer history: the figure, then which offer it was."""
+"""A row of a GPU's cheapest-offer history: the figure, then which offer it was, then
+its net figures (with discounts configured the cheapest is the cheapest net)."""
 
 GPU_HOUR = Decimal("1e-6")
 
@@ -124,10 +130,12 @@ def offer_steps(
     grid: Grid,
     *,
     fx_rates: Mapping[str, Decimal],
+    discounts: Discounts | None = None,
 ) -> list[dict[str, Any]]:
     """The price in force at every step of ``grid``, per matching series (zone), with its
-    USD figure at the exchange rate in force at that step (None without a rate); an
-    offer the store does not have is a :class:`HistoryArgumentError`."""
+    USD figure at the exchange rate in force at that step (None without a rate) and its
+    net figures under the discount rule in force then; an offer the store does not have
+    is a :class:`HistoryArgumentError`."""
     where = store.SeriesFilter(
         provider=[offer.provider],
         instance_type=offer.instance_type,
@@ -149,6 +157,7 @@ def offer_steps(
         if series in started or step.price is not None:
             started.add(series)
             kept.append(step)
+    net = discounts or Discounts()
     return [
         {
             "time": times[k],
@@ -162,6 +171,13 @@ def offer_steps(
             "zone": zone,
             "pricing": pricing,
             "payment_option": payment_option,
+            **net.fields(
+                (provider, pricing, instance_type, region),
+                price,
+                currency,
+                usd if usd is price else _usd(usd),
+                times[k],
+            ),
         }
         for (
             k,
@@ -187,14 +203,20 @@ def gpu_steps(
     region: Sequence[str] | None = None,
     pricing: Sequence[PricingModel] | None = None,
     fx_rates: Mapping[str, Decimal],
+    discounts: Discounts | None = None,
 ) -> list[dict[str, Any]]:
     """At every step, the matching offer with the lowest USD price per GPU-hour at that
     step's exchange rates (ties go to the first by provider, instance type, region, zone,
     pricing, payment option); an offer without a rate then never counts. Read from the
-    cheapest-price rollup (tracker.store.reads)."""
+    cheapest-price rollup (tracker.store.reads). With ``discounts`` it is the lowest net
+    price under the rules in force at each step: see :func:`_cheapest_net`."""
     where = store.SeriesFilter(gpu=gpu, provider=provider, region=region, pricing=pricing)
-    found = {c.k: c for c in reads.cheapest_from_rollup(engine, grid, where, fx_rates=fx_rates)}
+    net = discounts or Discounts()
     times = grid.times()
+    if net:
+        found = _cheapest_net(engine, grid, where, fx_rates, net, times)
+    else:
+        found = {c.k: c for c in reads.cheapest_from_rollup(engine, grid, where, fx_rates=fx_rates)}
     rows: list[dict[str, Any]] = []
     first = min(found, default=len(times))
     for k, t in enumerate(times):
@@ -218,8 +240,57 @@ def gpu_steps(
                 currency=c.currency,
                 price_per_hour_usd=_usd(c.price_usd),
             )
+            row.update(_step_net(net, c, t))
         rows.append(row)
     return rows
+
+
+def _step_net(net: Discounts, c: store.CheapestStep, t: datetime) -> dict[str, Any]:
+    fields = net.fields(
+        (c.provider, c.pricing, c.instance_type, c.region),
+        c.price,
+        c.currency,
+        _usd(c.price_usd),
+        t,
+    )
+    usd = fields["net_price_per_hour_usd"]
+    fields["net_price_per_gpu_hour_usd"] = None if usd is None else per_gpu_hour(usd, c.gpu_count)
+    return fields
+
+
+def _cheapest_net(
+    engine: Engine,
+    grid: Grid,
+    where: store.SeriesFilter,
+    fx_rates: Mapping[str, Decimal],
+    net: Discounts,
+    times: Sequence[datetime],
+) -> dict[int, store.CheapestStep]:
+    """Per step, the candidate with the lowest net USD per GPU-hour. A rule covers whole
+    (provider, pricing, region[, instance type]) groups, and within one group a
+    percentage keeps the list order (a fixed price, always ranked per instance type,
+    makes them equal), so each group's
+    cheapest list offer is its cheapest net one: the store ranks within groups, this
+    ranks the groups' net figures (ties by offer identity, as the list ranking)."""
+    per = ["provider", "pricing", "region"]
+    if any(r.instance_types or r.price_per_hour is not None for r in net.rules):
+        per.append("instance_type")
+    best: dict[int, tuple[tuple[Any, ...], store.CheapestStep]] = {}
+    for c in reads.cheapest_from_rollup(engine, grid, where, per=per, fx_rates=fx_rates):
+        usd = net.net(
+            (c.provider, c.pricing, c.instance_type, c.region),
+            c.price,
+            c.currency,
+            _usd(c.price_usd),
+            times[c.k],
+        ).price_per_hour_usd
+        if usd is None:
+            continue
+        rank = (per_gpu_hour(usd, c.gpu_count), *c[2:8])
+        held = best.get(c.k)
+        if held is None or rank < held[0]:
+            best[c.k] = (rank, c)
+    return {k: c for k, (_, c) in best.items()}
 
 
 def gpu_steps_without_rate(
@@ -245,11 +316,16 @@ def offer_intervals(
     at: datetime | None = None,
     window: Window | None = None,
     fx_rates: Mapping[str, Decimal],
+    discounts: Discounts | None = None,
 ) -> list[dict[str, Any]]:
     """The stored intervals of an offer: all, those in force during ``window``, or the
     one in force at ``at``; each with its USD figure at the exchange rate in force when
-    it began (at ``at`` when given; None without a rate, never 1.0)."""
+    it began (at ``at`` when given; None without a rate, never 1.0), and its net figures
+    under the discount rule in force at that same moment (a rule that starts inside an
+    interval shows in a resampled history, never by splitting the stored interval)."""
     rates = fx_store.load_rates(engine, fx_rates)
+    net = discounts or Discounts()
+    key = (offer.provider, offer.pricing.value, offer.instance_type, offer.region)
     rows = []
     for s in find_offer(engine, offer):
         if at is not None:
@@ -263,6 +339,8 @@ def offer_intervals(
                 or (p.ended_at is not None and p.ended_at <= window.since)
             ):
                 continue
+            moment = at or p.first_seen
+            usd = rates.to_usd(p.price, p.currency, moment)
             rows.append(
                 {
                     "zone": s.zone,
@@ -270,10 +348,11 @@ def offer_intervals(
                     "offering_class": s.offering_class,
                     "price_per_hour": p.price,
                     "currency": p.currency,
-                    "price_per_hour_usd": rates.to_usd(p.price, p.currency, at or p.first_seen),
+                    "price_per_hour_usd": usd,
                     "first_seen": p.first_seen,
                     "last_seen": p.last_seen,
                     "ended_at": p.ended_at,
+                    **net.fields(key, p.price, p.currency, usd, moment),
                 }
             )
     return rows

@@ -29,8 +29,10 @@ _MONEY = (
     " Money fields are exact decimal strings: price_per_hour and currency are the "
     "provider's own figure; *_usd fields are USD (price_per_hour_usd: USD per hour for "
     "the whole instance; price_per_gpu_hour_usd: USD per GPU-hour); display_* fields are "
-    "the same figures in display_currency (the currency option). VRAM is GiB. Times are "
-    "ISO-8601 UTC. Returns a JSON array of rows (the CLI's --format json)."
+    "the same figures in display_currency (the currency option); net_* fields and discount "
+    "are what the account pays under its configured discount rules (equal to the list "
+    "figures, discount null, where no rule applies); rankings and plans use them. VRAM is "
+    "GiB. Times are ISO-8601 UTC. Returns a JSON array of rows (the CLI's --format json)."
 )
 DESCRIPTIONS = {
     "offers": "Current GPU cloud offers (listed, latest price), cheapest first. Each row "

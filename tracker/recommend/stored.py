@@ -13,9 +13,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from tracker.discounts import Discounts
 from tracker.fx import Conversion
 from tracker.models import OFFER_COLUMNS, Offer
 from tracker.recommend.history import RankingChange, fingerprint, record_rankings
+from tracker.recommend.net import net_rows
 from tracker.recommend.profiles import ProfileSet, load_profiles, user_profiles_path
 from tracker.recommend.rank import rank_table
 from tracker.recommend.result import Ranking
@@ -75,10 +77,18 @@ def load_offer_table(engine: Engine, settings: Settings) -> tuple[OfferTable, Co
 
 
 def _read_usd_rows(engine: Engine, settings: Settings) -> tuple[list[tuple[Any, ...]], Conversion]:
-    """The database side of :func:`load_offer_table` (timed apart by recompute_rankings)."""
+    """The database side of :func:`load_offer_table` (timed apart by recompute_rankings):
+    USD at the latest rates, then net of the discount rules in force now (the ranking,
+    its plans and alerts cost what the account pays: tracker.recommend.net)."""
     conversion = usd_conversion(engine, settings)
     rows = _usd_rows(current_offer_rows(engine), conversion)
     _log_missing(conversion)
+    if settings.discounts:
+        discounts = Discounts(tuple(settings.discounts), conversion.rates)
+        rows = net_rows(rows, discounts, datetime.now(UTC))
+        line = discounts.report()
+        if line:
+            log.warning("%s", line)
     return rows, conversion
 
 

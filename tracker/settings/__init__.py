@@ -24,6 +24,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from tracker.discounts import DiscountRule, parse_discounts
 from tracker.settings.alerts import AlertsSettings
 from tracker.settings.alibaba import AlibabaSettings
 from tracker.settings.base import (
@@ -177,6 +178,9 @@ class Settings(BaseSettings):
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    discounts: list[DiscountRule] = Field(default_factory=list)
+    """Account discounts (``[[discounts]]``, see tracker.discounts): applied when read,
+    like exchange rates, never written into a stored price."""
     plugins: dict[str, str] = Field(default_factory=dict)
     """Extra collectors by name as ``"module:Class"``, for code that is not an installed
     distribution (entry points are the normal way to register one)."""
@@ -197,6 +201,12 @@ class Settings(BaseSettings):
             if not rate > 0:
                 raise ValueError(f"{code} = {rate} is not a rate (USD per one {code}, > 0)")
         return rates
+
+    @field_validator("discounts", mode="before")
+    @classmethod
+    def _discount_rules(cls, value: Any) -> list[DiscountRule]:
+        """Each rule validated here, so a bad one is one line naming it and its key."""
+        return parse_discounts(value)
 
     @model_validator(mode="before")
     @classmethod
@@ -269,7 +279,10 @@ def _format_validation_error(exc: ValidationError, where: str) -> str:
     first = exc.errors()[0]
     loc = ".".join(str(part) for part in first["loc"]) or "settings"
     extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"invalid configuration in {where}: {loc}: {first['msg']}{extra}"
+    message = first["msg"]
+    if loc == "discounts":  # parse_discounts' own line names the rule and the key
+        message = message.removeprefix("Value error, ")
+    return f"invalid configuration in {where}: {loc}: {message}{extra}"
 
 
 def _find_config(explicit: Path | None, environ: Mapping[str, str]) -> Path | None:

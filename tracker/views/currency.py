@@ -11,9 +11,10 @@ the provider's own figure, ``price_per_hour_usd`` the computed USD one, and the
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 
+from tracker.discounts import Discounts, Net
 from tracker.fx import USD, Conversion, Rates, parse_currency, which_missing
 from tracker.models import Offer
 from tracker.settings import Settings
@@ -21,7 +22,7 @@ from tracker.store import Engine
 from tracker.store import series as fx_store
 from tracker.views.errors import ReadError
 
-__all__ = ["CurrencyView", "UnknownCurrency", "load_rates", "load_view"]
+__all__ = ["CurrencyView", "UnknownCurrency", "load_discounts", "load_rates", "load_view"]
 
 
 class UnknownCurrency(ReadError):
@@ -34,12 +35,26 @@ class UnknownCurrency(ReadError):
 
 
 class CurrencyView:
-    """USD conversion of offers plus the figures in the view currency ``code``."""
+    """USD conversion of offers plus the figures in the view currency ``code``, and the
+    account's discounts (applied when read, like the rates: :mod:`tracker.discounts`)."""
 
-    def __init__(self, code: str, rates: Rates, at: datetime | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        rates: Rates,
+        at: datetime | None = None,
+        discounts: Discounts | None = None,
+    ) -> None:
         self.code = code
         self.rates = rates
         self.usd = Conversion(rates, at)
+        self.discounts = discounts if discounts is not None else Discounts((), rates)
+
+    def net(self, offer: Offer, at: datetime | None = None) -> Net:
+        """What ``offer`` (with its USD figure) costs the account at ``at`` (the view's
+        moment, else now): the rule in force then, or list price."""
+        moment = at or self.usd.at or datetime.now(UTC)
+        return self.discounts.of_offer(offer, moment)
 
     @property
     def symbol(self) -> str:
@@ -98,4 +113,9 @@ def load_view(
     rates = load_rates(engine, settings)
     if not rates.knows(code):
         raise UnknownCurrency(code, f"no exchange rate stored for {code}", no_rate=True)
-    return CurrencyView(code, rates, at)
+    return CurrencyView(code, rates, at, load_discounts(settings, rates))
+
+
+def load_discounts(settings: Settings, rates: Rates) -> Discounts:
+    """The settings' ``[[discounts]]`` with the rates a fixed net price converts at."""
+    return Discounts(tuple(settings.discounts), rates)

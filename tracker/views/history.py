@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from tracker.catalog import GpuSelection
+from tracker.discounts import Discounts
 from tracker.fx import USD, Rates
 from tracker.history import args as history_args
 from tracker.history import views
@@ -31,6 +32,7 @@ from tracker.settings import Settings
 from tracker.store import Engine, reads
 from tracker.store.reads import SeriesFilter, first_observed, stored_gpu_names
 from tracker.views.currency import CurrencyView
+from tracker.views.currency import load_rates as reads_rates
 from tracker.views.errors import ReadError
 
 __all__ = [
@@ -133,6 +135,7 @@ def read_history(
     needs). Raises HistoryArgumentError (one line) and DatabaseError."""
     now = now or datetime.now(UTC).replace(microsecond=0)
     fx_rates = settings.fx_rates
+    net = _discounts(engine, settings)
     window = history_args.parse_window(q.since, q.until, now=now) if q.since or q.until else None
     if q.gpu:
         if q.instance_type or q.at or q.zone is not None or q.payment_option is not None:
@@ -140,7 +143,7 @@ def read_history(
             raise HistoryArgumentError(
                 f"{flag('gpu')} reads many offers: drop {named} and {flag('at')}"
             )
-        found = _gpu_history(engine, q, _grid(window, q.resample, now), fx_rates)
+        found = _gpu_history(engine, q, _grid(window, q.resample, now), fx_rates, net)
         found.window_since = _start(window, now)
         return found
     offer = offer_key(q, flag)
@@ -152,12 +155,12 @@ def read_history(
                 f"{flag('resample')}{plot}"
             )
         at = q.at.replace(tzinfo=UTC) if q.at.tzinfo is None else q.at
-        rows = views.offer_intervals(engine, offer, at=at, fx_rates=fx_rates)
+        rows = views.offer_intervals(engine, offer, at=at, fx_rates=fx_rates, discounts=net)
         since = first_observed(engine, _offer_filter(offer))
         return HistoryResult("offer_intervals", rows, offer.describe(), since, offer=offer)
     where = _offer_filter(offer)
     if q.resample is None and not steps:
-        rows = views.offer_intervals(engine, offer, window=window, fx_rates=fx_rates)
+        rows = views.offer_intervals(engine, offer, window=window, fx_rates=fx_rates, discounts=net)
         since = first_observed(engine, where)
         return HistoryResult(
             "offer_intervals",
@@ -168,11 +171,19 @@ def read_history(
             window_since=window.since if window else None,
         )
     grid = _grid(window, q.resample, now)
-    rows = views.offer_steps(engine, offer, grid, fx_rates=fx_rates)
+    rows = views.offer_steps(engine, offer, grid, fx_rates=fx_rates, discounts=net)
     since = first_observed(engine, where)
     return HistoryResult(
         "offer_steps", rows, offer.describe(), since, offer=offer, window_since=_start(window, now)
     )
+
+
+def _discounts(engine: Engine, settings: Settings) -> Discounts | None:
+    """The settings' discount rules with the stored rates (None: no rules, no read)."""
+    if not settings.discounts:
+        return None
+    rates = reads_rates(engine, settings)
+    return Discounts(tuple(settings.discounts), rates)
 
 
 def _start(window: history_args.Window | None, now: datetime) -> datetime:
@@ -180,7 +191,11 @@ def _start(window: history_args.Window | None, now: datetime) -> datetime:
 
 
 def _gpu_history(
-    engine: Engine, q: HistoryQuery, grid: history_args.Grid, fx_rates: Any
+    engine: Engine,
+    q: HistoryQuery,
+    grid: history_args.Grid,
+    fx_rates: Any,
+    net: Discounts | None = None,
 ) -> HistoryResult:
     selection = gpu_selection(engine, list(q.gpu or ()))
     where: dict[str, Any] = {
@@ -189,7 +204,7 @@ def _gpu_history(
         "pricing": [q.pricing],
         "fx_rates": fx_rates,
     }
-    rows = views.gpu_steps(engine, selection, grid, **where)
+    rows = views.gpu_steps(engine, selection, grid, **where, discounts=net)
     missing = views.gpu_steps_without_rate(engine, selection, grid, **where)
     since = first_observed(
         engine,
@@ -212,7 +227,8 @@ def model_history(
 ) -> list[dict[str, Any]]:
     """One catalog model's cheapest $/GPU-hour across providers at each of the last
     ``days`` midnights and at ``now`` (``history --gpu MODEL --since {days}d``, the GPU
-    page's chart), at the stored rates and ``settings.fx_rates``."""
+    page's chart), at the stored rates and ``settings.fx_rates``: list prices, as the
+    page's "Cheapest now" table beside it (the discounts show on the Offers page)."""
     window = history_args.Window(now - timedelta(days=days), now)
     grid = history_args.ending_at(history_args.make_grid(window, timedelta(days=1), "1d"), now)
     selection = GpuSelection(models=(model,), names=())
@@ -300,6 +316,7 @@ def compare(
         **where,
         show=_shown_at(view, at) if view is not None and shown else None,
         currency=view.code if view is not None else USD,
+        discounts=_discounts(engine, settings),
     )
     return Compared(rows, dict(compare_without_rate(engine, **where)))
 

@@ -11,10 +11,12 @@ from typing import Any
 
 from tracker.catalog import all_specs
 from tracker.filters import ANY_OFFER, OfferFilter, Page
+from tracker.fx import USD
 from tracker.models import OFFER_COLUMNS, offer_dict
 from tracker.store import Engine, reads
 from tracker.views.currency import CurrencyView
 from tracker.views.errors import ReadError
+from tracker.views.net import NET_OFFER_KEYS, net_fields, net_usd
 
 __all__ = [
     "OFFER_ROW_KEYS",
@@ -40,6 +42,7 @@ OFFER_ROW_KEYS = (
     "display_currency",
     "display_price_per_hour",
     "display_price_per_gpu_hour",
+    *NET_OFFER_KEYS,
     "first_seen",
     "price_since",
     "last_seen",
@@ -56,7 +59,8 @@ def offer_row(stored: reads.StoredOffer, view: CurrencyView | None = None) -> di
     """The documented JSON shape of one offer (keys are a public interface): every
     offer column, then the per-GPU price, the figures in the view currency, the times,
     then ``attributes``. ``stored.offer`` carries its USD figure (converted at the
-    rate in force, :class:`CurrencyView`); ``view`` None shows USD."""
+    rate in force, :class:`CurrencyView`); ``view`` None shows USD. The ``net_*``
+    figures and ``discount`` are what the account pays under ``view``'s discounts."""
     o = stored.offer
     row = offer_dict(o)
     attributes = row.pop("attributes")
@@ -68,6 +72,7 @@ def offer_row(stored: reads.StoredOffer, view: CurrencyView | None = None) -> di
     row["display_currency"] = "USD" if view is None else view.code
     row["display_price_per_hour"] = shown
     row["display_price_per_gpu_hour"] = (shown / o.gpu_count).quantize(PER_GPU)
+    row.update(net_fields(o, view))
     row["first_seen"] = stored.first_seen
     row["price_since"] = stored.price_since
     row["last_seen"] = stored.last_seen
@@ -88,7 +93,18 @@ def offer_rows(
 
     Offers are compared in USD at the latest rates (``view``'s, built by
     :func:`~tracker.views.currency.load_view` from the settings' ``fx_rates``) and shown
-    in ``view``'s currency; one without a rate is left out and counted in ``view``."""
+    in ``view``'s currency; one without a rate is left out and counted in ``view``.
+    With discounts configured they are ordered by the net price the account pays."""
+    # Sorted and cut before the rows are built: limit 10 of 100,000 offers builds 10.
+    priced = _ranked(engine, view, where, sort)
+    return [offer_row(s, view) for s in (priced[:limit] if limit else priced)]
+
+
+def _ranked(
+    engine: Engine, view: CurrencyView, where: OfferFilter, sort: SortKey
+) -> list[reads.StoredOffer]:
+    """The matching offers converted (those without a rate counted in ``view``), in the
+    ``offers`` order: by what the account pays when discounts are configured."""
     priced = []
     for s in reads.current_offers(engine, where):
         converted = view.offer(s.offer)
@@ -99,12 +115,12 @@ def offer_rows(
         # The rows' own figures: price_per_hour_usd, or price_per_gpu_hour_usd as
         # offer_row rounds it; then provider, instance type, region, zone.
         o = s.offer
-        usd = o.usd if sort is SortKey.price else (o.usd / o.gpu_count).quantize(PER_GPU)
+        price = net_usd(o, view) if view.discounts else o.usd
+        usd = price if sort is SortKey.price else (price / o.gpu_count).quantize(PER_GPU)
         return (usd, o.provider, o.instance_type, o.region, o.zone)
 
-    # Sorted and cut before the rows are built: limit 10 of 100,000 offers builds 10.
     priced.sort(key=order)
-    return [offer_row(s, view) for s in (priced[:limit] if limit else priced)]
+    return priced
 
 
 OfferPage = Page[dict[str, Any]]
@@ -123,7 +139,12 @@ def offer_page(
 ) -> OfferPage:
     """One page of the ``offers`` listing, ordered and cut in SQL (the Offers page over
     100,000 offers builds 50 rows); ``view`` must read its rates at ``at``, as the SQL
-    that orders by USD does (raises DatabaseError)."""
+    that orders by USD does (raises DatabaseError). With discounts configured the SQL
+    orders by the net price under the rules in force at ``at``; rules with a glob SQL
+    cannot match (``[...]``) make the page cut from :func:`offer_rows`' order instead."""
+    rules = view.discounts.rules
+    if rules and not reads.orderable(rules):
+        return _net_page(engine, view, where, sort=sort, offset=offset, limit=limit)
     listing = reads.offer_listing(
         engine,
         view.rates,
@@ -132,6 +153,7 @@ def offer_page(
         per_gpu=sort is SortKey.price_per_gpu,
         offset=offset,
         limit=limit,
+        net=_in_force(view, at),
     )
     rows = []
     for s in listing.items:
@@ -139,6 +161,35 @@ def offer_page(
         if converted is not None:
             rows.append(offer_row(replace(s, offer=converted), view))
     return Page(listing.total, rows, dict(listing.missing))
+
+
+def _in_force(view: CurrencyView, at: datetime) -> list[reads.NetRule]:
+    """The discount rules in force at ``at``, each with its fixed price in USD then."""
+    found: list[reads.NetRule] = []
+    for rule in view.discounts.rules:
+        if not rule.in_force(at):
+            continue
+        fixed = None
+        if rule.price_per_hour is not None:
+            fixed = view.rates.to_usd(rule.price_per_hour, rule.currency or USD, at)
+        found.append((rule, fixed))
+    return found
+
+
+def _net_page(
+    engine: Engine,
+    view: CurrencyView,
+    where: OfferFilter,
+    *,
+    sort: SortKey,
+    offset: int,
+    limit: int,
+) -> OfferPage:
+    """:func:`offer_page` ordered by the net price: every matching offer read and ranked
+    in Python (the SQL order is the list price's), then cut; only the page's rows built."""
+    ranked = _ranked(engine, view, where, sort)
+    rows = [offer_row(s, view) for s in ranked[offset : offset + limit]]
+    return Page(len(ranked), rows, dict(view.usd.missing))
 
 
 def gpu_catalog_rows() -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from tracker.fx import Conversion
 from tracker.models import Offer, offer_dict
+from tracker.recommend.net import list_and_rule
 from tracker.recommend.profiles import Profile, ProfileError, ProfileSet, make_profile
 from tracker.recommend.rank import rank_table
 from tracker.recommend.result import Ranking
@@ -151,6 +152,8 @@ RANKING_ROW_KEYS = (
     "vram_needed_per_gpu_gib",
     "sharded",
     "price_per_hour_usd",
+    "net_price_per_hour_usd",
+    "discount",
     "effective_price_per_hour_usd",
     "price_per_gpu_hour_usd",
     "compute_hours",
@@ -191,9 +194,12 @@ def ranking_rows(
     """The documented JSON rows: candidates first; with --explain, excluded offers after.
 
     Ranked in USD whatever the view; ``display_*`` are the USD figures in ``view``'s
-    currency at the latest rate."""
+    currency at the latest rate. ``price_per_hour_usd`` is the list price; the ranking,
+    the effective price and the job cost use ``net_price_per_hour_usd``, what the
+    account pays under ``discount`` (the list price where no rule applies)."""
     rows: list[dict[str, Any]] = []
     for c in ranking.candidates:
+        listed, rule = list_and_rule(c.offer)
         rows.append(
             {
                 "rank": c.rank,
@@ -202,7 +208,9 @@ def ranking_rows(
                 "vram_available_gib": two_places(c.vram_available_gib),
                 "vram_needed_per_gpu_gib": two_places(c.vram_needed_per_gpu_gib),
                 "sharded": c.sharded,
-                "price_per_hour_usd": c.price_per_hour_usd,
+                "price_per_hour_usd": listed,
+                "net_price_per_hour_usd": c.price_per_hour_usd,
+                "discount": rule,
                 "effective_price_per_hour_usd": c.effective_hourly_usd,
                 "price_per_gpu_hour_usd": c.price_per_gpu_hour_usd.quantize(PER_GPU),
                 "compute_hours": _d_or_none(c.compute_hours),

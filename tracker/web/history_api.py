@@ -146,4 +146,5 @@ def compare_page(
     30-day change of on-demand (history reads at three times: slower than the Overview)."""
     rows = _compare(request, gpu, provider, "/compare")
     filters = {"gpu": clean(gpu) or [], "provider": clean(provider) or []}
-    return page(request, "compare.html", "Compare", rows=rows, filters=filters)
+    net = bool(context_of(request).settings.discounts)
+    return page(request, "compare.html", "Compare", rows=rows, filters=filters, net=net)

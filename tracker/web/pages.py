@@ -194,6 +194,7 @@ def offers_page(
         pages=pages,
         filters=_filters(request, OFFER_FILTERS[:-1]),
         pricings=[p.value for p in PricingModel],
+        net=bool(view.discounts),
     )
 
 

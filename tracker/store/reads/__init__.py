@@ -16,6 +16,7 @@ from tracker.store.reads._history import (
     stored_gpu_names,
 )
 from tracker.store.reads._names import stored_providers
+from tracker.store.reads._net_order import NetRule, orderable
 from tracker.store.reads._offers import (
     StoredOffer,
     current_offers,
@@ -36,6 +37,7 @@ from tracker.store.sql import Steps, Times
 __all__ = [
     "EXPORT_COLUMNS",
     "CheapestStep",
+    "NetRule",
     "PlanPrice",
     "SeriesFilter",
     "Steps",
@@ -54,6 +56,7 @@ __all__ = [
     "first_observed",
     "offer_listing",
     "offer_steps",
+    "orderable",
     "plan_prices",
     "price_at",
     "price_history",

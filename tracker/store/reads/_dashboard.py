@@ -33,6 +33,7 @@ from tracker.filters import ANY_OFFER, OfferFilter, Page
 from tracker.fx import Rates
 from tracker.models import PricingModel
 from tracker.store import series as availability
+from tracker.store.reads._net_order import NetRule, net_usd_order
 from tracker.store.reads._offers import (
     StoredOffer,
     current_offers_select,
@@ -134,13 +135,15 @@ def offer_listing(
     per_gpu: bool = False,
     offset: int = 0,
     limit: int = 50,
+    net: Sequence[NetRule] = (),
 ) -> Page[StoredOffer]:
     """How many offers with a USD figure at ``at`` match, the ``limit`` of them from
     ``offset`` in the CLI's order ($/hour or $/GPU-hour, then provider, instance type,
     region, zone), and the ones left out for want of a rate. Two statements: the count
     per currency, then the page ordered by ``price × rate`` (rates as literals). The
     offers carry their own currency's price; the caller converts them for display
-    (exactly, with :class:`tracker.fx.Rates`)."""
+    (exactly, with :class:`tracker.fx.Rates`). ``net``: the discount rules in force at
+    ``at``, so the page is ordered by the net price (tracker.store.reads._net_order)."""
     counts = currency_counts(bind, where)
     priced = _rates_of(rates, at, list(counts))
     missing = {c: n for c, n in counts.items() if c not in priced}
@@ -148,13 +151,15 @@ def offer_listing(
     if not priced or offset >= total:
         return Page(total, [], missing)
     price: Any
-    if len(priced) == 1 and not per_gpu and bind.dialect.name == "postgresql":
+    if len(priced) == 1 and not per_gpu and not net and bind.dialect.name == "postgresql":
         # One currency: its price order is the USD order (one positive rate), and the
         # open-price index (0008) hands over the first page without sorting them all.
         price = PricePoint.price
     else:
         rate = usd_rate_case(PricePoint.currency, priced)
-        usd = cast(cast(PricePoint.price, Numeric()) * rate, Float)
+        usd = net_usd_order(
+            cast(cast(PricePoint.price, Numeric()) * rate, Float), net, bind.dialect.name
+        )
         price = usd / cast(Series.gpu_count, Float) if per_gpu else usd
     stmt = (
         _matching(where)
