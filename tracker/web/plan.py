@@ -223,41 +223,43 @@ def plan_page(request: Request) -> HTMLResponse:
 
 def stacked_bars(rows: list[dict[str, object]], *, width: int = 640) -> Markup | None:
     """One horizontal bar a plan, its parts stacked in order, all on one scale (the
-    dearest complete plan's total); an incomplete plan shows the parts it has."""
+    dearest complete plan's total); an incomplete plan shows the parts it has.
+
+    Each plan's name is HTML text above its bar, not SVG text beside it: an SVG label
+    has a fixed box and a long name (``2. lambda gpu_8x_h100_sxm5 us-east-1``) was cut
+    at its edge; HTML text wraps on a narrow screen and is never clipped."""
     totals = [sum(_parts(r).values(), Decimal(0)) for r in rows]
     top = max(totals, default=Decimal(0))
     if top <= 0:
         return None
-    label_w, bar_h, gap = 220, 16, 6
-    height = len(rows) * (bar_h + gap) + 24
-    out = [
-        f'<svg class="plan-bars" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 '
-        f'{label_w + width} {height}" width="100%" role="img" aria-label="each plan\'s '
-        'cost by part">'
-    ]
-    for n, row in enumerate(rows):
-        y = n * (bar_h + gap)
-        name = f"{row['rank']}. {row['provider']} {row['instance_type']} {row['region']}"
-        out.append(f'<text x="0" y="{y + 12}" font-size="11">{escape(name)}</text>')
-        x = float(label_w)
-        for k, (part, value) in enumerate(_parts(row).items()):
+    out = ['<ol class="plan-bars" aria-label="each plan\'s cost by part">']
+    for row in rows:
+        name = f"{row['provider']} {row['instance_type']} {row['region']}"
+        out.append(
+            f'<li value="{escape(str(row["rank"]))}"><span class="plan-label">{escape(name)}'
+            f'</span><svg class="plan-bar" xmlns="http://www.w3.org/2000/svg" '
+            f'viewBox="0 0 {width} 16" width="100%" height="16" preserveAspectRatio="none" '
+            f'role="img" aria-label="{escape(name)}">'
+        )
+        x = 0.0
+        for part, value in _parts(row).items():
             length = float(value / top) * width
             if length <= 0:
                 continue
             out.append(
                 f'<rect class="part part-{part}" data-part="{part}" data-value="{value}" '
-                f'x="{x:.1f}" y="{y}" width="{length:.1f}" height="{bar_h}" '
-                f'fill="{PALETTE[k]}"><title>{part}: {value}</title></rect>'
+                f'x="{x:.1f}" y="0" width="{length:.1f}" height="16" '
+                f'fill="{PALETTE[PARTS.index(part)]}"><title>{part}: {value}</title></rect>'
             )
             x += length
-    legend_y = len(rows) * (bar_h + gap) + 14
+        out.append("</svg></li>")
+    out.append('</ol><p class="plan-legend">')
     for k, part in enumerate(PARTS):
         out.append(
-            f'<rect x="{label_w + k * 110}" y="{legend_y - 9}" width="10" height="10" '
-            f'fill="{PALETTE[k]}"/><text x="{label_w + k * 110 + 14}" y="{legend_y}" '
-            f'font-size="11">{part}</text>'
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" aria-hidden="true">'
+            f'<rect width="10" height="10" fill="{PALETTE[k]}"/></svg> {part} '
         )
-    out.append("</svg>")
+    out.append("</p>")
     return Markup("".join(out))
 
 
