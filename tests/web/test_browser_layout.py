@@ -135,7 +135,7 @@ def test_a_fresh_store_draws_its_price_as_a_point_at_now(
 def test_a_fresh_offer_page_ends_at_now_and_says_it_has_little_data(
     fresh_site: tuple[Site, datetime], browser: WebDriver
 ) -> None:
-    site, collected = fresh_site
+    site, _ = fresh_site
     before = datetime.now(UTC).replace(microsecond=0)
     browser.get(site.url + "/offer?provider=beta&instance_type=beta.h100&region=eu-west-1")
     chart = browser.find_element(By.CSS_SELECTOR, "svg.chart")
@@ -157,7 +157,9 @@ def test_the_plan_page_writes_zero_money_as_cents(plan_site: Site, browser: WebD
     rows = browser.find_elements(By.CSS_SELECTOR, "#plans tbody tr")
     assert rows
     for row in rows:
-        cells = dict(zip(head, [td.text for td in row.find_elements(By.TAG_NAME, "td")]))
+        cells = dict(
+            zip(head, [td.text for td in row.find_elements(By.TAG_NAME, "td")], strict=True)
+        )
         # nothing stored or moved was asked for: storage, egress and migration are 0,
         # written as the formatting module writes an exact zero (it was "0.000")
         assert (cells["storage"], cells["egress"], cells["migration"]) == ("0.00",) * 3
