@@ -42,6 +42,11 @@ GET_ROUTES = {
     "/api/v1/recommend": "?profile=bert-base-finetune",
     "/api/v1/plan": "?gpu=H100&steady_gpus=8",
     "/api/v1/history": "?gpu=H100",
+    "/api/v1/history/gpu": "?gpu=H100",
+    "/api/v1/history/offer": "?provider=alpha&instance_type=alpha.8xh100&region=us-east-1",
+    "/api/v1/history/offer/at": "?provider=alpha&instance_type=alpha.8xh100&region=us-east-1"
+    "&at=now",
+    "/api/v1/plan/burst": "?gpu=H100&burst_gpu_hours=100",
     "/api/v1/compare": "",
     "/api/v1/alerts": "",
     "/api/v1/sync/offers": "",
