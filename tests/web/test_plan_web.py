@@ -115,15 +115,14 @@ def test_a_fleet_of_bursts_only_has_its_own_route(plan_site: Site, tmp_path: Pat
     """/api/v1/plan needs steady GPUs; bursts alone are /api/v1/plan/burst, the CLI's
     plan --burst-gpu-hours without --steady-gpus."""
     query = {"gpu": "H100", "burst_gpu_hours": "1000"}
-    rows = plan_site.get("/api/v1/plan/burst", params=query)
+    rows = plan_site.get("/api/v1/plan/burst", params={**query, "currency": "EUR"})
     assert rows.status_code == 200, rows.text
     cli = cli_runner(plan_site.database_url, tmp_path)(
-        "plan", "--gpu", "H100", "--burst-gpu-hours", "1000", "--format", "json"
-    )
+        "plan", "--gpu", "H100", "--burst-gpu-hours", "1000", "--currency", "EUR",
+        "--format", "json", extra_env=EUR,
+    )  # fmt: skip
     assert cli.returncode == 0, cli.stderr
-    # the API adds its view currency's display_* figures; the USD rows are the CLI's
-    usd = [{k: v for k, v in r.items() if not k.startswith("display_")} for r in rows.json()]
-    assert usd == json.loads(cli.stdout) and usd
+    assert rows.json() == json.loads(cli.stdout) and rows.json()
     assert all(r["steady_usd"] in (None, "0") and r["instances"] == 0 for r in rows.json())
     steady = plan_site.get("/api/v1/plan/burst", params={**query, "steady_gpus": "8"})
     assert steady.status_code == 400 and "unknown query parameter" in steady.json()["error"]

@@ -106,7 +106,10 @@ def test_docs_leads_to_the_api_docs(site: Site) -> None:
 def test_api_v1_lists_its_routes(site: Site) -> None:
     index = site.get("/api/v1/").json()
     listed = {r["path"]: r for r in index["routes"]}
-    assert set(listed) == {p for p in GET_ROUTES if p.startswith("/api/v1/")}
+    # /api/v1/history answers as ever but is not in the OpenAPI document (its parameters
+    # combine in ways a schema cannot state): /api/v1/history/gpu, /offer, /offer/at are
+    legacy = {"/api/v1/history"}
+    assert set(listed) == {p for p in GET_ROUTES if p.startswith("/api/v1/")} - legacy
     assert listed["/api/v1/recommend"]["parameters"] == ["profile", "top", "explain"]
     assert listed["/api/v1/offers"]["methods"] == ["GET", "HEAD"]
     assert index["openapi"] == "/api/openapi.json" and index["docs"] == "/api/docs"
@@ -156,7 +159,7 @@ def test_overview_sorts_by_any_price_column(site: Site) -> None:
 
 def test_overview_marks_the_cheapest_figure_of_each_column(site: Site) -> None:
     page = site.get("/").text
-    marked = re.findall(r'<td class="num (\w+) cheapest" data-value="([0-9.]+)"', page)
+    marked = re.findall(r'<td class="num (\w+)(?: price)? cheapest" data-value="([0-9.]+)"', page)
     # on-demand: L4 0.80; spot: H100 alpha 1.50; reserved: H100 alpha 24.00 / 8 = 3.00.
     assert [(g, v.rstrip("0")) for g, v in marked] == [
         ("on_demand", "0.8"),
