@@ -23,6 +23,7 @@ the ``X-Data-Since`` header; that route stays for existing scripts.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
@@ -96,8 +97,8 @@ def _answer(request: Request, q: HistoryQuery, *, offer: bool, steps: bool) -> J
     if stored is None or (since >= until and (steps or q.since or q.until)):
         return JSONResponse([], headers=headers)
     windowed = steps or q.since is not None or q.until is not None
-    ends = {"since": iso_z(since), "until": iso_z(until)} if windowed else {}
-    window = HistoryQuery(**{**_fields(q), **ends})  # intervals: every one, unless asked
+    # intervals: every stored one, unless a window was asked for
+    window = replace(q, since=iso_z(since), until=iso_z(until)) if windowed else q
     try:
         result = read_history(context.engine, context.settings, window, now=now, steps=steps)
     except EmptyGrid:
@@ -107,10 +108,6 @@ def _answer(request: Request, q: HistoryQuery, *, offer: bool, steps: bool) -> J
     if result.without_rate:
         log_left_out(request.url.path, result.without_rate)
     return JSONResponse(jsonable(result.rows), headers=headers)
-
-
-def _fields(q: HistoryQuery) -> dict[str, object]:
-    return {name: getattr(q, name) for name in HistoryQuery.__dataclass_fields__}
 
 
 def _described(q: HistoryQuery) -> str:
@@ -166,7 +163,7 @@ def history_offer(
     --instance-type T --region R [--resample 1d] --format json``. 404: no such offer."""
     check_known(request, (*OFFER, "since", "until", "resample"))
     q = _offer(provider, instance_type, region, pricing, zone, payment_option)
-    window = HistoryQuery(**{**_fields(q), "since": since, "until": until, "resample": resample})
+    window = replace(q, since=since, until=until, resample=resample)
     return _answer(request, window, offer=True, steps=resample is not None)
 
 
@@ -191,7 +188,7 @@ def history_offer_at(
     stored = first_stored(context.engine, q)
     if stored is None:
         return error_response(404, f"no stored offer {_described(q)}")
-    at_q = HistoryQuery(**{**_fields(q), "at": moment})
+    at_q = replace(q, at=moment)
     result = read_history(context.engine, context.settings, at_q, now=now)
     return JSONResponse(jsonable(result.rows), headers={"X-Data-Since": iso_z(stored)})
 

@@ -86,6 +86,46 @@ _DESCRIPTIONS = {
     "/api/v1/history/offer": _WINDOW + " With resample:" + _STEPS,
 }
 _NOT_FOUND = ("/api/v1/history/offer", "/api/v1/history/offer/at")
+_PLANS = ("/api/v1/plan", "/api/v1/plan/burst")
+_ZERO = "^0+(\\.0+)?$"
+_MOVE = (
+    "Moving: current_provider, the provider you run on now (plans there carry no "
+    "migration and the savings are against it), and migration_usd, the one-off cost "
+    "of moving, charged to each plan elsewhere. Two query parameters (form, exploded); "
+    "migration_usd above zero needs current_provider."
+)
+
+
+def _move(op: dict[str, Any]) -> None:
+    """``current_provider`` and ``migration_usd`` as the one object they are: a cost of
+    moving means nothing without the provider moved from, and an exploded form object
+    (the same two query parameters on the wire) can say so, where two independent
+    parameters cannot."""
+    params = op.get("parameters", [])
+    pair = {p["name"]: p for p in params if p["name"] in ("current_provider", "migration_usd")}
+    if len(pair) != 2:
+        return
+    op["parameters"] = [p for p in params if p["name"] not in pair]
+    properties = {name: _parameter_schema(p) for name, p in pair.items()}
+    op["parameters"].append(
+        {
+            "name": "move",
+            "in": "query",
+            "required": False,
+            "style": "form",
+            "explode": True,
+            "description": _MOVE,
+            "schema": {
+                "type": "object",
+                "properties": properties,
+                "additionalProperties": False,
+                "anyOf": [
+                    {"required": ["current_provider"]},
+                    {"properties": {"migration_usd": {"pattern": _ZERO}}},
+                ],
+            },
+        }
+    )
 
 
 def gpu_names() -> list[str]:
@@ -153,6 +193,8 @@ def fixed_document(doc: dict[str, Any], token: bool) -> dict[str, Any]:
             op["description"] = op.get("description", "") + _DESCRIPTIONS[path]
         if path in _NOT_FOUND:
             responses["404"] = _error("The store holds no such offer.")
+        if path in _PLANS:
+            _move(op)
         for param in op.get("parameters", []):
             _drop_null(param)
             if (path, param["name"]) in _WORDS:

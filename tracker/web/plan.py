@@ -171,7 +171,7 @@ Gpu = Annotated[str, Query(min_length=1, max_length=64, description="GPU model o
 Months = Annotated[int, Query(ge=1, le=MAX_MONTHS)]
 Overhead = Annotated[str | None, Query(pattern=DECIMAL, max_length=24)]
 Storage = Annotated[str, Query(pattern="^(ssd|hdd)$")]
-Provider = Annotated[str | None, Query(max_length=64)]
+Provider = Annotated[str | None, Query(min_length=1, max_length=64)]
 Names = Annotated[list[str] | None, Query()]
 Currency = Annotated[str, Query(max_length=10, description="View currency (ISO code).")]
 Top = Annotated[int, Query(ge=1, le=1000)]
