@@ -49,6 +49,9 @@ def _resolve(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, An
 def type_label(schema: dict[str, Any], components: dict[str, Any]) -> str:
     """A parameter's schema in words (``null`` alternatives dropped: absent = default)."""
     schema = _resolve(schema, components)
+    if schema.get("type") == "object" and "properties" in schema:  # a form-exploded object
+        fields = [f"{k} ({type_label(v, components)})" for k, v in schema["properties"].items()]
+        return "query parameters " + ", ".join(fields)
     options = [o for o in schema.get("anyOf", []) if o.get("type") != "null"]
     if options:
         return " or ".join(type_label(o, components) for o in options)
