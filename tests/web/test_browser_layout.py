@@ -221,7 +221,9 @@ def _first_screen(driver: WebDriver, table: object) -> dict[str, bool]:
             const seen = (cell) => {
                 const r = cell.getBoundingClientRect();
                 const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
-                return r.left >= box.left - 1 && r.right <= right + 1 && cell.contains(hit);
+                // wholly in sight, on top, and not squeezed to a letter a line
+                return r.left >= box.left - 1 && r.right <= right + 1 && cell.contains(hit)
+                    && r.width >= 64;
             };
             return {key: seen(table.querySelector('thead th.key')),
                     price: seen(table.querySelector('thead th.price'))};
