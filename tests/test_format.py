@@ -22,6 +22,10 @@ from tracker import format as fmt
         (Decimal("2.125"), "2.12"),  # half-even: 2.125 -> 2.12 (not 2.13)
         (Decimal("1234567"), "1,234,567.00"),
         (3.1, "3.10"),  # a float goes through its repr, not its binary expansion
+        (Decimal("0"), "0.00"),  # an exact zero: cents, not 0.000
+        (Decimal("0.000"), "0.00"),  # a zero with places (a plan's storage part) too
+        (Decimal("-0"), "0.00"),
+        (Decimal("0.0004"), "0.000"),  # not zero: rounds to a tenth of a cent as before
     ],
 )
 def test_amount(value: object, text: str) -> None:

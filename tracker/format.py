@@ -5,7 +5,9 @@ functions, so a price, a percentage or a time looks the same wherever it is read
 JSON and CSV never come here: they keep the exact values (see ``iso_z`` for their times).
 
 Money rounds half-even (as banks do) to cents from 1 up and to a tenth of a cent
-below (0.526 stays readable, 3.673385 reads 3.67), with thousands separators.
+below (0.526 stays readable, 3.673385 reads 3.67), with thousands separators; an exact
+zero is ``0.00`` (nothing to read a tenth of a cent into: a zero egress cost is not
+``0.000``).
 """
 
 from __future__ import annotations
@@ -52,8 +54,10 @@ def _decimal(value: Decimal | int | float | str) -> Decimal:
 
 
 def amount(value: Decimal | int | float | str) -> str:
-    """A sum of money without its currency: ``19,143.69``, ``55.04``, ``0.526``."""
+    """A sum of money without its currency: ``19,143.69``, ``55.04``, ``0.526``, ``0.00``."""
     d = _decimal(value)
+    if d == 0:
+        return "0.00"
     places = _CENT if abs(d) >= 1 else _MILL
     return f"{d.quantize(places, rounding=ROUND_HALF_EVEN):,f}"
 

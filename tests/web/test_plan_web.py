@@ -74,12 +74,16 @@ def test_the_api_answers_the_cli_rows(plan_site: Site, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("params", "says"),
     [
-        ({"gpu": "H100"}, "no demand"),
-        ({"gpu": "H100", "steady_gpus": "8", "interruptible": "2"}, "interruptible: 2"),
+        ({"gpu": "H100"}, "steady_gpus: Field required"),  # bursts only: /api/v1/plan/burst
+        ({"gpu": "H100", "steady_gpus": "0"}, "steady_gpus: String should match"),
+        (
+            {"gpu": "H100", "steady_gpus": "8", "interruptible": "2"},
+            "interruptible: String should match",
+        ),
         ({"gpu": "H100", "steady_gpus": "8", "months": "0"}, "months"),
         ({"gpu": "H1000", "steady_gpus": "8"}, "gpu: 'h1000': unknown GPU"),
         ({"gpu": "H100", "steady_gpus": "8", "currency": "XYZ"}, "currency"),
-        ({"gpu": "H100", "steady_gpus": "8", "at": "soon"}, "at 'soon'"),
+        ({"gpu": "H100", "steady_gpus": "8", "at": "soon"}, "at: not a time"),
         ({"gpu": "H100", "steady_gpus": "8", "migration_usd": "9"}, "current_provider"),
         ({"gpu": "H100", "steady_gpus": "8", "color": "red"}, "unknown query parameter"),
     ],
@@ -105,3 +109,20 @@ def test_the_plan_page_shows_the_rows_and_a_bar_per_plan(plan_site: Site) -> Non
     assert "no price" in body  # lambda's storage and egress cells say so
     bad = plan_site.get("/plan", params={"gpu": "H100"})
     assert bad.status_code == 400 and "<nav" in bad.text and "no demand" in bad.text
+
+
+def test_a_fleet_of_bursts_only_has_its_own_route(plan_site: Site, tmp_path: Path) -> None:
+    """/api/v1/plan needs steady GPUs; bursts alone are /api/v1/plan/burst, the CLI's
+    plan --burst-gpu-hours without --steady-gpus."""
+    query = {"gpu": "H100", "burst_gpu_hours": "1000"}
+    rows = plan_site.get("/api/v1/plan/burst", params={**query, "currency": "EUR"})
+    assert rows.status_code == 200, rows.text
+    cli = cli_runner(plan_site.database_url, tmp_path)(
+        "plan", "--gpu", "H100", "--burst-gpu-hours", "1000", "--currency", "EUR",
+        "--format", "json", extra_env=EUR,
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    assert rows.json() == json.loads(cli.stdout) and rows.json()
+    assert all(r["steady_usd"] in (None, "0") and r["instances"] == 0 for r in rows.json())
+    steady = plan_site.get("/api/v1/plan/burst", params={**query, "steady_gpus": "8"})
+    assert steady.status_code == 400 and "unknown query parameter" in steady.json()["error"]

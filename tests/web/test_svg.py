@@ -76,3 +76,49 @@ def test_bars_are_proportional_to_the_largest_figure() -> None:
     # 3 / 4 × 100 = 75 px; a missing figure draws no bar.
     assert re.findall(r'data-name="([^"]+)"[^>]* width="([0-9.]+)"', svg) == [("on-demand", "75.0")]
     assert str(bars([("x", Decimal("1"))], None)) == ""
+
+
+def _axis(svg: str) -> tuple[str, str]:
+    found = re.search(r'data-start="([^"]+)" data-end="([^"]+)"', svg)
+    assert found is not None
+    return found.group(1), found.group(2)
+
+
+def test_a_price_seen_once_is_a_point_at_now_on_an_axis_ending_at_now() -> None:
+    """A fresh store's GPU chart: one row, at now (the first collection): a step of no
+    length. The axis used to run from it to an hour later (into the future) and the
+    zero-length path drew nothing."""
+    now = T + 18 * H + timedelta(minutes=22)  # the first collection, 18:22
+    svg = str(step_chart([Series("on-demand", [Step(now, now, Decimal("2.5"))])], now=now))
+    # the axis ends at now and reaches MIN_SPAN (one hour) back: 17:22 → 18:22
+    assert _axis(svg) == ("2026-03-01T17:22:00Z", "2026-03-01T18:22:00Z")
+    labels = re.findall(
+        r'text-anchor="(?:start|middle|end)" font-size="11" fill="#555">([^<]+)<', svg
+    )
+    assert labels[0] == "03-01 17:22" and labels[-1] == "03-01 18:22"
+    # the point: at the right edge of the plot (64 + 680 = 744 px), drawn as a dot
+    dots = re.findall(r'<circle cx="([0-9.]+)" cy="[0-9.]+" r="3"', svg)
+    assert dots == ["744.0"]
+    note = re.search(r'<p class="meta chart-note">([^<]+)</p>', svg)
+    assert note is not None and note.group(1).startswith("Too little data for a history yet")
+    assert "2026-03-01 18:22 UTC" in note.group(1)
+
+
+def test_the_axis_ends_at_now_not_at_the_last_change() -> None:
+    """An open price runs to now; a later ``now`` stretches the axis to it."""
+    steps = [Step(T, T + 2 * H, Decimal("4")), Step(T + 2 * H, T + 3 * H, Decimal("3"))]
+    svg = str(step_chart([Series("x", steps)], now=T + 6 * H))
+    assert _axis(svg) == ("2026-03-01T00:00:00Z", "2026-03-01T06:00:00Z")
+    assert "chart-note" not in svg  # three hours of data: enough to draw
+    # a line ends in a dot at its last price: +3 h of 6 → 64 + 680 / 2 = 404 px
+    assert re.findall(r'<circle cx="([0-9.]+)"', svg) == ["404.0"]
+
+
+def test_a_window_longer_than_the_data_says_so() -> None:
+    """The GPU page reads 90 days; a store holding two days says where its data starts."""
+    steps = [Step(T, T + 48 * H, Decimal("4"))]
+    svg = str(step_chart([Series("x", steps)], now=T + 48 * H, window_start=T - 88 * 24 * H))
+    assert "Prices stored since 2026-03-01 00:00 UTC only: the chart starts there." in svg
+    # data from the window's start (within a day of it): nothing to say
+    svg = str(step_chart([Series("x", steps)], now=T + 48 * H, window_start=T - 12 * H))
+    assert "chart-note" not in svg

@@ -18,6 +18,7 @@ from tracker.store.reads import Steps
 
 __all__ = [
     "MAX_POINTS",
+    "EmptyGrid",
     "Grid",
     "HistoryArgumentError",
     "Window",
@@ -42,6 +43,11 @@ _WEEK_ANCHOR = datetime(1970, 1, 5, tzinfo=UTC)
 
 class HistoryArgumentError(ValueError):
     """A history argument that cannot be used; the message is one line."""
+
+
+class EmptyGrid(HistoryArgumentError):
+    """No step of the resampling falls in the window: the CLI says so (an error, as
+    ever); /api/v1's history routes answer no rows (an empty window holds none)."""
 
 
 def parse_time(value: str, option: str, *, now: datetime) -> datetime:
@@ -113,7 +119,7 @@ def make_grid(window: Window, step: timedelta, rule: str = "") -> Grid:
     count = 0 if start > window.until else (window.until - start) // step + 1
     shown = rule or _show_step(step)
     if count == 0:
-        raise HistoryArgumentError(
+        raise EmptyGrid(
             f"--resample {shown}: no step falls between --since {_show(window.since)} "
             f"and --until {_show(window.until)}"
         )

@@ -43,6 +43,7 @@ __all__ = [
     "SeriesHistory",
     "cli_flag",
     "compare",
+    "first_stored",
     "gpu_selection",
     "instance_history",
     "model_history",
@@ -184,6 +185,23 @@ def _discounts(engine: Engine, settings: Settings) -> Discounts | None:
         return None
     rates = reads_rates(engine, settings)
     return Discounts(tuple(settings.discounts), rates)
+
+
+def first_stored(engine: Engine, q: HistoryQuery) -> datetime | None:
+    """When the store first observed what ``q`` asks about (None: nothing stored):
+    the GPU's matching offers, or the one offer. Raises HistoryArgumentError as
+    :func:`read_history` does for a query naming neither."""
+    if q.gpu:
+        return first_observed(
+            engine,
+            SeriesFilter(
+                gpu=gpu_selection(engine, list(q.gpu)),
+                provider=list(q.provider) if q.provider else None,
+                region=list(q.region) if q.region else None,
+                pricing=[q.pricing],
+            ),
+        )
+    return first_observed(engine, _offer_filter(offer_key(q)))
 
 
 def _start(window: history_args.Window | None, now: datetime) -> datetime:

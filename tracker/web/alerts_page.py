@@ -21,7 +21,7 @@ from tracker.views.alerts import alerts, parse_since
 from tracker.web.context import context_of
 from tracker.web.errors import BadRequest
 from tracker.web.pages import page
-from tracker.web.params import check_known, check_time
+from tracker.web.params import TIME_PATTERN, check_known, check_time
 
 __all__ = ["api_router", "router"]
 
@@ -30,7 +30,7 @@ api_router = APIRouter(prefix="/api/v1", tags=["api"])
 
 SinceQuery = Annotated[
     str | None,
-    Query(max_length=40, description="Only alerts since: an ISO time or an age (24h, 7d)."),
+    Query(pattern=TIME_PATTERN, description="Only alerts since: an age (24h, 7d) or a time."),
 ]
 FailedQuery = Annotated[bool, Query(description="Only dead deliveries.")]
 LimitQuery = Annotated[int, Query(ge=1, le=10000)]

@@ -16,12 +16,25 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from tracker.web.pages import page
-from tracker.web.params import NAME_PATTERN, check_known
+from tracker.web.params import (
+    NAME_PATTERN,
+    ONE_NAME_PATTERN,
+    STEP_PATTERN,
+    TIME_PATTERN,
+    check_known,
+)
 
 __all__ = ["router", "type_label"]
 
 router = APIRouter(include_in_schema=False)
 
+_PATTERNS = {
+    NAME_PATTERN: "printable ASCII",
+    ONE_NAME_PATTERN: "printable ASCII, not blank",
+    TIME_PATTERN: "a time: now, today, yesterday, an age (7d, 12h) or an ISO date 2000-2999",
+    STEP_PATTERN: "a step: 1-9999 hours, days or weeks (1h, 1d, 1w)",
+}
+"""Patterns too long to read, in words (the document itself carries the pattern)."""
 _NAMES = {"string": "text", "integer": "integer", "number": "number", "boolean": "true | false"}
 
 
@@ -36,6 +49,9 @@ def _resolve(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, An
 def type_label(schema: dict[str, Any], components: dict[str, Any]) -> str:
     """A parameter's schema in words (``null`` alternatives dropped: absent = default)."""
     schema = _resolve(schema, components)
+    if schema.get("type") == "object" and "properties" in schema:  # a form-exploded object
+        fields = [f"{k} ({type_label(v, components)})" for k, v in schema["properties"].items()]
+        return "query parameters " + ", ".join(fields)
     options = [o for o in schema.get("anyOf", []) if o.get("type") != "null"]
     if options:
         return " or ".join(type_label(o, components) for o in options)
@@ -62,8 +78,8 @@ def type_label(schema: dict[str, Any], components: dict[str, Any]) -> str:
         words.append(f"at least {schema['minLength']} characters")
     if "maxLength" in schema:
         words.append(f"up to {schema['maxLength']} characters")
-    if schema.get("pattern") == NAME_PATTERN:
-        words.append("printable ASCII")
+    if schema.get("pattern") in _PATTERNS:
+        words.append(_PATTERNS[schema["pattern"]])
     elif "pattern" in schema:
         words.append(f"matching {schema['pattern']}")
     return ", ".join(words)

@@ -25,6 +25,7 @@ from tracker.web import (
     api_docs,
     gpu_page,
     history_api,
+    history_routes,
     index,
     pages,
     plan,
@@ -101,6 +102,7 @@ def create_app(context: WebContext) -> FastAPI:
     app.include_router(api.router)
     app.include_router(plan.api_router)
     app.include_router(history_api.router)
+    app.include_router(history_routes.router)
     app.include_router(alerts_page.api_router)
     app.include_router(sync_api.router)
     app.include_router(pages.router)

@@ -72,8 +72,22 @@ def validation_line(errors: Any) -> str:
         where = [str(p) for p in e.get("loc", ()) if p not in ("query", "path", "body")]
         given = e.get("input")
         shown = f" (got {given!r})" if isinstance(given, str | int | float) else ""
-        parts.append(f"{'.'.join(where) or 'request'}: {e.get('msg', 'invalid')}{shown}")
+        parts.append(f"{'.'.join(where) or 'request'}: {_reason(e)}{shown}")
     return "; ".join(parts) or "invalid request"
+
+
+def _reason(error: Any) -> str:
+    """Pydantic's words, except a pattern too long to read: a time's (the API's one
+    time syntax) is said in words, any other points to the document."""
+    pattern = str((error.get("ctx") or {}).get("pattern", ""))
+    if error.get("type") != "string_pattern_mismatch" or len(pattern) <= 60:
+        return str(error.get("msg", "invalid"))
+    if pattern.startswith("^(now|today|yesterday|"):
+        return (
+            "not a time: use now, today, yesterday, an age (7d, 12h, 2w) or an ISO date "
+            "from 2000 to 2999 (2026-01-01, 2026-01-01T10:30:00Z)"
+        )
+    return "not in the form /api/openapi.json gives"
 
 
 def install_error_handlers(

@@ -7,7 +7,7 @@ winner query as the Overview, narrowed to this model.
 from __future__ import annotations
 
 from dataclasses import fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -66,7 +66,8 @@ def _history_chart(context: WebContext, model: str, now: datetime) -> Markup:
     """The cheapest $/GPU-hour across providers at each day of the last 90 and now, one
     step line per pricing model (what ``history --gpu`` prints, at the same rates: the
     stored ones and ``fx_rates``): the line ends at the price in force now, the
-    "Cheapest now" table's figure."""
+    "Cheapest now" table's figure. The axis ends at now; a store younger than the
+    window says so (a price seen once is a point at now)."""
     series = []
     for pricing in (PricingModel.ON_DEMAND, PricingModel.SPOT, PricingModel.RESERVED_1Y):
         rows = model_history(
@@ -80,4 +81,6 @@ def _history_chart(context: WebContext, model: str, now: datetime) -> Markup:
         unit="USD/GPU·h",
         title=f"cheapest {model}",
         empty=f"No {model} price stored in the last {HISTORY_DAYS} days.",
+        now=now,
+        window_start=now - timedelta(days=HISTORY_DAYS),
     )

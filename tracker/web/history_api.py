@@ -7,6 +7,11 @@ and ``region`` → that offer's intervals (``at``: the one in force then), or it
 at each step with ``resample``. Argument errors are the history module's one line (400).
 The ``X-Data-Since`` header says when the store's data for the question begins (the
 rows leave out the steps before it).
+
+``/api/v1/history`` stays for the scripts that call it, answering as it always did, but
+is left out of the OpenAPI document: its parameters go in combinations a schema cannot
+state. The document describes :mod:`tracker.web.history_routes` instead, one route per
+question.
 """
 
 from __future__ import annotations
@@ -62,7 +67,9 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-@router.get("/history", summary="Price history (gpu-tracker history --format json)")
+@router.get(
+    "/history", summary="Price history (gpu-tracker history --format json)", include_in_schema=False
+)
 def api_history(
     request: Request,
     gpu: GpuQuery = None,

@@ -12,6 +12,8 @@ were rejected. This module rewrites the generated document:
   ``limit`` is bounded by ``web.max_limit``;
 * names (provider, region) are printable ASCII of at most 200 characters, which
   :func:`tracker.web.params.clean` enforces;
+* times are :data:`~tracker.web.params.TIME_PATTERN`, which the routes enforce, so a
+  text the pattern allows is a time they read;
 * an optional query parameter is its type, not "its type or null": a query string
   carries no null, and an absent parameter takes its default.
 
@@ -50,26 +52,80 @@ _RESPONSES = {
 }
 _NAMES = {"provider", "region"}
 _TIME = (
-    "An age before now (30d, 12h, 2w) or an ISO-8601 date or time (UTC unless it carries "
-    "an offset), between the years 1900 and 9999."
+    "now, today, yesterday; an age before now (30d, 12h, 2w, 90m, 1.5d, '7d ago'); or an "
+    "ISO-8601 date from 2000 to 2999 with an optional time and offset (2026-01-01, "
+    "2026-01-01T10:30:00Z, 2026-01-01T10:30+02:00; no offset: UTC). The pattern is "
+    "exact: every matching text is accepted."
 )
+_WINDOW = (
+    " A window whose since is not before its until, or that no step falls in, holds no "
+    "rows: []. An until after now reads to now."
+)
+_HISTORIES = ("/api/v1/history/gpu", "/api/v1/history/offer")
 _WORDS = {
-    ("/api/v1/history", "since"): _TIME + " Default: 30 days before until.",
-    ("/api/v1/history", "until"): _TIME + " Default: now; after since.",
-    ("/api/v1/history", "resample"): "A step, <N>h, <N>d or <N>w: the price at each step "
-    f"(at most {MAX_POINTS:,} steps in the window). Default with gpu: 1d.",
-    ("/api/v1/history", "at"): "One time: the interval in force then (one offer only; "
-    "not with since, until or resample).",
-    ("/api/v1/history", "instance_type"): "With one provider and one region: one offer.",
-    ("/api/v1/history", "zone"): "One offer's zone (spot prices are per zone).",
-    ("/api/v1/history", "payment_option"): "One offer's payment option (reserved terms).",
-    ("/api/v1/alerts", "since"): "Only alerts since: an age (24h, 7d) or an ISO-8601 time.",
+    **{(path, "since"): _TIME + " Default: 30 days before until." for path in _HISTORIES},
+    **{(path, "until"): _TIME + " Default: now." for path in _HISTORIES},
+    ("/api/v1/history/gpu", "resample"): "A step, 1-9999 hours, days or weeks (1h, 6h, "
+    "1d, 1w). Default: 1d.",
+    ("/api/v1/history/offer", "resample"): "A step, 1-9999 hours, days or weeks (1h, "
+    "6h, 1d, 1w): the offer's price at each step. Without it: the offer's intervals.",
+    ("/api/v1/history/offer/at", "at"): _TIME + " The interval in force then.",
+    ("/api/v1/history/offer", "zone"): "The offer's zone (spot prices are per zone).",
+    ("/api/v1/history/offer", "payment_option"): "The offer's payment option (reserved).",
+    ("/api/v1/alerts", "since"): "Only alerts since then: " + _TIME,
+    ("/api/v1/plan", "at"): "Plan at the prices in force then: " + _TIME,
+    ("/api/v1/plan/burst", "at"): "Plan at the prices in force then: " + _TIME,
 }
-_HISTORY = (
-    " Give either gpu (with provider, region and pricing as filters; not instance_type, "
-    "zone, payment_option or at) or exactly one provider, instance_type and region for one "
-    "offer; anything else is a 400 saying what to drop or add."
+_STEPS = (
+    " Steps start at the first stored price (no rows before it); more than "
+    f"{MAX_POINTS:,} steps from there to until is the one 400 between valid parameters "
+    "(use a coarser resample or a later since)."
 )
+_DESCRIPTIONS = {
+    "/api/v1/history/gpu": _WINDOW + _STEPS,
+    "/api/v1/history/offer": _WINDOW + " With resample:" + _STEPS,
+}
+_NOT_FOUND = ("/api/v1/history/offer", "/api/v1/history/offer/at")
+_PLANS = ("/api/v1/plan", "/api/v1/plan/burst")
+_ZERO = "^0+(\\.0+)?$"
+_MOVE = (
+    "Moving: current_provider, the provider you run on now (plans there carry no "
+    "migration and the savings are against it), and migration_usd, the one-off cost "
+    "of moving, charged to each plan elsewhere. Two query parameters (form, exploded); "
+    "migration_usd above zero needs current_provider."
+)
+
+
+def _move(op: dict[str, Any]) -> None:
+    """``current_provider`` and ``migration_usd`` as the one object they are: a cost of
+    moving means nothing without the provider moved from, and an exploded form object
+    (the same two query parameters on the wire) can say so, where two independent
+    parameters cannot."""
+    params = op.get("parameters", [])
+    pair = {p["name"]: p for p in params if p["name"] in ("current_provider", "migration_usd")}
+    if len(pair) != 2:
+        return
+    op["parameters"] = [p for p in params if p["name"] not in pair]
+    properties = {name: _parameter_schema(p) for name, p in pair.items()}
+    op["parameters"].append(
+        {
+            "name": "move",
+            "in": "query",
+            "required": False,
+            "style": "form",
+            "explode": True,
+            "description": _MOVE,
+            "schema": {
+                "type": "object",
+                "properties": properties,
+                "additionalProperties": False,
+                "anyOf": [
+                    {"required": ["current_provider"]},
+                    {"properties": {"migration_usd": {"pattern": _ZERO}}},
+                ],
+            },
+        }
+    )
 
 
 def gpu_names() -> list[str]:
@@ -133,17 +189,24 @@ def fixed_document(doc: dict[str, Any], token: bool) -> dict[str, Any]:
             responses[code] = _error(text)
         if token:
             responses["401"] = _error("The web token is missing or wrong.")
-        if path == "/api/v1/history":
-            op["description"] = op.get("description", "") + _HISTORY
+        if path in _DESCRIPTIONS:
+            op["description"] = op.get("description", "") + _DESCRIPTIONS[path]
+        if path in _NOT_FOUND:
+            responses["404"] = _error("The store holds no such offer.")
+        if path in _PLANS:
+            _move(op)
         for param in op.get("parameters", []):
             _drop_null(param)
             if (path, param["name"]) in _WORDS:
                 param["description"] = _WORDS[(path, param["name"])]
             value = _parameter_schema(param)
-            if param["name"] == "gpu":
+            if param["name"] == "gpu" and param.get("required"):
+                value["enum"] = gpus  # a history of one GPU: a name, never blank
+            elif param["name"] == "gpu":
                 value["enum"] = ["", *gpus]  # empty: no filter
             elif param["name"] in _NAMES:
-                value.update(pattern=NAME_PATTERN, maxLength=200)
+                value.setdefault("pattern", NAME_PATTERN)  # one offer's: not blank either
+                value["maxLength"] = 200
     return doc
 
 

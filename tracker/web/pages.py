@@ -240,6 +240,7 @@ def offer_page(
             unit="USD/h",
             title=f"{instance_type} {region}",
             empty="No price with a USD figure is stored for this offer.",
+            now=now,
         ),
         tables=tables,
         offer=first,

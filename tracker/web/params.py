@@ -26,6 +26,9 @@ from tracker.web.errors import BadRequest
 
 __all__ = [
     "NAME_PATTERN",
+    "ONE_NAME_PATTERN",
+    "STEP_PATTERN",
+    "TIME_PATTERN",
     "DropEmptyFilters",
     "GpuQuery",
     "MinQuery",
@@ -45,6 +48,34 @@ __all__ = [
 NAME_PATTERN = "^[ -~]*$"
 """A provider's or region's name: printable ASCII (what every cloud uses), at most
 200 characters; the OpenAPI document says so and :func:`clean` enforces it."""
+
+ONE_NAME_PATTERN = "^[ -~]*[!-~][ -~]*$"
+"""One offer's provider, instance type or region: printable ASCII, not blank."""
+
+_LEAP = "2[0-9](0[48]|[2468][048]|[13579][26])|2[048]00"
+_DATE = (
+    "2[0-9]{3}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)"
+    f"|(0[13578]|1[02])-31)|({_LEAP})-02-29"
+)
+_CLOCK = (
+    "T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?"
+    "(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?"
+)
+_AGE = (
+    "([0-9]{1,3}(\\.[0-9]{1,3})?w|[0-9]{1,4}(\\.[0-9]{1,3})?d|[0-9]{1,5}(\\.[0-9]{1,3})?h"
+    "|[0-9]{1,7}(\\.[0-9]{1,3})?m|[0-9]{1,9}(\\.[0-9]{1,3})?s)( ago)?"
+)
+TIME_PATTERN = f"^(now|today|yesterday|{_AGE}|({_DATE})({_CLOCK})?)$"
+"""A time as the API takes it, exactly: ``now``, ``today``, ``yesterday``; an age
+before now (``30d``, ``12h``, ``2w``, ``90m``, ``45s``, ``1.5d``, ``7d ago``: at most
+999 weeks, 9,999 days, 99,999 hours…); or an ISO-8601 date from 2000 to 2999, each day
+one the calendar has, with an optional time (``T10:30``, ``T10:30:00.5``) and offset
+(``Z``, ``+02:00``; none: UTC). Every text matching it is a time the history reads
+(:func:`tracker.history.args.parse_time`), so the OpenAPI document promises exactly
+what is accepted; the CLI's own parser takes more spellings."""
+
+STEP_PATTERN = "^[1-9][0-9]{0,3}[hdw]$"
+"""A resampling step: 1 to 9,999 hours, days or weeks (``1h``, ``6h``, ``1d``, ``1w``)."""
 
 GpuQuery = Annotated[
     list[str] | None,

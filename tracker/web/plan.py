@@ -31,7 +31,7 @@ from tracker.web.context import WebContext, context_of
 from tracker.web.currency import currency_view
 from tracker.web.errors import BadRequest
 from tracker.web.pages import page
-from tracker.web.params import check_known, check_time, clean
+from tracker.web.params import TIME_PATTERN, check_known, check_time, clean
 from tracker.web.svg import PALETTE
 
 __all__ = ["api_router", "page_router"]
@@ -61,6 +61,10 @@ PARAMS = (
     "at",
 )
 DECIMAL = r"^[0-9]+(\.[0-9]+)?$"
+POSITIVE = r"^([0-9]*[1-9][0-9]*(\.[0-9]+)?|[0-9]+\.[0-9]*[1-9][0-9]*)$"
+"""A decimal above zero (``16``, ``0.5``; not ``0`` or ``0.00``)."""
+SHARE = r"^(0(\.[0-9]+)?|1(\.0+)?)$"
+"""A share from 0 to 1 (``0``, ``0.5``, ``1``)."""
 _STORAGE = {"ssd": ServiceKind.BLOCK_STORAGE_SSD, "hdd": ServiceKind.BLOCK_STORAGE_HDD}
 PARTS = ("steady", "burst", "storage", "egress", "migration")
 
@@ -152,40 +156,97 @@ def answer(context: WebContext, q: PlanQuery) -> tuple[PlanAnswer, Demand]:
     return found, demand
 
 
+Positive = Annotated[
+    str,
+    Query(
+        pattern=POSITIVE,
+        max_length=24,
+        description="A decimal number above zero, e.g. 16 or 0.5.",
+    ),
+]
+Share = Annotated[
+    str, Query(pattern=SHARE, description="A share from 0 to 1, e.g. 0.5 (default 0).")
+]
+Gpu = Annotated[str, Query(min_length=1, max_length=64, description="GPU model or family.")]
+Months = Annotated[int, Query(ge=1, le=MAX_MONTHS)]
+Overhead = Annotated[str | None, Query(pattern=DECIMAL, max_length=24)]
+Storage = Annotated[str, Query(pattern="^(ssd|hdd)$")]
+Provider = Annotated[str | None, Query(min_length=1, max_length=64)]
+Names = Annotated[list[str] | None, Query()]
+Currency = Annotated[str, Query(max_length=10, description="View currency (ISO code).")]
+Top = Annotated[int, Query(ge=1, le=1000)]
+At = Annotated[str | None, Query(pattern=TIME_PATTERN)]
+
+
 @api_router.get("/plan", summary="Fleet plans over months (gpu-tracker plan --format json)")
 def api_plan(
     request: Request,
-    gpu: Annotated[str, Query(min_length=1, max_length=64, description="GPU model or family.")],
-    steady_gpus: Number = "0",
+    gpu: Gpu,
+    steady_gpus: Positive,
     burst_gpu_hours: Number = "0",
-    interruptible: Number = "0",
-    months: Annotated[int, Query(ge=1, le=MAX_MONTHS)] = 36,
-    spot_overhead: Annotated[str | None, Query(pattern=DECIMAL)] = None,
-    checkpoint_minutes: Number = "60",
+    interruptible: Share = "0",
+    months: Months = 36,
+    spot_overhead: Overhead = None,
+    checkpoint_minutes: Annotated[str, Query(pattern=POSITIVE, max_length=24)] = "60",
     storage_tb: Number = "0",
-    storage: Annotated[str, Query(pattern="^(ssd|hdd)$")] = "ssd",
+    storage: Storage = "ssd",
     egress_tb: Number = "0",
     migration_usd: Number = "0",
-    current_provider: Annotated[str | None, Query(max_length=64)] = None,
-    provider: Annotated[list[str] | None, Query()] = None,
-    region: Annotated[list[str] | None, Query()] = None,
-    currency: Annotated[str, Query(max_length=10, description="View currency (ISO code).")] = USD,
-    top: Annotated[int, Query(ge=1, le=1000)] = 10,
-    at: Annotated[str | None, Query(max_length=40)] = None,
+    current_provider: Provider = None,
+    provider: Names = None,
+    region: Names = None,
+    currency: Currency = USD,
+    top: Top = 10,
+    at: At = None,
 ) -> JSONResponse:
-    """The best plans for the demand, cheapest total first: the rows of ``gpu-tracker
-    plan --format json`` with the same options (underscores for hyphens). A request
-    needs steady_gpus or burst_gpu_hours above zero."""
-    context = context_of(request)
+    """The best plans for a fleet with GPUs busy all the time (``steady_gpus``) and any
+    bursts on top, cheapest total first: the rows of ``gpu-tracker plan --format json``
+    with the same options (underscores for hyphens). A fleet of bursts only:
+    ``/api/v1/plan/burst``. ``migration_usd`` above zero needs ``current_provider``."""
     check_known(request, PARAMS)
     q = PlanQuery(
         gpu, steady_gpus, burst_gpu_hours, interruptible, months, spot_overhead,
         checkpoint_minutes, storage_tb, storage, egress_tb, migration_usd, current_provider,
         provider, region, currency, top, at,
     )  # fmt: skip
-    found, _ = answer(context, q)
+    return _plan_rows(request, q, "/api/v1/plan")
+
+
+@api_router.get("/plan/burst", summary="Plans for bursts only (gpu-tracker plan --burst-…)")
+def api_plan_burst(
+    request: Request,
+    gpu: Gpu,
+    burst_gpu_hours: Positive,
+    interruptible: Share = "0",
+    months: Months = 36,
+    spot_overhead: Overhead = None,
+    checkpoint_minutes: Annotated[str, Query(pattern=POSITIVE, max_length=24)] = "60",
+    storage_tb: Number = "0",
+    storage: Storage = "ssd",
+    egress_tb: Number = "0",
+    migration_usd: Number = "0",
+    current_provider: Provider = None,
+    provider: Names = None,
+    region: Names = None,
+    currency: Currency = USD,
+    top: Top = 10,
+    at: At = None,
+) -> JSONResponse:
+    """``/api/v1/plan`` for a fleet without steady GPUs: ``burst_gpu_hours`` a month,
+    on spot and on-demand (``gpu-tracker plan --burst-gpu-hours N --format json``)."""
+    check_known(request, tuple(p for p in PARAMS if p != "steady_gpus"))
+    q = PlanQuery(
+        gpu, "0", burst_gpu_hours, interruptible, months, spot_overhead,
+        checkpoint_minutes, storage_tb, storage, egress_tb, migration_usd, current_provider,
+        provider, region, currency, top, at,
+    )  # fmt: skip
+    return _plan_rows(request, q, "/api/v1/plan/burst")
+
+
+def _plan_rows(request: Request, q: PlanQuery, route: str) -> JSONResponse:
+    found, _ = answer(context_of(request), q)
     if found.left_out:
-        log.warning("/api/v1/plan: %s", found.left_out)
+        log.warning("%s: %s", route, found.left_out)
     return JSONResponse(jsonable(found.rows))
 
 
@@ -223,41 +284,43 @@ def plan_page(request: Request) -> HTMLResponse:
 
 def stacked_bars(rows: list[dict[str, object]], *, width: int = 640) -> Markup | None:
     """One horizontal bar a plan, its parts stacked in order, all on one scale (the
-    dearest complete plan's total); an incomplete plan shows the parts it has."""
+    dearest complete plan's total); an incomplete plan shows the parts it has.
+
+    Each plan's name is HTML text above its bar, not SVG text beside it: an SVG label
+    has a fixed box and a long name (``2. lambda gpu_8x_h100_sxm5 us-east-1``) was cut
+    at its edge; HTML text wraps on a narrow screen and is never clipped."""
     totals = [sum(_parts(r).values(), Decimal(0)) for r in rows]
     top = max(totals, default=Decimal(0))
     if top <= 0:
         return None
-    label_w, bar_h, gap = 220, 16, 6
-    height = len(rows) * (bar_h + gap) + 24
-    out = [
-        f'<svg class="plan-bars" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 '
-        f'{label_w + width} {height}" width="100%" role="img" aria-label="each plan\'s '
-        'cost by part">'
-    ]
-    for n, row in enumerate(rows):
-        y = n * (bar_h + gap)
-        name = f"{row['rank']}. {row['provider']} {row['instance_type']} {row['region']}"
-        out.append(f'<text x="0" y="{y + 12}" font-size="11">{escape(name)}</text>')
-        x = float(label_w)
-        for k, (part, value) in enumerate(_parts(row).items()):
+    out = ['<ol class="plan-bars" aria-label="each plan\'s cost by part">']
+    for row in rows:
+        name = f"{row['provider']} {row['instance_type']} {row['region']}"
+        out.append(
+            f'<li value="{escape(str(row["rank"]))}"><span class="plan-label">{escape(name)}'
+            f'</span><svg class="plan-bar" xmlns="http://www.w3.org/2000/svg" '
+            f'viewBox="0 0 {width} 16" width="100%" height="16" preserveAspectRatio="none" '
+            f'role="img" aria-label="{escape(name)}">'
+        )
+        x = 0.0
+        for part, value in _parts(row).items():
             length = float(value / top) * width
             if length <= 0:
                 continue
             out.append(
                 f'<rect class="part part-{part}" data-part="{part}" data-value="{value}" '
-                f'x="{x:.1f}" y="{y}" width="{length:.1f}" height="{bar_h}" '
-                f'fill="{PALETTE[k]}"><title>{part}: {value}</title></rect>'
+                f'x="{x:.1f}" y="0" width="{length:.1f}" height="16" '
+                f'fill="{PALETTE[PARTS.index(part)]}"><title>{part}: {value}</title></rect>'
             )
             x += length
-    legend_y = len(rows) * (bar_h + gap) + 14
+        out.append("</svg></li>")
+    out.append('</ol><p class="plan-legend">')
     for k, part in enumerate(PARTS):
         out.append(
-            f'<rect x="{label_w + k * 110}" y="{legend_y - 9}" width="10" height="10" '
-            f'fill="{PALETTE[k]}"/><text x="{label_w + k * 110 + 14}" y="{legend_y}" '
-            f'font-size="11">{part}</text>'
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" aria-hidden="true">'
+            f'<rect width="10" height="10" fill="{PALETTE[k]}"/></svg> {part} '
         )
-    out.append("</svg>")
+    out.append("</p>")
     return Markup("".join(out))
 
 

@@ -13,6 +13,12 @@ force); a gap between intervals (delisted, then relisted) is drawn as a gap.
 Charts scale to the width of their box (a ``viewBox``; the stylesheet sets the width),
 keep every axis label inside that box (the first and last time labels are anchored
 at their edge, not centred on it), and say "no data" instead of drawing empty axes.
+
+A fresh store must not look broken: the time axis ends at now (never an hour into the
+future), spans at least :data:`MIN_SPAN` back from its end so a price seen once sits
+at the right edge as a point (a step of no length draws nothing), each line ends in a
+dot at its last price, and a chart whose data covers less than an hour, or starts
+well after the window it was asked for, says so above the axes.
 """
 
 from __future__ import annotations
@@ -21,17 +27,29 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
-from tracker.format import iso_z
+from tracker.format import iso_z, when
 
-__all__ = ["PALETTE", "Series", "Step", "bars", "chart_steps", "sparkline", "step_chart"]
+__all__ = [
+    "MIN_SPAN",
+    "PALETTE",
+    "Series",
+    "Step",
+    "bars",
+    "chart_steps",
+    "sparkline",
+    "step_chart",
+]
 
+MIN_SPAN = timedelta(hours=1)
+"""The shortest time axis: data spanning less is drawn against the hour before its end
+(and the chart says there is too little data yet)."""
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 
 
@@ -92,16 +110,25 @@ def step_chart(
     unit: str = "$/h",
     title: str = "",
     empty: str = "No price history stored.",
+    now: datetime | None = None,
+    window_start: datetime | None = None,
 ) -> Markup:
-    """The series as step lines on shared axes, with a legend; no steps, ``empty``."""
+    """The series as step lines on shared axes, with a legend; no steps, ``empty``.
+
+    The time axis ends at ``now`` (or the last step's end without it) and starts at
+    the first step, at least :data:`MIN_SPAN` earlier. ``window_start`` is where the
+    window the caller read begins: data starting more than a day after it is noted."""
     steps = [s for one in series for s in one.steps]
     if not steps:
         return Markup('<p class="empty no-data">{}</p>').format(empty)
+    first = min(s.start for s in steps)
+    last = max(s.end for s in steps)
+    end = max(now, last) if now is not None else last
+    start = min(first, end - MIN_SPAN)
+    t0, t1 = start.timestamp(), end.timestamp()
+    note = _too_little(first, last, window_start)
     left, right, top, bottom = 64, 16, 12, 48 + 18 * ((len(series) + 2) // 3)
     plot_w, plot_h = width - left - right, height - top - 48
-    t0 = min(s.start for s in steps).timestamp()
-    t1 = max(s.end for s in steps).timestamp()
-    t1 = t1 if t1 > t0 else t0 + 3600
     values = [float(s.value) for s in steps]
     ticks = _nice_ticks(min(values) * 0.95 if min(values) > 0 else 0.0, max(values) * 1.05)
     v0, v1 = ticks[0], ticks[-1]
@@ -116,12 +143,51 @@ def step_chart(
     out = [
         f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
         f'height="{total_h}" viewBox="0 0 {width} {total_h}" role="img" '
-        f'preserveAspectRatio="xMinYMin meet" '
+        f'preserveAspectRatio="xMinYMin meet" data-start="{_iso(start)}" '
+        f'data-end="{_iso(end)}" '
         f'aria-label="{escape(title or "price history")}" data-unit="{escape(unit)}">'
     ]
+    frame = {"left": left, "top": top, "plot_w": plot_w, "plot_h": plot_h}
+    out.extend(_axes(ticks, (t0, t1), y, width=width, unit=unit, **frame))
+    for n, one in enumerate(series):
+        out.extend(_series(n, one, x, y, **frame))
+    out.append("</svg>")
+    chart = Markup("".join(out))
+    if note:
+        return Markup('<p class="meta chart-note">{}</p>').format(note) + chart
+    return chart
+
+
+def _too_little(first: datetime, last: datetime, window_start: datetime | None) -> str:
+    """What the reader should know before trusting the chart's shape ("" if nothing)."""
+    if last - first < MIN_SPAN:
+        return (
+            f"Too little data for a history yet: prices seen since {when(first)} only; "
+            "the chart fills in as collections run."
+        )
+    if window_start is not None and first - window_start > timedelta(days=1):
+        return f"Prices stored since {when(first)} only: the chart starts there."
+    return ""
+
+
+def _axes(
+    ticks: Sequence[float],
+    span: tuple[float, float],
+    y: Any,
+    *,
+    width: int,
+    unit: str,
+    left: int,
+    top: int,
+    plot_w: int,
+    plot_h: int,
+) -> list[str]:
+    """The value grid and its labels, five time labels and the unit."""
+    t0, t1 = span
+    out = []
     for v in ticks:
         out.append(
-            f'<line x1="{left}" x2="{width - right}" y1="{y(v)}" y2="{y(v)}" stroke="#e3e3e3"/>'
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y(v)}" y2="{y(v)}" stroke="#e3e3e3"/>'
             f'<text x="{left - 6}" y="{y(v)}" text-anchor="end" dominant-baseline="middle" '
             f'font-size="11" fill="#555">{v:g}</text>'
         )
@@ -139,33 +205,45 @@ def step_chart(
         f'transform="rotate(-90 12 {top + plot_h / 2:.0f})" text-anchor="middle">'
         f"{escape(unit)}</text>"
     )
-    for n, one in enumerate(series):
-        colour = PALETTE[n % len(PALETTE)]
-        ordered = sorted(one.steps, key=lambda s: s.start)
-        path: list[str] = []
-        previous: Step | None = None
-        for s in ordered:
-            if previous is not None and previous.end >= s.start:
-                path.append(f"L{x(s.start)},{y(float(s.value))}")  # the price changed here
-            else:
-                path.append(f"M{x(s.start)},{y(float(s.value))}")  # first, or after a gap
-            path.append(f"L{x(s.end)},{y(float(s.value))}")
-            previous = s
-        points = json.dumps(
-            [[_iso(s.start), _iso(s.end), format(s.value.normalize(), "f")] for s in ordered]
-        )
-        out.append(
-            f'<g class="series" data-name="{escape(one.name)}" data-points="{escape(points)}">'
-            f'<path d="{" ".join(path)}" fill="none" stroke="{colour}" stroke-width="2"/></g>'
-        )
-        lx, ly = left + (n % 3) * (plot_w / 3), top + plot_h + 36 + 18 * (n // 3)
-        out.append(
-            f'<rect x="{lx:.0f}" y="{ly - 9:.0f}" width="12" height="4" fill="{colour}"/>'
-            f'<text x="{lx + 16:.0f}" y="{ly - 4:.0f}" font-size="11" fill="#222">'
-            f"{escape(one.name)}</text>"
-        )
-    out.append("</svg>")
-    return Markup("".join(out))
+    return out
+
+
+def _series(
+    n: int, one: Series, x: Any, y: Any, *, left: int, top: int, plot_w: int, plot_h: int
+) -> list[str]:
+    """One series: its step path, a dot at each step of no length and at its last
+    price (a price seen once is a point, not an invisible zero-length line), and its
+    legend entry."""
+    colour = PALETTE[n % len(PALETTE)]
+    ordered = sorted(one.steps, key=lambda s: s.start)
+    path: list[str] = []
+    dots: list[tuple[str, str]] = []
+    previous: Step | None = None
+    for s in ordered:
+        if previous is not None and previous.end >= s.start:
+            path.append(f"L{x(s.start)},{y(float(s.value))}")  # the price changed here
+        else:
+            path.append(f"M{x(s.start)},{y(float(s.value))}")  # first, or after a gap
+        path.append(f"L{x(s.end)},{y(float(s.value))}")
+        if s.end <= s.start:
+            dots.append((x(s.start), y(float(s.value))))
+        previous = s
+    end_dot = (x(ordered[-1].end), y(float(ordered[-1].value)))
+    if end_dot not in dots:
+        dots.append(end_dot)
+    points = json.dumps(
+        [[_iso(s.start), _iso(s.end), format(s.value.normalize(), "f")] for s in ordered]
+    )
+    circles = "".join(f'<circle cx="{cx}" cy="{cy}" r="3" fill="{colour}"/>' for cx, cy in dots)
+    lx, ly = left + (n % 3) * (plot_w / 3), top + plot_h + 36 + 18 * (n // 3)
+    return [
+        f'<g class="series" data-name="{escape(one.name)}" data-points="{escape(points)}">'
+        f'<path d="{" ".join(path)}" fill="none" stroke="{colour}" stroke-width="2"/>'
+        f"{circles}</g>",
+        f'<rect x="{lx:.0f}" y="{ly - 9:.0f}" width="12" height="4" fill="{colour}"/>'
+        f'<text x="{lx + 16:.0f}" y="{ly - 4:.0f}" font-size="11" fill="#222">'
+        f"{escape(one.name)}</text>",
+    ]
 
 
 def sparkline(values: Sequence[Decimal | None], *, width: int = 100, height: int = 22) -> Markup:
