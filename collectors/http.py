@@ -6,13 +6,27 @@ client that ignores it gets banned. Everything else (4xx) fails at once: a bad
 request will not get better by asking again. The policy is tenacity's (stop after
 ``max_retries`` retries, exponential backoff with "equal jitter"), with one wait
 strategy of ours on top: the server's ``Retry-After`` when it sends one.
+
+A service calls a failing provider every cadence for months, so a failed request
+must cost nothing once it is reported. Two things made it cost: every client loaded
+its own TLS context (the CA bundle, about a MiB of C memory, not Python's), and the
+retry policy's state, the exception and its traceback formed a reference cycle that
+kept the whole client (context included) alive until a full garbage collection, which
+a large process runs rarely. So every client shares one TLS context (:func:`tls_context`)
+and a failure leaves no frames behind (:func:`drop_frames`). A caller that must not
+overlap its next run (the service) bounds the retries with :func:`retry_deadline`.
 """
 
 from __future__ import annotations
 
 import logging
+import ssl
+import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -22,12 +36,73 @@ import tenacity
 from tracker import __version__
 from tracker.settings import HttpSettings
 
-__all__ = ["USER_AGENT", "HttpClient", "HttpError", "retry_after_seconds"]
+__all__ = [
+    "USER_AGENT",
+    "HttpClient",
+    "HttpError",
+    "drop_frames",
+    "retry_after_seconds",
+    "retry_deadline",
+    "tls_context",
+]
 
 log = logging.getLogger(__name__)
 
 USER_AGENT = f"gpu-tracker/{__version__} (+https://github.com/gpu-tracker/gpu-tracker)"
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+_DEADLINE: ContextVar[float | None] = ContextVar("gpu_tracker_http_deadline", default=None)
+"""The ``time.monotonic()`` after which no request made in this context is retried."""
+_TLS: list[ssl.SSLContext] = []
+_TLS_LOCK = threading.Lock()
+
+
+def tls_context() -> ssl.SSLContext:
+    """The process's one TLS context (httpx's defaults: certifi's CA bundle, or
+    ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when set at the first call).
+
+    An OpenSSL context is safe to share between threads, and loading the CA bundle is
+    what makes a client expensive: once per process instead of once per run."""
+    with _TLS_LOCK:
+        if not _TLS:
+            _TLS.append(httpx.create_ssl_context())
+        return _TLS[0]
+
+
+@contextmanager
+def retry_deadline(seconds: float | None) -> Iterator[None]:
+    """No request made inside (in this thread or task) is retried past ``seconds``
+    from now: a retry whose wait would end later is not made, and a retry's timeout is
+    held to what is left. A first attempt keeps its timeout, so a run that is slow but
+    succeeding is not cut; ``None`` sets no deadline."""
+    token = _DEADLINE.set(None if seconds is None else time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _left() -> float | None:
+    """Seconds until the retry deadline (None: no deadline)."""
+    deadline = _DEADLINE.get()
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def drop_frames(exc: BaseException) -> None:
+    """Clear the local variables of the finished frames ``exc`` and its causes passed
+    through, keeping the exceptions and their messages.
+
+    A traceback holds every frame it unwound, and a frame holds its locals: the retry
+    state that holds the exception back (a cycle), the client, its TLS context. Cleared,
+    they are freed as soon as the exception is, without waiting for the cyclic garbage
+    collector. Frames still running are left alone."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if current.__traceback__ is not None:
+            traceback.clear_frames(current.__traceback__)
+        current = current.__cause__ or current.__context__
 
 
 class HttpError(Exception):
@@ -44,6 +119,12 @@ class _RetryableStatus(Exception):
     def __init__(self, response: httpx.Response) -> None:
         super().__init__(f"HTTP {response.status_code}")
         self.response = response
+
+
+_RETRY_ON = tenacity.retry_if_exception_type(
+    (httpx.TimeoutException, httpx.TransportError, _RetryableStatus)
+)
+"""One for the process: each instance holds a method of its own (a cycle per request)."""
 
 
 def retry_after_seconds(response: httpx.Response, now: float | None = None) -> float | None:
@@ -82,6 +163,17 @@ class _WaitRetryAfter(tenacity.wait.wait_base):
         return float(self.backoff(retry_state))
 
 
+class _StopAtDeadline(tenacity.stop.stop_base):
+    """Stop when the next wait would end past :func:`retry_deadline`'s deadline."""
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        left = _left()
+        return left is not None and retry_state.upcoming_sleep >= left
+
+
+_PAST_DEADLINE = _StopAtDeadline()
+
+
 class HttpClient:
     """A thin wrapper over ``httpx.Client`` adding the retry policy.
 
@@ -106,6 +198,7 @@ class HttpClient:
             headers=all_headers,
             timeout=settings.timeout_seconds,
             transport=transport,
+            verify=tls_context(),
             follow_redirects=True,
         )
 
@@ -131,16 +224,17 @@ class HttpClient:
         ) + tenacity.wait_random_exponential(multiplier=half_base, max=half_max)
 
         def log_retry(state: tenacity.RetryCallState) -> None:
+            # INFO: a request that recovers is routine, and one that does not is the
+            # run's failure, told once by whoever runs it (the service's ERROR line).
             failure = state.outcome.exception() if state.outcome is not None else None
             delay = state.next_action.sleep if state.next_action is not None else 0.0
-            log.warning("%s %s: %s, retrying in %.1fs", method, _safe(url), failure, delay)
+            # The text, not the exception: a record a handler keeps must not keep it alive.
+            log.info("%s %s: %s, retrying in %.1fs", method, _safe(url), str(failure), delay)
 
         return tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(http.max_retries + 1),
+            stop=tenacity.stop_after_attempt(http.max_retries + 1) | _PAST_DEADLINE,
             wait=_WaitRetryAfter(backoff, cap=http.backoff_max_seconds * 4),
-            retry=tenacity.retry_if_exception_type(
-                (httpx.TimeoutException, httpx.TransportError, _RetryableStatus)
-            ),
+            retry=_RETRY_ON,
             sleep=self._sleep,
             before_sleep=log_retry,
             reraise=True,
@@ -148,6 +242,10 @@ class HttpClient:
 
     def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         response = self._client.request(method, url, **kwargs)
+        # httpx binds the read body's stream to its response, and the stream to the
+        # connection pool: a cycle per response (the pool, its connections and socket in
+        # it) that only the cyclic collector frees. The body is read: keep it alone.
+        response.stream = httpx.ByteStream(response.content)
         if response.is_success:
             return response
         if response.status_code in RETRY_STATUS:
@@ -156,12 +254,29 @@ class HttpClient:
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """Send with retries; returns a 2xx response or raises :class:`HttpError`."""
+        attempts = [0]
+
+        def attempt() -> httpx.Response:
+            attempts[0] += 1
+            left = _left()
+            if attempts[0] > 1 and left is not None:  # a retry never outlives the deadline
+                timeout = min(self.settings.timeout_seconds, max(left, 0.001))
+                return self._send(method, url, **{**kwargs, "timeout": timeout})
+            return self._send(method, url, **kwargs)
+
+        policy = self._policy(method, url)
         try:
-            response: httpx.Response = self._policy(method, url)(self._send, method, url, **kwargs)
+            response: httpx.Response = policy(attempt)
         except _RetryableStatus as exc:
+            drop_frames(exc)
             raise _status_error(method, url, exc.response) from None
         except (httpx.TimeoutException, httpx.TransportError) as exc:
+            drop_frames(exc)
             raise HttpError(f"{method} {_safe(url)}: {type(exc).__name__}: {exc}") from exc
+        finally:
+            # The policy's last steps are its own bound methods, held by the policy: a
+            # cycle per request until the cyclic collector runs. Forgotten now.
+            policy.iter_state.reset()
         return response
 
     def get_json(self, url: str, **kwargs: Any) -> Any:

@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 
+import httpx
+
 from collectors.base import ALL_PRICING, Collector, RateCollector, RunContext
+from collectors.http import drop_frames
 from tracker.errors import one_line
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.redact import redact, secrets_of
@@ -175,6 +178,7 @@ def run_collector(
     except Exception as exc:
         _failed(summary, ctx, exc, settings)
         _log_failure(summary, exc)
+        drop_frames(exc)  # told and stored: nothing of the run outlives it (collectors.http)
         _record_failure(engine, summary)
         return summary
     log.info(
@@ -251,6 +255,7 @@ def _run_rates(
         summary.skip_details = list(ctx.details)
         summary.finished_at = utcnow()
         _log_failure(summary, exc)
+        drop_frames(exc)
         _record_failure(engine, summary)
         return summary
     summary.status = RunStatus.SUCCEEDED
@@ -285,11 +290,14 @@ def _reasons(ctx: RunContext, out_of_scope: int, refused_delist: int) -> dict[st
 
 
 def _unexpected(exc: BaseException) -> bool:
-    """Tracebacks only for bugs, not for the provider or database failing."""
+    """Tracebacks only for bugs, not for the provider, the network or the database
+    failing (a host that does not resolve, a refused or reset connection, a timeout:
+    ``OSError``; an SDK's own HTTP error wrapped in httpx's)."""
     from collectors.base import CollectorError
     from collectors.http import HttpError
 
-    return not isinstance(exc, CollectorError | HttpError | DatabaseError)
+    expected = CollectorError | HttpError | DatabaseError | OSError | httpx.HTTPError
+    return not isinstance(exc, expected)
 
 
 def _log_failure(summary: RunSummary, exc: BaseException) -> None:
