@@ -12,9 +12,10 @@ must cost nothing once it is reported. Two things made it cost: every client loa
 its own TLS context (the CA bundle, about a MiB of C memory, not Python's), and the
 retry policy's state, the exception and its traceback formed a reference cycle that
 kept the whole client (context included) alive until a full garbage collection, which
-a large process runs rarely. So every client shares one TLS context (:func:`tls_context`)
-and a failure leaves no frames behind (:func:`drop_frames`). A caller that must not
-overlap its next run (the service) bounds the retries with :func:`retry_deadline`.
+a large process runs rarely. So every client shares one TLS context
+(:func:`tls_context`) and a failure leaves no frames behind
+(:func:`tracker.errors.drop_frames`). A caller that must not overlap its next run (the
+service) bounds the retries with :func:`collectors.deadline.retry_deadline`.
 """
 
 from __future__ import annotations
@@ -23,26 +24,23 @@ import logging
 import ssl
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 import tenacity
 
+from collectors.deadline import seconds_left
 from tracker import __version__
+from tracker.errors import drop_frames
 from tracker.settings import HttpSettings
 
 __all__ = [
     "USER_AGENT",
     "HttpClient",
     "HttpError",
-    "drop_frames",
     "retry_after_seconds",
-    "retry_deadline",
     "tls_context",
 ]
 
@@ -51,8 +49,6 @@ log = logging.getLogger(__name__)
 USER_AGENT = f"gpu-tracker/{__version__} (+https://github.com/gpu-tracker/gpu-tracker)"
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
-_DEADLINE: ContextVar[float | None] = ContextVar("gpu_tracker_http_deadline", default=None)
-"""The ``time.monotonic()`` after which no request made in this context is retried."""
 _TLS: list[ssl.SSLContext] = []
 _TLS_LOCK = threading.Lock()
 
@@ -67,42 +63,6 @@ def tls_context() -> ssl.SSLContext:
         if not _TLS:
             _TLS.append(httpx.create_ssl_context())
         return _TLS[0]
-
-
-@contextmanager
-def retry_deadline(seconds: float | None) -> Iterator[None]:
-    """No request made inside (in this thread or task) is retried past ``seconds``
-    from now: a retry whose wait would end later is not made, and a retry's timeout is
-    held to what is left. A first attempt keeps its timeout, so a run that is slow but
-    succeeding is not cut; ``None`` sets no deadline."""
-    token = _DEADLINE.set(None if seconds is None else time.monotonic() + seconds)
-    try:
-        yield
-    finally:
-        _DEADLINE.reset(token)
-
-
-def _left() -> float | None:
-    """Seconds until the retry deadline (None: no deadline)."""
-    deadline = _DEADLINE.get()
-    return None if deadline is None else deadline - time.monotonic()
-
-
-def drop_frames(exc: BaseException) -> None:
-    """Clear the local variables of the finished frames ``exc`` and its causes passed
-    through, keeping the exceptions and their messages.
-
-    A traceback holds every frame it unwound, and a frame holds its locals: the retry
-    state that holds the exception back (a cycle), the client, its TLS context. Cleared,
-    they are freed as soon as the exception is, without waiting for the cyclic garbage
-    collector. Frames still running are left alone."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if current.__traceback__ is not None:
-            traceback.clear_frames(current.__traceback__)
-        current = current.__cause__ or current.__context__
 
 
 class HttpError(Exception):
@@ -164,10 +124,10 @@ class _WaitRetryAfter(tenacity.wait.wait_base):
 
 
 class _StopAtDeadline(tenacity.stop.stop_base):
-    """Stop when the next wait would end past :func:`retry_deadline`'s deadline."""
+    """Stop when the next wait would end past the deadline of :func:`collectors.deadline.retry_deadline`."""
 
     def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
-        left = _left()
+        left = seconds_left()
         return left is not None and retry_state.upcoming_sleep >= left
 
 
@@ -258,7 +218,7 @@ class HttpClient:
 
         def attempt() -> httpx.Response:
             attempts[0] += 1
-            left = _left()
+            left = seconds_left()
             if attempts[0] > 1 and left is not None:  # a retry never outlives the deadline
                 timeout = min(self.settings.timeout_seconds, max(left, 0.001))
                 return self._send(method, url, **{**kwargs, "timeout": timeout})

@@ -15,11 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 
-import httpx
-
 from collectors.base import ALL_PRICING, Collector, RateCollector, RunContext
-from collectors.http import drop_frames
-from tracker.errors import one_line
+from tracker.errors import drop_frames, one_line
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.redact import redact, secrets_of
 from tracker.settings import Settings
@@ -293,6 +290,8 @@ def _unexpected(exc: BaseException) -> bool:
     """Tracebacks only for bugs, not for the provider, the network or the database
     failing (a host that does not resolve, a refused or reset connection, a timeout:
     ``OSError``; an SDK's own HTTP error wrapped in httpx's)."""
+    import httpx  # here: importing httpx loads its CLI's libraries, which reads never need
+
     from collectors.base import CollectorError
     from collectors.http import HttpError
 

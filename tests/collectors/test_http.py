@@ -10,7 +10,8 @@ import httpx
 import pytest
 import respx
 
-from collectors.http import HttpClient, HttpError, retry_after_seconds, retry_deadline
+from collectors.deadline import retry_deadline
+from collectors.http import HttpClient, HttpError, retry_after_seconds
 from tracker.settings import HttpSettings
 
 URL = "https://prices.example.test/api"

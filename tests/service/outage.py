@@ -9,13 +9,15 @@
   domain reserved never to exist, RFC 6761) fail in ``socket.getaddrinfo`` as a
   resolver's "Name or service not known" does, and no resolver is ever asked.
 
-A ``serve`` subprocess gets the resolver failure through :data:`PRELUDE` (code run
-before the CLI), with the repository on ``PYTHONPATH``; ``bench/soak.py`` uses the
+A ``serve`` subprocess gets the resolver failure through :data:`PRELUDE`, code run
+before the CLI (``python -c``) that needs nothing of this repository's tests, so it
+also works for a process running another checkout's code; ``bench/soak.py`` uses the
 same module.
 """
 
 from __future__ import annotations
 
+import inspect
 import socket
 import threading
 from collections import deque
@@ -36,8 +38,6 @@ __all__ = [
 
 FAILURES = ("http_503", "refused", "hang", "unresolvable")
 UNRESOLVABLE_HOST = "prices.gpu-tracker.invalid"
-PRELUDE = "from tests.service.outage import unresolvable; unresolvable()"
-"""Python run in a subprocess before ``tracker.cli.main`` (``python -c``)."""
 HELD_CONNECTIONS = 64
 """Connections the hanging server keeps open at most (older ones are closed)."""
 
@@ -58,9 +58,22 @@ def failing_getaddrinfo(suffix: str = ".invalid") -> Callable[..., Any]:
 
 
 def unresolvable(suffix: str = ".invalid") -> None:
-    """Install :func:`failing_getaddrinfo` for the life of this process (a subprocess's
-    :data:`PRELUDE`; tests patch it with ``monkeypatch`` instead)."""
+    """Install :func:`failing_getaddrinfo` for the life of this process (tests patch it
+    with ``monkeypatch`` instead)."""
     socket.getaddrinfo = failing_getaddrinfo(suffix)
+
+
+PRELUDE = "\n".join(
+    [
+        "from __future__ import annotations",
+        "import socket",
+        "from typing import Any, Callable",
+        inspect.getsource(failing_getaddrinfo),
+        "socket.getaddrinfo = failing_getaddrinfo()",
+    ]
+)
+"""Python run first in a subprocess (``python -c PRELUDE + CLI``): its ``.invalid``
+names fail to resolve, as :func:`unresolvable` makes them here."""
 
 
 class _Unavailable(BaseHTTPRequestHandler):

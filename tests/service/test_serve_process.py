@@ -66,7 +66,7 @@ class Serve:
         command = [
             sys.executable,
             "-c",
-            f"{prelude}; from tracker.cli import main; main()"
+            f"{prelude}\nfrom tracker.cli import main; main()"
             if prelude
             else "from tracker.cli import main; main()",
             "serve",

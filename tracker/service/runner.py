@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from collectors.base import Collector, NotConfigured, ServiceCollector
-from collectors.http import retry_deadline
+from collectors.deadline import retry_deadline
 from tracker.collect import RunSummary, run_collector
 from tracker.collect_services import SERVICES_SCOPE, run_service_collector
 from tracker.errors import one_line
@@ -50,7 +50,7 @@ __all__ = ["JobRunner", "due_slack", "is_due"]
 log = logging.getLogger(__name__)
 
 RETRY_SHARE = 0.5
-"""Share of a job's cadence its HTTP retries may take (``collectors.http.retry_deadline``):
+"""Share of a job's cadence its HTTP retries may take (``collectors.deadline.retry_deadline``):
 a provider that is down is asked again next cadence, not hammered into it."""
 OWN_RUNS_KEPT = 1024
 """Own run ids remembered: far more than the jobs of a service, times a few runs each."""
