@@ -124,7 +124,7 @@ class _WaitRetryAfter(tenacity.wait.wait_base):
 
 
 class _StopAtDeadline(tenacity.stop.stop_base):
-    """Stop when the next wait would end past the deadline of :func:`collectors.deadline.retry_deadline`."""
+    """Stop when the next wait would end past the run's deadline (``retry_deadline``)."""
 
     def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
         left = seconds_left()

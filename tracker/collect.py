@@ -175,7 +175,6 @@ def run_collector(
     except Exception as exc:
         _failed(summary, ctx, exc, settings)
         _log_failure(summary, exc)
-        drop_frames(exc)  # told and stored: nothing of the run outlives it (collectors.http)
         _record_failure(engine, summary)
         return summary
     log.info(
@@ -252,7 +251,6 @@ def _run_rates(
         summary.skip_details = list(ctx.details)
         summary.finished_at = utcnow()
         _log_failure(summary, exc)
-        drop_frames(exc)
         _record_failure(engine, summary)
         return summary
     summary.status = RunStatus.SUCCEEDED
@@ -302,11 +300,13 @@ def _unexpected(exc: BaseException) -> bool:
 def _log_failure(summary: RunSummary, exc: BaseException) -> None:
     """A provider or database failure is the caller's to report (the CLI's table, the
     service's one ERROR ``run`` line), so it is INFO here; a bug gets its traceback, at
-    WARNING so that the run's own line stays the one ERROR."""
+    WARNING so that the run's own line stays the one ERROR. Told (and its one line in the
+    summary), the failure lets go of its frames: nothing of the run outlives it."""
     if _unexpected(exc):
         log.warning(RUN_FAILED, summary.source, summary.error, exc_info=True)
     else:
         log.info(RUN_FAILED, summary.source, summary.error)
+    drop_frames(exc)
 
 
 def _record_failure(engine: Engine, summary: RunSummary) -> None:
