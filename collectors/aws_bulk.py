@@ -36,7 +36,7 @@ from collectors.aws_bulk_stream import BulkExtract, OfferFileError, extract_offe
 from collectors.aws_hardware import InstanceHardware
 from collectors.aws_pricelist import EXPECTED_ATTRIBUTES, parse_price_list_item
 from collectors.base import CollectorError, RunContext, SkipItem
-from collectors.http import USER_AGENT, HttpClient, HttpError
+from collectors.http import USER_AGENT, HttpClient, HttpError, tls_context
 from tracker.models import Offer, OfferKey
 
 __all__ = ["BulkSource", "default_cache_dir", "wanted_product"]
@@ -132,7 +132,12 @@ class BulkSource:
         headers = {"User-Agent": USER_AGENT}
         try:
             with httpx.stream(
-                "GET", url, headers=headers, timeout=self.timeout, follow_redirects=True
+                "GET",
+                url,
+                headers=headers,
+                timeout=self.timeout,
+                follow_redirects=True,
+                verify=tls_context(),
             ) as response:
                 response.raise_for_status()
                 self.downloads += 1

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from functools import partial
 
 from collectors.base import ALL_PRICING, Collector, RateCollector, RunContext
-from tracker.errors import one_line
+from tracker.errors import drop_frames, one_line
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.redact import redact, secrets_of
 from tracker.settings import Settings
@@ -285,21 +285,28 @@ def _reasons(ctx: RunContext, out_of_scope: int, refused_delist: int) -> dict[st
 
 
 def _unexpected(exc: BaseException) -> bool:
-    """Tracebacks only for bugs, not for the provider or database failing."""
+    """Tracebacks only for bugs, not for the provider, the network or the database
+    failing (a host that does not resolve, a refused or reset connection, a timeout:
+    ``OSError``; an SDK's own HTTP error wrapped in httpx's)."""
+    import httpx  # here: importing httpx loads its CLI's libraries, which reads never need
+
     from collectors.base import CollectorError
     from collectors.http import HttpError
 
-    return not isinstance(exc, CollectorError | HttpError | DatabaseError)
+    expected = CollectorError | HttpError | DatabaseError | OSError | httpx.HTTPError
+    return not isinstance(exc, expected)
 
 
 def _log_failure(summary: RunSummary, exc: BaseException) -> None:
     """A provider or database failure is the caller's to report (the CLI's table, the
     service's one ERROR ``run`` line), so it is INFO here; a bug gets its traceback, at
-    WARNING so that the run's own line stays the one ERROR."""
+    WARNING so that the run's own line stays the one ERROR. Told (and its one line in the
+    summary), the failure lets go of its frames: nothing of the run outlives it."""
     if _unexpected(exc):
         log.warning(RUN_FAILED, summary.source, summary.error, exc_info=True)
     else:
         log.info(RUN_FAILED, summary.source, summary.error)
+    drop_frames(exc)
 
 
 def _record_failure(engine: Engine, summary: RunSummary) -> None:

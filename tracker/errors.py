@@ -1,4 +1,5 @@
-"""How an exception is told in one line (run rows, logs, health, CLI errors).
+"""How an exception is told in one line (run rows, logs, health, CLI errors), and
+let go of once told.
 
 Operators read these in a run log or a ``/healthz`` body, where a multi-line
 message or a traceback breaks the layout; one helper keeps every place alike.
@@ -6,7 +7,9 @@ message or a traceback breaks the layout; one helper keeps every place alike.
 
 from __future__ import annotations
 
-__all__ = ["one_line"]
+import traceback
+
+__all__ = ["drop_frames", "one_line"]
 
 
 def one_line(exc: BaseException, *, with_type: bool = True) -> str:
@@ -19,3 +22,20 @@ def one_line(exc: BaseException, *, with_type: bool = True) -> str:
     if not with_type:
         return text or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def drop_frames(exc: BaseException) -> None:
+    """Clear the local variables of the finished frames ``exc`` and its causes passed
+    through, keeping the exceptions and their messages.
+
+    A traceback holds every frame it unwound, and a frame holds its locals: the retry
+    state that holds the exception back (a cycle), the client, its TLS context. Cleared,
+    they are freed as soon as the exception is, without waiting for the cyclic garbage
+    collector. Frames still running are left alone."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if current.__traceback__ is not None:
+            traceback.clear_frames(current.__traceback__)
+        current = current.__cause__ or current.__context__

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -9,6 +10,7 @@ import httpx
 import pytest
 import respx
 
+from collectors.deadline import retry_deadline
 from collectors.http import HttpClient, HttpError, retry_after_seconds
 from tracker.settings import HttpSettings
 
@@ -125,3 +127,70 @@ def test_a_server_error_that_never_clears_is_reported_with_its_status() -> None:
         client(sleeps, retries=2).get_json(URL)
     assert info.value.status == 503
     assert route.call_count == 3 and len(sleeps) == 2
+
+
+def test_a_retry_never_outlives_the_deadline_and_a_first_attempt_keeps_its_timeout() -> None:
+    """The service's run must not overlap its next one (issue 41): inside
+    ``retry_deadline`` no retry starts whose wait would end past it, and a retry's
+    timeout is held to what is left; the first attempt keeps the configured 30 s."""
+    timeouts: list[float] = []
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        timeouts.append(request.extensions["timeout"]["read"])
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    settings = HttpSettings(max_retries=10, backoff_base_seconds=0.0, backoff_max_seconds=0.0)
+    sleeps: list[float] = []
+    http = HttpClient(settings, transport=httpx.MockTransport(refuse), sleep=sleeps.append)
+    with retry_deadline(5.0), pytest.raises(HttpError, match="ConnectError"):
+        http.get_json(URL)
+    # No wait (backoff 0): all 11 attempts fit; each retry's timeout is under 5 s.
+    assert len(timeouts) == 11 and timeouts[0] == 30.0
+    assert all(0 < t <= 5.0 for t in timeouts[1:])
+
+    # A wait of 0.5-1 s (base 1 s, equal jitter) does not fit in 0.2 s: one attempt only.
+    timeouts.clear()
+    slow = HttpSettings(max_retries=10, backoff_base_seconds=1.0, backoff_max_seconds=1.0)
+    http = HttpClient(slow, transport=httpx.MockTransport(refuse), sleep=sleeps.append)
+    with retry_deadline(0.2), pytest.raises(HttpError):
+        http.get_json(URL)
+    assert len(timeouts) == 1
+    # Outside a deadline, the same client retries ten times.
+    timeouts.clear()
+    with pytest.raises(HttpError):
+        http.get_json(URL)
+    assert len(timeouts) == 11
+
+
+def test_a_failed_request_leaves_nothing_for_the_cyclic_collector() -> None:
+    """A refused request's client, pool and frames are freed by reference counting
+    (issue 41: kept in cycles, they grew a service by ~1 MiB a failed run)."""
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    def unavailable(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, text="busy")
+
+    settings = HttpSettings(max_retries=2, backoff_base_seconds=0.0, backoff_max_seconds=0.0)
+    for handler in (refuse, unavailable):
+        gc.collect()
+        gc.disable()
+        try:
+            failed = _fails(HttpClient(settings, transport=httpx.MockTransport(handler)))
+            assert failed.startswith("GET https://prices.example.test/api: ")
+            n = gc.collect()
+            assert n == 0, handler.__name__
+        finally:
+            gc.enable()
+
+
+def _fails(http: HttpClient) -> str:
+    """The error of one request through ``http`` (closed after); not pytest.raises, whose
+    record of the exception would keep it alive past the garbage count."""
+    with http:
+        try:
+            http.get_json(URL)
+        except HttpError as exc:
+            return str(exc)
+    raise AssertionError("the request did not fail")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import time
 from typing import Any
@@ -41,43 +42,76 @@ def run_rows(service: Service, provider: str) -> list[tuple[str, str | None]]:
         ]
 
 
-def test_missing_credentials_keep_the_job_scheduled_skipped_then_stale_then_recovered(
+def test_missing_credentials_make_a_job_not_configured_never_stale_then_it_recovers(
     sqlite_service_url: str,
     fake: FakeProviders,
     services: list[Service],
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.delenv(fake_provider.KEY_ENV, raising=False)  # a hiccup at start-up
+    """Issue 41: seven collectors need a key most teams do not hold. Without one a job
+    is *not configured*: told once at INFO, listed by /healthz and /metrics, never
+    stale, never a warning, and /readyz stays 200; credentials turning up are used."""
+    monkeypatch.delenv(fake_provider.KEY_ENV, raising=False)
+    caplog.set_level(logging.DEBUG)
     service = new_service(
         services,
         sqlite_service_url,
         ["fakekeyed"],
-        cadences={"fakekeyed": 0.3 / 60},
-        stale_after_cadences=3,
+        cadences={"fakekeyed": 0.2 / 60},
+        stale_after_cadences=2,
         http="127.0.0.1:0",
     )
     assert [s.id for s in service.jobs] == ["fakekeyed:standard"]
     assert service.health.disabled == {}
+    reason = "fakekeyed: no credentials (FAKE_PROVIDER_KEY is not set)"
+    assert service.health.not_configured == {"fakekeyed": reason}
     service.start()
     base = service.health_url
 
-    # Each cadence leaves a skipped run saying why; after 3 cadences (0.9 s) the job
-    # is stale: not ready, yet alive (a restart would not bring credentials back).
-    wait_for(lambda: len(run_rows(service, "fakekeyed")) >= 2, what="two skipped runs")
-    reason = "fakekeyed: no credentials (FAKE_PROVIDER_KEY is not set)"
-    assert set(run_rows(service, "fakekeyed")) == {("skipped", reason)}
-    wait_for(lambda: get(f"{base}/readyz")[0] == 503, what="the job to turn stale")
-    status, body = get(f"{base}/readyz")
-    assert json.loads(body)["stale"] == ["fakekeyed:standard"]
-    assert get(f"{base}/livez")[0] == 200
-    status, body = get(f"{base}/healthz")
-    job = json.loads(body)["collectors"]["fakekeyed:standard"]
-    assert status == 503 and job["last_status"] == "skipped" and job["last_error"] == reason
+    # 2 cadences (0.4 s) is the stale limit: 1.5 s is over three times that.
+    def skipped() -> float:
+        labels = {"collector": "fakekeyed", "scope": "standard", "reason": "not_configured"}
+        value = service.metrics.registry.get_sample_value("gpu_tracker_runs_skipped_total", labels)
+        return value or 0.0
 
-    monkeypatch.setenv(fake_provider.KEY_ENV, "now-there")  # credentials are back
+    wait_for(lambda: skipped() >= 4, what="four cadences skipped")
+    time.sleep(0.5)
+    assert service.check_staleness() == []
+    assert get(f"{base}/readyz")[0] == 200
+    status, body = get(f"{base}/healthz")
+    report = json.loads(body)
+    assert status == 200 and report["stale"] == [] and report["failing"] == []
+    assert report["not_configured"] == {"fakekeyed": reason}
+    job = report["collectors"]["fakekeyed:standard"]
+    assert job["configured"] is False and job["stale"] is False
+    metrics = get(f"{base}/metrics")[1].decode()
+    assert 'gpu_tracker_collector_configured{collector="fakekeyed"} 0.0' in metrics
+    assert 'gpu_tracker_collector_stale{collector="fakekeyed",scope="standard"} 0.0' in metrics
+    # Told once, at start, at INFO; no warning, no run row per cadence.
+    mine = [r for r in caplog.records if r.name.startswith("tracker.service")]
+    assert not [r for r in mine if r.levelno >= logging.WARNING]
+    told = [r.getMessage() for r in mine if r.levelno == logging.INFO and reason in r.getMessage()]
+    assert told == [
+        "not configured (credentials missing; checked again each cadence, never stale): "
+        f"fakekeyed: {reason}"
+    ]
+    assert run_rows(service, "fakekeyed") == []
+
+    monkeypatch.setenv(fake_provider.KEY_ENV, "now-there")  # credentials turn up
     wait_for(lambda: ("succeeded", None) in run_rows(service, "fakekeyed"), what="a success")
-    wait_for(lambda: get(f"{base}/readyz")[0] == 200, what="ready again without a restart")
-    assert service.health.jobs["fakekeyed:standard"].stale is False
+    assert service.health.not_configured == {}
+    assert "fakekeyed:standard: configured now (its credentials turned up): collecting" in [
+        r.getMessage() for r in caplog.records
+    ]
+
+    # Credentials that go missing again: one skipped row and one INFO line, then quiet.
+    monkeypatch.delenv(fake_provider.KEY_ENV)
+    wait_for(lambda: ("skipped", reason) in run_rows(service, "fakekeyed"), what="the skip")
+    time.sleep(0.6)  # three more cadences
+    assert [r for r in run_rows(service, "fakekeyed") if r[0] == "skipped"] == [("skipped", reason)]
+    assert get(f"{base}/readyz")[0] == 200
+    assert service.check_staleness() == []
 
 
 def test_switched_off_collectors_are_still_not_scheduled(
@@ -101,10 +135,10 @@ def test_livez_stays_up_while_the_database_is_down_and_readyz_says_why(
     assert status == 200 and json.loads(body)["status"] == "ok"
     status, body = get(f"{service.health_url}/readyz")
     ready = json.loads(body)
-    assert status == 503 and ready["status"] == "unhealthy"
-    assert ready["database"]["reachable"] is False
+    assert status == 503 and ready["status"] == "unavailable"
+    assert ready["started"] is True and ready["database"]["reachable"] is False
     assert "does not exist" in ready["database"]["error"]
-    assert set(ready) == {"status", "time", "database", "stale"}
+    assert set(ready) == {"status", "time", "started", "database"}
     assert get(f"{service.health_url}/healthz")[0] == 503
 
 

@@ -237,7 +237,7 @@ def test_a_replica_that_finds_the_job_locked_counts_the_holders_success(
         assert replica.run_job(job).status == "locked"
     health = replica.health.jobs[job.id]
     assert health.last_success == now - timedelta(seconds=48)
-    assert replica.readiness()[0] is True
+    assert replica.health_report()[0] is True  # /healthz: fresh
 
 
 @pytest.mark.postgres
@@ -252,9 +252,9 @@ def test_a_replica_asks_the_run_log_before_calling_a_job_stale(
     assert replica.health.report(now)[1]["stale"] == ["fakegood:standard"]  # as memory knows
     succeeded_row(replica.engine, now - timedelta(minutes=1), scope="all")  # a manual run
     if asked_by == "a probe":
-        assert replica.readiness()[0] is True
+        assert replica.health_report()[0] is True  # /healthz asks the run log first
     assert replica.check_staleness() == []
-    assert replica.readiness()[0] is True
+    assert replica.health_report()[0] is True
 
 
 def test_a_restarted_instance_spreads_its_first_run_over_half_a_cadence(

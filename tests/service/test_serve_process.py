@@ -55,14 +55,20 @@ def wait_for(predicate: Any, timeout: float = 30.0, what: str = "condition") -> 
 class Serve:
     """One ``gpu-tracker serve`` subprocess; its log goes to a file (a pipe could fill)."""
 
-    def __init__(self, tmp: Path, name: str, env: dict[str, str], *args: str) -> None:
+    def __init__(
+        self, tmp: Path, name: str, env: dict[str, str], *args: str, prelude: str = ""
+    ) -> None:
+        """``prelude``: Python run first in the process (``tests.service.outage.PRELUDE``
+        makes ``.invalid`` names fail to resolve there)."""
         self.port = free_port()
         self.log_path = tmp / f"{name}.log"
         self._log = self.log_path.open("wb")
         command = [
             sys.executable,
             "-c",
-            "from tracker.cli import main; main()",
+            f"{prelude}\nfrom tracker.cli import main; main()"
+            if prelude
+            else "from tracker.cli import main; main()",
             "serve",
             "--http",
             f"127.0.0.1:{self.port}",

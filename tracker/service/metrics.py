@@ -74,6 +74,18 @@ class Metrics:
             _JOB,
             registry=r,
         )
+        self.configured = Gauge(
+            "gpu_tracker_collector_configured",
+            "1 when the collector can run (0: its credentials are missing; not a fault).",
+            ["collector"],
+            registry=r,
+        )
+        self.consecutive_failures = Gauge(
+            "gpu_tracker_consecutive_failures",
+            "Failed runs in a row of the job (0 after a success): the source is failing.",
+            _JOB,
+            registry=r,
+        )
         self.database_up = Gauge(
             "gpu_tracker_database_up", "1 when the last database contact succeeded.", registry=r
         )
@@ -88,6 +100,8 @@ class Metrics:
         self.price_changes.labels(collector, scope)
         self.last_success.labels(collector, scope)
         self.stale.labels(collector, scope).set(0)
+        self.consecutive_failures.labels(collector, scope).set(0)
+        self.configured.labels(collector).set(1)
 
     def watch_alerts(self, stats: DeliveryStats, backlog: Callable[[], Mapping[str, int]]) -> None:
         """Expose the alert sender's counters and the outbox backlog."""

@@ -118,6 +118,32 @@ class Reporter:
     def started(self, spec: JobSpec) -> None:
         self.health.started(spec.id, utcnow())
 
+    def configured(self, spec: JobSpec, missing: str | None) -> bool:
+        """Whether the job's collector could be built this cadence (``missing``: why
+        not); returns True when that changed, told in one INFO line. Never a warning:
+        a provider the team holds no key for is a choice, not a fault."""
+        changed = self.health.set_configured(spec.id, missing, utcnow())
+        self.metrics.configured.labels(spec.collector).set(0 if missing else 1)
+        if not changed:
+            return False
+        fields = {"collector": spec.collector, "scope": spec.scope}
+        if missing is None:
+            log.info(
+                "%s: configured now (its credentials turned up): collecting",
+                spec.id,
+                extra={"event": "configured", **fields},
+            )
+        else:
+            log.info(
+                "%s: not configured now (%s); checked again each cadence",
+                spec.id,
+                missing,
+                extra={"event": "not_configured", "reason": missing, **fields},
+            )
+            if self.health.jobs[spec.id].stale:  # a job nothing is expected of
+                self._set_stale(spec, False)
+        return True
+
     def skipped(self, spec: JobSpec, reason: SkipReason, detail: str) -> None:
         """A cadence this runner did not collect, for a reason that is not a run."""
         messages = {
@@ -146,6 +172,8 @@ class Reporter:
         started = summary.started_at if summary and summary.started_at else now
         labels = (spec.collector, spec.scope)
         self.health.finished(spec.id, outcome.status, now, outcome.error, started=started)
+        streak = self.health.jobs[spec.id].consecutive_failures
+        self.metrics.consecutive_failures.labels(*labels).set(streak)
         self.metrics.runs.labels(*labels, outcome.status).inc()
         self.metrics.duration.labels(*labels).observe(seconds)
         if outcome.status is JobStatus.FAILED and outcome.reason is not None:
@@ -158,10 +186,14 @@ class Reporter:
             self.metrics.last_success.labels(*labels).set(now.timestamp())
             if self.health.jobs[spec.id].stale:
                 self._set_stale(spec, False)
-        self._log_run(outcome, seconds)
+        self._log_run(outcome, seconds, streak)
 
-    def _log_run(self, outcome: JobOutcome, seconds: float) -> None:
-        """The one line of a run: its counts, or why it failed or collected nothing."""
+    def _log_run(self, outcome: JobOutcome, seconds: float, streak: int = 0) -> None:
+        """The one line of a run: its counts, or why it failed or collected nothing.
+
+        A failed run is one ERROR line (never a traceback: the error is one line, and
+        the run log keeps it) saying how many runs in a row failed; a cadence skipped
+        for want of credentials is DEBUG (the change was told once, at INFO)."""
         spec, summary = outcome.spec, outcome.summary
         fields: dict[str, Any] = {
             "event": "run",
@@ -177,6 +209,9 @@ class Reporter:
             fields["error"] = outcome.error
         run = f"run {fields['run_id']}" if fields["run_id"] is not None else "run (not recorded)"
         head = f"{run} {spec.id} {outcome.status.value} in {seconds:.1f}s"
+        if outcome.status is JobStatus.FAILED:
+            fields["consecutive_failures"] = streak
+            head += f" ({_ordinal(streak)} in a row)" if streak > 1 else ""
         if outcome.status is JobStatus.SUCCEEDED and summary is not None:
             fields.update(
                 **summary.stats.run_counts(),
@@ -193,7 +228,7 @@ class Reporter:
         else:
             why = outcome.reason.value if outcome.reason else "no reason given"
             message = f"{head}: {why}: {outcome.error or 'no error text'}"
-        levels = {JobStatus.FAILED: logging.ERROR, JobStatus.SKIPPED: logging.WARNING}
+        levels = {JobStatus.FAILED: logging.ERROR, JobStatus.SKIPPED: logging.DEBUG}
         log.log(levels.get(outcome.status, logging.INFO), "%s", message, extra=fields)
 
     def after_collection(self, spec: JobSpec, summary: RunSummary) -> None:
@@ -240,3 +275,9 @@ class Reporter:
             at=utcnow(),
         )
         self.hooks.job_health_changed(self.engine, self.settings, change)
+
+
+def _ordinal(n: int) -> str:
+    """2nd, 3rd, 11th, 21st: how the failure line counts a streak."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

@@ -7,11 +7,13 @@ What each fault becomes (the reporter then tells health, metrics and the log):
 * another runner (a replica, a manual ``collect``) already ran it within its
   cadence → ``not_due``: the advisory lock stops runs overlapping, this check
   stops them repeating, so N replicas make one run per cadence, not N;
-* the collector's credentials are missing right now → a ``skipped`` run, recorded
-  in the run log with the reason, tried again next cadence (a credentials hiccup
-  at start-up never disables a provider for the life of the process);
+* the collector's credentials are missing right now → ``skipped``: the job is *not
+  configured* (never stale), asked again next cadence (a credentials hiccup at
+  start-up never disables a provider for the life of the process); the run log gets
+  one ``skipped`` row when credentials it had went missing, not one per cadence;
 * the provider or the collector fails → ``failed`` (``collector``), recorded by
-  the runner; the next cadence tries again;
+  the runner; its HTTP retries stop within :data:`RETRY_SHARE` of the cadence, so
+  the run never overlaps the next; the next cadence tries again;
 * the database is unreachable → ``failed`` (``database``), retried soon by the
   scheduler; the attempt (or the failure the run could not write) is written to the
   run log at the next attempt that reaches the database (``tracker.service.pending``).
@@ -30,6 +32,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from collectors.base import Collector, NotConfigured, ServiceCollector
+from collectors.deadline import retry_deadline
 from tracker.collect import RunSummary, run_collector
 from tracker.collect_services import SERVICES_SCOPE, run_service_collector
 from tracker.errors import one_line
@@ -46,6 +49,9 @@ __all__ = ["JobRunner", "due_slack", "is_due"]
 
 log = logging.getLogger(__name__)
 
+RETRY_SHARE = 0.5
+"""Share of a job's cadence its HTTP retries may take (``collectors.deadline.retry_deadline``):
+a provider that is down is asked again next cadence, not hammered into it."""
 OWN_RUNS_KEPT = 1024
 """Own run ids remembered: far more than the jobs of a service, times a few runs each."""
 COLLECTION = abandon.COLLECTION
@@ -174,6 +180,7 @@ class JobRunner:
                 return JobOutcome(
                     spec, JobStatus.FAILED, summary, FailureReason.COLLECTOR, summary.error
                 )
+            self.reporter.configured(spec, None)
             summary = self._collect(spec, collector)
             if summary.run_id is not None:
                 self._own_runs.append(summary.run_id)
@@ -192,15 +199,16 @@ class JobRunner:
 
     def _collect(self, spec: JobSpec, collector: Collector) -> RunSummary:
         """The job's run: offers in its pricing scope, or the storage and egress prices."""
-        if spec.scope == SERVICES_SCOPE and isinstance(collector, ServiceCollector):
-            return run_service_collector(self.engine, collector, self.settings)
-        return run_collector(
-            self.engine,
-            collector,
-            self.settings,
-            pricing_scope=spec.pricing_scope,
-            label=spec.scope,
-        )
+        with retry_deadline(spec.interval_seconds * RETRY_SHARE):
+            if spec.scope == SERVICES_SCOPE and isinstance(collector, ServiceCollector):
+                return run_service_collector(self.engine, collector, self.settings)
+            return run_collector(
+                self.engine,
+                collector,
+                self.settings,
+                pricing_scope=spec.pricing_scope,
+                label=spec.scope,
+            )
 
     def _ran_elsewhere(self, spec: JobSpec) -> runs.SuccessfulRun | None:
         """The other runner's success that makes this cadence done already, if any."""
@@ -210,10 +218,16 @@ class JobRunner:
         return None if is_due(spec, last.started_at, utcnow()) else last
 
     def _skipped(self, spec: JobSpec, exc: NotConfigured) -> JobOutcome:
-        """A cadence whose collector cannot be built now: one ``skipped`` run row."""
+        """A cadence whose collector cannot be built now: a ``skipped`` run row when it
+        just became so (credentials it had went missing), none while it stays so."""
         reason = str(exc)
         now = utcnow()
-        run_id = runs.record_skipped_run(self.engine, spec.collector, spec.scope, reason, now)
+        changed = self.reporter.configured(spec, reason)
+        run_id = (
+            runs.record_skipped_run(self.engine, spec.collector, spec.scope, reason, now)
+            if changed
+            else None
+        )
         summary = RunSummary(
             spec.collector,
             RunStatus.SKIPPED,

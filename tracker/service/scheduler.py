@@ -6,12 +6,19 @@ database retry, the start-up seeding, signals and shutdown. Running one job is
 
 Fault model, and where each fault is handled:
 
-* provider errors (5xx, 429, timeouts) are retried by ``collectors.http``; a run
-  that still fails is recorded failed by the runner and the next cadence tries
-  again;
-* missing credentials (at start or later) never unschedule a collector: each
-  cadence records a ``skipped`` run with the reason until they are back, and the
-  job turns stale like any job without a success;
+* provider errors (5xx, 429, timeouts, refused connections, names that do not
+  resolve) are retried by ``collectors.http`` within half the job's cadence, so a
+  run never overlaps the next; a run that still fails is recorded failed by the
+  runner (one ERROR line, no traceback) and the next cadence tries again. A failed
+  run leaves nothing behind (no client, no traceback), so months of them cost no
+  memory;
+* missing credentials (at start or later) never unschedule a collector and never
+  make it stale: it is *not configured* (one INFO line at start, /healthz, /metrics'
+  ``gpu_tracker_collector_configured``), each cadence asks again quietly, and one
+  ``skipped`` run is recorded when credentials it had go missing;
+* readiness (/readyz) is "can serve": started and the database answers. A stale or
+  failing job is one source's fault: /healthz names it, /metrics counts it, the
+  collector-health alerts tell it; it never takes the instance out of service;
 * the database going away (at start or mid-run) never leaves a partial run (the
   runner's single transaction) and never stops the service: the job is recorded
   failed in memory, /readyz and /healthz turn 503, and the job is retried after
@@ -132,17 +139,21 @@ class Service:
     def _plan(self) -> list[JobSpec]:
         specs = plan_jobs(self.collectors, self.config, self.config.collectors)
         usable = []
-        reasons: dict[str, str | None] = {}  # asked once per collector, not once per job
+        # Asked once per collector, not once per job: (switched off, credentials missing).
+        reasons: dict[str, tuple[str | None, str | None]] = {}
         for spec in specs:
             if spec.collector not in reasons:
                 reasons[spec.collector] = self._unusable(spec.collector)
-            reason = reasons[spec.collector]
-            if reason is not None:
-                self.health.disabled[spec.collector] = reason
+            off, missing = reasons[spec.collector]
+            if off is not None:
+                self.health.disabled[spec.collector] = off
                 continue
             usable.append(spec)
             self.health.add(spec)
             self.metrics.declare(spec.collector, spec.scope)
+            if missing is not None:
+                self.health.set_configured(spec.id, missing, self.health.started_at)
+                self.metrics.configured.labels(spec.collector).set(0)
         # Switched off or with nothing to do is how most installs run most collectors:
         # one line says what runs and what does not (the reasons: /healthz "disabled").
         disabled = dict(sorted(self.health.disabled.items()))
@@ -152,34 +163,36 @@ class Service:
             ", ".join(disabled) or "none",
             extra={"event": "collectors_planned", "disabled": disabled},
         )
+        unconfigured = dict(sorted(self.health.not_configured.items()))
+        if unconfigured:
+            # Told once, at INFO: most teams hold keys for a few providers only. Each
+            # cadence checks again (quietly), so credentials that turn up are used.
+            log.info(
+                "not configured (credentials missing; checked again each cadence, never stale): %s",
+                "; ".join(f"{name}: {why}" for name, why in unconfigured.items()),
+                extra={"event": "collectors_not_configured", "not_configured": unconfigured},
+            )
         return usable
 
-    def _unusable(self, name: str) -> str | None:
-        """Why ``name`` is not scheduled at all: it is switched off or has nothing to do.
+    def _unusable(self, name: str) -> tuple[str | None, str | None]:
+        """(why ``name`` is not scheduled at all, why it is not configured now).
 
-        Missing credentials are not such a reason: they may be a hiccup (a metadata
-        endpoint timing out at boot), so the job stays scheduled and each cadence
-        records a ``skipped`` run until they are back.
+        Switched off or with nothing to do, it is not scheduled. Missing credentials
+        leave it scheduled but *not configured*: they may turn up (a metadata endpoint
+        timing out at boot, a secret file mounted later), so each cadence asks again,
+        and until then the job is neither run nor stale.
         """
         if not registry.enabled(self.settings, name):
-            return f"disabled ({name}.enabled = false)"
+            return f"disabled ({name}.enabled = false)", None
         try:
             self.collectors[name].from_settings(self.settings)
         except MissingCredentials as exc:
-            log.warning(
-                "%s: credentials unavailable now (%s); scheduled anyway, each run is "
-                "recorded skipped until they are back (set %s.enabled = false if unused)",
-                name,
-                exc,
-                name,
-                extra={"event": "credentials_unavailable", "collector": name},
-            )
-            return None
+            return None, str(exc)
         except NotConfigured as exc:
-            return str(exc)
+            return str(exc), None
         except Exception:  # reported by every run instead: it may be transient
-            return None
-        return None
+            return None, None
+        return None, None
 
     # -- database contact ----------------------------------------------------------
 
@@ -249,10 +262,21 @@ class Service:
         return alive, body
 
     def readiness(self) -> tuple[bool, dict[str, Any]]:
-        """/readyz: /healthz's verdict without the per-job detail."""
-        healthy, report = self.health_report()
-        body = {k: report[k] for k in ("status", "time", "database", "stale")}
-        return healthy, body
+        """/readyz: whether this instance can serve: it is started and its database
+        answers. A provider failing, stale or not configured is not a reason to take
+        the instance (and every replica like it) out of service: the dashboard, the API
+        and the alerts still serve what is stored. /healthz names such sources."""
+        scheduler = self._scheduler
+        started = scheduler is not None and scheduler.running
+        database = self.ping_database()
+        ready = started and database
+        body = {
+            "status": "ok" if ready else "unavailable",
+            "time": utcnow().isoformat(),
+            "started": started,
+            "database": {"reachable": database, "error": self.health.database_error},
+        }
+        return ready, body
 
     def _routes(self) -> dict[str, Any]:
         def metrics() -> Response:
