@@ -13,6 +13,13 @@ from tracker.store.series._availability import (
     listed_keys,
     rentable,
 )
+from tracker.store.series._obtainability import (
+    WINDOWS,
+    GroupObtainability,
+    Obtainability,
+    group_obtainability,
+    obtainability,
+)
 from tracker.store.series._fx import (
     latest_day,
     load_rates,
@@ -37,6 +44,11 @@ from tracker.store.series._service_prices import (
 )
 
 __all__ = [
+    "WINDOWS",
+    "GroupObtainability",
+    "Obtainability",
+    "group_obtainability",
+    "obtainability",
     "NewSnapshot",
     "RankingEntry",
     "RankingSnapshot",
