@@ -13,13 +13,6 @@ from tracker.store.series._availability import (
     listed_keys,
     rentable,
 )
-from tracker.store.series._obtainability import (
-    WINDOWS,
-    GroupObtainability,
-    Obtainability,
-    group_obtainability,
-    obtainability,
-)
 from tracker.store.series._fx import (
     latest_day,
     load_rates,
@@ -27,6 +20,13 @@ from tracker.store.series._fx import (
     record_run,
     usd_rate_case,
     usd_sql,
+)
+from tracker.store.series._obtainability import (
+    WINDOWS,
+    GroupObtainability,
+    Obtainability,
+    group_obtainability,
+    obtainability,
 )
 from tracker.store.series._rankings import (
     NewSnapshot,
@@ -46,10 +46,8 @@ from tracker.store.series._service_prices import (
 __all__ = [
     "WINDOWS",
     "GroupObtainability",
-    "Obtainability",
-    "group_obtainability",
-    "obtainability",
     "NewSnapshot",
+    "Obtainability",
     "RankingEntry",
     "RankingSnapshot",
     "StoredSnapshot",
@@ -58,10 +56,12 @@ __all__ = [
     "close_delisted",
     "current_column",
     "current_offer_rows",
+    "group_obtainability",
     "join_current",
     "latest_day",
     "listed_keys",
     "load_rates",
+    "obtainability",
     "record_rates",
     "record_run",
     "record_service_prices",

@@ -38,9 +38,9 @@ from tracker.store.sql import Bind, execute
 from tracker.store.types import UTCDateTime
 
 __all__ = [
+    "WINDOWS",
     "GroupObtainability",
     "Obtainability",
-    "WINDOWS",
     "group_obtainability",
     "obtainability",
 ]
