@@ -13,8 +13,14 @@ from tracker.catalog import all_specs
 from tracker.filters import ANY_OFFER, OfferFilter, Page
 from tracker.models import OFFER_COLUMNS, offer_dict
 from tracker.store import Engine, reads
+from tracker.store.series import Obtainability
 from tracker.views.currency import CurrencyView
 from tracker.views.errors import ReadError
+from tracker.views.obtainability import (
+    OBTAINABILITY_KEYS,
+    obtainability_cells,
+    offer_obtainability,
+)
 
 __all__ = [
     "OFFER_ROW_KEYS",
@@ -44,6 +50,7 @@ OFFER_ROW_KEYS = (
     "price_since",
     "last_seen",
     "source",
+    *OBTAINABILITY_KEYS,
     "attributes",
 )
 """The keys of :func:`offer_row`, in order (the documented JSON shape)."""
@@ -52,11 +59,17 @@ PER_GPU = Decimal("1e-6")
 """USD per GPU-hour is kept to a millionth of a dollar in every row."""
 
 
-def offer_row(stored: reads.StoredOffer, view: CurrencyView | None = None) -> dict[str, Any]:
+def offer_row(
+    stored: reads.StoredOffer,
+    view: CurrencyView | None = None,
+    *,
+    obtained: Obtainability | None = None,
+) -> dict[str, Any]:
     """The documented JSON shape of one offer (keys are a public interface): every
     offer column, then the per-GPU price, the figures in the view currency, the times,
-    then ``attributes``. ``stored.offer`` carries its USD figure (converted at the
-    rate in force, :class:`CurrencyView`); ``view`` None shows USD."""
+    its obtainability (``obtained``; None where availability was never reported), then
+    ``attributes``. ``stored.offer`` carries its USD figure (converted at the rate in
+    force, :class:`CurrencyView`); ``view`` None shows USD."""
     o = stored.offer
     row = offer_dict(o)
     attributes = row.pop("attributes")
@@ -72,6 +85,7 @@ def offer_row(stored: reads.StoredOffer, view: CurrencyView | None = None) -> di
     row["price_since"] = stored.price_since
     row["last_seen"] = stored.last_seen
     row["source"] = stored.source
+    row.update(obtainability_cells(obtained))
     row["attributes"] = attributes
     return row
 
@@ -83,12 +97,14 @@ def offer_rows(
     *,
     sort: SortKey = SortKey.price,
     limit: int | None = None,
+    at: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """The ``offers`` listing as rows, cheapest first (raises DatabaseError).
 
     Offers are compared in USD at the latest rates (``view``'s, built by
     :func:`~tracker.views.currency.load_view` from the settings' ``fx_rates``) and shown
-    in ``view``'s currency; one without a rate is left out and counted in ``view``."""
+    in ``view``'s currency; one without a rate is left out and counted in ``view``.
+    Obtainability is over the windows ending at ``at`` (now)."""
     priced = []
     for s in reads.current_offers(engine, where):
         converted = view.offer(s.offer)
@@ -104,7 +120,9 @@ def offer_rows(
 
     # Sorted and cut before the rows are built: limit 10 of 100,000 offers builds 10.
     priced.sort(key=order)
-    return [offer_row(s, view) for s in (priced[:limit] if limit else priced)]
+    shown = priced[:limit] if limit else priced
+    obtained = offer_obtainability(engine, shown, at)
+    return [offer_row(s, view, obtained=obtained.get(s.series_id)) for s in shown]
 
 
 OfferPage = Page[dict[str, Any]]
@@ -134,10 +152,13 @@ def offer_page(
         limit=limit,
     )
     rows = []
+    obtained = offer_obtainability(engine, listing.items, at)
     for s in listing.items:
         converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
         if converted is not None:
-            rows.append(offer_row(replace(s, offer=converted), view))
+            rows.append(
+                offer_row(replace(s, offer=converted), view, obtained=obtained.get(s.series_id))
+            )
     return Page(listing.total, rows, dict(listing.missing))
 
 

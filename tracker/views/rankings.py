@@ -18,7 +18,7 @@ from tracker.models import Offer, offer_dict
 from tracker.recommend.profiles import Profile, ProfileError, ProfileSet, make_profile
 from tracker.recommend.rank import rank_table
 from tracker.recommend.result import Ranking
-from tracker.recommend.stored import load_offer_table, profiles_for
+from tracker.recommend.stored import add_obtainability, load_offer_table, profiles_for
 from tracker.settings import Settings
 from tracker.store import Engine
 from tracker.views.currency import CurrencyView
@@ -107,6 +107,7 @@ def rank_offers(
     (default: the settings' profiles). Raises DatabaseError, ProfileError, WorkloadError."""
     chosen = profile_set if profile_set is not None else profiles_for(settings)
     table, conversion = load_offer_table(engine, settings)
+    table = add_obtainability(engine, table)
     ranking = rank_table(
         profile,
         table,
@@ -122,6 +123,11 @@ def rank_offers(
 def two_places(value: float) -> Decimal:
     """A float estimate as a 2-decimal Decimal (JSON shows it as an exact string)."""
     return Decimal(f"{value:.2f}")
+
+
+def _share(value: float | None) -> float | None:
+    """A share of a window to 4 decimals, as the offer rows show it (None: never said)."""
+    return None if value is None else round(value, 4)
 
 
 def _d_or_none(value: float | None) -> Decimal | None:
@@ -163,6 +169,8 @@ RANKING_ROW_KEYS = (
     "display_effective_price_per_hour",
     "display_job_cost",
     "interruption_pct",
+    "obtainability_7d",
+    "obtainability_30d",
     "basis",
     "basis_source",
     "compute_precision",
@@ -215,6 +223,8 @@ def ranking_rows(
                 "display_effective_price_per_hour": _shown(view, c.effective_hourly_usd),
                 "display_job_cost": _shown(view, c.job_cost_usd),
                 "interruption_pct": c.interruption_pct,
+                "obtainability_7d": _share(c.obtainability_7d),
+                "obtainability_30d": _share(c.obtainability_30d),
                 "basis": c.rate.label,
                 "basis_source": c.rate.source,
                 "compute_precision": c.rate.precision.value,

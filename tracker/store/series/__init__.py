@@ -26,6 +26,7 @@ from tracker.store.series._obtainability import (
     GroupObtainability,
     Obtainability,
     group_obtainability,
+    keyed_obtainability,
     obtainability,
 )
 from tracker.store.series._rankings import (
@@ -58,6 +59,7 @@ __all__ = [
     "current_offer_rows",
     "group_obtainability",
     "join_current",
+    "keyed_obtainability",
     "latest_day",
     "listed_keys",
     "load_rates",

@@ -32,8 +32,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Engine, Float, Integer, String, bindparam, text
+from sqlalchemy.sql.elements import BindParameter
 
-from tracker.models import Availability
+from tracker.models import OFFER_KEY_FIELDS, Availability, OfferKey
 from tracker.store.sql import Bind, execute
 from tracker.store.types import UTCDateTime
 
@@ -42,6 +43,7 @@ __all__ = [
     "GroupObtainability",
     "Obtainability",
     "group_obtainability",
+    "keyed_obtainability",
     "obtainability",
 ]
 
@@ -157,7 +159,7 @@ def _median(values_sql: str, key: str) -> str:
 
 
 def _params(stmt: Any, at: datetime, ids: Sequence[int] | None) -> Any:
-    params = [
+    params: list[BindParameter[Any]] = [
         bindparam("at", at, UTCDateTime()),
         bindparam("w7", at - WINDOWS[0], UTCDateTime()),
         bindparam("w30", at - WINDOWS[1], UTCDateTime()),
@@ -286,3 +288,23 @@ def group_obtainability(
         )
         for r in rows
     ]
+
+
+def keyed_obtainability(bind: Bind, at: datetime) -> dict[OfferKey, Obtainability]:
+    """The shares of every series with a reported state in the 30 days up to ``at``, by
+    its identity key (what the recommender's offer rows carry instead of a series id);
+    no recoveries. Raises :class:`~tracker.store.DatabaseError`."""
+    keys = ", ".join(f"s.{c}" for c in OFFER_KEY_FIELDS)
+    sql = (
+        f"SELECT {keys}, w.known_7, w.up_7, w.known_30, w.up_30 FROM "
+        f"({_window_sums(_dialect(bind), '')}) w JOIN series s ON s.id = w.series_id "
+        "WHERE w.known_30 > 0"
+    )
+    rows = execute(bind, _params(text(sql), at, None), "cannot read the availability history")
+    width = len(OFFER_KEY_FIELDS)
+    return {
+        tuple(r[:width]): Obtainability(
+            _share(r[width + 1], r[width]), _share(r[width + 3], r[width + 2]), float(r[width + 2])
+        )
+        for r in rows
+    }
