@@ -136,3 +136,15 @@ def test_a_bad_availability_cell_names_the_line_and_the_field(cli: Run, tmp_path
     )
     [y] = rows(cli, "offers")
     assert (y["instance_type"], y["availability"]) == ("h100.y", "low")
+
+
+def test_compare_pools_a_gpu_at_a_provider(cli: Run, tmp_path: Path) -> None:
+    assert cli("import", str(sheet(tmp_path))).returncode == 0
+    [row] = rows(cli, "compare", "--gpu", "H100-SXM")
+    # h100.x: 3 of 7 known days, h100.y: 7 of 7, h100.z never says (not in either sum):
+    # (3 + 7) / (7 + 7) = 10/14 = 0.714285… → 0.7143; one spell back, after 96 hours.
+    assert (row["provider"], row["obtainability_30d"], row["median_back_hours"]) == (
+        "acme",
+        0.7143,
+        96.0,
+    )

@@ -126,3 +126,26 @@ def test_a_group_pools_its_offers_seconds_and_their_spells(engine: Engine) -> No
     assert group.figures.spells == 2
     assert group_obtainability(engine, T0 + 7 * DAY, ["H100-SXM"]) == []
     assert len(group_obtainability(engine, T0 + 7 * DAY, ["A100-40GB"])) == 1
+
+
+def test_groups_by_a_subset_of_provider_gpu_and_region(engine: Engine) -> None:
+    # gpu.x in us-east-1 (3/7 of 7 days) and gpu.y in eu-west-1, available all 7 days:
+    # per (GPU, provider) they pool to (3 + 7) / (7 + 7) = 10/14.
+    three = [A, A, U, U, U, U, A, A]
+    for d, x in enumerate(three):
+        offers = [
+            make_offer(instance_type="gpu.x", availability=x),
+            make_offer(instance_type="gpu.y", region="eu-west-1", availability=A),
+        ]
+        run(engine, offers, T0 + d * DAY)
+    [group] = group_obtainability(engine, T0 + 7 * DAY, per=("gpu_model", "provider"))
+    assert (group.provider, group.gpu_model, group.region, group.offers) == (
+        "testcloud",
+        "A100-40GB",
+        "",
+        2,
+    )
+    assert group.figures.share_7d == pytest.approx(10 / 14)
+    assert len(group_obtainability(engine, T0 + 7 * DAY)) == 2  # one per region
+    with pytest.raises(ValueError, match="subset"):
+        group_obtainability(engine, T0 + 7 * DAY, per=("zone",))

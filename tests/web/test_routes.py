@@ -43,6 +43,7 @@ GET_ROUTES = {
     "/api/v1/plan": "?gpu=H100&steady_gpus=8",
     "/api/v1/history": "?gpu=H100",
     "/api/v1/compare": "",
+    "/api/v1/obtainability": "?gpu=H100",
     "/api/v1/alerts": "",
     "/api/v1/sync/offers": "",
     "/api/v1/sync/service-prices": "",

@@ -41,8 +41,13 @@ COMPARE_KEYS = (
     "spot_discount_pct",
     "change_7d_pct",
     "change_30d_pct",
+    "obtainability_7d",
+    "obtainability_30d",
+    "median_back_hours",
 )
-"""A compare row: figures are USD per GPU-hour; percentages to a tenth."""
+"""A compare row: figures are USD per GPU-hour; percentages to a tenth; the shares of
+the last 7 / 30 days the GPU was reported rentable at the provider (pooled over its
+regions and offers, :mod:`tracker.views.obtainability`)."""
 
 DISPLAY_KEYS = tuple(f"display_{p.value}" for p in PricingModel)
 """With a view currency (``show``), the now figures in it, after ``display_currency``."""

@@ -32,6 +32,7 @@ from tracker.store import Engine, reads
 from tracker.store.reads import SeriesFilter, first_observed, stored_gpu_names
 from tracker.views.currency import CurrencyView
 from tracker.views.errors import ReadError
+from tracker.views.obtainability import with_group_obtainability
 
 __all__ = [
     "DEFAULT_STEP",
@@ -301,6 +302,9 @@ def compare(
         show=_shown_at(view, at) if view is not None and shown else None,
         currency=view.code if view is not None else USD,
     )
+    selection = where["gpu"]
+    models = None if selection is None or selection.names else list(selection.models)
+    rows = with_group_obtainability(engine, rows, at, models)
     return Compared(rows, dict(compare_without_rate(engine, **where)))
 
 

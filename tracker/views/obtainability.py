@@ -20,6 +20,7 @@ __all__ = [
     "group_rows",
     "obtainability_cells",
     "offer_obtainability",
+    "with_group_obtainability",
 ]
 
 OBTAINABILITY_KEYS = ("obtainability_7d", "obtainability_30d", "median_back_hours")
@@ -75,6 +76,26 @@ def group_rows(
     groups that reported availability in the last 30 days (raises DatabaseError)."""
     when = (at or datetime.now(UTC)).astimezone(UTC)
     return [_group_row(g) for g in group_obtainability(engine, when, gpu_models)]
+
+
+def with_group_obtainability(
+    engine: Engine,
+    rows: list[dict[str, Any]],
+    at: datetime | None = None,
+    gpu_models: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """``rows`` keyed by ``gpu_model`` and ``provider`` (``compare``'s), each given the
+    :data:`OBTAINABILITY_KEYS` of that GPU at that provider, pooled over its regions and
+    offers (None where it never reported availability); ``gpu_models`` narrows the read
+    (raises DatabaseError)."""
+    when = (at or datetime.now(UTC)).astimezone(UTC)
+    found = {
+        (g.gpu_model, g.provider): g.figures
+        for g in group_obtainability(engine, when, gpu_models, per=("provider", "gpu_model"))
+    }
+    for row in rows:
+        row.update(obtainability_cells(found.get((row["gpu_model"], row["provider"]))))
+    return rows
 
 
 def _group_row(g: GroupObtainability) -> dict[str, Any]:

@@ -13,19 +13,23 @@ from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from tracker.catalog import select_gpus
 from tracker.encode import jsonable
 from tracker.fx import USD
 from tracker.recommend import ProfileError, WorkloadError
+from tracker.views.obtainability import group_rows
 from tracker.views.offers import offer_rows
 from tracker.views.rankings import profiles_of, rank_offers, ranking_rows
 from tracker.web.context import context_of
 from tracker.web.currency import currency_view, log_left_out
 from tracker.web.errors import BadRequest
 from tracker.web.params import (
+    GpuQuery,
     OfferQuery,
     check_gpus,
     check_known,
     check_limit,
+    clean,
     offer_filters,
 )
 
@@ -68,6 +72,23 @@ def api_offers(
     rows = offer_rows(context.engine, view, filters.where, sort=filters.sort, limit=limit)
     log_left_out("/api/v1/offers", view.usd.missing, view.code)
     return rows_response(rows)
+
+
+@router.get(
+    "/obtainability", summary="How often offers could be rented, per provider × GPU × region"
+)
+def api_obtainability(request: Request, gpu: GpuQuery = None) -> JSONResponse:
+    """Per provider, GPU model and region that reported availability in the last 30 days:
+    the share of the last 7 and 30 days its offers were reported rentable (available or
+    low; time without a report left out), pooled over the offers, and the median hours a
+    sold-out offer took to come back. ``gpu`` narrows it to those models (a family name
+    selects every variant)."""
+    context = context_of(request)
+    check_known(request, ("gpu",))
+    names = clean(gpu)
+    check_gpus(context.engine, names)
+    models = None if not names else list(select_gpus(names).models)
+    return rows_response(group_rows(context.engine, gpu_models=models))
 
 
 @router.get("/recommend", summary="Ranking of a profile (gpu-tracker recommend --format json)")

@@ -39,6 +39,7 @@ from tracker.store.sql import Bind, execute
 from tracker.store.types import UTCDateTime
 
 __all__ = [
+    "GROUPINGS",
     "WINDOWS",
     "GroupObtainability",
     "Obtainability",
@@ -222,13 +223,25 @@ def obtainability(
     return result
 
 
+GROUPINGS = ("provider", "gpu_model", "region")
+"""What a group may be keyed by (any of them, in this order)."""
+
+
 def group_obtainability(
-    bind: Bind, at: datetime, gpu_models: Sequence[str] | None = None
+    bind: Bind,
+    at: datetime,
+    gpu_models: Sequence[str] | None = None,
+    *,
+    per: Sequence[str] = GROUPINGS,
 ) -> list[GroupObtainability]:
-    """Obtainability per (provider, GPU model, region), pooled over its offers' seconds,
-    with the median time back over every spell of its offers (all groups, or those of
-    ``gpu_models``); groups without a reported state in 30 days are absent. Ordered by
-    provider, GPU, region. Raises :class:`~tracker.store.DatabaseError`."""
+    """Obtainability per (provider, GPU model, region), or per the ``per`` subset of
+    them (the others read ""), pooled over its offers' seconds, with the median time
+    back over every spell of its offers (all groups, or those of ``gpu_models``);
+    groups without a reported state in 30 days are absent. Ordered by the key.
+    Raises :class:`~tracker.store.DatabaseError`."""
+    columns = [c for c in GROUPINGS if c in per]
+    if not columns or len(columns) != len(set(per)):
+        raise ValueError(f"group by a subset of {', '.join(GROUPINGS)}, not {list(per)}")
     dialect = _dialect(bind)
     models = None if gpu_models is None else list(gpu_models)
     if models == []:
@@ -238,7 +251,7 @@ def group_obtainability(
         if models is not None
         else ""
     )
-    key = "s.provider, s.gpu_model, s.region"
+    key = ", ".join(f"s.{c}" for c in columns)
     sums = (
         f"SELECT {key}, COUNT(*) AS offers, SUM(w.known_7) AS known_7, SUM(w.up_7) AS up_7, "
         "SUM(w.known_30) AS known_30, SUM(w.up_30) AS up_30 "
@@ -246,15 +259,15 @@ def group_obtainability(
         f"WHERE w.known_30 > 0 GROUP BY {key}"
     )
     spells = (
-        f"SELECT s.provider, s.gpu_model, s.region, sp.secs FROM ({_spells(dialect, clause)}) sp "
+        f"SELECT {key}, sp.secs FROM ({_spells(dialect, clause)}) sp "
         "JOIN series s ON s.id = sp.series_id"
     )
-    group_key = "provider, gpu_model, region"
+    on = " AND ".join(f"m.{c} = a.{c}" for c in columns)
+    picked = ", ".join(f"a.{c}" if c in columns else f"'' AS {c}" for c in GROUPINGS)
     stmt = text(
-        f"SELECT a.provider, a.gpu_model, a.region, a.offers, a.known_7, a.up_7, a.known_30, "
-        f"a.up_30, m.median, m.n FROM ({sums}) a LEFT JOIN ({_median(spells, group_key)}) m "
-        "ON m.provider = a.provider AND m.gpu_model = a.gpu_model AND m.region = a.region "
-        "ORDER BY a.provider, a.gpu_model, a.region"
+        f"SELECT {picked}, a.offers, a.known_7, a.up_7, a.known_30, a.up_30, m.median, m.n "
+        f"FROM ({sums}) a LEFT JOIN ({_median(spells, ', '.join(columns))}) m ON {on} "
+        f"ORDER BY {', '.join(f'a.{c}' for c in columns)}"
     )
     stmt = _params(stmt, at, None)
     if models is not None:
