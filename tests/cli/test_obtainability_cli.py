@@ -148,3 +148,21 @@ def test_compare_pools_a_gpu_at_a_provider(cli: Run, tmp_path: Path) -> None:
         0.7143,
         96.0,
     )
+
+
+def test_the_python_api_gives_the_same_figures(cli: Run, tmp_path: Path, sqlite_url: str) -> None:
+    import tracker.api
+
+    assert cli("import", str(sheet(tmp_path))).returncode == 0
+    config = tmp_path / "empty.toml"
+    config.write_text("")
+    with tracker.api.connect(sqlite_url, config=config) as t:
+        offers = t.offers(provider="acme").set_index("instance_type")
+        groups = t.obtainability(gpu="H100")
+        ranked = t.recommend("llm-7b-lora", provider="acme", min_obtainability=0.5, explain=True)
+    assert offers.loc["h100.x", "obtainability_30d"] == 0.4286  # 3/7
+    # the group pools x (3 of 7 days) and y (7 of 7): 10/14 = 0.7143
+    assert list(groups[["provider", "region", "offers", "obtainability_30d"]].itertuples(
+        index=False, name=None)) == [("acme", "r1", 2, 0.7143)]  # fmt: skip
+    reasons = dict(zip(ranked["instance_type"], ranked["excluded_reason"], strict=True))
+    assert reasons["h100.x"] == "obtainability"
