@@ -19,6 +19,7 @@ GPU_TRACKER_DATABASE_URL names.
 
     GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         python bench/obtainability.py [--series 100000] [--days 365] [--quick]
+        [--keep: build and keep the database] [--reuse URL: time a kept one]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import argparse
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -182,18 +184,23 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per side")
     parser.add_argument("--quick", action="store_true", help="5,000 series × 60 days")
+    parser.add_argument("--keep", action="store_true", help="keep the database (URL printed)")
+    parser.add_argument("--reuse", metavar="URL", help="time a database kept by --keep")
     args = parser.parse_args()
     if args.quick:
         args.series, args.days = 5000, 60
-    with scratch_database() as url:
+    with nullcontext(args.reuse) if args.reuse else scratch_database(keep=args.keep) as url:
         engine = make_engine(url)
-        migrate.upgrade(engine)
-        started = time.perf_counter()
-        intervals = build(engine, args.series, args.days)
-        print(
-            f"built {args.series:,} series, {intervals:,} availability intervals over "
-            f"{args.days} days in {time.perf_counter() - started:.0f} s"
-        )
+        if not args.reuse:
+            migrate.upgrade(engine)
+            started = time.perf_counter()
+            intervals = build(engine, args.series, args.days)
+            print(
+                f"built {args.series:,} series, {intervals:,} availability intervals over "
+                f"{args.days} days in {time.perf_counter() - started:.0f} s"
+            )
+        if args.keep:
+            return
         mine, ours, raw_side, theirs = race(
             url,
             lambda: obtainability(engine, NOW, recoveries=False),
