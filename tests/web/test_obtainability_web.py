@@ -88,3 +88,5 @@ def test_the_gpu_page_shows_how_often_it_could_be_rented(site: str) -> None:
     assert '<td>us-east-1</td><td class="num">1</td>' in html and "43%" in html
     assert "96.0 h" in html
     assert "How often it could be rented" not in get(site, "/gpu", name="A10G")
+    compare = get(site, "/compare", gpu="H100")
+    assert "rentable 30 days" in compare and 'data-value="0.2143">21%</td>' in compare

@@ -105,6 +105,22 @@ def _sql_parts(dialect: str) -> dict[str, str]:
     }
 
 
+def _overlapping(columns: str, series_clause: str) -> str:
+    """The intervals that overlap the 30-day window, as two branches each with an index
+    of its own: those that ended inside it (``ix_availability_points_ended_at``, a range
+    of the newest entries) and the open ones (the open-interval partial index). One
+    ``ended_at IS NULL OR ended_at > …`` condition leaves the planner estimating the
+    two together, and over a year of history it then reads the whole table."""
+    branch = f"SELECT {columns} FROM availability_points WHERE {{}} AND first_seen < :at"
+    return (
+        branch.format("ended_at > :w30")
+        + series_clause
+        + " UNION ALL "
+        + branch.format("ended_at IS NULL")
+        + series_clause
+    )
+
+
 def _window_sums(dialect: str, series_clause: str) -> str:
     """Per series: rentable and known seconds of each window, as one aggregate over
     the intervals that overlap the 30-day window (found through ``ended_at``'s index
@@ -118,12 +134,12 @@ def _window_sums(dialect: str, series_clause: str) -> str:
         known = f["max"].format(a=f"e - {lo}", b="0.0")
         sums.append(f"SUM({known}) AS known_{name}")
         sums.append(f"SUM(CASE WHEN up = 1 THEN {known} ELSE 0.0 END) AS up_{name}")
+    columns = (
+        "series_id, CASE WHEN availability IN :up THEN 1 ELSE 0 END AS up, "
+        f"{f['epoch'].format(a='first_seen')} AS s, {f['epoch'].format(a=end)} AS e"
+    )
     return (
-        f"SELECT series_id, {', '.join(sums)} FROM (SELECT series_id, "
-        "CASE WHEN availability IN :up THEN 1 ELSE 0 END AS up, "
-        f"{f['epoch'].format(a='first_seen')} AS s, {f['epoch'].format(a=end)} AS e "
-        "FROM availability_points "
-        f"WHERE (ended_at IS NULL OR ended_at > :w30) AND first_seen < :at{series_clause}) iv "
+        f"SELECT series_id, {', '.join(sums)} FROM ({_overlapping(columns, series_clause)}) iv "
         "GROUP BY series_id"
     )
 
@@ -134,9 +150,12 @@ def _spells(dialect: str, series_clause: str) -> str:
     first report and ends at the (k+1)-th rentable interval's first report."""
     f = _sql_parts(dialect)
     return (
-        "WITH iv AS (SELECT series_id, first_seen, "
-        "CASE WHEN availability IN :up THEN 1 ELSE 0 END AS up FROM availability_points "
-        f"WHERE (ended_at IS NULL OR ended_at > :w30) AND first_seen < :at{series_clause}), "
+        "WITH iv AS ("
+        + _overlapping(
+            "series_id, first_seen, CASE WHEN availability IN :up THEN 1 ELSE 0 END AS up",
+            series_clause,
+        )
+        + "), "
         "marked AS (SELECT series_id, first_seen, up, SUM(up) OVER (PARTITION BY series_id "
         "ORDER BY first_seen ROWS UNBOUNDED PRECEDING) AS grp FROM iv), "
         "down AS (SELECT series_id, grp, MIN(first_seen) AS down_at FROM marked "
