@@ -209,7 +209,7 @@ class OfferTable:
         self, shares: Mapping[tuple[Any, ...], tuple[float | None, float | None]]
     ) -> OfferTable:
         """This table with each offer's (7-day, 30-day) shares, looked up by its identity
-        key (``tracker.models.offer_key`` of the offer); absent keys stay NaN."""
+        key (as :attr:`identity_keys` holds it); absent keys stay NaN."""
         keys = self.identity_keys
         pairs = [shares.get(k, (None, None)) for k in keys]
         week = np.array([math.nan if a is None else a for a, _ in pairs], np.float64)
