@@ -105,12 +105,24 @@ def _sql_parts(dialect: str) -> dict[str, str]:
     }
 
 
+_IDS = " AND series_id IN :ids"
+"""The series clause of a read of listed series (a page of offers)."""
+
+
 def _overlapping(columns: str, series_clause: str) -> str:
-    """The intervals that overlap the 30-day window, as two branches each with an index
-    of its own: those that ended inside it (``ix_availability_points_ended_at``, a range
-    of the newest entries) and the open ones (the open-interval partial index). One
-    ``ended_at IS NULL OR ended_at > …`` condition leaves the planner estimating the
-    two together, and over a year of history it then reads the whole table."""
+    """The intervals that overlap the 30-day window. Of every series: two branches each
+    with an index of its own, those that ended inside the window
+    (``ix_availability_points_ended_at``, a range of the newest entries) and the open
+    ones (the open-interval partial index): one ``ended_at IS NULL OR ended_at > …``
+    condition has the planner estimate the two together, and over a year of history it
+    then reads the whole table. Of listed series (:data:`_IDS`): one branch through the
+    ``(series_id, first_seen)`` index, since ANDing the window's bitmap to it costs more
+    than filtering a page of series' intervals."""
+    if series_clause == _IDS:
+        return (
+            f"SELECT {columns} FROM availability_points WHERE (ended_at IS NULL "
+            f"OR ended_at > :w30) AND first_seen < :at{series_clause}"
+        )
     branch = f"SELECT {columns} FROM availability_points WHERE {{}} AND first_seen < :at"
     return (
         branch.format("ended_at > :w30")
@@ -212,7 +224,7 @@ def obtainability(
     dialect = _dialect(bind)
     inline = series_ids is not None and len(series_ids) <= _IDS_INLINE
     ids = list(series_ids) if inline and series_ids is not None else None
-    clause = " AND series_id IN :ids" if ids is not None else ""
+    clause = _IDS if ids is not None else ""
     if ids == []:
         return {}
     sums = _params(text(_window_sums(dialect, clause)), at, ids).columns(
