@@ -113,9 +113,9 @@ def _overlapping(columns: str, series_clause: str) -> str:
     """The intervals that overlap the 30-day window. Of every series: two branches each
     with an index of its own, those that ended inside the window
     (``ix_availability_points_ended_at``, a range of the newest entries) and the open
-    ones (the open-interval partial index): one ``ended_at IS NULL OR ended_at > …``
-    condition has the planner estimate the two together, and over a year of history it
-    then reads the whole table. Of listed series (:data:`_IDS`): one branch through the
+    ones (the open-interval partial index); with one ``ended_at IS NULL OR ended_at >
+    …`` condition the planner chose a parallel scan of the whole table over 45 days of
+    bench history. Of listed series (:data:`_IDS`): one branch through the
     ``(series_id, first_seen)`` index, since ANDing the window's bitmap to it costs more
     than filtering a page of series' intervals."""
     if series_clause == _IDS:
