@@ -20,7 +20,14 @@ from typing import Any, ClassVar, Self
 
 from collectors.base import CollectorError, NotConfigured, RunContext, SkipItem, parse_each
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel, to_decimal
+from tracker.models import (
+    AttributeValue,
+    Availability,
+    InvalidOffer,
+    Offer,
+    PricingModel,
+    to_decimal,
+)
 from tracker.settings import Settings
 
 __all__ = [
@@ -52,6 +59,7 @@ COLUMNS = (
 )
 OPTIONAL_COLUMNS = (
     "observed_at",
+    "availability",
     "price_per_hour_usd",
     "payment_option",
     "offering_class",
@@ -216,16 +224,7 @@ def _offer(row: SheetRow, settings: Settings) -> Offer:
     match = resolve_gpu(_text(v, "gpu_model"), memory_hint=memory)
     if memory is None and match.spec is not None:
         memory = match.spec.vram_gib
-    observed_at = None
-    if _text(v, "observed_at"):
-        try:
-            observed_at = datetime.fromisoformat(_text(v, "observed_at").replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidOffer(
-                "observed_at", f"not ISO-8601: {_text(v, 'observed_at')!r}"
-            ) from None
-        if observed_at.tzinfo is None:
-            observed_at = observed_at.replace(tzinfo=UTC)
+    observed_at = _observed_at(v)
     return Offer(
         provider=_text(v, "provider"),
         instance_type=_text(v, "instance_type"),
@@ -247,9 +246,40 @@ def _offer(row: SheetRow, settings: Settings) -> Offer:
         gpu_memory_gib=memory,
         vcpus=_optional_number(v, "vcpus"),
         memory_gib=_optional_number(v, "memory_gib"),
+        availability=_availability(v),
         observed_at=observed_at,
         attributes=attributes,
     )
+
+
+def _availability(v: Mapping[str, Any]) -> Availability:
+    """The optional ``availability`` column: ``available``, ``low``, ``unavailable`` or
+    ``unknown`` (any case); empty is unknown. With ``observed_at``, rows of one offer at
+    several times back-fill its availability series (and so its obtainability)."""
+    value = _text(v, "availability").lower()
+    if not value:
+        return Availability.UNKNOWN
+    try:
+        return Availability(value)
+    except ValueError:
+        allowed = ", ".join(a.value for a in Availability)
+        raise InvalidOffer(
+            "availability", f"{_text(v, 'availability')!r} is not one of {allowed}"
+        ) from None
+
+
+def _observed_at(v: Mapping[str, Any]) -> datetime | None:
+    observed_at = None
+    if _text(v, "observed_at"):
+        try:
+            observed_at = datetime.fromisoformat(_text(v, "observed_at").replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidOffer(
+                "observed_at", f"not ISO-8601: {_text(v, 'observed_at')!r}"
+            ) from None
+        if observed_at.tzinfo is None:
+            observed_at = observed_at.replace(tzinfo=UTC)
+    return observed_at
 
 
 class PriceSheetCollector:

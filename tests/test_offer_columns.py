@@ -148,6 +148,9 @@ def test_every_reader_returns_what_the_ingest_wrote(engine: Engine) -> None:
         "price_since",
         "last_seen",
         "source",
+        "obtainability_7d",  # issue 42: None here, nothing reported availability
+        "obtainability_30d",
+        "median_back_hours",
         "attributes",
     ]
     assert json_row["price_per_gpu_hour_usd"] == Decimal("5.25")  # 2.625 / 0.5

@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from tracker.catalog import select_gpus
 from tracker.filters import OfferFilter
 from tracker.fx import USD
 from tracker.history.compare import COMPARE_KEYS
@@ -39,6 +40,7 @@ from tracker.settings import Settings, load_settings
 from tracker.store import DatabaseError, Engine, make_engine, migrate, ping, redact_url
 from tracker.views.currency import UnknownCurrency, load_view
 from tracker.views.history import HistoryQuery, compare, read_history
+from tracker.views.obtainability import GROUP_ROW_KEYS, group_rows
 from tracker.views.offers import OFFER_ROW_KEYS, SortKey, offer_rows
 from tracker.views.rankings import (
     RANKING_ROW_KEYS,
@@ -198,6 +200,14 @@ class Tracker:
         and reserved $/GPU-hour now, the spot discount and the 7/30-day change."""
         found = compare(self.engine, self.settings, gpu=_many(gpu), provider=_many(provider))
         return _frame(found.rows, COMPARE_KEYS)
+
+    def obtainability(self, *, gpu: Many = None) -> pd.DataFrame:
+        """``/api/v1/obtainability``: per provider × GPU model × region, the share of the
+        last 7 and 30 days its offers were reported rentable and the median hours a
+        sold-out offer took to come back (``gpu``: those models, families included)."""
+        names = _many(gpu)
+        models = None if not names else list(select_gpus(names).models)
+        return _frame(group_rows(self.engine, gpu_models=models), GROUP_ROW_KEYS)
 
     def recommend(
         self,

@@ -25,13 +25,15 @@ OFFER_JSON_KEYS = {
     # issue 42: what the account pays under its discount rules (list price without one)
     "net_price_per_hour", "net_price_per_hour_usd", "net_price_per_gpu_hour_usd",
     "display_net_price_per_hour", "display_net_price_per_gpu_hour", "discount",
+    # issue 42: the share of the last 7 / 30 days it was reported rentable
+    "obtainability_7d", "obtainability_30d", "median_back_hours",
 }  # fmt: skip
 OFFER_CSV_HEADER = (
     "provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
     "gpu_memory_gib,vcpus,memory_gib,interconnect,fabric,network_gbps,price_per_hour,currency,price_per_hour_usd,"
     "price_per_gpu_hour_usd,display_currency,display_price_per_hour,display_price_per_gpu_hour,"
     "net_price_per_hour,net_price_per_hour_usd,net_price_per_gpu_hour_usd,discount,"
-    "availability,first_seen,last_seen"
+    "availability,obtainability_7d,obtainability_30d,first_seen,last_seen"
 )
 # the keys of `recommend --format json` rows before this change (README, Recommendations)
 RANKING_JSON_KEYS = {
@@ -46,6 +48,7 @@ RANKING_JSON_KEYS = {
     "display_currency", "display_effective_price_per_hour", "display_job_cost",
     # issue 42: the net price the ranking used and the discount rule that set it
     "net_price_per_hour_usd", "discount",
+    "obtainability_7d", "obtainability_30d",  # issue 42
 }  # fmt: skip
 EXCLUDED_JSON_KEYS = {
     "rank", "provider", "instance_type", "region", "zone", "pricing", "payment_option",
@@ -59,6 +62,7 @@ RANKING_CSV_HEADER = (
     "effective_price_per_hour_usd,price_per_gpu_hour_usd,job_hours,job_hours_low,"
     "job_hours_high,job_cost_usd,"
     "display_currency,display_effective_price_per_hour,display_job_cost,"
+    "obtainability_7d,obtainability_30d,"
     "basis,basis_source,compute_precision,precision_fallback"
 )
 

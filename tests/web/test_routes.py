@@ -48,6 +48,7 @@ GET_ROUTES = {
     "&at=now",
     "/api/v1/plan/burst": "?gpu=H100&burst_gpu_hours=100",
     "/api/v1/compare": "",
+    "/api/v1/obtainability": "?gpu=H100",
     "/api/v1/alerts": "",
     "/api/v1/sync/offers": "",
     "/api/v1/sync/service-prices": "",

@@ -15,6 +15,7 @@ from tracker.cli.context import open_store, settings_of
 from tracker.cli.currency import CurrencyOption, currency_view
 from tracker.cli.history import usage_errors
 from tracker.cli.names import check_providers
+from tracker.cli.offers import share_cell
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
 from tracker.format import percent
 from tracker.fx import USD
@@ -46,6 +47,7 @@ def compare_table(prefix: str = "") -> tuple[Column, ...]:
         Column("spot_discount_pct", "spot off", _pct, justify="right", priority=3),
         Column("change_7d_pct", "7d", _change, justify="right", priority=3),
         Column("change_30d_pct", "30d", _change, justify="right", priority=3),
+        Column("obtainability_30d", "got 30d", share_cell, justify="right", priority=4),
     )
 
 

@@ -19,7 +19,15 @@ from tracker.store import DatabaseError
 from tracker.views.errors import ReadError
 from tracker.views.offers import SortKey, gpu_catalog_rows, offer_row, offer_rows, unknown_gpu_rows
 
-__all__ = ["CSV_COLUMNS", "OFFER_HEAD", "SortKey", "offer_row", "offer_rows", "register"]
+__all__ = [
+    "CSV_COLUMNS",
+    "OFFER_HEAD",
+    "SortKey",
+    "offer_row",
+    "offer_rows",
+    "register",
+    "share_cell",
+]
 
 CSV_COLUMNS = (
     "provider",
@@ -48,6 +56,8 @@ CSV_COLUMNS = (
     "net_price_per_gpu_hour_usd",
     "discount",
     "availability",
+    "obtainability_7d",
+    "obtainability_30d",
     "first_seen",
     "last_seen",
 )
@@ -57,6 +67,11 @@ CSV_COLUMNS = (
 def gpus_cell(row: Mapping[str, Any]) -> str:
     """``8× H100-SXM``: how many of which GPU, in one short cell."""
     return fmt_people.gpus(row["gpu_count"], row["gpu_model"])
+
+
+def share_cell(value: Any) -> str:
+    """``43%``: a share of a window, blank where the provider never said."""
+    return "" if value is None else f"{float(value):.0%}"
 
 
 def pricing_cell(value: Any) -> str:
@@ -87,8 +102,9 @@ def net_columns(symbol: str) -> tuple[Column, ...]:
 
 def offer_table(symbol: str = "$", *, net: bool = False) -> tuple[Column, ...]:
     """The table display: short headers, prices in the view currency rounded for
-    reading (``$/h``, ``CNY/h``), VRAM in GiB per GPU, availability blank where unknown (so the column
-    shows only where a provider says). The provider's own currency and
+    reading (``$/h``, ``CNY/h``), VRAM in GiB per GPU, availability and obtainability
+    (``got 7d``: the share of the last 7 days it was reported rentable) blank where
+    unknown (so the columns show only where a provider says). The provider's own currency and
     exact figures are in the JSON and CSV. ``net``: discounts are configured, so
     the net price ("your price") and the rule stand beside the list price."""
     return (
@@ -103,6 +119,8 @@ def offer_table(symbol: str = "$", *, net: bool = False) -> tuple[Column, ...]:
             lambda v: "" if v == Availability.UNKNOWN else str(v),
             priority=3,
         ),
+        Column("obtainability_7d", "got 7d", share_cell, justify="right", priority=4),
+        Column("obtainability_30d", "got 30d", share_cell, justify="right", priority=5),
     )
 
 

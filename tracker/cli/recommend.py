@@ -12,7 +12,7 @@ import typer
 from tracker.cli.context import USAGE, CliError, open_store, settings_of
 from tracker.cli.currency import CurrencyOption, currency_view
 from tracker.cli.names import check_gpus, check_providers, check_regions
-from tracker.cli.offers import OFFER_HEAD
+from tracker.cli.offers import OFFER_HEAD, share_cell
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
 from tracker.recommend import (
     Assumptions,
@@ -66,6 +66,8 @@ CANDIDATE_COLUMNS = (
     "display_currency",
     "display_effective_price_per_hour",
     "display_job_cost",
+    "obtainability_7d",
+    "obtainability_30d",
     "basis",
     "basis_source",
     "compute_precision",
@@ -88,11 +90,21 @@ def _plus_minus(value: float | None) -> str:
     return "" if value is None else f"{value * 100:.0f}"
 
 
-def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
+def _percent(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def candidate_table(symbol: str = "$", *, explain: bool = False) -> tuple[Column, ...]:
     """The ranking as a table: $/h is what an hour costs the job (amortised for
     reservations, net of the account's discounts: ``discount`` names the rule, a column
     shown only where one applies), in the view currency; the per-GPU price and the
-    exact figures are in the JSON and CSV."""
+    exact figures are in the JSON and CSV. With ``explain``, how likely the capacity is
+    there and stays: the spot interruption rate (% a month) and beside it the share of
+    the last 30 days the offer was reported rentable (blank where its provider never says)."""
+    risk = (
+        Column("interruption_pct", "interrupt %/mo", _percent, justify="right", priority=4),
+        Column("obtainability_30d", "got 30d", share_cell, justify="right", priority=4),
+    )
     return (
         Column("rank", "#", justify="right"),
         *OFFER_HEAD,
@@ -102,6 +114,7 @@ def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
         Column("uncertainty", "±%", _plus_minus, justify="right", priority=3),
         Column("display_job_cost", f"job {symbol}", money, justify="right"),
         Column("discount", "discount", lambda v: v or "", priority=2),
+        *(risk if explain else ()),
     )
 
 
@@ -183,6 +196,15 @@ def recommend(
     ] = None,
     max_price: Annotated[str | None, typer.Option("--max-price", help="Max USD/hour.")] = None,
     budget: Annotated[str | None, typer.Option("--budget", help="Max USD for the job.")] = None,
+    min_obtainability: Annotated[
+        float | None,
+        typer.Option(
+            "--min-obtainability",
+            min=0,
+            max=1,
+            help="Least share of the last 30 days an offer was reported rentable, 0-1.",
+        ),
+    ] = None,
     include_unavailable: Annotated[
         bool,
         typer.Option(
@@ -224,6 +246,7 @@ def recommend(
         gpus=gpu,
         max_price_per_hour=max_price,
         budget_usd=budget,
+        min_obtainability=min_obtainability,
     )
     try:
         if profile is None and not overrides:
@@ -252,7 +275,7 @@ def recommend(
         emit(
             rows[: len(ranking.candidates)],
             fmt,
-            table=candidate_table(view.symbol),
+            table=candidate_table(view.symbol, explain=explain),
             title=ranking_title(ranking),
         )
         note = Column("note", "note", wrap=True, min_width=40)

@@ -44,10 +44,15 @@ COMPARE_KEYS = (
     "change_30d_pct",
     *(f"net_{p.value}" for p in PricingModel),
     "discount",
+    "obtainability_7d",
+    "obtainability_30d",
+    "median_back_hours",
 )
 """A compare row: figures are USD per GPU-hour; percentages to a tenth. ``net_*`` are
 the cheapest net figures under the discount rules in force now (the list figures where
-no rule applies) and ``discount`` the rules that set them (comma-separated)."""
+no rule applies) and ``discount`` the rules that set them (comma-separated); then the
+shares of the last 7 / 30 days the GPU was reported rentable at the provider (pooled
+over its regions and offers, :mod:`tracker.views.obtainability`)."""
 
 DISPLAY_KEYS = tuple(f"display_{p.value}" for p in PricingModel)
 """With a view currency (``show``), the now figures in it, after ``display_currency``."""

@@ -136,6 +136,7 @@ class Profile(BaseModel):
     gpus: tuple[str, ...] = ()
     max_price_per_hour: Decimal | None = Field(default=None, gt=0)
     budget_usd: Decimal | None = Field(default=None, gt=0)
+    min_obtainability: float | None = Field(default=None, ge=0, le=1)  # of the last 30 days
 
     @field_validator("name")
     @classmethod

@@ -104,6 +104,9 @@ def rank_table(
         exclude(Reason.REGION, ~allowed)
     if not include_unavailable:  # within the asked-for providers and regions
         exclude(Reason.UNAVAILABLE, table.unavailable)
+    if p.min_obtainability is not None:  # NaN (never reported) compares False: kept
+        with np.errstate(invalid="ignore"):
+            exclude(Reason.OBTAINABILITY, table.obtainability_30d < p.min_obtainability)
     pc = table.pricing_code
     if not p.interruptible:
         exclude(Reason.SPOT_NOT_ALLOWED, pc == PRICING_CODES[PricingModel.SPOT])
@@ -359,7 +362,13 @@ def _candidate(
         interconnect=interconnect,
         interconnect_from_catalog=interconnect_from_catalog,
         rate=_known(gpu_rate),
+        obtainability_7d=_share(table.obtainability_7d[ix]),
+        obtainability_30d=_share(table.obtainability_30d[ix]),
     )
+
+
+def _share(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
 
 
 def _known(rate: Rate | None) -> Rate:

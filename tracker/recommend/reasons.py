@@ -25,9 +25,10 @@ CENT = Decimal("0.01")
 
 
 class Reason(IntEnum):
-    """Why an offer is not a candidate, in the order the checks apply (``UNAVAILABLE``,
-    added last, is checked right after the provider and region scope: an offer without
-    capacity is not rentable, whatever else would rule it out)."""
+    """Why an offer is not a candidate, in the order the checks apply (``UNAVAILABLE``
+    and ``OBTAINABILITY``, added last, are checked right after the provider and region
+    scope: an offer without capacity, or seldom with it, is not rentable, whatever else
+    would rule it out)."""
 
     PROVIDER = 1
     REGION = 2
@@ -44,6 +45,7 @@ class Reason(IntEnum):
     MAX_PRICE = 13
     BUDGET = 14
     UNAVAILABLE = 15
+    OBTAINABILITY = 16
 
     @property
     def label(self) -> str:
@@ -71,6 +73,11 @@ def exclusion_detail(
     o = table.offers[ix]
     if reason is Reason.UNAVAILABLE:
         return "the provider last reported no capacity (--include-unavailable keeps it)"
+    if reason is Reason.OBTAINABILITY:
+        return (
+            f"reported rentable {table.obtainability_30d[ix]:.0%} of the last 30 days; "
+            f"profile needs at least {p.min_obtainability or 0:.0%}"
+        )
     if reason is Reason.PROVIDER:
         return f"provider {o.provider} not in {', '.join(p.providers)}"
     if reason is Reason.REGION:

@@ -47,6 +47,9 @@ class Candidate:
     interconnect_from_catalog: bool
     rate: Rate
     """How fast this GPU runs the job and where that figure comes from (``basis``)."""
+    obtainability_7d: float | None = None
+    obtainability_30d: float | None = None
+    """Shares of the last 7 / 30 days the offer was reported rentable (None: never said)."""
 
     @property
     def price_per_hour_usd(self) -> Decimal:

@@ -27,9 +27,10 @@ from tracker.settings import Settings
 from tracker.store import Engine
 from tracker.store import series as fx_store
 from tracker.store.reads import current_offers
-from tracker.store.series import current_offer_rows
+from tracker.store.series import current_offer_rows, keyed_obtainability
 
 __all__ = [
+    "add_obtainability",
     "load_offer_table",
     "load_offers",
     "profiles_for",
@@ -74,6 +75,15 @@ def load_offer_table(engine: Engine, settings: Settings) -> tuple[OfferTable, Co
     want of a rate; those are logged too (raises DatabaseError)."""
     rows, conversion = _read_usd_rows(engine, settings)
     return OfferTable.from_rows(rows), conversion
+
+
+def add_obtainability(engine: Engine, table: OfferTable, at: datetime | None = None) -> OfferTable:
+    """``table`` with each offer's share of the last 7 and 30 days (ending at ``at``, now)
+    it was reported rentable: what ``min_obtainability`` excludes by and ``--explain``
+    shows; one aggregate in the store (raises DatabaseError)."""
+    when = (at or datetime.now(UTC)).astimezone(UTC)
+    found = keyed_obtainability(engine, when)
+    return table.with_obtainability({k: (o.share_7d, o.share_30d) for k, o in found.items()})
 
 
 def _read_usd_rows(engine: Engine, settings: Settings) -> tuple[list[tuple[Any, ...]], Conversion]:
@@ -126,6 +136,8 @@ def recompute_rankings(
     rows, _ = _read_usd_rows(engine, settings)
     loaded = clock()
     table = OfferTable.from_rows(rows)
+    if any(p.min_obtainability is not None for p in profile_set.profiles.values()):
+        table = add_obtainability(engine, table, now)
     rankings: list[tuple[Ranking, str]] = []
     for name, profile in sorted(profile_set.profiles.items()):
         if not profile.has_work_size:

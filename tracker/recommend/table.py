@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from operator import itemgetter
 from typing import Any, overload
@@ -192,6 +192,29 @@ class OfferTable:
     """Rank of each offer's identity key, for a deterministic order among equal costs."""
     unavailable: BoolArray
     """The provider last reported no capacity for the offer (unknown is not unavailable)."""
+    identity_keys: Sequence[tuple[Any, ...]] = ()
+    """Each offer's identity key (:data:`tracker.models.OFFER_KEY_FIELDS`), in order."""
+    obtainability_7d: FloatArray = field(default_factory=lambda: np.empty(0))
+    obtainability_30d: FloatArray = field(default_factory=lambda: np.empty(0))
+    """Shares of the last 7 / 30 days each offer was reported rentable; NaN where never
+    reported (every offer, until :meth:`with_obtainability` fills them)."""
+
+    def __post_init__(self) -> None:
+        n = len(self.offers)
+        for name in ("obtainability_7d", "obtainability_30d"):
+            if len(getattr(self, name)) != n:
+                object.__setattr__(self, name, np.full(n, math.nan))
+
+    def with_obtainability(
+        self, shares: Mapping[tuple[Any, ...], tuple[float | None, float | None]]
+    ) -> OfferTable:
+        """This table with each offer's (7-day, 30-day) shares, looked up by its identity
+        key (as :attr:`identity_keys` holds it); absent keys stay NaN."""
+        keys = self.identity_keys
+        pairs = [shares.get(k, (None, None)) for k in keys]
+        week = np.array([math.nan if a is None else a for a, _ in pairs], np.float64)
+        month = np.array([math.nan if b is None else b for _, b in pairs], np.float64)
+        return replace(self, obtainability_7d=week, obtainability_30d=month)
 
     def __len__(self) -> int:
         return len(self.offers)
@@ -306,7 +329,8 @@ class OfferTable:
 
         whole = np.maximum(np.floor(count), 1).astype(np.int64)
         vram_total = mem * count
-        order = sorted(range(n), key=lambda i: _KEY(rows[i]))
+        keys = [_KEY(r) for r in rows]
+        order = sorted(range(n), key=keys.__getitem__)
         tie_order = np.empty(n, np.int64)
         tie_order[order] = np.arange(n)
         return cls(
@@ -331,6 +355,7 @@ class OfferTable:
             hourly=hourly,
             interruption_pct=interrupt,
             tie_order=tie_order,
+            identity_keys=keys,
             unavailable=unavailable,
         )
 

@@ -228,6 +228,8 @@ class AvailabilityPoint(Base):
 
     __table_args__ = (
         Index("ix_availability_points_series_first_seen", "series_id", "first_seen"),
+        # Obtainability's windows: the intervals that ended inside one (migration 0012).
+        Index("ix_availability_points_ended_at", "ended_at"),
         Index(
             "uq_availability_points_open",
             "series_id",

@@ -34,6 +34,7 @@ from tracker.store.reads import SeriesFilter, first_observed, stored_gpu_names
 from tracker.views.currency import CurrencyView
 from tracker.views.currency import load_rates as reads_rates
 from tracker.views.errors import ReadError
+from tracker.views.obtainability import with_group_obtainability
 
 __all__ = [
     "DEFAULT_STEP",
@@ -336,6 +337,9 @@ def compare(
         currency=view.code if view is not None else USD,
         discounts=_discounts(engine, settings),
     )
+    selection = where["gpu"]
+    models = None if selection is None or selection.names else list(selection.models)
+    rows = with_group_obtainability(engine, rows, at, models)
     return Compared(rows, dict(compare_without_rate(engine, **where)))
 
 

@@ -14,9 +14,15 @@ from tracker.filters import ANY_OFFER, OfferFilter, Page
 from tracker.fx import USD
 from tracker.models import OFFER_COLUMNS, offer_dict
 from tracker.store import Engine, reads
+from tracker.store.series import Obtainability
 from tracker.views.currency import CurrencyView
 from tracker.views.errors import ReadError
 from tracker.views.net import NET_OFFER_KEYS, net_fields, net_usd
+from tracker.views.obtainability import (
+    OBTAINABILITY_KEYS,
+    obtainability_cells,
+    offer_obtainability,
+)
 
 __all__ = [
     "OFFER_ROW_KEYS",
@@ -47,6 +53,7 @@ OFFER_ROW_KEYS = (
     "price_since",
     "last_seen",
     "source",
+    *OBTAINABILITY_KEYS,
     "attributes",
 )
 """The keys of :func:`offer_row`, in order (the documented JSON shape)."""
@@ -55,12 +62,18 @@ PER_GPU = Decimal("1e-6")
 """USD per GPU-hour is kept to a millionth of a dollar in every row."""
 
 
-def offer_row(stored: reads.StoredOffer, view: CurrencyView | None = None) -> dict[str, Any]:
+def offer_row(
+    stored: reads.StoredOffer,
+    view: CurrencyView | None = None,
+    *,
+    obtained: Obtainability | None = None,
+) -> dict[str, Any]:
     """The documented JSON shape of one offer (keys are a public interface): every
     offer column, then the per-GPU price, the figures in the view currency, the times,
-    then ``attributes``. ``stored.offer`` carries its USD figure (converted at the
-    rate in force, :class:`CurrencyView`); ``view`` None shows USD. The ``net_*``
-    figures and ``discount`` are what the account pays under ``view``'s discounts."""
+    its obtainability (``obtained``; None where availability was never reported), then
+    ``attributes``. ``stored.offer`` carries its USD figure (converted at the rate in
+    force, :class:`CurrencyView`); ``view`` None shows USD. The ``net_*`` figures and
+    ``discount`` are what the account pays under ``view``'s discounts."""
     o = stored.offer
     row = offer_dict(o)
     attributes = row.pop("attributes")
@@ -77,6 +90,7 @@ def offer_row(stored: reads.StoredOffer, view: CurrencyView | None = None) -> di
     row["price_since"] = stored.price_since
     row["last_seen"] = stored.last_seen
     row["source"] = stored.source
+    row.update(obtainability_cells(obtained))
     row["attributes"] = attributes
     return row
 
@@ -88,16 +102,20 @@ def offer_rows(
     *,
     sort: SortKey = SortKey.price,
     limit: int | None = None,
+    at: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """The ``offers`` listing as rows, cheapest first (raises DatabaseError).
 
     Offers are compared in USD at the latest rates (``view``'s, built by
     :func:`~tracker.views.currency.load_view` from the settings' ``fx_rates``) and shown
     in ``view``'s currency; one without a rate is left out and counted in ``view``.
-    With discounts configured they are ordered by the net price the account pays."""
+    With discounts configured they are ordered by the net price the account pays.
+    Obtainability is over the windows ending at ``at`` (now)."""
     # Sorted and cut before the rows are built: limit 10 of 100,000 offers builds 10.
     priced = _ranked(engine, view, where, sort)
-    return [offer_row(s, view) for s in (priced[:limit] if limit else priced)]
+    shown = priced[:limit] if limit else priced
+    obtained = offer_obtainability(engine, shown, at)
+    return [offer_row(s, view, obtained=obtained.get(s.series_id)) for s in shown]
 
 
 def _ranked(
@@ -144,7 +162,7 @@ def offer_page(
     cannot match (``[...]``) make the page cut from :func:`offer_rows`' order instead."""
     rules = view.discounts.rules
     if rules and not reads.orderable(rules):
-        return _net_page(engine, view, where, sort=sort, offset=offset, limit=limit)
+        return _net_page(engine, view, at, where, sort=sort, offset=offset, limit=limit)
     listing = reads.offer_listing(
         engine,
         view.rates,
@@ -156,10 +174,13 @@ def offer_page(
         net=_in_force(view, at),
     )
     rows = []
+    obtained = offer_obtainability(engine, listing.items, at)
     for s in listing.items:
         converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
         if converted is not None:
-            rows.append(offer_row(replace(s, offer=converted), view))
+            rows.append(
+                offer_row(replace(s, offer=converted), view, obtained=obtained.get(s.series_id))
+            )
     return Page(listing.total, rows, dict(listing.missing))
 
 
@@ -179,6 +200,7 @@ def _in_force(view: CurrencyView, at: datetime) -> list[reads.NetRule]:
 def _net_page(
     engine: Engine,
     view: CurrencyView,
+    at: datetime,
     where: OfferFilter,
     *,
     sort: SortKey,
@@ -188,7 +210,9 @@ def _net_page(
     """:func:`offer_page` ordered by the net price: every matching offer read and ranked
     in Python (the SQL order is the list price's), then cut; only the page's rows built."""
     ranked = _ranked(engine, view, where, sort)
-    rows = [offer_row(s, view) for s in ranked[offset : offset + limit]]
+    shown = ranked[offset : offset + limit]
+    obtained = offer_obtainability(engine, shown, at)
+    rows = [offer_row(s, view, obtained=obtained.get(s.series_id)) for s in shown]
     return Page(len(ranked), rows, dict(view.usd.missing))
 
 

@@ -19,7 +19,7 @@ from tracker.recommend.net import list_and_rule
 from tracker.recommend.profiles import Profile, ProfileError, ProfileSet, make_profile
 from tracker.recommend.rank import rank_table
 from tracker.recommend.result import Ranking
-from tracker.recommend.stored import load_offer_table, profiles_for
+from tracker.recommend.stored import add_obtainability, load_offer_table, profiles_for
 from tracker.settings import Settings
 from tracker.store import Engine
 from tracker.views.currency import CurrencyView
@@ -108,6 +108,7 @@ def rank_offers(
     (default: the settings' profiles). Raises DatabaseError, ProfileError, WorkloadError."""
     chosen = profile_set if profile_set is not None else profiles_for(settings)
     table, conversion = load_offer_table(engine, settings)
+    table = add_obtainability(engine, table)
     ranking = rank_table(
         profile,
         table,
@@ -123,6 +124,11 @@ def rank_offers(
 def two_places(value: float) -> Decimal:
     """A float estimate as a 2-decimal Decimal (JSON shows it as an exact string)."""
     return Decimal(f"{value:.2f}")
+
+
+def _share(value: float | None) -> float | None:
+    """A share of a window to 4 decimals, as the offer rows show it (None: never said)."""
+    return None if value is None else round(value, 4)
 
 
 def _d_or_none(value: float | None) -> Decimal | None:
@@ -166,6 +172,8 @@ RANKING_ROW_KEYS = (
     "display_effective_price_per_hour",
     "display_job_cost",
     "interruption_pct",
+    "obtainability_7d",
+    "obtainability_30d",
     "basis",
     "basis_source",
     "compute_precision",
@@ -223,6 +231,8 @@ def ranking_rows(
                 "display_effective_price_per_hour": _shown(view, c.effective_hourly_usd),
                 "display_job_cost": _shown(view, c.job_cost_usd),
                 "interruption_pct": c.interruption_pct,
+                "obtainability_7d": _share(c.obtainability_7d),
+                "obtainability_30d": _share(c.obtainability_30d),
                 "basis": c.rate.label,
                 "basis_source": c.rate.source,
                 "compute_precision": c.rate.precision.value,

@@ -14,9 +14,11 @@ from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from tracker.catalog import select_gpus
 from tracker.encode import jsonable
 from tracker.fx import USD
 from tracker.recommend import ProfileError, WorkloadError
+from tracker.views.obtainability import group_rows
 from tracker.views.offers import offer_page
 from tracker.views.rankings import profiles_of, rank_offers, ranking_rows
 from tracker.web.context import context_of
@@ -24,10 +26,12 @@ from tracker.web.currency import currency_view, log_left_out
 from tracker.web.errors import BadRequest
 from tracker.web.paging import MAX_OFFSET, page_headers
 from tracker.web.params import (
+    GpuQuery,
     OfferQuery,
     check_gpus,
     check_known,
     check_limit,
+    clean,
     offer_filters,
 )
 
@@ -84,6 +88,23 @@ def api_offers(
     )
     log_left_out("/api/v1/offers", found.missing, view.code)
     return JSONResponse(jsonable(found.items), headers=page_headers(request, found, offset))
+
+
+@router.get(
+    "/obtainability", summary="How often offers could be rented, per provider × GPU × region"
+)
+def api_obtainability(request: Request, gpu: GpuQuery = None) -> JSONResponse:
+    """Per provider, GPU model and region that reported availability in the last 30 days:
+    the share of the last 7 and 30 days its offers were reported rentable (available or
+    low; time without a report left out), pooled over the offers, and the median hours a
+    sold-out offer took to come back. ``gpu`` narrows it to those models (a family name
+    selects every variant)."""
+    context = context_of(request)
+    check_known(request, ("gpu",))
+    names = clean(gpu)
+    check_gpus(context.engine, names)
+    models = None if not names else list(select_gpus(names).models)
+    return rows_response(group_rows(context.engine, gpu_models=models))
 
 
 @router.get("/recommend", summary="Ranking of a profile (gpu-tracker recommend --format json)")

@@ -1,4 +1,6 @@
-"""The GPU page: one catalog model's datasheet figures and its cheapest offers now.
+"""The GPU page: one catalog model's datasheet figures, its cheapest offers now, and how
+often each provider and region could actually rent it out (obtainability, where the
+provider reports availability).
 
 Figures come from the GPU catalog (each row cites its datasheet); prices from the same
 winner query as the Overview, narrowed to this model.
@@ -19,6 +21,7 @@ from tracker.catalog import GpuSpec, get_spec
 from tracker.format import pricing_label
 from tracker.models import PricingModel
 from tracker.views.history import model_history
+from tracker.views.obtainability import group_rows
 from tracker.views.overview import COLUMNS, cheapest_now
 from tracker.web.context import WebContext, context_of
 from tracker.web.currency import page_view
@@ -47,6 +50,7 @@ def gpu_page(
     view, now = page_view(context)
     chart = _history_chart(context, spec.name, now)
     winners = cheapest_now(context.engine, view.rates, now, spec.name)
+    obtainable = group_rows(context.engine, now, [spec.name])
     return page(
         request,
         "gpu.html",
@@ -56,6 +60,7 @@ def gpu_page(
         winners=winners,
         groups=COLUMNS,
         chart=chart,
+        obtainable=obtainable,
     )
 
 

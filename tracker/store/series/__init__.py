@@ -21,6 +21,14 @@ from tracker.store.series._fx import (
     usd_rate_case,
     usd_sql,
 )
+from tracker.store.series._obtainability import (
+    WINDOWS,
+    GroupObtainability,
+    Obtainability,
+    group_obtainability,
+    keyed_obtainability,
+    obtainability,
+)
 from tracker.store.series._rankings import (
     NewSnapshot,
     RankingEntry,
@@ -37,7 +45,10 @@ from tracker.store.series._service_prices import (
 )
 
 __all__ = [
+    "WINDOWS",
+    "GroupObtainability",
     "NewSnapshot",
+    "Obtainability",
     "RankingEntry",
     "RankingSnapshot",
     "StoredSnapshot",
@@ -46,10 +57,13 @@ __all__ = [
     "close_delisted",
     "current_column",
     "current_offer_rows",
+    "group_obtainability",
     "join_current",
+    "keyed_obtainability",
     "latest_day",
     "listed_keys",
     "load_rates",
+    "obtainability",
     "record_rates",
     "record_run",
     "record_service_prices",
