@@ -22,6 +22,7 @@ from collectors.base import CollectorError, RunContext, SkipItem
 from tests.conftest import Run, cli_runner
 from tracker import registry
 from tracker.catalog import resolve_gpu
+from tracker.models import Fabric
 from tracker.settings import Settings
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "aws"
@@ -234,3 +235,12 @@ def test_a_malformed_value_does_not_buffer_the_rest_of_the_file(
     with pytest.raises(OfferFileError, match=r"bad\.json: bad JSON"):
         extract_offer_file(reader_input, wanted_product, "bad.json")
     assert reader_input.tell() < 1000  # stopped reading soon after the value went bad
+
+
+def test_the_price_list_gives_bandwidth_but_never_efa() -> None:
+    attrs = extract(DERIVED).items[SKU]["product"]["attributes"]
+    hw = bulk_hardware(attrs, True, resolve_gpu)
+    assert hw is not None
+    # networkPerformance "10 Gigabit" is a figure; the price list has no EfaSupported,
+    # so the fabric is not known (p3.8xlarge has no EFA, but the file does not say so).
+    assert (hw.fabric, hw.network_gbps) == (Fabric.UNKNOWN, Decimal(10))
