@@ -309,6 +309,10 @@ def plan(
     current_provider: Annotated[
         str | None, Field(description="Where you run now (no migration cost there).")
     ] = None,
+    fabric: Annotated[
+        str | None,
+        Field(description="required: only nodes with a stated RDMA fabric and 2+ GPUs [any]."),
+    ] = None,
     provider: Annotated[list[str] | None, Field(description="Only these providers.")] = None,
     region: Annotated[list[str] | None, Field(description="Only these regions.")] = None,
     currency: Annotated[str, Field(description=CURRENCY)] = "USD",

@@ -54,6 +54,7 @@ PARAMS = (
     "egress_tb",
     "migration_usd",
     "current_provider",
+    "fabric",
     "provider",
     "region",
     "currency",
@@ -90,6 +91,7 @@ class PlanQuery:
     currency: str = USD
     top: int = 10
     at: str | None = None
+    fabric: str = "any"
 
 
 def _decimal(name: str, text: str) -> Decimal:
@@ -115,6 +117,7 @@ def demand_of(q: PlanQuery) -> Demand:
             spot_overhead=overhead,
             storage=_STORAGE[q.storage],
             current_provider=q.current_provider,
+            fabric=q.fabric,
         )
     except PlanInputError as exc:  # the CLI's words; the API names parameters, not flags
         message = str(exc).replace("--", "").replace("-", "_")
@@ -172,6 +175,13 @@ def api_plan(
     currency: Annotated[str, Query(max_length=10, description="View currency (ISO code).")] = USD,
     top: Annotated[int, Query(ge=1, le=1000)] = 10,
     at: Annotated[str | None, Query(max_length=40)] = None,
+    fabric: Annotated[
+        str,
+        Query(
+            pattern="^(any|required)$",
+            description="required: only nodes with a stated RDMA fabric and 2+ GPUs.",
+        ),
+    ] = "any",
 ) -> JSONResponse:
     """The best plans for the demand, cheapest total first: the rows of ``gpu-tracker
     plan --format json`` with the same options (underscores for hyphens). A request
@@ -181,7 +191,7 @@ def api_plan(
     q = PlanQuery(
         gpu, steady_gpus, burst_gpu_hours, interruptible, months, spot_overhead,
         checkpoint_minutes, storage_tb, storage, egress_tb, migration_usd, current_provider,
-        provider, region, currency, top, at,
+        provider, region, currency, top, at, fabric,
     )  # fmt: skip
     found, _ = answer(context, q)
     if found.left_out:
