@@ -37,6 +37,7 @@ def _settings(**aws: Any) -> Settings:
     runs them), so these stubs need no Savings Plans answers."""
     aws.setdefault("regions", ["us-east-1"])
     aws.setdefault("savings_plans", False)
+    aws.setdefault("capacity_blocks", False)  # tests/collectors/test_aws_capacity_blocks.py
     return Settings(aws=aws)
 
 
@@ -366,7 +367,7 @@ def test_every_region_failing_fails_the_run(sqlite_engine: Engine) -> None:
 
 
 def test_default_regions_are_the_enabled_regions_that_have_gpus(make_ctx: MakeContext) -> None:
-    settings = Settings(aws={"savings_plans": False})
+    settings = Settings(aws={"savings_plans": False, "capacity_blocks": False})
     assert settings.aws.regions == []
     h = Harness(settings)
     regions = {"Regions": [{"RegionName": "us-east-1"}, {"RegionName": "me-south-1"}]}
