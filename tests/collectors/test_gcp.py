@@ -384,3 +384,12 @@ def test_the_planned_gcp_job_gets_spot_and_list_prices_from_one_catalog_pass(
     assert {o.pricing for o in offers.values()} == {OD, SPOT, R1, R3}
     spot = offers[("a2-highgpu-1g", "us-west1", SPOT)]
     assert spot.price_per_hour == EXPECTED[("a2-highgpu-1g", "us-west1", SPOT)]
+
+
+def test_a3_carries_the_documented_fabric_and_n1_stays_unknown(server: CatalogServer) -> None:
+    offers, _ = collect(make_settings(server))
+    a3 = offers[("a3-highgpu-8g", "us-central1", OD)]
+    # Google's table: "A3 High | NVIDIA H100 80GB | 1,000 Gbps | GPUDirect-TCPX".
+    assert (a3.fabric, a3.network_gbps) == ("gpudirect_tcpx", D(1000))
+    n1 = offers[("n1-standard-4+1xnvidia-tesla-t4", "us-east1", OD)]
+    assert (n1.fabric, n1.network_gbps) == ("unknown", None)
