@@ -8,14 +8,22 @@ For the collectors whose price source never states the network between instances
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TypedDict
 
 from tracker.catalog import documented_fabric
 from tracker.models import Fabric
 
-__all__ = ["documented_network"]
+__all__ = ["DocumentedNetwork", "documented_network"]
 
 
-def documented_network(provider: str, instance_type: str) -> dict[str, Fabric | Decimal | None]:
+class DocumentedNetwork(TypedDict):
+    """The two Offer keyword arguments (typed, so ``**`` them into an Offer checks)."""
+
+    fabric: Fabric
+    network_gbps: Decimal | None
+
+
+def documented_network(provider: str, instance_type: str) -> DocumentedNetwork:
     """``{"fabric": ..., "network_gbps": ...}`` as Offer keyword arguments."""
     row = documented_fabric(provider, instance_type)
     if row is None:
