@@ -181,7 +181,7 @@ def _offer(block: _Block, hw: InstanceHardware, region: str, shape: BlockShape) 
     attrs: dict[str, AttributeValue] = hw.attributes()
     attrs |= {
         INSTANCES: block.instances,
-        HOURS: block.hours.normalize(),
+        HOURS: block.hours,
         START: block.start.astimezone(UTC).isoformat(),
         FEE: block.fee,
         "capacity_block_offering_id": str(block.item.get("CapacityBlockOfferingId") or ""),

@@ -210,3 +210,33 @@ def test_bad_block_settings_are_refused() -> None:
         Settings(aws={"capacity_block_instance_counts": [65]})
     with pytest.raises(ValueError, match="whole days"):
         Settings(aws={"capacity_block_hours": [36]})
+
+
+def test_a_stored_block_reads_back_with_its_terms(db_url: str) -> None:
+    from tracker.collect import run_collector
+    from tracker.store import migrate
+    from tracker.store.engine import make_engine
+    from tracker.store.reads import current_offers
+
+    engine = make_engine(db_url)
+    migrate.upgrade(engine)
+    settings = Settings(aws=BLOCK_SETTINGS | {"capacity_block_types": ["p4d.24xlarge"]})
+    collector, stubber = _collector(settings)
+    stubber.add_response("describe_instance_types", {"InstanceTypes": instance_type_items()}, {})
+    stubber.add_response(
+        "describe_capacity_block_offerings", {"CapacityBlockOfferings": _offerings()}, None
+    )
+    scope = frozenset({PricingModel.CAPACITY_BLOCK})
+    summary = run_collector(
+        engine, collector, settings, pricing_scope=scope, now=datetime(2025, 2, 14, tzinfo=UTC)
+    )
+    assert summary.status == "succeeded", summary.error
+    [stored] = current_offers(engine)
+    offer = stored.offer
+    assert (offer.pricing, offer.offering_class) == (PricingModel.CAPACITY_BLOCK, "1x24h")
+    assert offer.price_per_hour == D("11.7916666667")  # 283 / (1 × 24), to the store's scale
+    terms = capacity_block_terms(offer)
+    assert terms is not None
+    assert (terms.instances, terms.hours, terms.fee) == (1, D(24), D(283))
+    assert terms.start == datetime(2025, 2, 15, 11, 30, tzinfo=UTC)
+    engine.dispose()
