@@ -86,3 +86,22 @@ def test_the_hardware_carries_fabric_into_the_offer_fields() -> None:
     assert not ctx.skips
     fields = hw["p5.48xlarge"].offer_fields()
     assert (fields["fabric"], fields["network_gbps"]) == (Fabric.EFA, Decimal(3200))
+
+
+def test_every_accelerated_type_moto_ships_states_its_network() -> None:
+    """moto's whole DescribeInstanceTypes dump: every accelerated type has NetworkInfo with
+    EfaSupported and a NetworkPerformance figure, so none is left unknown; the 8-GPU
+    training types are all EFA, and EFA agrees with AWS's own flag item by item."""
+    from .test_aws_hardware import _moto_instance_types
+
+    data = _moto_instance_types()
+    ctx = run_context()
+    hw = parse_instance_types(data.values(), ctx.skip)
+    assert not ctx.skips and len(hw) >= 50
+    for name, h in hw.items():
+        assert h.fabric is not Fabric.UNKNOWN, name
+        assert h.network_gbps is not None and h.network_gbps > 0, name
+        efa = data[name]["NetworkInfo"]["EfaSupported"]
+        assert (h.fabric is Fabric.EFA) is efa, name
+    for name in ("p4d.24xlarge", "p5.48xlarge", "p5en.48xlarge", "trn1.32xlarge"):
+        assert hw[name].fabric is Fabric.EFA, name
