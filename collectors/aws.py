@@ -98,7 +98,7 @@ FIXED_PRICING = frozenset(
 NEEDS_CREDENTIALS = "needs_credentials"
 BULK_READINESS = (
     "ready without credentials: on-demand and reserved from the public bulk offer files;"
-    " spot, savings plans and EBS/egress need credentials"
+    " spot, savings plans, capacity blocks and EBS/egress need credentials"
 )
 FILTER_VALUE_MAX = 1024  # the Price List API's limit on one filter value
 PRICE_LIST_PAGE = 100  # the API's maximum MaxResults

@@ -188,17 +188,20 @@ def test_collect_without_credentials_stores_bulk_prices(
     assert runs[0]["status"] == "succeeded", runs[0]
 
 
-def test_spot_and_savings_plans_are_stated_skips(server: tuple[BulkServer, str]) -> None:
+def test_spot_savings_plans_and_capacity_blocks_are_stated_skips(
+    server: tuple[BulkServer, str],
+) -> None:
     _, url = server
     settings = Settings(aws={"bulk_url": url})
     collector = AwsCollector.from_settings(settings)
     ctx = RunContext(settings)
     offers = list(collector.collect(ctx))
     assert len(offers) == 13
-    assert ctx.skips[NEEDS_CREDENTIALS] == 2
+    assert ctx.skips[NEEDS_CREDENTIALS] == 3  # spot, savings plans, capacity blocks
     assert f"{NEEDS_CREDENTIALS}: aws: spot needs credentials" in ctx.details
+    assert f"{NEEDS_CREDENTIALS}: aws: capacity blocks need credentials" in ctx.details
     assert list(collector.collect_service_prices(ctx)) == []
-    assert ctx.skips[NEEDS_CREDENTIALS] == 3
+    assert ctx.skips[NEEDS_CREDENTIALS] == 4
 
 
 def test_a_new_version_is_downloaded_again(server: tuple[BulkServer, str]) -> None:

@@ -434,7 +434,10 @@ def test_missing_credentials_run_aws_from_the_bulk_files() -> None:
     assert collector.bulk is not None
     status = {s.name: s for s in registry.status(Settings())}
     assert status["aws"].configured is True
-    assert "spot, savings plans and EBS/egress need credentials" in status["aws"].reason
+    assert (
+        "spot, savings plans, capacity blocks and EBS/egress need credentials"
+        in status["aws"].reason
+    )
 
 
 def test_with_credentials_there_is_no_bulk_source(aws_env: None) -> None:
