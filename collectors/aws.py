@@ -31,6 +31,11 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from collectors.aws_bulk import BulkSource, bulk_offers
+from collectors.aws_capacity_blocks import (
+    fetch_capacity_block_offerings,
+    parse_capacity_block_offerings,
+    shapes_of,
+)
 from collectors.aws_hardware import InstanceHardware, parse_instance_types
 from collectors.aws_pricelist import parse_price_list_item
 from collectors.aws_savings import (
@@ -93,7 +98,7 @@ FIXED_PRICING = frozenset(
 NEEDS_CREDENTIALS = "needs_credentials"
 BULK_READINESS = (
     "ready without credentials: on-demand and reserved from the public bulk offer files;"
-    " spot, savings plans and EBS/egress need credentials"
+    " spot, savings plans, capacity blocks and EBS/egress need credentials"
 )
 FILTER_VALUE_MAX = 1024  # the Price List API's limit on one filter value
 PRICE_LIST_PAGE = 100  # the API's maximum MaxResults
@@ -153,8 +158,8 @@ class AwsCollector:
 
     name: ClassVar[str] = "aws"
     description: ClassVar[str] = (
-        "AWS EC2: on-demand, reserved and Savings Plans (1y/3y, all payment options) and"
-        " per-zone spot history"
+        "AWS EC2: on-demand, reserved and Savings Plans (1y/3y, all payment options),"
+        " per-zone spot history and Capacity Blocks for ML"
     )
     pricing_models: ClassVar[frozenset[PricingModel]] = frozenset(PricingModel)
     spot_fetched_separately: ClassVar[bool] = True
@@ -237,9 +242,12 @@ class AwsCollector:
         want_fixed = bool(scope & FIXED_PRICING)
         want_spot = PricingModel.SPOT in scope and self.aws.spot
         want_plans = bool(scope & SAVINGS_PLANS) and self.aws.savings_plans
-        if not want_fixed and not want_spot and not want_plans:
+        want_blocks = PricingModel.CAPACITY_BLOCK in scope and self.aws.capacity_blocks
+        if not want_fixed and not want_spot and not want_plans and not want_blocks:
             return
         if self.bulk is not None:
+            if want_blocks:
+                ctx.skip(NEEDS_CREDENTIALS, "aws: capacity blocks need credentials")
             yield from self._collect_bulk(ctx, self.bulk, want_fixed, want_spot, want_plans)
             return
         regions = self._regions()
@@ -250,11 +258,14 @@ class AwsCollector:
                 yield from self._collect_region(ctx, region, want_fixed, want_spot, advisor)
                 if want_plans:
                     yield from self._savings_plans(ctx, region, plans_failed)
+                if want_blocks:
+                    yield from self._capacity_blocks(ctx, region, plans_failed)
             except (ClientError, BotoCoreError) as exc:
                 reason = describe_failure(region, exc)
                 log.warning("aws: skipping region %s: %s", region, reason)
                 ctx.mark_partial(region, reason)
-        # A region whose only failure was its savings plans rates still collected the rest.
+        # A region whose only failure was its savings plans or capacity blocks still
+        # collected the rest.
         ctx.fail_if_every_region_partial("aws", [r for r in regions if r not in plans_failed])
 
     def collect_service_prices(self, ctx: RunContext) -> Iterator[ServicePrice]:
@@ -411,3 +422,38 @@ class AwsCollector:
         yield from parse_savings_plan_rates(
             rates, hardware, ctx.skip, region=region, scope=ctx.pricing_scope & SAVINGS_PLANS
         )
+
+    def _capacity_blocks(self, ctx: RunContext, region: str, failed: set[str]) -> Iterator[Offer]:
+        """The region's Capacity Block offerings of each configured shape, for the
+        configured types it has hardware for; a failure marks the region partial
+        (nothing of it delisted) without failing its other prices."""
+        hardware = self._hardware.get(region) or {}
+        types = [t for t in dict.fromkeys(self.aws.capacity_block_types) if t in hardware]
+        shapes = shapes_of(self.aws.capacity_block_instance_counts, self.aws.capacity_block_hours)
+        ec2 = self.client("ec2", region)
+        offers: list[Offer] = []
+        try:
+            for instance_type in types:
+                for shape in shapes:
+                    try:
+                        items = fetch_capacity_block_offerings(ec2, instance_type, shape)
+                    except ClientError as exc:
+                        if error_code(exc) in THROTTLING_CODES | REGION_DISABLED_CODES:
+                            raise
+                        # One type or shape AWS will not quote here (a bad parameter for
+                        # this region): a counted skip, the region's other prices stand.
+                        detail = f"{region} {instance_type} {shape.label}: {error_code(exc)}"
+                        ctx.skip("capacity_block_refused", detail)
+                        continue
+                    offers.extend(
+                        parse_capacity_block_offerings(
+                            items, hardware, ctx.skip, region=region, shape=shape
+                        )
+                    )
+        except (ClientError, BotoCoreError) as exc:
+            reason = f"capacity blocks: {describe_failure(region, exc)}"
+            log.warning("aws: %s: %s", region, reason)
+            ctx.mark_partial(region, reason)
+            failed.add(region)
+            return
+        yield from offers

@@ -8,7 +8,9 @@ fact, taken from real ``DescribeInstanceTypes`` items (moto 5.2.5's
 ``ec2/resources/instance_types.json.gz``, p3 from the p3.16xlarge capture in
 tests/fixtures/aws). The attributes are shaped into a DescribeInstanceTypes item
 and read by :func:`collectors.aws_hardware.instance_hardware`, so both paths
-resolve names through the GPU catalog the same way. Fractional-GPU families
+resolve names through the GPU catalog the same way. ``networkPerformance`` becomes the
+item's ``NetworkInfo.NetworkPerformance`` (bandwidth only: the price list does not
+state EFA, so the fabric is ``unknown``). Fractional-GPU families
 (g6f, gr6f) are left out: the offer file does not give the partition size.
 """
 
@@ -103,6 +105,11 @@ def bulk_hardware(
     vcpu = attrs.get("vcpu")
     if vcpu not in (None, "", "NA"):
         item["VCpuInfo"] = {"DefaultVCpus": int(_number(vcpu, "vcpu", name))}
+    performance = attrs.get("networkPerformance")
+    if performance not in (None, "", "NA"):
+        # Only the figure: the price list never says whether the type has EFA, so the
+        # shaped item has no EfaSupported and the fabric reads as unknown.
+        item["NetworkInfo"] = {"NetworkPerformance": str(performance)}
     memory = _GIB.match(str(attrs.get("memory") or ""))
     if memory:
         gib = _number(memory.group(1), "memory", name)

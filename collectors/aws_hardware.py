@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from collectors.aws_network import instance_network
 from collectors.base import SkipItem, SkipSink, parse_each
-from tracker.models import AttributeValue, Interconnect, InvalidOffer, to_decimal
+from tracker.models import AttributeValue, Fabric, Interconnect, InvalidOffer, to_decimal
 
 __all__ = ["PROVIDER", "InstanceHardware", "parse_instance_types"]
 
@@ -49,6 +50,9 @@ class InstanceHardware:
     manufacturer: str
     partition: Decimal | None = None
     """Share of one physical GPU (g6f: 0.125); None for whole GPUs."""
+    fabric: Fabric = Fabric.UNKNOWN
+    """``efa`` where ``NetworkInfo.EfaSupported`` says so (:mod:`collectors.aws_network`)."""
+    network_gbps: Decimal | None = None
 
     def offer_fields(self) -> dict[str, Any]:
         """The Offer keyword arguments that describe the machine (same for every price)."""
@@ -61,6 +65,8 @@ class InstanceHardware:
             "vcpus": self.vcpus,
             "memory_gib": self.memory_gib,
             "interconnect": self.interconnect,
+            "fabric": self.fabric,
+            "network_gbps": self.network_gbps,
         }
 
     def attributes(self) -> dict[str, AttributeValue]:
@@ -130,6 +136,8 @@ class _Common:
     instance_type: str
     vcpus: Decimal | None
     memory_gib: Decimal | None
+    fabric: Fabric
+    network_gbps: Decimal | None
 
 
 def _hardware(
@@ -137,7 +145,10 @@ def _hardware(
 ) -> InstanceHardware | None:
     vcpus = item.get("VCpuInfo", {}).get("DefaultVCpus")
     memory = item.get("MemoryInfo", {}).get("SizeInMiB")
+    fabric, gbps = instance_network(item)
     common = _Common(
+        fabric=fabric,
+        network_gbps=gbps,
         instance_type=name,
         vcpus=to_decimal(vcpus, f"{name}.VCpuInfo.DefaultVCpus") if vcpus else None,
         memory_gib=_mib_to_gib(memory, f"{name}.MemoryInfo.SizeInMiB"),
@@ -182,6 +193,8 @@ def _hardware(
         instance_type=common.instance_type,
         vcpus=common.vcpus,
         memory_gib=common.memory_gib,
+        fabric=common.fabric,
+        network_gbps=common.network_gbps,
     )
 
 
@@ -231,4 +244,6 @@ def _gpu_hardware(
         instance_type=common.instance_type,
         vcpus=common.vcpus,
         memory_gib=common.memory_gib,
+        fabric=common.fabric,
+        network_gbps=common.network_gbps,
     )

@@ -41,6 +41,7 @@ from collectors.base import (
     SkipSink,
     text_field,
 )
+from collectors.fabric_docs import documented_network
 from collectors.http import HttpClient, HttpError
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, OfferKey, PricingModel, to_decimal
@@ -299,6 +300,7 @@ def parse_item(item: Any, settings: Settings) -> Offer | None:
             vcpus=Decimal(size.vcpus),
             memory_gib=size.memory_gib,
             interconnect=size.interconnect,
+            **documented_network(PROVIDER, sku),
             offering_class=offering_class,
             os="linux",
             gpu_raw_name=size.gpu,

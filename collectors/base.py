@@ -139,6 +139,7 @@ ALL_PRICING: frozenset[PricingModel] = frozenset(PricingModel)
 WITHOUT_SAVINGS_PLANS: frozenset[PricingModel] = ALL_PRICING - {
     PricingModel.SAVINGS_PLAN_1Y,
     PricingModel.SAVINGS_PLAN_3Y,
+    PricingModel.CAPACITY_BLOCK,
 }
 """On-demand, spot and reservations: what a hyperscaler sells but AWS's savings plans."""
 

@@ -32,6 +32,7 @@ from collectors.base import (
     SkipSink,
     parse_each,
 )
+from collectors.fabric_docs import documented_network
 from collectors.gcp_machines import MACHINE_SHAPES, MachineShape
 from collectors.gcp_services import SERVICE_FAMILIES, parse_service_skus
 from collectors.gcp_skus import Resource, SkuKind, classify, hourly_price
@@ -230,6 +231,7 @@ def compose_offers(
                     vcpus=Decimal(shape.vcpus),
                     memory_gib=shape.memory_gib,
                     interconnect=shape.interconnect,
+                    **documented_network(PROVIDER, shape.machine_type),
                     gpu_raw_name=gpu.accelerator_type,
                     gpu_known=match.known,
                     attributes=attributes,

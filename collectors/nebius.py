@@ -33,7 +33,7 @@ from collectors.base import (
 from collectors.gpucloud import GpuCloudCollector, api_key_or_skip, gpu_offer
 from collectors.nebius_sdk import NebiusApi, Refused
 from tracker.catalog import resolve_gpu
-from tracker.models import AttributeValue, Availability, Offer, PricingModel
+from tracker.models import AttributeValue, Availability, Fabric, Offer, PricingModel
 from tracker.settings import Settings
 
 __all__ = ["NebiusCollector", "Quote", "parse_quote", "platform_gpu"]
@@ -101,6 +101,10 @@ def parse_quote(quote: Quote, currency: str) -> Offer:
         vcpus=Decimal(quote.vcpus),
         memory_gib=Decimal(quote.memory_gib),
         availability=Availability.UNKNOWN,
+        # A preset the API marks ``allow_gpu_clustering`` joins a GPU cluster, which the
+        # API defines by its ``infiniband_fabric`` (compute.v1 GpuClusterSpec): InfiniBand.
+        # The API states no bandwidth, so network_gbps stays unknown.
+        fabric=Fabric.INFINIBAND if quote.clustering else Fabric.UNKNOWN,
     )
 
 

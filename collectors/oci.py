@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem, parse_each
+from collectors.fabric_docs import documented_network
 from collectors.gpucloud import GpuCloudCollector, gpu_offer, number
 from collectors.oci_shapes import PREEMPTIBLE_DISCOUNT, PREEMPTIBLE_RULE, SHAPES, OciShape
 from tracker.catalog import resolve_gpu
@@ -149,6 +150,7 @@ def shape_offers(
             vcpus=shape.vcpus,
             memory_gib=Decimal(shape.memory_gb),
             interconnect=shape.interconnect,
+            **documented_network(PROVIDER, shape.name),
             offering_class="preemptible" if pricing is PricingModel.SPOT else "",
         )
         for pricing, price, attrs in prices

@@ -40,6 +40,7 @@ _PRICING: Final[dict[str, str]] = {
     "reserved_3y": "reserved 3y",
     "savings_plan_1y": "savings plan 1y",
     "savings_plan_3y": "savings plan 3y",
+    "capacity_block": "capacity block",
 }
 _PAYMENT: Final[dict[str, str]] = {
     "no_upfront": "no upfront",

@@ -49,6 +49,12 @@ class PricingModel(StrEnum):
     """An AWS Savings Plan rate (EC2 Instance or Compute plan, ``offering_class``) for one
     instance type: a 1-year commitment like a reservation, priced per hour of use."""
     SAVINGS_PLAN_3Y = "savings_plan_3y"
+    CAPACITY_BLOCK = "capacity_block"
+    """An AWS EC2 Capacity Block for ML: N instances reserved for a fixed window (1-182
+    days) from a start date, for one upfront fee. The price is the fee per instance-hour
+    (fee / (instances × hours)); the block's own shape is in its attributes
+    (:func:`tracker.capacity_blocks.capacity_block_terms`). Not a term: it has no
+    ``term_hours``, and it fits only a job of its size and length."""
 
     @property
     def term_hours(self) -> int | None:

@@ -202,7 +202,7 @@ def test_providers_says_which_parts_of_aws_run_without_credentials(cli: Run) -> 
     aws = next(p for p in listing if p["provider"] == "aws")
     assert aws["status"] == (
         "ready without credentials: on-demand and reserved from the public bulk offer files;"
-        " spot, savings plans and EBS/egress need credentials"
+        " spot, savings plans, capacity blocks and EBS/egress need credentials"
     ), aws
 
 

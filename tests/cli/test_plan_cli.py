@@ -278,3 +278,30 @@ def test_saved_plan_misuse_is_one_line_exit_2(
     profiles.write_text(SAVED)
     proc = stocked("plan", "--profiles-file", str(profiles), *args)
     assert says.format(profiles=profiles) in one_line_error(proc, 2)
+
+
+FABRIC_SHEET = """provider,instance_type,region,zone,pricing,gpu_model,gpu_count,price_per_hour,currency,interconnect,fabric,network_gbps
+pcie,h100-pcie-1x,us-east-1,,on_demand,H100 PCIe,1,2.00,USD,pcie,ethernet,25
+aws,p5.48xlarge,us-east-1,,on_demand,H100 SXM,8,20.00,USD,nvlink,efa,3200
+"""
+
+
+def test_plan_fabric_required_keeps_the_fleet_on_rdma_nodes(cli: Run, tmp_path: Path) -> None:
+    sheet = tmp_path / "fabric.csv"
+    sheet.write_text(FABRIC_SHEET)
+    assert cli("import", str(sheet)).returncode == 0
+    args = ("plan", "--gpu", "H100", "--steady-gpus", "16", "--months", "1", "--format", "json")
+    anyway = json.loads(cli(*args).stdout)
+    # Without the fabric: 16 single-GPU boxes × 2.00 × 730 h = 23,360 beat
+    # 2 p5 nodes × 20.00 × 730 h = 29,200.
+    assert [(r["instance_type"], r["instances"], r["steady_usd"]) for r in anyway] == [
+        ("h100-pcie-1x", 16, "23360"),
+        ("p5.48xlarge", 2, "29200"),
+    ]
+    required = json.loads(cli(*args, "--fabric", "required").stdout)
+    assert [(r["instance_type"], r["fabric"], r["steady_usd"]) for r in required] == [
+        ("p5.48xlarge", "efa", "29200")
+    ]
+    bad = cli(*args, "--fabric", "fast")
+    assert bad.returncode == 2
+    assert "--fabric: 'fast' is not any or required" in bad.stderr

@@ -22,6 +22,7 @@ from collectors.base import CollectorError, RunContext, SkipItem
 from tests.conftest import Run, cli_runner
 from tracker import registry
 from tracker.catalog import resolve_gpu
+from tracker.models import Fabric
 from tracker.settings import Settings
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "aws"
@@ -187,17 +188,20 @@ def test_collect_without_credentials_stores_bulk_prices(
     assert runs[0]["status"] == "succeeded", runs[0]
 
 
-def test_spot_and_savings_plans_are_stated_skips(server: tuple[BulkServer, str]) -> None:
+def test_spot_savings_plans_and_capacity_blocks_are_stated_skips(
+    server: tuple[BulkServer, str],
+) -> None:
     _, url = server
     settings = Settings(aws={"bulk_url": url})
     collector = AwsCollector.from_settings(settings)
     ctx = RunContext(settings)
     offers = list(collector.collect(ctx))
     assert len(offers) == 13
-    assert ctx.skips[NEEDS_CREDENTIALS] == 2
+    assert ctx.skips[NEEDS_CREDENTIALS] == 3  # spot, savings plans, capacity blocks
     assert f"{NEEDS_CREDENTIALS}: aws: spot needs credentials" in ctx.details
+    assert f"{NEEDS_CREDENTIALS}: aws: capacity blocks need credentials" in ctx.details
     assert list(collector.collect_service_prices(ctx)) == []
-    assert ctx.skips[NEEDS_CREDENTIALS] == 3
+    assert ctx.skips[NEEDS_CREDENTIALS] == 4
 
 
 def test_a_new_version_is_downloaded_again(server: tuple[BulkServer, str]) -> None:
@@ -234,3 +238,12 @@ def test_a_malformed_value_does_not_buffer_the_rest_of_the_file(
     with pytest.raises(OfferFileError, match=r"bad\.json: bad JSON"):
         extract_offer_file(reader_input, wanted_product, "bad.json")
     assert reader_input.tell() < 1000  # stopped reading soon after the value went bad
+
+
+def test_the_price_list_gives_bandwidth_but_never_efa() -> None:
+    attrs = extract(DERIVED).items[SKU]["product"]["attributes"]
+    hw = bulk_hardware(attrs, True, resolve_gpu)
+    assert hw is not None
+    # networkPerformance "10 Gigabit" is a figure; the price list has no EfaSupported,
+    # so the fabric is not known (p3.8xlarge has no EFA, but the file does not say so).
+    assert (hw.fabric, hw.network_gbps) == (Fabric.UNKNOWN, Decimal(10))

@@ -37,6 +37,7 @@ def _settings(**aws: Any) -> Settings:
     runs them), so these stubs need no Savings Plans answers."""
     aws.setdefault("regions", ["us-east-1"])
     aws.setdefault("savings_plans", False)
+    aws.setdefault("capacity_blocks", False)  # tests/collectors/test_aws_capacity_blocks.py
     return Settings(aws=aws)
 
 
@@ -366,7 +367,7 @@ def test_every_region_failing_fails_the_run(sqlite_engine: Engine) -> None:
 
 
 def test_default_regions_are_the_enabled_regions_that_have_gpus(make_ctx: MakeContext) -> None:
-    settings = Settings(aws={"savings_plans": False})
+    settings = Settings(aws={"savings_plans": False, "capacity_blocks": False})
     assert settings.aws.regions == []
     h = Harness(settings)
     regions = {"Regions": [{"RegionName": "us-east-1"}, {"RegionName": "me-south-1"}]}
@@ -433,7 +434,10 @@ def test_missing_credentials_run_aws_from_the_bulk_files() -> None:
     assert collector.bulk is not None
     status = {s.name: s for s in registry.status(Settings())}
     assert status["aws"].configured is True
-    assert "spot, savings plans and EBS/egress need credentials" in status["aws"].reason
+    assert (
+        "spot, savings plans, capacity blocks and EBS/egress need credentials"
+        in status["aws"].reason
+    )
 
 
 def test_with_credentials_there_is_no_bulk_source(aws_env: None) -> None:

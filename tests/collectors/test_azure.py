@@ -484,3 +484,16 @@ def test_run_stores_hourly_reservation_prices_and_counts_skips(engine: Any) -> N
     assert stored[(H100, "reserved_3y")].price_per_hour == Decimal("43.79")
     assert stored[(H100, "reserved_1y")].price_per_hour_usd == Decimal("63.40")
     assert stored[(A10, "on_demand")].gpu_count == Decimal("0.1666666667")
+
+
+@respx.mock
+def test_nd_sizes_carry_microsofts_documented_infiniband() -> None:
+    respx.get(ENDPOINT).mock(side_effect=page_route)
+    got = by_key(collect(DISCOVER)[0])
+    # ND H100 v5: "3.2 Tbps ... per VM", 8 × 400 Gb/s; NDm A100 v4: 8 × 200 Gb/s HDR.
+    h100 = got[(H100, "on_demand", "")]
+    assert (h100.fabric, h100.network_gbps) == ("infiniband", Decimal(3200))
+    a100 = got[(A100, "on_demand", "")]
+    assert (a100.fabric, a100.network_gbps) == ("infiniband", Decimal(1600))
+    a10 = next(o for k, o in got.items() if k[0] == A10)
+    assert (a10.fabric, a10.network_gbps) == ("unknown", None)  # no InfiniBand documented

@@ -425,3 +425,12 @@ def test_tpu_slices_are_priced_per_chip_from_the_same_catalog() -> None:
     assert (tpu7x.gpu_model, tpu7x.gpu_memory_gib, tpu7x.network_gbps) == ("TPU7x", 192, 19200)
     # no TPU price was read as a GPU or machine component
     assert all(o.gpu_model.startswith("TPU") for o in offers.values())
+
+
+def test_a3_carries_the_documented_fabric_and_n1_stays_unknown(server: CatalogServer) -> None:
+    offers, _ = collect(make_settings(server))
+    a3 = offers[("a3-highgpu-8g", "us-central1", OD)]
+    # Google's table: "A3 High | NVIDIA H100 80GB | 1,000 Gbps | GPUDirect-TCPX".
+    assert (a3.fabric, a3.network_gbps) == ("gpudirect_tcpx", D(1000))
+    n1 = offers[("n1-standard-4+1xnvidia-tesla-t4", "us-east1", OD)]
+    assert (n1.fabric, n1.network_gbps) == ("unknown", None)

@@ -51,6 +51,12 @@ def test_each_gpu_preset_is_priced_by_the_calculator_per_whole_vm() -> None:
     assert (eight.vcpus, eight.memory_gib) == (Decimal(128), Decimal(1600))
     assert (eight.currency, eight.availability) == ("USD", Availability.UNKNOWN)
     assert eight.attributes["gpu_clustering"] is True
+    # allow_gpu_clustering: the preset joins a GPU cluster, which the API defines by its
+    # InfiniBand fabric; the 1-GPU preset does not, and neither states a bandwidth.
+    assert (eight.fabric, eight.network_gbps) == ("infiniband", None)
+    one = next(o for o in offers if o.instance_type.endswith(ONE))
+    assert one.attributes["gpu_clustering"] is False
+    assert one.fabric == "unknown"
     assert set(state.tokens) == {"Bearer neb-token"}
     assert ctx.skips == {}
 

@@ -195,3 +195,17 @@ def test_5xx_is_retried_then_fails_in_one_line() -> None:
 def test_disabled_is_not_configured() -> None:
     with pytest.raises(NotConfigured, match=r"oci\.enabled"):
         OciCollector.from_settings(Settings(oci={"enabled": False}))
+
+
+def test_shapes_carry_the_documented_rdma_network() -> None:
+    offers = parse(load())[0]
+    # OCI Compute Shapes, "Max Network Bandwidth": "8 x 2 x 200 Gbps RDMA" = 3,200 over
+    # RoCE; the A10 bare metal box has "2 x 50 Gbps" and no cluster network.
+    h100 = offers[("BM.GPU.H100.8", "on_demand")]
+    assert (h100.fabric, h100.network_gbps) == ("roce", Decimal(3200))
+    a100 = offers[("BM.GPU.A100-v2.8", "on_demand")]
+    assert (a100.fabric, a100.network_gbps) == ("roce", Decimal(1600))  # 16 × 100
+    a10 = offers[("BM.GPU.A10.4", "on_demand")]
+    assert (a10.fabric, a10.network_gbps) == ("ethernet", Decimal(100))  # 2 × 50
+    b200 = offers[("BM.GPU.B200.8", "on_demand")]
+    assert (b200.fabric, b200.network_gbps) == ("unknown", None)  # not in the page read

@@ -64,6 +64,21 @@ def test_the_fingerprint_follows_the_question_not_its_description(tmp_path: Path
     assert prints[0] == prints[1] != prints[2]
 
 
+def test_a_saved_plan_takes_the_fabric_key(tmp_path: Path) -> None:
+    path = tmp_path / "profiles.toml"
+    path.write_text(FLEET + 'fabric = "required"\n')
+    required = load_profiles(path).plans["fleet"]
+    assert required.demand.fabric == "required"
+    path.write_text(FLEET)
+    before = load_profiles(path).plans["fleet"]
+    path.write_text(FLEET + 'fabric = "any"\n')
+    explicit_any = load_profiles(path).plans["fleet"]
+    # "any" is what a plan saved before the key meant: the same question, the same hash
+    # (a watching alert rule does not start over); "required" is another question.
+    assert before.fingerprint() == explicit_any.fingerprint() != required.fingerprint()
+    assert before.demand.fabric == "any"
+
+
 def test_the_shipped_example_has_a_saved_plan() -> None:
     plans = load_profiles(ROOT / "config" / "profiles.toml").plans
     assert plans["h100-fleet"].demand.steady_gpus == 16
@@ -91,6 +106,7 @@ def test_the_shipped_example_has_a_saved_plan() -> None:
         ("gpu = 'H100'\nsteady_gpus = 8\nstorage = 'tape'\n", "plan 'p': storage: "),
         ("gpu = 'H100'\nsteady_gpus = 8\nspot = 1\n", "plan 'p': spot: unknown field"),
         ("gpu = 'H100'\nsteady_gpus = nan\n", "plan 'p': steady_gpus: "),
+        ("gpu = 'H100'\nsteady_gpus = 8\nfabric = 'fast'\n", "plan 'p': fabric: "),
     ],
 )
 def test_a_bad_saved_plan_is_one_line_naming_the_plan_the_key_and_the_file(

@@ -85,6 +85,7 @@ ON_DEMAND_AND_RESERVED = frozenset(
     {PricingModel.ON_DEMAND, PricingModel.RESERVED_1Y, PricingModel.RESERVED_3Y}
 )
 SAVINGS_PLANS = frozenset({PricingModel.SAVINGS_PLAN_1Y, PricingModel.SAVINGS_PLAN_3Y})
+CAPACITY_BLOCK = frozenset({PricingModel.CAPACITY_BLOCK})
 
 
 def test_builtin_collectors_get_a_spot_job_only_where_spot_is_fetched_apart() -> None:
@@ -107,12 +108,13 @@ def test_builtin_collectors_get_a_spot_job_only_where_spot_is_fetched_apart() ->
     assert [(j.id, j.pricing_scope, j.interval_seconds) for j in jobs] == [
         ("aws:services", frozenset(), 24 * 60 * 60),  # EBS and egress prices, daily
         ("aws:spot", spot, 15 * 60),
-        ("aws:standard", ON_DEMAND_AND_RESERVED | SAVINGS_PLANS, 360 * 60),
+        # capacity blocks (DescribeCapacityBlockOfferings) with the standard prices
+        ("aws:standard", ON_DEMAND_AND_RESERVED | SAVINGS_PLANS | CAPACITY_BLOCK, 360 * 60),
         ("azure:services", frozenset(), 24 * 60 * 60),  # Managed Disks and Bandwidth
         ("azure:spot", spot, 15 * 60),
         ("azure:standard", ON_DEMAND_AND_RESERVED, 360 * 60),
         ("gcp:services", frozenset(), 24 * 60 * 60),  # disk and egress SKUs
-        ("gcp:standard", frozenset(PricingModel) - SAVINGS_PLANS, 360 * 60),
+        ("gcp:standard", frozenset(PricingModel) - SAVINGS_PLANS - CAPACITY_BLOCK, 360 * 60),
         ("pricesheet:standard", frozenset(PricingModel), 360 * 60),
     ]
     # GCP catalog downloads a day: 24 h / 6 h = 4 (it was 4 + 24 h / 15 min = 100), plus

@@ -52,6 +52,12 @@ def every_pricing_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sit
         make_offer(provider="gamma", instance_type="g.h100", pricing="reserved_3y"),
         make_offer(provider="gamma", instance_type="g.h100", pricing="savings_plan_1y"),
         make_offer(provider="gamma", instance_type="g.h100", pricing="savings_plan_3y"),
+        make_offer(
+            provider="gamma",
+            instance_type="g.h100",
+            pricing="capacity_block",
+            offering_class="1x24h",
+        ),
         make_offer(provider="gamma", instance_type="g.h100", pricing="on_demand", currency="SGD"),
     ]
     assert run_collector(engine, Gamma(gamma), settings, now=DAY0).ok

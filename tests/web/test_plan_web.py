@@ -86,6 +86,7 @@ def test_the_api_answers_the_cli_rows(plan_site: Site, tmp_path: Path) -> None:
         ({"gpu": "H100", "steady_gpus": "8", "at": "soon"}, "at: not a time"),
         ({"gpu": "H100", "steady_gpus": "8", "migration_usd": "9"}, "current_provider"),
         ({"gpu": "H100", "steady_gpus": "8", "color": "red"}, "unknown query parameter"),
+        ({"gpu": "H100", "steady_gpus": "8", "fabric": "fast"}, "fabric"),
     ],
 )
 def test_bad_demand_is_a_one_line_400(plan_site: Site, params: dict[str, str], says: str) -> None:
@@ -93,6 +94,14 @@ def test_bad_demand_is_a_one_line_400(plan_site: Site, params: dict[str, str], s
     assert answer.status_code == 400, answer.text
     error = answer.json()["error"]
     assert says in error and "\n" not in error
+
+
+def test_fabric_required_keeps_only_stated_rdma_nodes(plan_site: Site) -> None:
+    # The sample sheet states no fabric: every instance type is unknown, so none is a node.
+    anyway = plan_site.get("/api/v1/plan", params=QUERY)
+    assert [r["fabric"] for r in anyway.json()] == ["unknown"] * 3
+    required = plan_site.get("/api/v1/plan", params=QUERY | {"fabric": "required"})
+    assert required.status_code == 200 and required.json() == []
 
 
 def test_the_plan_page_shows_the_rows_and_a_bar_per_plan(plan_site: Site) -> None:

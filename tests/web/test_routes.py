@@ -220,7 +220,7 @@ def test_api_docs_write_types_in_words(site: Site) -> None:
     assert "integer, ≥ 1, ≤ 1000" in types
     assert (
         "list of one of on_demand | spot | reserved_1y | reserved_3y | savings_plan_1y | "
-        "savings_plan_3y"
+        "savings_plan_3y | capacity_block"
     ) in types
     assert "one of price | price_per_gpu" in types
     assert "list of text, up to 200 characters, printable ASCII" in types  # provider

@@ -2,8 +2,16 @@
 
 Data lives in ``gpus.toml`` beside this package (one ``[[gpu]]`` row per model, each
 citing its datasheet); see :mod:`tracker.catalog.resolve` for the matching rules.
+``fabrics.toml`` holds the inter-node fabric the providers document per instance type
+(:mod:`tracker.catalog.fabrics`).
 """
 
+from tracker.catalog.fabrics import (
+    DocumentedFabric,
+    FabricDataError,
+    documented_fabric,
+    load_fabrics,
+)
 from tracker.catalog.loader import Catalog, CatalogError, Family, load_catalog
 from tracker.catalog.names import NormalizedName, normalize_gpu_name
 from tracker.catalog.resolve import (
@@ -22,6 +30,8 @@ __all__ = [
     "HINT_TOLERANCE",
     "Catalog",
     "CatalogError",
+    "DocumentedFabric",
+    "FabricDataError",
     "Family",
     "GpuMatch",
     "GpuSelection",
@@ -29,9 +39,11 @@ __all__ = [
     "NormalizedName",
     "all_specs",
     "default_catalog",
+    "documented_fabric",
     "get_spec",
     "gpu_models_for",
     "load_catalog",
+    "load_fabrics",
     "normalize_gpu_name",
     "resolve_gpu",
     "select_gpus",

@@ -44,6 +44,7 @@ def compare_table(prefix: str = "") -> tuple[Column, ...]:
         Column(f"{prefix}reserved_3y", "3y", money, justify="right", priority=2),
         Column(f"{prefix}savings_plan_1y", "SP1y", money, justify="right", priority=2),
         Column(f"{prefix}savings_plan_3y", "SP3y", money, justify="right", priority=2),
+        Column(f"{prefix}capacity_block", "CB", money, justify="right", priority=2),
         Column("spot_discount_pct", "spot off", _pct, justify="right", priority=3),
         Column("change_7d_pct", "7d", _change, justify="right", priority=3),
         Column("change_30d_pct", "30d", _change, justify="right", priority=3),

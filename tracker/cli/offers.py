@@ -79,6 +79,14 @@ def pricing_cell(value: Any) -> str:
     return "" if value is None else pricing_label(str(value))
 
 
+def fabric_cell(row: Mapping[str, Any]) -> str:
+    """``efa 3200``: the inter-node fabric and one instance's Gbit/s; blank where the
+    provider states neither (an unknown fabric is never shown as a name)."""
+    fabric = "" if row.get("fabric") in (None, "unknown") else str(row["fabric"])
+    gbps = row.get("network_gbps")
+    return f"{fabric} {'' if gbps is None else f'{gbps:f}'}".strip()
+
+
 OFFER_HEAD = (
     Column("provider", "provider"),
     Column("instance_type", "instance"),
@@ -110,6 +118,7 @@ def offer_table(symbol: str = "$", *, net: bool = False) -> tuple[Column, ...]:
     return (
         *OFFER_HEAD,
         Column("gpu_memory_gib", "VRAM", justify="right", priority=5),
+        Column("", "fabric Gb/s", fabric_cell, priority=6),
         Column("display_price_per_hour", f"{symbol}/h", money, justify="right"),
         Column("display_price_per_gpu_hour", f"{symbol}/GPU·h", money, justify="right"),
         *(net_columns(symbol) if net else ()),

@@ -143,6 +143,12 @@ def plan(
     current_provider: Annotated[
         str | None, typer.Option(help="Where you run now (no migration cost there).")
     ] = None,
+    fabric: Annotated[
+        str | None,
+        typer.Option(
+            help="required: the fleet only on nodes with a stated RDMA fabric and 2+ GPUs [any]."
+        ),
+    ] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r")] = None,
     currency: CurrencyOption = USD,

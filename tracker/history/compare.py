@@ -39,6 +39,7 @@ COMPARE_KEYS = (
     "reserved_3y",
     "savings_plan_1y",
     "savings_plan_3y",
+    "capacity_block",
     "spot_discount_pct",
     "change_7d_pct",
     "change_30d_pct",

@@ -44,7 +44,9 @@ Rows = list[dict[str, Any]]
 GPU = "GPU model or family, e.g. H100 (every H100 variant) or h100-sxm."
 PROVIDER = "Provider names, e.g. aws, runpod, lambda."
 REGION = "Provider region names, e.g. us-east-1."
-PRICING = "on_demand, spot, reserved_1y, reserved_3y, savings_plan_1y, savings_plan_3y."
+PRICING = (
+    "on_demand, spot, reserved_1y, reserved_3y, savings_plan_1y, savings_plan_3y, capacity_block."
+)
 SINCE = "Start: an age (30d, 12h, 2w), today, yesterday or an ISO date/time (default 30d)."
 CURRENCY = (
     "ISO code (USD, EUR, CNY...) to also show the figures in (display_* fields), converted "
@@ -308,6 +310,10 @@ def plan(
     ] = None,
     current_provider: Annotated[
         str | None, Field(description="Where you run now (no migration cost there).")
+    ] = None,
+    fabric: Annotated[
+        str | None,
+        Field(description="required: only nodes with a stated RDMA fabric and 2+ GPUs [any]."),
     ] = None,
     provider: Annotated[list[str] | None, Field(description="Only these providers.")] = None,
     region: Annotated[list[str] | None, Field(description="Only these regions.")] = None,

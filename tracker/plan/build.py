@@ -22,6 +22,7 @@ from typing import Protocol
 
 from tracker.models import PricingModel
 from tracker.plan.cover import HOURS_PER_MONTH, Cover, Term, cheapest_cover
+from tracker.plan.nodes import cluster_node
 from tracker.recommend.demand import Demand
 from tracker.recommend.pricing import effective_hourly
 from tracker.service_prices import GB_PER_TB, ServiceKind, tiered_cost
@@ -91,6 +92,9 @@ class PriceRow(Protocol):
     def recurring_hourly_usd(self) -> str | None: ...
     @property
     def offering_class(self) -> str: ...
+    @property
+    def fabric(self) -> str:
+        """The inter-node network the offer states (``tracker.models.Fabric``)."""
 
 
 ToUsd = Callable[[Decimal, str], Decimal | None]
@@ -115,6 +119,8 @@ class Candidate:
     spot_usd: Decimal = Decimal(0)
     terms: dict[str, Term] = field(default_factory=dict)
     """The cheapest effective rate of each term length (over payment options)."""
+    fabric: str = "unknown"
+    """The inter-node network the type's prices state (a stated fabric wins over unknown)."""
 
 
 def candidates(prices: Iterable[PriceRow], to_usd: ToUsd) -> list[Candidate]:
@@ -129,6 +135,8 @@ def candidates(prices: Iterable[PriceRow], to_usd: ToUsd) -> list[Candidate]:
         c = groups.get(key)
         if c is None:
             c = groups[key] = Candidate(*key, gpu_model=o.gpu_model, gpu_count=o.gpu_count)
+        if c.fabric == "unknown":
+            c.fabric = o.fabric
         if o.pricing == _ON_DEMAND:
             c.on_demand = usd if c.on_demand is None else min(c.on_demand, usd)
         elif o.pricing == _SPOT:
@@ -187,6 +195,8 @@ class PlanRow:
     basis: dict[str, object] = field(default_factory=dict)
     """The unit prices and quantities the figures come from (what ``--explain`` shows)."""
     rank: int = 0
+    fabric: str = "unknown"
+    """The inter-node network the instance type's prices state."""
 
     @property
     def total_usd(self) -> Decimal:
@@ -216,6 +226,9 @@ def build_plans(
     """The candidates' plans, ranked: complete plans by total, then incomplete ones
     (fewest missing parts first, then by the known total); names break ties.
 
+    With ``demand.fabric == "required"`` only cluster nodes are planned
+    (:func:`tracker.plan.nodes.cluster_node`: a stated RDMA fabric and two GPUs or more).
+
     With ``top``, only the best ``top`` are priced in full. Every candidate first gets a
     lower bound: its steady fleet at the cheapest monthly rate it sells (no cover can
     beat every month at the cheapest rate), its other parts exactly. Candidates are then
@@ -223,6 +236,8 @@ def build_plans(
     so the rows and their order are exactly those of pricing every candidate.
     """
     services = _memo(services)
+    if demand.fabric == "required":
+        offers = [c for c in offers if cluster_node(c.fabric, c.gpu_count)]
     if top is None:
         rows = [_plan(c, demand, services, overhead_for) for c in offers]
     else:
@@ -335,6 +350,7 @@ def _plan(c: Candidate, d: Demand, services: ServiceLookup, overhead_for: Overhe
         incomplete=[name for name, value in parts.items() if value is None],
         months=d.months,
         basis=basis | {"cover": cover, "terms": dict(c.terms)},
+        fabric=c.fabric,
     )
 
 

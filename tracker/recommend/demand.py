@@ -40,6 +40,8 @@ class Demand:
     """Internet egress a month."""
     migration_usd: Decimal = Decimal(0)
     current_provider: str | None = None
+    fabric: str = "any"
+    """``required``: the fleet only on cluster nodes (:func:`tracker.plan.nodes.cluster_node`)."""
 
     def __post_init__(self) -> None:
         for name in ("steady_gpus", "burst_gpu_hours", "storage_tb", "egress_tb", "migration_usd"):
@@ -59,6 +61,8 @@ class Demand:
             raise PlanInputError("--checkpoint-minutes: must be above zero")
         if self.storage not in (ServiceKind.BLOCK_STORAGE_SSD, ServiceKind.BLOCK_STORAGE_HDD):
             raise PlanInputError("--storage: ssd or hdd")
+        if self.fabric not in ("any", "required"):
+            raise PlanInputError(f"--fabric: {self.fabric!r} is not any or required")
         if self.migration_usd > 0 and not self.current_provider:
             raise PlanInputError(
                 "--migration-usd needs --current-provider (the provider you would move from)"

@@ -113,6 +113,8 @@ def rank_table(
     for model in RESERVED:
         if not pricing.reservation_eligible(model, p.horizon_months, p.utilization):
             exclude(Reason.RESERVED_TERM, pc == PRICING_CODES[model])
+    # Hook for cluster sizing: a block is charged whole, never by the job's hours.
+    exclude(Reason.CAPACITY_BLOCK, pc == PRICING_CODES[PricingModel.CAPACITY_BLOCK])
     if p.gpus:
         allowed = np.isin(table.gpu_code, table.codes(p.gpus, table.gpu_models)) & table.known
         exclude(Reason.GPU_NOT_ALLOWED, ~allowed)

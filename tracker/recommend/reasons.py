@@ -46,6 +46,9 @@ class Reason(IntEnum):
     BUDGET = 14
     UNAVAILABLE = 15
     OBTAINABILITY = 16
+    CAPACITY_BLOCK = 17
+    """A capacity block (paid whole for its instances and hours) with no cluster sizing
+    to check that the job fits it (``tracker.capacity_blocks.block_fits``)."""
 
     @property
     def label(self) -> str:
@@ -90,6 +93,11 @@ def exclusion_detail(
         return (
             f"{o.pricing.value} needs a {months:.0f}-month commitment and an expected "
             f"utilization; horizon is {_fmt(p.horizon_months)} months, {used}"
+        )
+    if reason is Reason.CAPACITY_BLOCK:
+        return (
+            f"a capacity block ({o.offering_class}) is paid whole; it is ranked only for a "
+            "job sized to fit its instances and hours"
         )
     if reason is Reason.GPU_NOT_ALLOWED:
         return f"GPU {o.gpu_model} not in {', '.join(p.gpus)}"

@@ -72,6 +72,8 @@ class SavedPlan(BaseModel):
     egress_tb: Decimal = Decimal(0)
     migration_usd: Decimal = Decimal(0)
     current_provider: str | None = None
+    fabric: Literal["any", "required"] = "any"
+    """``required``: only cluster nodes (a stated RDMA fabric, two GPUs or more)."""
     provider: list[str] = Field(default_factory=list)
     region: list[str] = Field(default_factory=list)
 
@@ -122,7 +124,10 @@ class SavedPlan(BaseModel):
 
     def fingerprint(self) -> str:
         """Stable hash of what the plan's figures depend on (not its description)."""
-        data = self.model_dump_json(exclude={"description"})
+        # ``fabric = "any"`` is left out so plans saved before the key keep their hash
+        # (a watching alert rule would otherwise start over for nothing).
+        skip = {"description"} | ({"fabric"} if self.fabric == "any" else set())
+        data = self.model_dump_json(exclude=skip)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 

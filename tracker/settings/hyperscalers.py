@@ -9,6 +9,21 @@ from pydantic import Field, SecretStr, field_validator
 
 from tracker.settings.base import CsvList, Section, read_secret, split_csv
 
+_BLOCK_TYPES = (
+    "p4d.24xlarge",
+    "p4de.24xlarge",
+    "p5.4xlarge",
+    "p5.48xlarge",
+    "p5e.48xlarge",
+    "p5en.48xlarge",
+    "p6-b200.48xlarge",
+    "p6-b300.48xlarge",
+    "trn1.32xlarge",
+    "trn2.3xlarge",
+    "trn2.48xlarge",
+)
+"""The types AWS's Capacity Blocks pricing page lists (2026-01 to 2026-07 snapshots)."""
+
 
 class AwsSettings(Section):
     enabled: bool = True
@@ -18,6 +33,15 @@ class AwsSettings(Section):
     spot: bool = True
     savings_plans: bool = True
     """Collect Savings Plans rates (EC2 Instance and Compute plans) beside reservations."""
+    capacity_blocks: bool = True
+    """Collect EC2 Capacity Blocks for ML offerings (pricing ``capacity_block``; needs
+    credentials): one DescribeCapacityBlockOfferings call per type × count × duration."""
+    capacity_block_types: CsvList = Field(default_factory=lambda: list(_BLOCK_TYPES))
+    """Instance types to ask for (only those the region's DescribeInstanceTypes lists)."""
+    capacity_block_instance_counts: list[int] = Field(default_factory=lambda: [1, 8])
+    """Block sizes asked for, 1-64 instances; each is its own series (``offering_class``)."""
+    capacity_block_hours: list[int] = Field(default_factory=lambda: [24, 168])
+    """Block lengths asked for: 24-336 h in whole days, then whole weeks up to 4,368 h."""
     spot_lookback_days: int = Field(7, ge=1, le=90)
     spot_advisor_url: str = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
     include_accelerators: bool = True
@@ -36,7 +60,28 @@ class AwsSettings(Section):
     """Root of the public Price List bulk offer files, read when there are no AWS
     credentials (on-demand and reserved only); a mirror or a test server."""
 
-    _split = field_validator("regions", mode="before")(split_csv)
+    _split = field_validator("regions", "capacity_block_types", mode="before")(split_csv)
+
+    @field_validator("capacity_block_instance_counts")
+    @classmethod
+    def _counts(cls, value: list[int]) -> list[int]:
+        bad = [n for n in value if not 1 <= n <= 64]
+        if bad:
+            raise ValueError(f"{bad[0]} instances: a capacity block holds 1-64")
+        return value
+
+    @field_validator("capacity_block_hours")
+    @classmethod
+    def _hours(cls, value: list[int]) -> list[int]:
+        from tracker.capacity_blocks import valid_block_hours
+
+        bad = [h for h in value if not valid_block_hours(h)]
+        if bad:
+            raise ValueError(
+                f"{bad[0]} h: capacity blocks run 24-336 h in whole days, "
+                "or whole weeks up to 4368 h"
+            )
+        return value
 
 
 class AzureSettings(Section):

@@ -36,6 +36,7 @@ PLAN_KEYS = (
     "gpu_model",
     "gpu_count",
     "instances",
+    "fabric",
     "commitments",
     "steady_usd",
     "burst_usd",
@@ -117,6 +118,7 @@ def plan_row(
         "gpu_model": row.gpu_model,
         "gpu_count": row.gpu_count,
         "instances": row.instances,
+        "fabric": row.fabric,
         "commitments": row.commitments,
         "steady_usd": row.steady_usd,
         "burst_usd": row.burst_usd,
@@ -153,6 +155,7 @@ DEMAND_DEFAULTS: dict[str, Any] = {
     "egress_tb": "0",
     "migration_usd": "0",
     "current_provider": None,
+    "fabric": "any",
 }
 """``plan``'s demand options and their defaults (``None`` given means "not given", so a
 saved plan can refuse options that would silently not apply)."""
@@ -187,5 +190,6 @@ def demand_of(given: Mapping[str, Any]) -> Demand:
         months=chosen["months"],
         storage=_STORAGE[storage],
         current_provider=chosen["current_provider"],
+        fabric=chosen["fabric"],
         spot_overhead=None if overhead is None else _decimal("--spot-overhead", overhead),
     )

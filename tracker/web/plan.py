@@ -54,6 +54,7 @@ PARAMS = (
     "egress_tb",
     "migration_usd",
     "current_provider",
+    "fabric",
     "provider",
     "region",
     "currency",
@@ -94,6 +95,7 @@ class PlanQuery:
     currency: str = USD
     top: int = 10
     at: str | None = None
+    fabric: str = "any"
 
 
 def _decimal(name: str, text: str) -> Decimal:
@@ -119,6 +121,7 @@ def demand_of(q: PlanQuery) -> Demand:
             spot_overhead=overhead,
             storage=_STORAGE[q.storage],
             current_provider=q.current_provider,
+            fabric=q.fabric,
         )
     except PlanInputError as exc:  # the CLI's words; the API names parameters, not flags
         message = str(exc).replace("--", "").replace("-", "_")
@@ -176,6 +179,13 @@ Names = Annotated[list[str] | None, Query()]
 Currency = Annotated[str, Query(max_length=10, description="View currency (ISO code).")]
 Top = Annotated[int, Query(ge=1, le=1000)]
 At = Annotated[str | None, Query(pattern=TIME_PATTERN)]
+FabricRule = Annotated[
+    str,
+    Query(
+        pattern="^(any|required)$",
+        description="required: only nodes with a stated RDMA fabric and 2+ GPUs.",
+    ),
+]
 
 
 @api_router.get("/plan", summary="Fleet plans over months (gpu-tracker plan --format json)")
@@ -198,6 +208,7 @@ def api_plan(
     currency: Currency = USD,
     top: Top = 10,
     at: At = None,
+    fabric: FabricRule = "any",
 ) -> JSONResponse:
     """The best plans for a fleet with GPUs busy all the time (``steady_gpus``) and any
     bursts on top, cheapest total first: the rows of ``gpu-tracker plan --format json``
@@ -207,7 +218,7 @@ def api_plan(
     q = PlanQuery(
         gpu, steady_gpus, burst_gpu_hours, interruptible, months, spot_overhead,
         checkpoint_minutes, storage_tb, storage, egress_tb, migration_usd, current_provider,
-        provider, region, currency, top, at,
+        provider, region, currency, top, at, fabric,
     )  # fmt: skip
     return _plan_rows(request, q, "/api/v1/plan")
 
@@ -231,6 +242,7 @@ def api_plan_burst(
     currency: Currency = USD,
     top: Top = 10,
     at: At = None,
+    fabric: FabricRule = "any",
 ) -> JSONResponse:
     """``/api/v1/plan`` for a fleet without steady GPUs: ``burst_gpu_hours`` a month,
     on spot and on-demand (``gpu-tracker plan --burst-gpu-hours N --format json``)."""
@@ -238,7 +250,7 @@ def api_plan_burst(
     q = PlanQuery(
         gpu, "0", burst_gpu_hours, interruptible, months, spot_overhead,
         checkpoint_minutes, storage_tb, storage, egress_tb, migration_usd, current_provider,
-        provider, region, currency, top, at,
+        provider, region, currency, top, at, fabric,
     )  # fmt: skip
     return _plan_rows(request, q, "/api/v1/plan/burst")
 

@@ -54,6 +54,8 @@ _OFFER = {
         "gpu_memory_gib": _MAYBE_TEXT,
         "vcpus": _MAYBE_TEXT,
         "memory_gib": _MAYBE_TEXT,
+        "fabric": {**_TEXT, "description": "Inter-node network (tracker.models.Fabric)."},
+        "network_gbps": _MAYBE_TEXT,
         "price_since": {**_TEXT, "description": "When the current price was first seen."},
         "last_seen": {**_TEXT, "description": "When the server last observed it."},
     },

@@ -188,6 +188,9 @@ class CheapestRow:
     pricing: str
     price_per_hour_usd: Decimal
     gpu_count: Decimal
+    fabric: str = "unknown"
+    """The inter-node network the offer states (the GPU page shows it)."""
+    network_gbps: Decimal | None = None
 
 
 SpanningLow = tuple[str, str, Decimal]
@@ -320,6 +323,8 @@ def _details(
             PricePoint.price,
             PricePoint.currency,
             Series.gpu_count,
+            Series.fabric,
+            Series.network_gbps,
         )
         .join_from(
             Series,
@@ -330,7 +335,9 @@ def _details(
         "cannot read the cheapest offers",
     )
     result = []
-    for sid, provider_, instance_type, region_, zone, pricing_, price, currency, gpus in details:
+    for row in details:
+        sid, provider_, instance_type, region_, zone, pricing_, price, currency, gpus = row[:9]
+        fabric, gbps = row[9], row[10]
         exact_usd = rates.to_usd(price, currency, at)
         if exact_usd is None:  # the aggregate kept only currencies with a rate at ``at``
             raise ValueError(f"no USD rate for {currency} at {at}")
@@ -347,6 +354,8 @@ def _details(
                 pricing_,
                 exact_usd,
                 gpus,
+                fabric,
+                None if gbps is None else Decimal(str(gbps)),
             )
         )
     return sorted(result, key=lambda r: (r.gpu_model, r.group))

@@ -43,6 +43,8 @@ class PlanPrice(NamedTuple):
     recurring_hourly_usd: str | None
     offering_class: str = ""
     """A savings plan's type (``ec2_instance``, ``compute``); a reservation's class."""
+    fabric: str = "unknown"
+    """The inter-node network (``tracker.models.Fabric``): ``plan --fabric required``."""
 
 
 def plan_prices(
@@ -71,6 +73,7 @@ def plan_prices(
         p.currency,
         *(s.attributes[key].as_string().label(key) for key in _ATTRIBUTES),
         s.offering_class,
+        s.fabric,
     ).join_from(s, p, p.series_id == s.id)
     if at is None:
         stmt = stmt.where(p.ended_at.is_(None), s.delisted_at.is_(None))
