@@ -12,6 +12,7 @@ from enum import StrEnum
 __all__ = [
     "ALLOWED_PRECISIONS",
     "COMPUTE_PRECISIONS",
+    "FabricNeed",
     "InterconnectNeed",
     "Precision",
     "Task",
@@ -56,6 +57,20 @@ class Precision(StrEnum):
     FP8 = "fp8"
     INT8 = "int8"
     INT4 = "int4"
+
+
+class FabricNeed(StrEnum):
+    """Which inter-node network a job may be sized across (one node is never affected).
+
+    ``required``: only offers with an RDMA fabric (InfiniBand, EFA, RoCE, GPUDirect-TCPX,
+    TPU ICI) are ranked. ``preferred``: any offer ranks, but a job spans nodes only over
+    a fabric the provider states (a plain Ethernet one included, at its bandwidth).
+    ``any``: also over an ``unknown`` fabric, at the assumed fallback bandwidth.
+    """
+
+    REQUIRED = "required"
+    PREFERRED = "preferred"
+    ANY = "any"
 
 
 class InterconnectNeed(StrEnum):

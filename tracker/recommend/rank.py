@@ -15,7 +15,7 @@ the offers that fit are then ordered by what an hour of work costs on them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 
 import numpy as np
@@ -25,16 +25,18 @@ from tracker.models import Interconnect, Offer, PricingModel
 from tracker.recommend import pricing
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.calibration import Rate, basis_notes, calibrated_work, gpu_rates
-from tracker.recommend.fabric import INTERCONNECTS
+from tracker.recommend.cluster import ClusterShape, Sizes, size_clusters
+from tracker.recommend.fabric import FABRICS, INTERCONNECTS, node_gbps, rdma
 from tracker.recommend.measured import Measurement
 from tracker.recommend.per_gpu import serving_seconds, vram_by_stored_precision
-from tracker.recommend.profiles import InterconnectNeed, Profile, Task
+from tracker.recommend.profiles import FabricNeed, InterconnectNeed, Profile, Task
+from tracker.recommend.scaling_fit import fitted_scaling
 from tracker.recommend.reasons import Reason, exclusion_detail
 from tracker.recommend.result import Candidate, Exclusion, Ranking, close_call
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
 from tracker.recommend.throughput import Workload, spec_tflops, workload
-from tracker.recommend.vram import GIB
+from tracker.recommend.vram import GIB, weight_bytes
 
 __all__ = ["rank", "rank_table"]
 
@@ -125,6 +127,8 @@ def rank_table(
     ic, fast = links.code, links.fast
     if p.interconnect is InterconnectNeed.REQUIRED:
         exclude(Reason.INTERCONNECT, multi & ~fast)
+    if p.fabric_need is FabricNeed.REQUIRED:
+        exclude(Reason.FABRIC, ~rdma(table.fabric_code))
     per_model = np.array([r.flops if r else np.nan for r in rates] or [np.nan])
     achieved = np.where(table.known, per_model[table.gpu_code], np.nan) if n else np.empty(0)
     exclude(Reason.NO_THROUGHPUT, np.isnan(achieved))
@@ -138,12 +142,19 @@ def rank_table(
     else:
         sharded = multi & fast
     need_per_gpu = np.full(n, np.nan)
+    shard_gib = np.full(n, np.nan)
+    fixed_gib = np.full(n, np.nan)
     for vram, models in vram_by_stored_precision(p, w.vram, a, rates):
         mask = np.isin(table.gpu_code, models) if models is not None else np.ones(n, np.bool_)
         need = np.where(sharded, vram.shardable / whole + vram.per_gpu_fixed, vram.total) / GIB
         need_per_gpu = np.where(mask, need, need_per_gpu)
+        shard_gib = np.where(mask, vram.shardable / GIB, shard_gib)
+        fixed_gib = np.where(mask, vram.per_gpu_fixed / GIB, fixed_gib)
+    cluster = p.sizes_clusters and p.task.is_training and p.tokens is not None
+    gbps = node_gbps(table.fabric_code, table.network_gbps, p.fabric_need, a.fallback_network_gbps)
+    min_nodes = _min_nodes(p, table, sharded & ~np.isnan(gbps), shard_gib, fixed_gib, cluster)
     with np.errstate(invalid="ignore"):
-        exclude(Reason.VRAM, need_per_gpu > table.vram_per_gpu)
+        exclude(Reason.VRAM, (need_per_gpu > table.vram_per_gpu) & (min_nodes == 0))
 
     # --- time and cost ----------------------------------------------------------------
     per_doubling = np.array([a.multi_gpu_scaling[name] for name in INTERCONNECTS])
@@ -168,6 +179,29 @@ def rank_table(
         exclude(Reason.VRAM, np.isnan(seconds))  # serving: not one request fits
         compute_hours, wall, pct = _hours(a, p, table, seconds, spot)
         cost = per_job_hour * wall
+    nodes = np.ones(n, np.int64)
+    eff = np.ones(n)
+    share = np.full(n, np.nan)
+    deadline_note = None
+    if cluster and w.flops is not None:
+        rows = np.flatnonzero(reason == 0)
+        shape = _cluster_shape(p, w.flops, a, table, rows, rate, gbps, min_nodes, compute_hours)
+        lo, hi = p.node_counts
+        sizes = size_clusters(
+            shape,
+            fitted_scaling(),
+            np.arange(lo, hi + 1),
+            p.deadline_hours,
+            _wall_hours(a, p, table, spot),
+        )
+        nodes[rows], eff[rows], share[rows] = sizes.nodes, sizes.efficiency, sizes.compute_share
+        compute_hours[rows], wall[rows] = sizes.compute_hours, sizes.wall_hours
+        cost[rows] = per_job_hour[rows] * sizes.nodes * sizes.wall_hours
+        exclude(Reason.DEADLINE, nodes == 0)
+        if not (nodes[rows] > 0).any():
+            deadline_note = _fastest_note(p, table, rows, sizes)
+    elif p.deadline_hours is not None and w.flops is not None:
+        exclude(Reason.DEADLINE, wall > p.deadline_hours)
     if p.max_price_per_hour is not None:
         exclude(Reason.MAX_PRICE, table.hourly > float(p.max_price_per_hour))
     if p.budget_usd is not None:
@@ -191,6 +225,7 @@ def rank_table(
             Interconnect(INTERCONNECTS[int(ic[ix])]),
             bool(links.from_catalog[ix]),
             rates[int(table.gpu_code[ix])],
+            (int(nodes[ix]), float(eff[ix]), float(share[ix]), float(gbps[ix])),
         )
         for i, ix in enumerate(chosen)
     )
@@ -219,6 +254,103 @@ def rank_table(
         notes=_notes(p, w.flops is not None, pc, reason, links.from_catalog)
         + basis_notes((c.offer.gpu_model, c.rate) for c in candidates),
         close_call=close_call(candidates),
+        deadline_note=deadline_note,
+    )
+
+
+def _min_nodes(
+    p: Profile,
+    table: OfferTable,
+    spans: BoolArray,
+    shard_gib: FloatArray,
+    fixed_gib: FloatArray,
+    cluster: bool,
+) -> IntArray:
+    """Fewest instances whose GPUs hold the job's sharded state (1 where one fits; 0
+    where no allowed size does). Only offers that shard and may span nodes grow."""
+    n = len(table)
+    one = np.ones(n, np.int64)
+    if not cluster:
+        return one
+    lo, hi = p.node_counts
+    spare = table.vram_per_gpu - fixed_gib
+    with np.errstate(invalid="ignore", divide="ignore"):
+        need = np.ceil(shard_gib / (table.whole_gpus * spare))
+        grows = spans & (spare > 0) & (need <= hi)
+    return np.where(grows, np.maximum(need, lo), one * lo).astype(np.int64)
+
+
+def _cluster_shape(
+    p: Profile,
+    flops: float,
+    a: Assumptions,
+    table: OfferTable,
+    rows: IntArray,
+    rate: FloatArray,
+    gbps: FloatArray,
+    min_nodes: IntArray,
+    compute_hours: FloatArray,
+) -> ClusterShape:
+    """The sized rows as the cluster model sees them: a step is ``batch`` sequences per
+    GPU (or the profile's global batch), its tokens at the one-node rate."""
+    assert p.tokens is not None
+    per_token = flops / p.tokens
+    keys = np.column_stack(
+        [table.gpu_code[rows], table.whole_gpus[rows], np.nan_to_num(gbps[rows], nan=-1), rate[rows]]
+    )
+    group = np.unique(keys, axis=0, return_inverse=True)[1].ravel() if len(rows) else rows
+    return ClusterShape(
+        rows=rows,
+        group=group.astype(np.int64),
+        gpus_per_node=table.whole_gpus[rows].astype(np.float64),
+        tokens_per_gpu_s=rate[rows] / per_token,
+        node_gbps=gbps[rows],
+        min_nodes=min_nodes[rows],
+        one_node_hours=compute_hours[rows],
+        hourly=table.hourly[rows],
+        local_tokens=float(p.batch * p.seq_len),
+        param_bytes=p.params * weight_bytes(p.precision, a),
+        global_batch=None if p.global_batch is None else float(p.global_batch),
+        sequence_length=float(p.seq_len),
+    )
+
+
+def _wall_hours(
+    a: Assumptions, p: Profile, table: OfferTable, spot: BoolArray
+) -> Callable[[FloatArray, IntArray], FloatArray]:
+    """Expected wall hours for a (rows × node counts) matrix of compute hours."""
+    default_pct = np.array([a.interruption_pct(name) for name in table.providers])
+    interrupt = table.interruption_pct
+    pct = np.where(np.isnan(interrupt), default_pct[table.provider_code], interrupt)
+    per_hour = pricing.interruption_rate_per_hour(pct)
+
+    def wall(compute: FloatArray, rows: IntArray) -> FloatArray:
+        on_spot = spot[rows] & p.interruptible
+        if not on_spot.any():
+            return compute
+        with np.errstate(invalid="ignore", over="ignore"):
+            rework = pricing.expected_wall_hours(
+                compute,
+                per_hour[rows][:, None],
+                p.checkpoint_interval_hours,
+                a.restart_hours,
+                a.checkpoint_write_hours,
+            )
+        return np.where(on_spot[:, None], rework, compute)
+
+    return wall
+
+
+def _fastest_note(p: Profile, table: OfferTable, rows: IntArray, sizes: Sizes) -> str | None:
+    """The one line for a deadline no size meets: the fastest size and its time."""
+    if not len(rows) or not np.isfinite(sizes.fastest_hours).any():
+        return None
+    best = int(np.argmin(sizes.fastest_hours))
+    o = table.offers[int(rows[best])]
+    return (
+        f"no size up to {p.node_counts[1]} node(s) finishes {p.name} within "
+        f"{p.deadline_hours:g} h; fastest: {o.provider} {o.instance_type} x "
+        f"{int(sizes.fastest_nodes[best])} node(s) in {float(sizes.fastest_hours[best]):,.1f} h"
     )
 
 
@@ -335,13 +467,15 @@ def _candidate(
     interconnect: Interconnect,
     interconnect_from_catalog: bool,
     gpu_rate: Rate | None,
+    size: tuple[int, float, float, float],
 ) -> Candidate:
     offer = table.offers[ix]
     hourly = pricing.effective_hourly_usd(offer)
+    nodes, scaling_efficiency, compute_share, gbps = size
     cost = None
     if wall is not None:
         hours = Decimal(f"{wall:.6f}")
-        cost = pricing.job_cost_usd(offer.pricing, hourly, hours, p.utilization)
+        cost = pricing.job_cost_usd(offer.pricing, hourly * nodes, hours, p.utilization)
     per_gpu = float(need_per_gpu[ix])
     return Candidate(
         rank=position,
@@ -359,6 +493,11 @@ def _candidate(
         interconnect=interconnect,
         interconnect_from_catalog=interconnect_from_catalog,
         rate=_known(gpu_rate),
+        nodes=nodes,
+        scaling_efficiency=scaling_efficiency,
+        compute_share=None if np.isnan(compute_share) else compute_share,
+        network_gbps=None if np.isnan(table.network_gbps[ix]) else float(table.network_gbps[ix]),
+        cluster_gbps=None if nodes <= 1 or np.isnan(gbps) else gbps,
     )
 
 

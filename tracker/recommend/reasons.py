@@ -44,6 +44,8 @@ class Reason(IntEnum):
     MAX_PRICE = 13
     BUDGET = 14
     UNAVAILABLE = 15
+    FABRIC = 16
+    DEADLINE = 17
 
     @property
     def label(self) -> str:
@@ -116,6 +118,10 @@ def exclusion_detail(
             f"needs {need:.1f} GiB on one GPU; cannot shard: interconnect "
             f"{INTERCONNECTS[ic[ix]]}; has {have:.1f} GiB per GPU"
         )
+    if reason is Reason.FABRIC:
+        return f"fabric {o.fabric.value}; profile requires an RDMA fabric between nodes"
+    if reason is Reason.DEADLINE:
+        return f"no size up to {p.node_counts[1]} node(s) finishes within {_fmt(p.deadline_hours or 0)} h"
     if reason is Reason.MAX_PRICE:
         return (
             f"{_money(pricing.effective_hourly_usd(o))}/h over max "

@@ -35,7 +35,7 @@ from tracker.models import (
     offer_from_values,
     offer_values,
 )
-from tracker.recommend.fabric import INTERCONNECTS, Links, resolved_interconnect
+from tracker.recommend.fabric import FABRICS, INTERCONNECTS, Links, resolved_interconnect
 from tracker.recommend.profiles import COMPUTE_PRECISIONS, Precision
 from tracker.recommend.throughput import spec_tflops
 
@@ -83,6 +83,7 @@ _AT = {name: i for i, name in enumerate(_NAMES)}
 PROVIDER, REGION, PRICING = _AT["provider"], _AT["region"], _AT["pricing"]
 GPU_MODEL, GPU_KNOWN, GPU_COUNT = _AT["gpu_model"], _AT["gpu_known"], _AT["gpu_count"]
 GPU_MEMORY, INTERCONNECT = _AT["gpu_memory_gib"], _AT["interconnect"]
+FABRIC, NETWORK_GBPS = _AT["fabric"], _AT["network_gbps"]
 PRICE_USD, ATTRIBUTES = _AT["price_per_hour_usd"], _AT["attributes"]
 AVAILABILITY = _AT["availability"]
 _UNAVAILABLE = Availability.UNAVAILABLE.value
@@ -192,6 +193,10 @@ class OfferTable:
     """Rank of each offer's identity key, for a deterministic order among equal costs."""
     unavailable: BoolArray
     """The provider last reported no capacity for the offer (unknown is not unavailable)."""
+    fabric_code: IntArray
+    """Index into :data:`tracker.recommend.fabric.FABRICS` (the inter-node network)."""
+    network_gbps: FloatArray
+    """One instance's inter-node Gbit/s as the provider states it; NaN when not stated."""
 
     def __len__(self) -> int:
         return len(self.offers)
@@ -244,6 +249,13 @@ class OfferTable:
         at_availability = AVAILABILITY
         unavailable = np.fromiter(
             (r[at_availability] == _UNAVAILABLE for r in rows), np.bool_, count=n
+        )
+        fabric_ix = {name: i for i, name in enumerate(FABRICS)}
+        fabric_code = np.fromiter((fabric_ix[r[FABRIC]] for r in rows), np.int64, count=n)
+        network = np.fromiter(
+            (math.nan if r[NETWORK_GBPS] is None else float(r[NETWORK_GBPS]) for r in rows),
+            np.float64,
+            count=n,
         )
 
         for i, r in enumerate(rows):
@@ -332,6 +344,8 @@ class OfferTable:
             interruption_pct=interrupt,
             tie_order=tie_order,
             unavailable=unavailable,
+            fabric_code=fabric_code,
+            network_gbps=network,
         )
 
     def codes(self, names: Sequence[str], universe: Sequence[str]) -> IntArray:
