@@ -152,9 +152,9 @@ def rank_table(
         fixed_gib = np.where(mask, vram.per_gpu_fixed / GIB, fixed_gib)
     cluster = p.sizes_clusters and p.task.is_training and p.tokens is not None
     gbps = node_gbps(table.fabric_code, table.network_gbps, p.fabric_need, a.fallback_network_gbps)
-    min_nodes = _min_nodes(p, table, sharded & ~np.isnan(gbps), shard_gib, fixed_gib, cluster)
+    min_nodes, grows = _min_nodes(p, table, sharded & ~np.isnan(gbps), shard_gib, fixed_gib, cluster)
     with np.errstate(invalid="ignore"):
-        exclude(Reason.VRAM, (need_per_gpu > table.vram_per_gpu) & (min_nodes == 0))
+        exclude(Reason.VRAM, (need_per_gpu > table.vram_per_gpu) & ~grows)
 
     # --- time and cost ----------------------------------------------------------------
     per_doubling = np.array([a.multi_gpu_scaling[name] for name in INTERCONNECTS])
@@ -197,7 +197,8 @@ def rank_table(
         nodes[rows], eff[rows], share[rows] = sizes.nodes, sizes.efficiency, sizes.compute_share
         compute_hours[rows], wall[rows] = sizes.compute_hours, sizes.wall_hours
         cost[rows] = per_job_hour[rows] * sizes.nodes * sizes.wall_hours
-        exclude(Reason.DEADLINE, nodes == 0)
+        # no allowed size: past the deadline, or (a fixed node count) not over this fabric
+        exclude(Reason.DEADLINE if p.deadline_hours else Reason.FABRIC, nodes == 0)
         if not (nodes[rows] > 0).any():
             deadline_note = _fastest_note(p, table, rows, sizes)
     elif p.deadline_hours is not None and w.flops is not None:
@@ -265,19 +266,19 @@ def _min_nodes(
     shard_gib: FloatArray,
     fixed_gib: FloatArray,
     cluster: bool,
-) -> IntArray:
-    """Fewest instances whose GPUs hold the job's sharded state (1 where one fits; 0
-    where no allowed size does). Only offers that shard and may span nodes grow."""
+) -> tuple[IntArray, BoolArray]:
+    """Fewest instances whose GPUs hold the job's sharded state, and where that is a
+    size the profile allows (offers that shard and may span nodes, up to the largest)."""
     n = len(table)
     one = np.ones(n, np.int64)
     if not cluster:
-        return one
+        return one, np.zeros(n, np.bool_)
     lo, hi = p.node_counts
     spare = table.vram_per_gpu - fixed_gib
     with np.errstate(invalid="ignore", divide="ignore"):
         need = np.ceil(shard_gib / (table.whole_gpus * spare))
         grows = spans & (spare > 0) & (need <= hi)
-    return np.where(grows, np.maximum(need, lo), one * lo).astype(np.int64)
+    return np.where(grows, np.maximum(need, lo), one * lo).astype(np.int64), grows
 
 
 def _cluster_shape(

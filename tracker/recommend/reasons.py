@@ -119,7 +119,9 @@ def exclusion_detail(
             f"{INTERCONNECTS[ic[ix]]}; has {have:.1f} GiB per GPU"
         )
     if reason is Reason.FABRIC:
-        return f"fabric {o.fabric.value}; profile requires an RDMA fabric between nodes"
+        if p.fabric_need.value == "required":
+            return f"fabric {o.fabric.value}; profile requires an RDMA fabric between nodes"
+        return f"fabric {o.fabric.value}: cannot span {p.node_counts[0]} nodes (fabric = any allows it)"
     if reason is Reason.DEADLINE:
         return f"no size up to {p.node_counts[1]} node(s) finishes within {_fmt(p.deadline_hours or 0)} h"
     if reason is Reason.MAX_PRICE:

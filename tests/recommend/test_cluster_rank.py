@@ -1,0 +1,101 @@
+"""recommend sizes clusters: node counts, deadlines, fabrics (tracker/recommend/cluster.py)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from tests.recommend.test_rank import job, offer, rank
+from tracker.recommend import Reason
+from tracker.views.rankings import ranking_rows
+
+# 13B pretraining on 26e9 tokens: 6 x 13e9 x 26e9 = 2.028e21 FLOPs
+PRETRAIN_13B = dict(
+    params=13e9, task="pretrain", precision="bf16", tokens=26e9, sequence_length=2048,
+    min_gpus=8, max_gpus=8,
+)  # fmt: skip
+
+
+def h100(price: str = "55.04", **kw: Any) -> Any:
+    return offer("H100-SXM", 8, price, **kw)
+
+
+def test_job_that_fits_one_node_stays_on_one_node() -> None:
+    """No deadline: N nodes cost N x hours(N) = hours(1) / efficiency(N) >= hours(1)."""
+    r = rank(job(**PRETRAIN_13B, nodes="auto"), [h100(fabric="efa", network_gbps=3200)])
+    assert r.leader is not None and r.leader.nodes == 1
+    assert r.leader.scaling_efficiency == 1.0
+
+
+def test_deadline_picks_the_smallest_cluster_that_finishes() -> None:
+    one = rank(job(**PRETRAIN_13B), [h100(fabric="efa", network_gbps=3200)]).leader
+    assert one is not None and one.job_hours is not None
+    deadline = one.job_hours / 3  # one node cannot; about four nodes can (efficiency < 1)
+    r = rank(
+        job(**PRETRAIN_13B, deadline_hours=deadline),
+        [h100(fabric="efa", network_gbps=3200)],
+    )
+    c = r.leader
+    assert c is not None and c.job_hours is not None and c.nodes > 3
+    assert c.job_hours <= deadline
+    # one node fewer misses the deadline (the cheapest size that finishes is the smallest)
+    fewer = rank(job(**PRETRAIN_13B, nodes=c.nodes - 1), [h100(fabric="efa", network_gbps=3200)])
+    assert fewer.leader is not None and fewer.leader.job_hours is not None
+    assert fewer.leader.job_hours > deadline
+    # the cost is every node's hours: price x nodes x hours, to the cent
+    expected = (Decimal("55.04") * c.nodes * Decimal(f"{c.job_hours:.6f}")).quantize(Decimal("0.01"))
+    assert c.job_cost_usd == expected
+    assert c.total_gpus == 8 * c.nodes
+
+
+def test_unknown_fabric_never_spans_nodes_unless_any() -> None:
+    one = rank(job(**PRETRAIN_13B), [h100()]).leader
+    assert one is not None and one.job_hours is not None
+    profile = dict(PRETRAIN_13B, deadline_hours=one.job_hours / 3)
+    r = rank(job(**profile), [h100()])  # fabric unknown (the default)
+    assert not r.candidates
+    assert r.excluded_counts == {Reason.DEADLINE.label: 1}
+    assert r.deadline_note is not None and "x 1 node(s)" in r.deadline_note
+    two = dict(PRETRAIN_13B, nodes=2)
+    assert rank(job(**two), [h100()]).excluded_counts == {Reason.FABRIC.label: 1}
+    spans = rank(job(**two, fabric="any"), [h100()]).leader
+    assert spans is not None and spans.nodes == 2
+    # ... at the fallback 25 Gbit/s, not a guessed fast network: 13B in bf16 is 26e9 B,
+    # 1.5 x 2 x 15/16 x 26e9 / (25e9 / 8) = 23.4 s of ring per step, so two nodes are
+    # slower than one (efficiency far below 1/2)
+    assert spans.cluster_gbps == 25.0
+    assert spans.scaling_efficiency < 0.1
+
+
+def test_fabric_required_excludes_non_rdma_offers() -> None:
+    r = rank(
+        job(**PRETRAIN_13B, fabric="required", nodes="auto"),
+        [h100(fabric="ethernet", network_gbps=100), h100(fabric="infiniband", network_gbps=3200)],
+    )
+    assert r.excluded_counts == {Reason.FABRIC.label: 1}
+    assert [c.offer.fabric.value for c in r.candidates] == ["infiniband"]
+
+
+def test_slower_fabric_needs_more_nodes_or_misses() -> None:
+    """The same deadline over 400 Gbps (p4d's EFA) takes at least as many nodes as 3200."""
+    one = rank(job(**PRETRAIN_13B), [h100()]).leader
+    assert one is not None and one.job_hours is not None
+    profile = job(**PRETRAIN_13B, deadline_hours=one.job_hours / 3)
+    fast = rank(profile, [h100(fabric="efa", network_gbps=3200)]).leader
+    slow = rank(profile, [h100(fabric="efa", network_gbps=400)])
+    assert fast is not None
+    assert not slow.candidates or slow.candidates[0].nodes >= fast.nodes
+
+
+def test_json_rows_carry_the_cluster() -> None:
+    r = rank(job(**PRETRAIN_13B, nodes=4), [h100(fabric="efa", network_gbps=3200)])
+    row = ranking_rows(r, explain=False)[0]
+    assert row["nodes"] == 4 and row["total_gpus"] == 32 and row["gpu_count"] == 8
+    assert row["fabric"] == "efa" and row["network_gbps"] == Decimal(3200)
+    assert Decimal(0) < row["scaling_efficiency"] < Decimal(1)
+    assert Decimal(0) < row["compute_share"] <= Decimal(1)
+
+
+def test_deadline_profile_keys_parse() -> None:
+    assert job(**PRETRAIN_13B, deadline_hours="10d").deadline_hours == 240.0
+    assert job(**PRETRAIN_13B, deadline_hours="36h").deadline_hours == 36.0
