@@ -43,7 +43,9 @@ def test_deadline_picks_the_smallest_cluster_that_finishes() -> None:
     assert fewer.leader is not None and fewer.leader.job_hours is not None
     assert fewer.leader.job_hours > deadline
     # the cost is every node's hours: price x nodes x hours, to the cent
-    expected = (Decimal("55.04") * c.nodes * Decimal(f"{c.job_hours:.6f}")).quantize(Decimal("0.01"))
+    expected = (Decimal("55.04") * c.nodes * Decimal(f"{c.job_hours:.6f}")).quantize(
+        Decimal("0.01")
+    )
     assert c.job_cost_usd == expected
     assert c.total_gpus == 8 * c.nodes
 

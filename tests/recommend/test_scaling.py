@@ -23,7 +23,9 @@ def _eff(overlap: float, latency: float, **kw: float) -> float:
         node_gbps=np.array(1600.0),
     )
     gb = kw.pop("global_batch", None)
-    return float(step_times(overlap, latency, global_batch=gb, sequence_length=2048, **shape).efficiency)
+    return float(
+        step_times(overlap, latency, global_batch=gb, sequence_length=2048, **shape).efficiency
+    )
 
 
 def test_step_arithmetic_by_hand() -> None:

@@ -194,14 +194,18 @@ def recommend(
     ] = False,
     nodes: Annotated[
         str | None,
-        typer.Option("--nodes", help="Instances per job: a number, or auto (sized 1..--max-nodes)."),
+        typer.Option(
+            "--nodes", help="Instances per job: a number, or auto (sized 1..--max-nodes)."
+        ),
     ] = None,
     max_nodes: Annotated[
         int | None, typer.Option("--max-nodes", min=1, help="Largest cluster auto sizes [64].")
     ] = None,
     deadline: Annotated[
         str | None,
-        typer.Option("--deadline", help="Finish within, e.g. 10d, 36h: the cheapest size that does."),
+        typer.Option(
+            "--deadline", help="Finish within, e.g. 10d, 36h: the cheapest size that does."
+        ),
     ] = None,
     global_batch: Annotated[
         int | None, typer.Option("--global-batch", min=1, help="Sequences per optimizer step.")

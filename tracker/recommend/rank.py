@@ -26,13 +26,13 @@ from tracker.recommend import pricing
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.calibration import Rate, basis_notes, calibrated_work, gpu_rates
 from tracker.recommend.cluster import ClusterShape, Sizes, size_clusters
-from tracker.recommend.fabric import FABRICS, INTERCONNECTS, node_gbps, rdma
+from tracker.recommend.fabric import INTERCONNECTS, node_gbps, rdma
 from tracker.recommend.measured import Measurement
 from tracker.recommend.per_gpu import serving_seconds, vram_by_stored_precision
 from tracker.recommend.profiles import FabricNeed, InterconnectNeed, Profile, Task
-from tracker.recommend.scaling_fit import fitted_scaling
 from tracker.recommend.reasons import Reason, exclusion_detail
 from tracker.recommend.result import Candidate, Exclusion, Ranking, close_call
+from tracker.recommend.scaling_fit import fitted_scaling
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
 from tracker.recommend.throughput import Workload, spec_tflops, workload
@@ -152,7 +152,9 @@ def rank_table(
         fixed_gib = np.where(mask, vram.per_gpu_fixed / GIB, fixed_gib)
     cluster = p.sizes_clusters and p.task.is_training and p.tokens is not None
     gbps = node_gbps(table.fabric_code, table.network_gbps, p.fabric_need, a.fallback_network_gbps)
-    min_nodes, grows = _min_nodes(p, table, sharded & ~np.isnan(gbps), shard_gib, fixed_gib, cluster)
+    min_nodes, grows = _min_nodes(
+        p, table, sharded & ~np.isnan(gbps), shard_gib, fixed_gib, cluster
+    )
     with np.errstate(invalid="ignore"):
         exclude(Reason.VRAM, (need_per_gpu > table.vram_per_gpu) & ~grows)
 
@@ -297,7 +299,12 @@ def _cluster_shape(
     assert p.tokens is not None
     per_token = flops / p.tokens
     keys = np.column_stack(
-        [table.gpu_code[rows], table.whole_gpus[rows], np.nan_to_num(gbps[rows], nan=-1), rate[rows]]
+        [
+            table.gpu_code[rows],
+            table.whole_gpus[rows],
+            np.nan_to_num(gbps[rows], nan=-1),
+            rate[rows],
+        ]
     )
     group = np.unique(keys, axis=0, return_inverse=True)[1].ravel() if len(rows) else rows
     return ClusterShape(
