@@ -27,16 +27,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.cluster_fields import CLUSTER_FIELDS, ClusterFields
 from tracker.recommend.errors import ProfileError
 from tracker.recommend.field_errors import FieldError as _FieldError
 from tracker.recommend.field_errors import describe as _describe
 from tracker.recommend.kinds import (
     ALLOWED_PRECISIONS,
     COMPUTE_PRECISIONS,
-    FabricNeed,
     InterconnectNeed,
     Precision,
     Task,
@@ -53,8 +53,6 @@ __all__ = [
     "BUILTIN_FILE",
     "COMPUTE_PRECISIONS",
     "DEFAULT_HISTORY_TOP",
-    "DEFAULT_MAX_NODES",
-    "FabricNeed",
     "InterconnectNeed",
     "Precision",
     "Profile",
@@ -73,10 +71,6 @@ log = logging.getLogger(__name__)
 
 BUILTIN_FILE = Path(__file__).with_name("profiles.toml")
 DEFAULT_HISTORY_TOP = 10
-DEFAULT_MAX_NODES = 64
-"""Largest cluster ``nodes = "auto"`` sizes (AWS Capacity Blocks sell 1-64 instances)."""
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([hdw]?)\s*$")
-_HOURS_PER = {"": 1.0, "h": 1.0, "d": 24.0, "w": 168.0}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
@@ -93,7 +87,7 @@ GpuResolver = Callable[[str], str | None]
 """Maps a GPU spelling to its canonical catalog name, or None when unknown."""
 
 
-class Profile(BaseModel):
+class Profile(ClusterFields):
     """One workload. Numbers are floats: they feed estimates, not invoices."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -143,44 +137,6 @@ class Profile(BaseModel):
     gpus: tuple[str, ...] = ()
     max_price_per_hour: Decimal | None = Field(default=None, gt=0)
     budget_usd: Decimal | None = Field(default=None, gt=0)
-    # clusters: how many instances of the offer the job spans (gpu_count stays per instance)
-    nodes: int | Literal["auto"] | None = None
-    """Instances per job; "auto" sizes 1..max_nodes (cheapest that meets the deadline).
-    Unset: one, unless a deadline asks for sizing."""
-    max_nodes: int | None = Field(default=None, ge=1, le=1024)
-    deadline_hours: float | None = Field(default=None, gt=0)
-    """Wall-clock hours the job must finish in ("10d", "36h" or hours)."""
-    global_batch: int | None = Field(default=None, ge=1)
-    """Sequences (images) per optimizer step: caps the useful data-parallel width."""
-    fabric: FabricNeed | None = None
-    """Which inter-node network a cluster may use (unset: preferred)."""
-
-    @field_validator("nodes", mode="before")
-    @classmethod
-    def _nodes(cls, value: Any) -> Any:
-        if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
-            return None if value is None else "auto"
-        text = str(value).strip() if isinstance(value, str) else value
-        if isinstance(text, str) and text.isdigit():
-            text = int(text)
-        if isinstance(text, bool) or not isinstance(text, int) or not 1 <= text <= 1024:
-            raise ValueError(f'must be a whole number 1-1024 or "auto", got {value!r}')
-        return text
-
-    @field_validator("deadline_hours", mode="before")
-    @classmethod
-    def _deadline(cls, value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        match = _DURATION.match(value.lower())
-        if match is None:
-            raise ValueError(f"{value!r} is not a duration like 10d, 36h, 2w or a number of hours")
-        return float(match.group(1)) * _HOURS_PER[match.group(2)]
-
-    @field_validator("fabric", mode="before")
-    @classmethod
-    def _fabric(cls, value: Any) -> Any:
-        return None if value is None else _one_of(value, FabricNeed)
 
     @field_validator("name")
     @classmethod
@@ -350,24 +306,6 @@ class Profile(BaseModel):
             raise _FieldError("concurrency", "needs input_tokens and output_tokens")
 
     @property
-    def sizes_clusters(self) -> bool:
-        """The job may span more than one instance (a node count or a deadline asks)."""
-        return self.nodes == "auto" or (self.nodes or 1) > 1 or self.deadline_hours is not None
-
-    @property
-    def fabric_need(self) -> FabricNeed:
-        return self.fabric or FabricNeed.PREFERRED
-
-    @property
-    def node_counts(self) -> tuple[int, int]:
-        """The smallest and largest node count to consider."""
-        if isinstance(self.nodes, int):
-            return self.nodes, self.nodes
-        if self.sizes_clusters:
-            return 1, self.max_nodes or DEFAULT_MAX_NODES
-        return 1, 1
-
-    @property
     def serving(self) -> bool:
         """Requests of input → output tokens (prefill + decode model), not a token count."""
         return self.input_tokens is not None and self.output_tokens is not None
@@ -418,11 +356,7 @@ class Profile(BaseModel):
             "concurrency",
             "kv_heads",
             "cnn_architecture",
-            "nodes",
-            "max_nodes",
-            "deadline_hours",
-            "global_batch",
-            "fabric",
+            *CLUSTER_FIELDS,
         )
         skip = {"description"} | {name for name in later if getattr(self, name) is None}
         data = self.model_dump_json(exclude=skip)

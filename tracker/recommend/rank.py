@@ -15,7 +15,7 @@ the offers that fit are then ordered by what an hour of work costs on them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from decimal import Decimal
 
 import numpy as np
@@ -25,18 +25,20 @@ from tracker.models import Interconnect, Offer, PricingModel
 from tracker.recommend import pricing
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.calibration import Rate, basis_notes, calibrated_work, gpu_rates
-from tracker.recommend.cluster import ClusterShape, Sizes, size_clusters
+from tracker.recommend.cluster import size_clusters
 from tracker.recommend.fabric import INTERCONNECTS, node_gbps, rdma
+from tracker.recommend.kinds import FabricNeed
 from tracker.recommend.measured import Measurement
 from tracker.recommend.per_gpu import serving_seconds, vram_by_stored_precision
-from tracker.recommend.profiles import FabricNeed, InterconnectNeed, Profile, Task
+from tracker.recommend.profiles import InterconnectNeed, Profile, Task
 from tracker.recommend.reasons import Reason, exclusion_detail
 from tracker.recommend.result import Candidate, Exclusion, Ranking, close_call
 from tracker.recommend.scaling_fit import fitted_scaling
+from tracker.recommend.sizing import cluster_shape, fastest_note, min_nodes, wall_hours
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
 from tracker.recommend.throughput import Workload, spec_tflops, workload
-from tracker.recommend.vram import GIB, weight_bytes
+from tracker.recommend.vram import GIB
 
 __all__ = ["rank", "rank_table"]
 
@@ -152,9 +154,7 @@ def rank_table(
         fixed_gib = np.where(mask, vram.per_gpu_fixed / GIB, fixed_gib)
     cluster = p.sizes_clusters and p.task.is_training and p.tokens is not None
     gbps = node_gbps(table.fabric_code, table.network_gbps, p.fabric_need, a.fallback_network_gbps)
-    min_nodes, grows = _min_nodes(
-        p, table, sharded & ~np.isnan(gbps), shard_gib, fixed_gib, cluster
-    )
+    fewest, grows = min_nodes(p, table, sharded & ~np.isnan(gbps), shard_gib, fixed_gib, cluster)
     with np.errstate(invalid="ignore"):
         exclude(Reason.VRAM, (need_per_gpu > table.vram_per_gpu) & ~grows)
 
@@ -187,14 +187,14 @@ def rank_table(
     deadline_note = None
     if cluster and w.flops is not None:
         rows = np.flatnonzero(reason == 0)
-        shape = _cluster_shape(p, w.flops, a, table, rows, rate, gbps, min_nodes, compute_hours)
+        shape = cluster_shape(p, w.flops, a, table, rows, rate, gbps, fewest, compute_hours)
         lo, hi = p.node_counts
         sizes = size_clusters(
             shape,
             fitted_scaling(),
             np.arange(lo, hi + 1),
             p.deadline_hours,
-            _wall_hours(a, p, table, spot),
+            wall_hours(a, p, table, spot),
         )
         nodes[rows], eff[rows], share[rows] = sizes.nodes, sizes.efficiency, sizes.compute_share
         compute_hours[rows], wall[rows] = sizes.compute_hours, sizes.wall_hours
@@ -202,7 +202,7 @@ def rank_table(
         # no allowed size: past the deadline, or (a fixed node count) not over this fabric
         exclude(Reason.DEADLINE if p.deadline_hours else Reason.FABRIC, nodes == 0)
         if not (nodes[rows] > 0).any():
-            deadline_note = _fastest_note(p, table, rows, sizes)
+            deadline_note = fastest_note(p, table, rows, sizes)
     elif p.deadline_hours is not None and w.flops is not None:
         exclude(Reason.DEADLINE, wall > p.deadline_hours)
     if p.max_price_per_hour is not None:
@@ -258,107 +258,6 @@ def rank_table(
         + basis_notes((c.offer.gpu_model, c.rate) for c in candidates),
         close_call=close_call(candidates),
         deadline_note=deadline_note,
-    )
-
-
-def _min_nodes(
-    p: Profile,
-    table: OfferTable,
-    spans: BoolArray,
-    shard_gib: FloatArray,
-    fixed_gib: FloatArray,
-    cluster: bool,
-) -> tuple[IntArray, BoolArray]:
-    """Fewest instances whose GPUs hold the job's sharded state, and where that is a
-    size the profile allows (offers that shard and may span nodes, up to the largest)."""
-    n = len(table)
-    one = np.ones(n, np.int64)
-    if not cluster:
-        return one, np.zeros(n, np.bool_)
-    lo, hi = p.node_counts
-    spare = table.vram_per_gpu - fixed_gib
-    with np.errstate(invalid="ignore", divide="ignore"):
-        need = np.ceil(shard_gib / (table.whole_gpus * spare))
-        grows = spans & (spare > 0) & (need <= hi)
-    return np.where(grows, np.maximum(need, lo), one * lo).astype(np.int64), grows
-
-
-def _cluster_shape(
-    p: Profile,
-    flops: float,
-    a: Assumptions,
-    table: OfferTable,
-    rows: IntArray,
-    rate: FloatArray,
-    gbps: FloatArray,
-    min_nodes: IntArray,
-    compute_hours: FloatArray,
-) -> ClusterShape:
-    """The sized rows as the cluster model sees them: a step is ``batch`` sequences per
-    GPU (or the profile's global batch), its tokens at the one-node rate."""
-    assert p.tokens is not None
-    per_token = flops / p.tokens
-    keys = np.column_stack(
-        [
-            table.gpu_code[rows],
-            table.whole_gpus[rows],
-            np.nan_to_num(gbps[rows], nan=-1),
-            rate[rows],
-        ]
-    )
-    group = np.unique(keys, axis=0, return_inverse=True)[1].ravel() if len(rows) else rows
-    return ClusterShape(
-        rows=rows,
-        group=group.astype(np.int64),
-        gpus_per_node=table.whole_gpus[rows].astype(np.float64),
-        tokens_per_gpu_s=rate[rows] / per_token,
-        node_gbps=gbps[rows],
-        min_nodes=min_nodes[rows],
-        one_node_hours=compute_hours[rows],
-        hourly=table.hourly[rows],
-        local_tokens=float(p.batch * p.seq_len),
-        param_bytes=p.params * weight_bytes(p.precision, a),
-        global_batch=None if p.global_batch is None else float(p.global_batch),
-        sequence_length=float(p.seq_len),
-    )
-
-
-def _wall_hours(
-    a: Assumptions, p: Profile, table: OfferTable, spot: BoolArray
-) -> Callable[[FloatArray, IntArray], FloatArray]:
-    """Expected wall hours for a (rows × node counts) matrix of compute hours."""
-    default_pct = np.array([a.interruption_pct(name) for name in table.providers])
-    interrupt = table.interruption_pct
-    pct = np.where(np.isnan(interrupt), default_pct[table.provider_code], interrupt)
-    per_hour = pricing.interruption_rate_per_hour(pct)
-
-    def wall(compute: FloatArray, rows: IntArray) -> FloatArray:
-        on_spot = spot[rows] & p.interruptible
-        if not on_spot.any():
-            return compute
-        with np.errstate(invalid="ignore", over="ignore"):
-            rework = pricing.expected_wall_hours(
-                compute,
-                per_hour[rows][:, None],
-                p.checkpoint_interval_hours,
-                a.restart_hours,
-                a.checkpoint_write_hours,
-            )
-        return np.where(on_spot[:, None], rework, compute)
-
-    return wall
-
-
-def _fastest_note(p: Profile, table: OfferTable, rows: IntArray, sizes: Sizes) -> str | None:
-    """The one line for a deadline no size meets: the fastest size and its time."""
-    if not len(rows) or not np.isfinite(sizes.fastest_hours).any():
-        return None
-    best = int(np.argmin(sizes.fastest_hours))
-    o = table.offers[int(rows[best])]
-    return (
-        f"no size up to {p.node_counts[1]} node(s) finishes {p.name} within "
-        f"{p.deadline_hours:g} h; fastest: {o.provider} {o.instance_type} x "
-        f"{int(sizes.fastest_nodes[best])} node(s) in {float(sizes.fastest_hours[best]):,.1f} h"
     )
 
 
