@@ -27,8 +27,8 @@ __all__ = ["ClusterShape", "Sizes", "size_clusters"]
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-WallHours = Callable[[FloatArray, IntArray], FloatArray]
-"""Expected wall hours for (compute hours matrix, offer rows): spot re-work included."""
+WallHours = Callable[[FloatArray], FloatArray]
+"""Expected wall hours for the sized rows' (rows × sizes) compute hours: spot re-work added."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +78,81 @@ def size_clusters(
     deadline_hours: float | None,
     wall_hours: WallHours,
 ) -> Sizes:
-    """Choose a node count in ``counts`` per row of ``shape`` (see the module doc)."""
+    """Choose a node count in ``counts`` per row of ``shape`` (see the module doc).
+
+    Efficiency never rises with N (communication and synchronisation only grow), so of
+    the sizes that meet the deadline the smallest is the cheapest, and of the sizes past
+    a group's fastest none is ever worth it. The smallest size that meets the deadline
+    is found by bisection over the group's speed (N × efficiency, made non-decreasing up
+    to its peak): one sorted search over every row instead of one pass per node count,
+    and a bisection only for the spot rows whose re-work pushes them past it."""
     s = shape
-    first = np.unique(s.group, return_index=True)[1]
+    _, first, group_ix = np.unique(s.group, return_index=True, return_inverse=True)
+    speed, eff, share = _group_curves(s, first, fit, counts)
+    peak = np.argmax(speed, axis=1)
+    rising = np.maximum.accumulate(speed, axis=1)
+    g = group_ix.ravel()
+    lo = np.clip(s.min_nodes - counts[0], 0, len(counts) - 1)
+    hi = np.maximum(peak[g], lo)
+
+    def wall_at(ix: IntArray, curve: FloatArray) -> FloatArray:
+        compute = s.one_node_hours / curve[g, ix]
+        return wall_hours(compute[:, None])[:, 0]
+
+    pick = lo.copy()
+    met = np.isfinite(speed[g, lo])
+    if deadline_hours is not None:
+        pick = np.maximum(_first_fast_enough(rising, g, s.one_node_hours / deadline_hours), lo)
+        met &= pick <= hi
+        pick = np.minimum(pick, hi)
+        # spot re-work lengthens the wall clock: bisect further for the rows it pushes past
+        low, high = pick.copy(), hi.copy()
+        late = met & (wall_at(pick, rising) > deadline_hours)
+        met &= ~late | (wall_at(hi, rising) <= deadline_hours)
+        while (searching := late & met & (low < high)).any():
+            mid = (low + high) // 2
+            ok = wall_at(mid, rising) <= deadline_hours
+            high = np.where(searching & ok, mid, high)
+            low = np.where(searching & ~ok, mid + 1, low)
+        pick = np.where(late, low, pick)
+    wall = wall_at(pick, speed)
+    if deadline_hours is not None:
+        met &= wall <= deadline_hours  # the curve's own value, not its rising hull
+    fastest = wall_at(hi, speed)
+    return Sizes(
+        nodes=np.where(met, counts[pick], 0),
+        efficiency=eff[g, pick],
+        compute_hours=s.one_node_hours / speed[g, pick],
+        wall_hours=wall,
+        cost=s.hourly * counts[pick] * wall,
+        compute_share=share[g, pick],
+        fastest_nodes=np.where(np.isfinite(fastest), counts[hi], 0),
+        fastest_hours=fastest,
+    )
+
+
+_SPAN = 4096.0
+"""Above any speed (N × efficiency <= N <= 1024): offsets each group's curve in one array."""
+
+
+def _first_fast_enough(rising: FloatArray, g: IntArray, needed: FloatArray) -> IntArray:
+    """Per row, the first size index whose (non-decreasing) speed reaches ``needed`` (len
+    of the curve where none does): one sorted search over every group's curve at once,
+    each offset by its group's number so the concatenation stays sorted."""
+    groups, width = rising.shape
+    offset = np.arange(groups, dtype=np.float64)[:, None] * _SPAN
+    flat = (offset + np.clip(rising, -1.0, _SPAN - 2.0)).ravel()
+    found = np.searchsorted(flat, g * _SPAN + np.minimum(needed, _SPAN - 2.0), side="left")
+    return (found - g * width).astype(np.int64)
+
+
+def _group_curves(
+    s: ClusterShape, first: IntArray, fit: Scaling, counts: IntArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per group and node count: speed (N × efficiency; -inf where the fabric may not
+    carry N > 1), efficiency and the compute share of a step."""
     nodes = counts.astype(np.float64)[None, :]
+    gbps = s.node_gbps[first][:, None]
     times = step_times(
         fit.overlap,
         fit.latency_s,
@@ -90,33 +161,11 @@ def size_clusters(
         local_tokens=np.array(s.local_tokens),
         tokens_per_gpu_s=s.tokens_per_gpu_s[first][:, None],
         param_bytes=np.array(s.param_bytes),
-        node_gbps=np.nan_to_num(s.node_gbps[first], nan=1.0)[:, None],
+        node_gbps=np.nan_to_num(gbps, nan=1.0),
         global_batch=s.global_batch,
         sequence_length=s.sequence_length,
     )
-    _, group_ix = np.unique(s.group, return_inverse=True)
-    eff = times.efficiency[group_ix]
-    share = (times.compute / times.step)[group_ix]
-    compute = s.one_node_hours[:, None] / (nodes * eff)
-    wall = wall_hours(compute, s.rows)
-    cost = s.hourly[:, None] * nodes * wall
-    allowed = (counts[None, :] >= s.min_nodes[:, None]) & (
-        (counts[None, :] == 1) | ~np.isnan(s.node_gbps)[:, None]
-    )
-    allowed &= np.isfinite(wall)
-    fast_wall = np.where(allowed, wall, np.inf)
-    fastest = np.argmin(fast_wall, axis=1)
-    ok = allowed if deadline_hours is None else allowed & (wall <= deadline_hours)
-    pick = np.argmin(np.where(ok, cost, np.inf), axis=1)  # first minimum: fewest nodes
-    at = np.arange(len(s.rows))
-    met = ok[at, pick]
-    return Sizes(
-        nodes=np.where(met, counts[pick], 0),
-        efficiency=eff[at, pick],
-        compute_hours=compute[at, pick],
-        wall_hours=wall[at, pick],
-        cost=cost[at, pick],
-        compute_share=share[at, pick],
-        fastest_nodes=np.where(np.isfinite(fast_wall[at, fastest]), counts[fastest], 0),
-        fastest_hours=fast_wall[at, fastest],
-    )
+    eff = times.efficiency
+    spans = (nodes == 1) | ~np.isnan(gbps)
+    speed = np.where(spans, nodes * eff, -np.inf)
+    return speed, eff, times.compute / times.step

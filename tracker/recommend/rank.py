@@ -194,14 +194,14 @@ def rank_table(
             fitted_scaling(),
             np.arange(lo, hi + 1),
             p.deadline_hours,
-            wall_hours(a, p, table, spot),
+            wall_hours(a, p, table, spot, rows),
         )
         nodes[rows], eff[rows], share[rows] = sizes.nodes, sizes.efficiency, sizes.compute_share
         compute_hours[rows], wall[rows] = sizes.compute_hours, sizes.wall_hours
         cost[rows] = per_job_hour[rows] * sizes.nodes * sizes.wall_hours
         # no allowed size: past the deadline, or (a fixed node count) not over this fabric
         exclude(Reason.DEADLINE if p.deadline_hours else Reason.FABRIC, nodes == 0)
-        if not (nodes[rows] > 0).any():
+        if p.deadline_hours is not None and not (nodes[rows] > 0).any():
             deadline_note = fastest_note(p, table, rows, sizes)
     elif p.deadline_hours is not None and w.flops is not None:
         exclude(Reason.DEADLINE, wall > p.deadline_hours)

@@ -60,15 +60,12 @@ def cluster_shape(
     GPU (or the profile's global batch), its tokens at the one-node rate."""
     assert p.tokens is not None
     per_token = flops / p.tokens
-    keys = np.column_stack(
-        [
-            table.gpu_code[rows],
-            table.whole_gpus[rows],
-            np.nan_to_num(gbps[rows], nan=-1),
-            rate[rows],
-        ]
-    )
-    group = np.unique(keys, axis=0, return_inverse=True)[1].ravel() if len(rows) else rows
+    # rows scale alike when they share the one-node rate, GPUs per node and bandwidth:
+    # one integer key per row (1-D uniques sort far faster than rows of a 2-D key)
+    rate_code = np.unique(rate[rows], return_inverse=True)[1].ravel()
+    gbps_code = np.unique(np.nan_to_num(gbps[rows], nan=-1.0), return_inverse=True)[1].ravel()
+    whole = table.whole_gpus[rows]
+    group = (rate_code * (int(whole.max(initial=1)) + 1) + whole) * len(rows) + gbps_code
     return ClusterShape(
         rows=rows,
         group=group.astype(np.int64),
@@ -86,27 +83,31 @@ def cluster_shape(
 
 
 def wall_hours(
-    a: Assumptions, p: Profile, table: OfferTable, spot: BoolArray
-) -> Callable[[FloatArray, IntArray], FloatArray]:
-    """Expected wall hours for a (rows × node counts) matrix of compute hours."""
+    a: Assumptions, p: Profile, table: OfferTable, spot: BoolArray, rows: IntArray
+) -> Callable[[FloatArray], FloatArray]:
+    """Expected wall hours for ``rows``' (rows × node counts) compute hours: spot rows
+    get Daly's re-work (worked out for them only; the rest run as computed)."""
+    on_spot = spot[rows] & p.interruptible
+    where = np.flatnonzero(on_spot)
+    if not len(where):
+        return lambda compute: compute
     default_pct = np.array([a.interruption_pct(name) for name in table.providers])
-    interrupt = table.interruption_pct
-    pct = np.where(np.isnan(interrupt), default_pct[table.provider_code], interrupt)
-    per_hour = pricing.interruption_rate_per_hour(pct)
+    picked = rows[where]
+    interrupt = table.interruption_pct[picked]
+    pct = np.where(np.isnan(interrupt), default_pct[table.provider_code[picked]], interrupt)
+    per_hour = pricing.interruption_rate_per_hour(pct)[:, None]
 
-    def wall(compute: FloatArray, rows: IntArray) -> FloatArray:
-        on_spot = spot[rows] & p.interruptible
-        if not on_spot.any():
-            return compute
+    def wall(compute: FloatArray) -> FloatArray:
+        out = compute.copy()
         with np.errstate(invalid="ignore", over="ignore"):
-            rework = pricing.expected_wall_hours(
-                compute,
-                per_hour[rows][:, None],
+            out[where] = pricing.expected_wall_hours(
+                compute[where],
+                per_hour,
                 p.checkpoint_interval_hours,
                 a.restart_hours,
                 a.checkpoint_write_hours,
             )
-        return np.where(on_spot[:, None], rework, compute)
+        return out
 
     return wall
 
