@@ -8,8 +8,9 @@ that is allowed (the state fits, the fabric may carry it) and meets the deadline
 no deadline that is the cheapest allowed size, which is one node whenever the job fits
 one (more nodes never make per-GPU work cheaper). Ties go to fewer nodes.
 
-Efficiency depends on an offer only through its GPU model, GPUs per instance and
-network bandwidth, so it is computed once per distinct triple and gathered per offer.
+Efficiency depends on an offer only through its one-node rate, GPUs per instance and
+network bandwidth, which follow from its hardware columns: it is computed once per
+distinct hardware shape of the table (:attr:`OfferTable.shapes`) and gathered per offer.
 """
 
 from __future__ import annotations
@@ -33,16 +34,16 @@ WallHours = Callable[[FloatArray], FloatArray]
 
 @dataclass(frozen=True, slots=True)
 class ClusterShape:
-    """What the job and the offers look like to the sizing (one entry per offer row)."""
+    """What the job and the offers look like to the sizing: per sized row, and per group
+    of rows that scale alike (same one-node rate, GPUs per instance and bandwidth)."""
 
     rows: IntArray
     """Offer rows being sized (the ranker's candidates)."""
     group: IntArray
-    """Per row, its (GPU model, GPUs per instance, bandwidth) group: rows of one group
-    scale alike."""
-    gpus_per_node: FloatArray
-    tokens_per_gpu_s: FloatArray
-    node_gbps: FloatArray
+    """Per row, its group (an index into the ``group_*`` arrays)."""
+    group_gpus: FloatArray
+    group_tokens_per_gpu_s: FloatArray
+    group_gbps: FloatArray
     """NaN where the job may not span instances (fabric not allowed)."""
     min_nodes: IntArray
     """Fewest instances whose GPUs hold the sharded state."""
@@ -84,14 +85,16 @@ def size_clusters(
     the sizes that meet the deadline the smallest is the cheapest, and of the sizes past
     a group's fastest none is ever worth it. The smallest size that meets the deadline
     is found by bisection over the group's speed (N × efficiency, made non-decreasing up
-    to its peak): one sorted search over every row instead of one pass per node count,
-    and a bisection only for the spot rows whose re-work pushes them past it."""
+    to its peak): log2(sizes) passes over the rows instead of one per node count, and a
+    second bisection only for the spot rows whose re-work pushes them past it."""
     s = shape
-    _, first, group_ix = np.unique(s.group, return_index=True, return_inverse=True)
-    speed, eff, share = _group_curves(s, first, fit, counts)
+    # only the groups some row belongs to (renumbered without sorting: a mask and a cumsum)
+    used = np.zeros(len(s.group_gpus), np.bool_)
+    used[s.group] = True
+    g = (np.cumsum(used) - 1)[s.group]
+    speed, eff, share = _group_curves(s, np.flatnonzero(used), fit, counts)
     peak = np.argmax(speed, axis=1)
     rising = np.maximum.accumulate(speed, axis=1)
-    g = group_ix.ravel()
     lo = np.clip(s.min_nodes - counts[0], 0, len(counts) - 1)
     hi = np.maximum(peak[g], lo)
 
@@ -99,30 +102,26 @@ def size_clusters(
         compute = s.one_node_hours / curve[g, ix]
         return wall_hours(compute[:, None])[:, 0]
 
-    pick = lo.copy()
+    pick = lo
     met = np.isfinite(speed[g, lo])
     if deadline_hours is not None:
         pick = np.maximum(_first_fast_enough(rising, g, s.one_node_hours / deadline_hours), lo)
         met &= pick <= hi
         pick = np.minimum(pick, hi)
-        # spot re-work lengthens the wall clock: bisect further for the rows it pushes past
-        low, high = pick.copy(), hi.copy()
         late = met & (wall_at(pick, rising) > deadline_hours)
-        met &= ~late | (wall_at(hi, rising) <= deadline_hours)
-        while (searching := late & met & (low < high)).any():
-            mid = (low + high) // 2
-            ok = wall_at(mid, rising) <= deadline_hours
-            high = np.where(searching & ok, mid, high)
-            low = np.where(searching & ~ok, mid + 1, low)
-        pick = np.where(late, low, pick)
-    wall = wall_at(pick, speed)
+        if late.any():  # spot re-work pushed these past it: bisect further for them
+            met &= ~late | (wall_at(hi, rising) <= deadline_hours)
+            pick = _bisect(late & met, pick, hi, lambda ix: wall_at(ix, rising) <= deadline_hours)
+    compute = s.one_node_hours / speed[g, pick]
+    wall = wall_hours(compute[:, None])[:, 0]
     if deadline_hours is not None:
         met &= wall <= deadline_hours  # the curve's own value, not its rising hull
-    fastest = wall_at(hi, speed)
+    # the fastest size matters only for the line saying no size meets the deadline
+    fastest = wall_at(hi, speed) if not met.any() else np.full(len(g), np.inf)
     return Sizes(
         nodes=np.where(met, counts[pick], 0),
         efficiency=eff[g, pick],
-        compute_hours=s.one_node_hours / speed[g, pick],
+        compute_hours=compute,
         wall_hours=wall,
         cost=s.hourly * counts[pick] * wall,
         compute_share=share[g, pick],
@@ -131,41 +130,53 @@ def size_clusters(
     )
 
 
-_SPAN = 4096.0
-"""Above any speed (N × efficiency <= N <= 1024): offsets each group's curve in one array."""
+def _bisect(
+    rows: BoolArray, low: IntArray, high: IntArray, ok: Callable[[IntArray], BoolArray]
+) -> IntArray:
+    """For ``rows``, the least index in [low, high] where ``ok`` (monotone) holds."""
+    low, high = low.copy(), high.copy()
+    while (searching := rows & (low < high)).any():
+        mid = (low + high) // 2
+        good = ok(mid)
+        high = np.where(searching & good, mid, high)
+        low = np.where(searching & ~good, mid + 1, low)
+    return low
 
 
 def _first_fast_enough(rising: FloatArray, g: IntArray, needed: FloatArray) -> IntArray:
-    """Per row, the first size index whose (non-decreasing) speed reaches ``needed`` (len
-    of the curve where none does): one sorted search over every group's curve at once,
-    each offset by its group's number so the concatenation stays sorted."""
-    groups, width = rising.shape
-    offset = np.arange(groups, dtype=np.float64)[:, None] * _SPAN
-    flat = (offset + np.clip(rising, -1.0, _SPAN - 2.0)).ravel()
-    found = np.searchsorted(flat, g * _SPAN + np.minimum(needed, _SPAN - 2.0), side="left")
-    return (found - g * width).astype(np.int64)
+    """Per row, the first size index whose (non-decreasing) speed reaches ``needed`` (the
+    curve's length where none does): a bisection of gathers, log2(sizes) passes."""
+    width = rising.shape[1]
+    low = np.zeros(len(g), np.int64)
+    high = np.full(len(g), width, np.int64)
+    while (searching := low < high).any():
+        mid = (low + high) // 2
+        good = rising[g, np.minimum(mid, width - 1)] >= needed
+        high = np.where(searching & good, mid, high)
+        low = np.where(searching & ~good, mid + 1, low)
+    return low
 
 
 def _group_curves(
-    s: ClusterShape, first: IntArray, fit: Scaling, counts: IntArray
+    s: ClusterShape, groups: IntArray, fit: Scaling, counts: IntArray
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Per group and node count: speed (N × efficiency; -inf where the fabric may not
-    carry N > 1), efficiency and the compute share of a step."""
+    """Per group of ``groups`` and node count: speed (N × efficiency; -inf where the
+    fabric may not carry N > 1), efficiency and the compute share of a step."""
     nodes = counts.astype(np.float64)[None, :]
-    gbps = s.node_gbps[first][:, None]
+    gbps = s.group_gbps[groups][:, None]
     times = step_times(
         fit.overlap,
         fit.latency_s,
         nodes=nodes,
-        gpus_per_node=s.gpus_per_node[first][:, None],
+        gpus_per_node=s.group_gpus[groups][:, None],
         local_tokens=np.array(s.local_tokens),
-        tokens_per_gpu_s=s.tokens_per_gpu_s[first][:, None],
+        tokens_per_gpu_s=s.group_tokens_per_gpu_s[groups][:, None],
         param_bytes=np.array(s.param_bytes),
         node_gbps=np.nan_to_num(gbps, nan=1.0),
         global_batch=s.global_batch,
         sequence_length=s.sequence_length,
     )
     eff = times.efficiency
-    spans = (nodes == 1) | ~np.isnan(gbps)
+    spans = ((nodes == 1) | ~np.isnan(gbps)) & np.isfinite(eff)  # NaN: a shape no row sizes
     speed = np.where(spans, nodes * eff, -np.inf)
     return speed, eff, times.compute / times.step

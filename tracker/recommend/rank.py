@@ -34,7 +34,13 @@ from tracker.recommend.profiles import InterconnectNeed, Profile, Task
 from tracker.recommend.reasons import Reason, exclusion_detail
 from tracker.recommend.result import Candidate, Exclusion, Ranking, close_call
 from tracker.recommend.scaling_fit import fitted_scaling
-from tracker.recommend.sizing import cluster_shape, fastest_note, min_nodes, wall_hours
+from tracker.recommend.sizing import (
+    cluster_notes,
+    cluster_shape,
+    fastest_note,
+    min_nodes,
+    wall_hours,
+)
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
 from tracker.recommend.throughput import Workload, spec_tflops, workload
@@ -194,7 +200,7 @@ def rank_table(
             fitted_scaling(),
             np.arange(lo, hi + 1),
             p.deadline_hours,
-            wall_hours(a, p, table, spot, rows),
+            wall_hours(a, p, pct, spot, rows),
         )
         nodes[rows], eff[rows], share[rows] = sizes.nodes, sizes.efficiency, sizes.compute_share
         compute_hours[rows], wall[rows] = sizes.compute_hours, sizes.wall_hours
@@ -255,7 +261,8 @@ def rank_table(
         excluded_counts=excluded_counts,
         exclusions=exclusions,
         notes=_notes(p, w.flops is not None, pc, reason, links.from_catalog)
-        + basis_notes((c.offer.gpu_model, c.rate) for c in candidates),
+        + basis_notes((c.offer.gpu_model, c.rate) for c in candidates)
+        + (cluster_notes(candidates) if cluster else ()),
         close_call=close_call(candidates),
         deadline_note=deadline_note,
     )

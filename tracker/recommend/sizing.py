@@ -4,7 +4,7 @@ its state needs, spot re-work over a matrix of sizes, the line for a missed dead
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -13,10 +13,12 @@ from tracker.recommend import pricing
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.cluster import ClusterShape, Sizes
 from tracker.recommend.profiles import Profile
+from tracker.recommend.result import Candidate
+from tracker.recommend.scaling_fit import fitted_scaling
 from tracker.recommend.table import OfferTable
 from tracker.recommend.vram import weight_bytes
 
-__all__ = ["cluster_shape", "fastest_note", "min_nodes", "wall_hours"]
+__all__ = ["cluster_notes", "cluster_shape", "fastest_note", "min_nodes", "wall_hours"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -60,18 +62,15 @@ def cluster_shape(
     GPU (or the profile's global batch), its tokens at the one-node rate."""
     assert p.tokens is not None
     per_token = flops / p.tokens
-    # rows scale alike when they share the one-node rate, GPUs per node and bandwidth:
-    # one integer key per row (1-D uniques sort far faster than rows of a 2-D key)
-    rate_code = np.unique(rate[rows], return_inverse=True)[1].ravel()
-    gbps_code = np.unique(np.nan_to_num(gbps[rows], nan=-1.0), return_inverse=True)[1].ravel()
-    whole = table.whole_gpus[rows]
-    group = (rate_code * (int(whole.max(initial=1)) + 1) + whole) * len(rows) + gbps_code
+    # rows of one hardware shape (GPU, link, count, fabric, bandwidth) share the one-node
+    # rate and the bandwidth: the table knows its shapes once for every profile
+    code, first = table.shapes
     return ClusterShape(
         rows=rows,
-        group=group.astype(np.int64),
-        gpus_per_node=table.whole_gpus[rows].astype(np.float64),
-        tokens_per_gpu_s=rate[rows] / per_token,
-        node_gbps=gbps[rows],
+        group=code[rows],
+        group_gpus=table.whole_gpus[first].astype(np.float64),
+        group_tokens_per_gpu_s=rate[first] / per_token,
+        group_gbps=gbps[first],
         min_nodes=min_nodes[rows],
         one_node_hours=compute_hours[rows],
         hourly=table.hourly[rows],
@@ -83,19 +82,14 @@ def cluster_shape(
 
 
 def wall_hours(
-    a: Assumptions, p: Profile, table: OfferTable, spot: BoolArray, rows: IntArray
+    a: Assumptions, p: Profile, pct: FloatArray, spot: BoolArray, rows: IntArray
 ) -> Callable[[FloatArray], FloatArray]:
     """Expected wall hours for ``rows``' (rows × node counts) compute hours: spot rows
-    get Daly's re-work (worked out for them only; the rest run as computed)."""
-    on_spot = spot[rows] & p.interruptible
-    where = np.flatnonzero(on_spot)
+    get Daly's re-work at their interruption % ``pct`` (worked out for them only)."""
+    where = np.flatnonzero(spot[rows] & p.interruptible)
     if not len(where):
         return lambda compute: compute
-    default_pct = np.array([a.interruption_pct(name) for name in table.providers])
-    picked = rows[where]
-    interrupt = table.interruption_pct[picked]
-    pct = np.where(np.isnan(interrupt), default_pct[table.provider_code[picked]], interrupt)
-    per_hour = pricing.interruption_rate_per_hour(pct)[:, None]
+    per_hour = pricing.interruption_rate_per_hour(pct[rows[where]])[:, None]
 
     def wall(compute: FloatArray) -> FloatArray:
         out = compute.copy()
@@ -123,3 +117,24 @@ def fastest_note(p: Profile, table: OfferTable, rows: IntArray, sizes: Sizes) ->
         f"{p.deadline_hours:g} h; fastest: {o.provider} {o.instance_type} x "
         f"{int(sizes.fastest_nodes[best])} node(s) in {float(sizes.fastest_hours[best]):,.1f} h"
     )
+
+
+def cluster_notes(candidates: Sequence[Candidate], shown: int = 3) -> tuple[str, ...]:
+    """``--explain``: the model's fitted constants, and each of the first clusters' step
+    split into compute and communication."""
+    fit = fitted_scaling()
+    notes = [
+        f"clusters: sharded data parallel (FSDP) over every GPU, tensor parallel inside a "
+        f"node; a step = compute + communication not hidden behind it (overlap "
+        f"{fit.overlap:.2f} of compute, {fit.latency_s * 1000:.1f} ms x log2(nodes) of "
+        "synchronisation; fitted on tracker/recommend/multinode.toml)"
+    ]
+    for c in [c for c in candidates if c.nodes > 1][:shown]:
+        share = c.compute_share if c.compute_share is not None else 1.0
+        notes.append(
+            f"#{c.rank} {c.offer.provider} {c.offer.instance_type} x {c.nodes} nodes over "
+            f"{c.offer.fabric.value} at {c.cluster_gbps:g} Gbit/s: a step is {share:.0%} "
+            f"compute, {1 - share:.0%} communication; per-GPU throughput "
+            f"{c.scaling_efficiency:.0%} of one node's"
+        )
+    return tuple(notes)

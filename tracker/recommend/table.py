@@ -348,6 +348,23 @@ class OfferTable:
             network_gbps=network,
         )
 
+    @cached_property
+    def shapes(self) -> tuple[IntArray, IntArray]:
+        """Per offer, the code of its hardware shape (GPU model, resolved interconnect,
+        GPU count, fabric, network Gbit/s), and one offer of each shape: offers of one
+        shape run a job at one rate and scale alike across nodes (cluster sizing)."""
+        columns = np.column_stack(
+            [
+                self.gpu_code,
+                self.links.code,
+                self.count,
+                self.fabric_code,
+                np.nan_to_num(self.network_gbps, nan=-1.0),
+            ]
+        ).astype(np.float64)
+        _, first, code = np.unique(columns, axis=0, return_index=True, return_inverse=True)
+        return code.ravel().astype(np.int64), first.astype(np.int64)
+
     def codes(self, names: Sequence[str], universe: Sequence[str]) -> IntArray:
         """Codes of the ``names`` present in ``universe`` (absent names match nothing)."""
         index = {name: i for i, name in enumerate(universe)}
