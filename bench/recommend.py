@@ -51,8 +51,7 @@ from tracker.recommend.stored import load_offer_table
 from tracker.recommend.table import catalog_lookup
 from tracker.recommend.throughput import spec_tflops, workload
 from tracker.settings import Settings
-from tracker.store import migrate
-from tracker.store import Engine
+from tracker.store import Engine, migrate
 from tracker.store.engine import make_engine
 
 PROVIDERS = ("aws", "azure", "gcp", "lambda", "coreweave", "runpod", "vast", "oci", "ibm", "acme")

@@ -5,9 +5,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+import pytest
+
 from tests.recommend.test_rank import job, offer, rank
-from tracker.recommend import Reason
-from tracker.views.rankings import ranking_rows
+from tracker.recommend import ProfileError, Reason
+from tracker.views.rankings import profile_fields, ranking_rows
 
 # 13B pretraining on 26e9 tokens: 6 x 13e9 x 26e9 = 2.028e21 FLOPs
 PRETRAIN_13B = dict(
@@ -101,3 +103,27 @@ def test_json_rows_carry_the_cluster() -> None:
 def test_deadline_profile_keys_parse() -> None:
     assert job(**PRETRAIN_13B, deadline_hours="10d").deadline_hours == 240.0
     assert job(**PRETRAIN_13B, deadline_hours="36h").deadline_hours == 36.0
+
+
+def test_global_batch_caps_the_useful_width() -> None:
+    """8 sequences a step on 4 nodes x 8 GPUs: 8 of 32 GPUs busy, so per-GPU throughput
+    is at most 8/32 = 0.25 of one node's (one node: 8 GPUs, all busy)."""
+    r = rank(job(**PRETRAIN_13B, nodes=4, global_batch=8), [h100(fabric="efa", network_gbps=3200)])
+    assert r.leader is not None and r.leader.scaling_efficiency <= 0.25
+
+
+def test_cluster_options_reach_the_profile_through_the_shared_option_names() -> None:
+    """CLI, MCP and tracker.api hand recommend's options to profile_fields."""
+    fields = profile_fields({"deadline": "10d", "nodes": "auto", "fabric": "required"})
+    assert fields == {"deadline_hours": "10d", "nodes": "auto", "fabric": "required"}
+    p = job(**PRETRAIN_13B, **fields)
+    assert (p.deadline_hours, p.nodes, p.node_counts) == (240.0, "auto", (1, 64))
+
+
+def test_bad_cluster_fields_name_the_field() -> None:
+    with pytest.raises(ProfileError, match="deadline_hours"):
+        job(**PRETRAIN_13B, deadline_hours="soon")
+    with pytest.raises(ProfileError, match="nodes"):
+        job(**PRETRAIN_13B, nodes="many")
+    with pytest.raises(ProfileError, match="fabric"):
+        job(**PRETRAIN_13B, fabric="fast")

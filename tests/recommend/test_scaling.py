@@ -64,8 +64,11 @@ def test_fit_is_fitted_not_assumed_and_reproduces_its_rows() -> None:
     assert all(r.source.startswith("https://") for r in runs)
     loo = leave_one_out(runs)
     mean, worst, rows = loo["llm-foundry-a100-40gb-roce"]
-    assert rows == 25  # 7 models: 5 sizes each less their reference, 30b: 32 -> 128 only
+    assert rows == 25  # 6 models x 4 sizes past their 8-GPU reference, + 30b's 32 -> 128
     assert mean < 0.05
+    # the worst is the 1B at 32 GPUs: 15,555 / 19,271 = 0.807 measured against ~0.98 from
+    # its neighbours (19,085 at 16, 19,001 at 64), so about 0.98 / 0.807 - 1 = 21 %
+    assert 0.15 < worst < 0.25
 
 
 def test_held_out_pretraining_within_15_percent() -> None:
