@@ -104,25 +104,28 @@ def size_clusters(
 
     pick = lo
     met = np.isfinite(speed[g, lo])
+    wall: FloatArray | None = None
     if deadline_hours is not None:
         pick = np.maximum(_first_fast_enough(rising, g, s.one_node_hours / deadline_hours), lo)
         met &= pick <= hi
         pick = np.minimum(pick, hi)
-        late = met & (wall_at(pick, rising) > deadline_hours)
+        wall = wall_at(pick, rising)
+        late = met & (wall > deadline_hours)
         for _ in range(2):  # spot re-work stretched them: ask for that much more speed
             if not late.any():
                 break
-            stretch = wall_at(pick, rising) / (s.one_node_hours / rising[g, pick])
-            needed = s.one_node_hours * stretch / deadline_hours
-            pick = np.where(
-                late, np.minimum(np.maximum(_first_fast_enough(rising, g, needed), pick), hi), pick
-            )
-            late = met & (wall_at(pick, rising) > deadline_hours)
+            needed = wall * rising[g, pick] / deadline_hours  # = one-node hours x stretch / D
+            ask = np.minimum(np.maximum(_first_fast_enough(rising, g, needed), pick), hi)
+            pick = np.where(late, ask, pick)
+            wall = wall_at(pick, rising)
+            late = met & (wall > deadline_hours)
         if late.any():  # what the stretch did not settle: bisect the rest
             met &= ~late | (wall_at(hi, rising) <= deadline_hours)
             pick = _bisect(late & met, pick, hi, lambda ix: wall_at(ix, rising) <= deadline_hours)
+            wall = None
     compute = s.one_node_hours / speed[g, pick]
-    wall = wall_hours(compute[:, None])[:, 0]
+    if wall is None or (rising[g, pick] != speed[g, pick]).any():
+        wall = wall_hours(compute[:, None])[:, 0]
     if deadline_hours is not None:
         met &= wall <= deadline_hours  # the curve's own value, not its rising hull
     # the fastest size matters only for the line saying no size meets the deadline

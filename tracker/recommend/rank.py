@@ -149,6 +149,7 @@ def rank_table(
         sharded = multi
     else:
         sharded = multi & fast
+    cluster = p.sizes_clusters and p.task.is_training and p.tokens is not None
     need_per_gpu = np.full(n, np.nan)
     shard_gib = np.full(n, np.nan)
     fixed_gib = np.full(n, np.nan)
@@ -156,10 +157,14 @@ def rank_table(
         mask = np.isin(table.gpu_code, models) if models is not None else np.ones(n, np.bool_)
         need = np.where(sharded, vram.shardable / whole + vram.per_gpu_fixed, vram.total) / GIB
         need_per_gpu = np.where(mask, need, need_per_gpu)
-        shard_gib = np.where(mask, vram.shardable / GIB, shard_gib)
-        fixed_gib = np.where(mask, vram.per_gpu_fixed / GIB, fixed_gib)
-    cluster = p.sizes_clusters and p.task.is_training and p.tokens is not None
-    gbps = node_gbps(table.fabric_code, table.network_gbps, p.fabric_need, a.fallback_network_gbps)
+        if cluster:  # what more instances would shard (the sizing's fewest nodes)
+            shard_gib = np.where(mask, vram.shardable / GIB, shard_gib)
+            fixed_gib = np.where(mask, vram.per_gpu_fixed / GIB, fixed_gib)
+    gbps = (
+        node_gbps(table.fabric_code, table.network_gbps, p.fabric_need, a.fallback_network_gbps)
+        if cluster
+        else np.full(n, np.nan)  # one node: no network between instances is used
+    )
     fewest, grows = min_nodes(p, table, sharded & ~np.isnan(gbps), shard_gib, fixed_gib, cluster)
     with np.errstate(invalid="ignore"):
         exclude(Reason.VRAM, (need_per_gpu > table.vram_per_gpu) & ~grows)
