@@ -28,8 +28,9 @@ __all__ = ["ClusterShape", "Sizes", "size_clusters"]
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-WallHours = Callable[[FloatArray], FloatArray]
-"""Expected wall hours for the sized rows' (rows × sizes) compute hours: spot re-work added."""
+WallHours = Callable[[FloatArray, IntArray], FloatArray]
+"""Expected wall hours for the sized rows' compute hours on their node counts (spot
+re-work added: any of N spot instances interrupted stops the job)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +101,7 @@ def size_clusters(
 
     def wall_at(ix: IntArray, curve: FloatArray) -> FloatArray:
         compute = s.one_node_hours / curve[g, ix]
-        return wall_hours(compute[:, None])[:, 0]
+        return wall_hours(compute, counts[ix])
 
     pick = lo
     met = np.isfinite(speed[g, lo])
@@ -125,7 +126,7 @@ def size_clusters(
             wall = None
     compute = s.one_node_hours / speed[g, pick]
     if wall is None or (rising[g, pick] != speed[g, pick]).any():
-        wall = wall_hours(compute[:, None])[:, 0]
+        wall = wall_hours(compute, counts[pick])
     if deadline_hours is not None:
         met &= wall <= deadline_hours  # the curve's own value, not its rising hull
     # the fastest size matters only for the line saying no size meets the deadline
@@ -171,7 +172,7 @@ def _first_fast_enough(rising: FloatArray, g: IntArray, needed: FloatArray) -> I
     order = np.argsort(query)
     found = np.empty(len(g), np.int64)
     found[order] = np.searchsorted(flat, query[order], side="left")
-    return found - g * width
+    return (found - g * width).astype(np.int64)
 
 
 def _group_curves(

@@ -209,6 +209,10 @@ def rank_table(
         )
         nodes[rows], eff[rows], share[rows] = sizes.nodes, sizes.efficiency, sizes.compute_share
         compute_hours[rows], wall[rows] = sizes.compute_hours, sizes.wall_hours
+        spread = rows[(sizes.nodes > 1) & sharded[rows]]  # state shards over every node
+        need_per_gpu[spread] = (
+            shard_gib[spread] / (whole[spread] * nodes[spread]) + fixed_gib[spread]
+        )
         cost[rows] = per_job_hour[rows] * sizes.nodes * sizes.wall_hours
         # no allowed size: past the deadline, or (a fixed node count) not over this fabric
         exclude(Reason.DEADLINE if p.deadline_hours else Reason.FABRIC, nodes == 0)

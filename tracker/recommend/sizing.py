@@ -83,20 +83,21 @@ def cluster_shape(
 
 def wall_hours(
     a: Assumptions, p: Profile, pct: FloatArray, spot: BoolArray, rows: IntArray
-) -> Callable[[FloatArray], FloatArray]:
-    """Expected wall hours for ``rows``' (rows × node counts) compute hours: spot rows
-    get Daly's re-work at their interruption % ``pct`` (worked out for them only)."""
+) -> Callable[[FloatArray, IntArray], FloatArray]:
+    """Expected wall hours for ``rows``' compute hours on N instances each: spot rows get
+    Daly's re-work at N × their interruption rate (any instance reclaimed stops every
+    node until the job restarts from its checkpoint), worked out for them only."""
     where = np.flatnonzero(spot[rows] & p.interruptible)
     if not len(where):
-        return lambda compute: compute
-    per_hour = pricing.interruption_rate_per_hour(pct[rows[where]])[:, None]
+        return lambda compute, nodes: compute
+    per_hour = pricing.interruption_rate_per_hour(pct[rows[where]])
 
-    def wall(compute: FloatArray) -> FloatArray:
+    def wall(compute: FloatArray, nodes: IntArray) -> FloatArray:
         out = compute.copy()
         with np.errstate(invalid="ignore", over="ignore"):
             out[where] = pricing.expected_wall_hours(
                 compute[where],
-                per_hour,
+                per_hour * nodes[where],
                 p.checkpoint_interval_hours,
                 a.restart_hours,
                 a.checkpoint_write_hours,
