@@ -165,14 +165,15 @@ def _first_fast_enough(rising: FloatArray, g: IntArray, needed: FloatArray) -> I
     curve's length where none does). Every group's curve is offset by its number so the
     concatenation stays sorted; the queries are sorted too, so one merge-like search
     answers them all (unsorted queries cost three times as much in cache misses)."""
-    groups, width = rising.shape
+    groups, width = int(rising.shape[0]), int(rising.shape[1])
     offset = np.arange(groups, dtype=np.float64)[:, None] * _SPAN
     flat = (offset + np.clip(rising, -1.0, _SPAN - 2.0)).ravel()
     query = g * _SPAN + np.clip(needed, 0.0, _SPAN - 2.0)
     order = np.argsort(query)
-    found = np.empty(len(g), np.int64)
+    found: IntArray = np.empty(len(g), np.int64)
     found[order] = np.searchsorted(flat, query[order], side="left")
-    return (found - g * width).astype(np.int64)
+    found -= g * width
+    return found
 
 
 def _group_curves(
