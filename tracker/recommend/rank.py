@@ -190,7 +190,7 @@ def rank_table(
         kept = per_doubling[ic]
         seconds = _job_seconds(w, a, p, table, rate, achieved, kept, rates)
         exclude(Reason.VRAM, np.isnan(seconds))  # serving: not one request fits
-        compute_hours, wall, pct = _hours(a, p, table, seconds, spot)
+        compute_hours, wall, pct = _hours(a, p, table, seconds, spot, rework=not cluster)
         cost = per_job_hour * wall
     nodes = np.ones(n, np.int64)
     eff = np.ones(n)
@@ -310,24 +310,28 @@ def _hours(
     table: OfferTable,
     seconds: FloatArray,
     spot: BoolArray,
+    rework: bool = True,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Compute hours, expected wall hours (spot re-work added) and interruption %."""
+    """Compute hours, expected wall hours (spot re-work added) and interruption %.
+    ``rework=False``: the cluster sizing adds the re-work per size, so it is left out."""
     compute_hours = seconds / 3600.0
     interrupt = table.interruption_pct
     if not (p.interruptible and spot.any()):
         return compute_hours, compute_hours, interrupt
     default_pct = np.array([a.interruption_pct(name) for name in table.providers])
     pct = np.where(np.isnan(interrupt), default_pct[table.provider_code], interrupt)
+    if not rework:
+        return compute_hours, compute_hours.copy(), pct
     rate = pricing.interruption_rate_per_hour(pct)
     with np.errstate(invalid="ignore", over="ignore"):
-        rework = pricing.expected_wall_hours(
+        redone = pricing.expected_wall_hours(
             compute_hours,
             rate,
             p.checkpoint_interval_hours,
             a.restart_hours,
             a.checkpoint_write_hours,
         )
-    return compute_hours, np.where(spot, rework, compute_hours), pct
+    return compute_hours, np.where(spot, redone, compute_hours), pct
 
 
 def _notes(
