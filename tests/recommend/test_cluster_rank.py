@@ -127,3 +127,21 @@ def test_bad_cluster_fields_name_the_field() -> None:
         job(**PRETRAIN_13B, nodes="many")
     with pytest.raises(ProfileError, match="fabric"):
         job(**PRETRAIN_13B, fabric="fast")
+
+
+def test_spot_cluster_meets_the_deadline_with_its_re_work() -> None:
+    """Spot: the wall clock (compute + Daly re-work at N x the interruption rate) is what
+    must fit the deadline, so a spot cluster is at least as big as the on-demand one."""
+    spec = dict(PRETRAIN_13B, interruptible=True, checkpoint_interval_hours=1.0)
+    one = rank(job(**PRETRAIN_13B), [h100()]).leader
+    assert one is not None and one.job_hours is not None
+    deadline = one.job_hours / 3
+    od = rank(job(**spec, deadline_hours=deadline), [h100(fabric="efa", network_gbps=3200)])
+    sp = rank(
+        job(**spec, deadline_hours=deadline),
+        [h100(fabric="efa", network_gbps=3200, pricing="spot", zone="z-a")],
+    )
+    a, b = od.leader, sp.leader
+    assert a is not None and b is not None and b.job_hours is not None
+    assert b.compute_hours is not None and b.job_hours > b.compute_hours  # re-work added
+    assert b.job_hours <= deadline and b.nodes >= a.nodes
