@@ -40,15 +40,18 @@ RANKING_JSON_KEYS = {
     "job_cost_usd", "interruption_pct", "basis", "basis_source", "compute_precision",
     "precision_fallback", "excluded_reason", "excluded_detail",
     "display_currency", "display_effective_price_per_hour", "display_job_cost",
+    # issue 37: the cluster a row runs on (nodes x gpu_count GPUs) and its network
+    "fabric", "network_gbps", "nodes", "total_gpus", "scaling_efficiency", "compute_share",
 }  # fmt: skip
 EXCLUDED_JSON_KEYS = {
     "rank", "provider", "instance_type", "region", "zone", "pricing", "payment_option",
     "offering_class", "gpu_model", "gpu_count", "interconnect", "excluded_reason",
-    "excluded_detail",
+    "excluded_detail", "fabric", "network_gbps",
 }  # fmt: skip
 RANKING_CSV_HEADER = (
     "rank,provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
-    "interconnect,vram_needed_gib,vram_available_gib,price_per_hour_usd,"
+    "interconnect,nodes,total_gpus,fabric,network_gbps,scaling_efficiency,"
+    "vram_needed_gib,vram_available_gib,price_per_hour_usd,"
     "effective_price_per_hour_usd,price_per_gpu_hour_usd,job_hours,job_hours_low,"
     "job_hours_high,job_cost_usd,"
     "display_currency,display_effective_price_per_hour,display_job_cost,"

@@ -91,14 +91,14 @@ def _plus_minus(value: float | None) -> str:
     return "" if value is None else f"{value * 100:.0f}"
 
 
-def candidate_table(symbol: str = "$") -> tuple[Column, ...]:
+def candidate_table(symbol: str = "$", clusters: bool = False) -> tuple[Column, ...]:
     """The ranking as a table: $/h is what an hour costs the job (amortised for
     reservations), in the view currency; the per-GPU price and the exact figures are in
-    the JSON and CSV."""
+    the JSON and CSV. ``clusters``: a node-count column (the profile sizes clusters)."""
     return (
         Column("rank", "#", justify="right"),
         *OFFER_HEAD,
-        Column("nodes", "nodes", justify="right", priority=4),
+        *((Column("nodes", "nodes", justify="right"),) if clusters else ()),
         Column("", "VRAM", _vram_cell, justify="right", priority=5),
         Column("display_effective_price_per_hour", f"{symbol}/h", money, justify="right"),
         Column("job_hours", "hours", _hours, justify="right", priority=4),
@@ -281,7 +281,7 @@ def recommend(
         emit(
             rows[: len(ranking.candidates)],
             fmt,
-            table=candidate_table(view.symbol),
+            table=candidate_table(view.symbol, ranking.profile.sizes_clusters),
             title=ranking_title(ranking),
         )
         note = Column("note", "note", wrap=True, min_width=40)
