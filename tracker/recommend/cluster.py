@@ -85,9 +85,11 @@ def size_clusters(
     Efficiency never rises with N (communication and synchronisation only grow), so of
     the sizes that meet the deadline the smallest is the cheapest, and of the sizes past
     a group's fastest none is ever worth it. The smallest size that meets the deadline
-    is found by bisection over the group's speed (N × efficiency, made non-decreasing up
-    to its peak): one sorted search over the rows instead of one pass per node count;
-    spot rows whose re-work pushes them past it ask again for that much more speed."""
+    comes from one sorted search of the group's speed (N × efficiency, made
+    non-decreasing up to its peak) instead of one pass per node count; spot rows whose
+    re-work pushes them past it ask again for that much more speed, then bisect. (Spot
+    re-work grows with N, as any of N instances may be reclaimed: for spot clusters the
+    smallest size meeting the deadline is taken as the cheapest, an approximation.)"""
     s = shape
     # only the groups some row belongs to (renumbered without sorting: a mask and a cumsum)
     used = np.zeros(len(s.group_gpus), np.bool_)
