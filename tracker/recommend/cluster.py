@@ -109,7 +109,13 @@ def size_clusters(
     met = np.isfinite(speed[g, lo])
     wall: FloatArray | None = None
     if deadline_hours is not None:
-        pick = np.maximum(_first_fast_enough(rising, g, s.one_node_hours / deadline_hours), lo)
+        # a group's rows share their one-node hours (same rate, same GPUs): search once
+        # per group, then each row starts no lower than the nodes its state needs
+        group_hours = np.zeros(len(rising))
+        group_hours[g] = s.one_node_hours
+        every = np.arange(len(rising))
+        first = _first_fast_enough(rising, every, group_hours / deadline_hours)
+        pick = np.maximum(first[g], lo)
         met &= pick <= hi
         pick = np.minimum(pick, hi)
         wall = wall_at(pick, rising)
