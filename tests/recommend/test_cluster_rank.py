@@ -5,10 +5,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.recommend.test_rank import job, offer, rank
 from tracker.recommend import ProfileError, Reason
+from tracker.recommend.fabric import FABRICS, node_gbps, rdma
+from tracker.recommend.kinds import FabricNeed
 from tracker.views.rankings import profile_fields, ranking_rows
 
 # 13B pretraining on 26e9 tokens: 6 x 13e9 x 26e9 = 2.028e21 FLOPs
@@ -145,3 +148,17 @@ def test_spot_cluster_meets_the_deadline_with_its_re_work() -> None:
     assert a is not None and b is not None and b.job_hours is not None
     assert b.compute_hours is not None and b.job_hours > b.compute_hours  # re-work added
     assert b.job_hours <= deadline and b.nodes >= a.nodes
+
+
+def test_the_fabric_rules_live_in_one_place() -> None:
+    """fabric.node_gbps: TPU ICI counts as RDMA-class (issue 38 builds on it); a stated
+    fabric without a bandwidth runs at the 25 Gbit/s fallback; NaN where it may not span."""
+    codes = np.array([FABRICS.index(f) for f in ("ici", "ethernet", "unknown", "efa")])
+    stated = np.array([np.nan, 100.0, np.nan, 3200.0])
+    assert rdma(codes).tolist() == [True, False, False, True]
+    req = node_gbps(codes, stated, FabricNeed.REQUIRED, 25.0)
+    pref = node_gbps(codes, stated, FabricNeed.PREFERRED, 25.0)
+    anyf = node_gbps(codes, stated, FabricNeed.ANY, 25.0)
+    assert np.isnan(req[1]) and np.isnan(req[2]) and req[0] == 25.0 and req[3] == 3200.0
+    assert pref[1] == 100.0 and np.isnan(pref[2])
+    assert anyf[2] == 25.0
