@@ -4,6 +4,7 @@ fit 100 columns while JSON and CSV keep their documented keys and exact figures.
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +199,14 @@ def test_a_name_the_catalog_does_not_know_matches_stored_names(db_url: str, tmp_
     assert found("quantum flux 9000") == ["weird.1"]
     assert found("H100") == ["gpu_1x_h100_sxm5"]
     assert found("H200") == []
+
+
+def test_quickstart_13b_pretrain_in_ten_days_picks_an_efa_cluster(quickstart: Run) -> None:
+    """Issue 37's done-when on the sample sheet: one 8 x H100 node takes ~1,905 h, so
+    10 days (240 h) needs a cluster; only p4d and p5 state a fabric (EFA)."""
+    proc = quickstart("recommend", "-P", "llm-13b-pretrain", "--deadline", "10d", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    top = json.loads(proc.stdout)[0]
+    assert top["fabric"] in ("efa", "infiniband") and top["nodes"] > 1
+    assert Decimal(top["job_hours"]) <= 240
+    assert Decimal(top["total_gpus"]) == 8 * top["nodes"]

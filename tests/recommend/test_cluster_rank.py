@@ -30,6 +30,13 @@ def test_job_that_fits_one_node_stays_on_one_node() -> None:
     r = rank(job(**PRETRAIN_13B, nodes="auto"), [h100(fabric="efa", network_gbps=3200)])
     assert r.leader is not None and r.leader.nodes == 1
     assert r.leader.scaling_efficiency == 1.0
+    one = r.leader.job_hours
+    assert one is not None
+    # a deadline one node meets keeps it on one node
+    met = rank(
+        job(**PRETRAIN_13B, deadline_hours=one * 1.01), [h100(fabric="efa", network_gbps=3200)]
+    )
+    assert met.leader is not None and met.leader.nodes == 1
 
 
 def test_deadline_picks_the_smallest_cluster_that_finishes() -> None:
