@@ -14,7 +14,14 @@ the printed ratio extrapolates it to 20 profiles.
     python bench/recommend.py [offers]            # default 100000; SQLite temp file
     GPU_TRACKER_DATABASE_URL=postgresql://... python bench/recommend.py  # a throwaway DB there
 
-Last line: ``recommend seconds=X.XX db_share=0.YY`` (target: seconds < 2).
+Cluster sizing (issue 37): the same 20 rankings over the same loaded offer table, once
+as today (one node) and once sizing every offer over node counts 1 to 64 against a
+deadline (``nodes = "auto"``, ``fabric = "any"`` so every offer is sized, 8-GPU offers
+carry an EFA/InfiniBand fabric); ``cluster_ratio`` = sized ÷ single-node ranking time
+(target: at most 1.5).
+
+Last lines: ``recommend seconds=X.XX db_share=0.YY`` (target: seconds < 2) and
+``cluster seconds=... single=... cluster_ratio=R``.
 """
 
 from __future__ import annotations
@@ -39,10 +46,12 @@ from tracker.models import Offer
 from tracker.recommend import ProfileSet, load_profiles, make_profile, recompute_rankings
 from tracker.recommend.assumptions import HOURS_PER_MONTH, Assumptions
 from tracker.recommend.pricing import effective_hourly_usd
+from tracker.recommend.rank import rank_table
+from tracker.recommend.stored import load_offer_table
 from tracker.recommend.table import catalog_lookup
 from tracker.recommend.throughput import spec_tflops, workload
 from tracker.settings import Settings
-from tracker.store import migrate
+from tracker.store import Engine, migrate
 from tracker.store.engine import make_engine
 
 PROVIDERS = ("aws", "azure", "gcp", "lambda", "coreweave", "runpod", "vast", "oci", "ibm", "acme")
@@ -63,6 +72,9 @@ def synthetic_offers(n: int, seed: int = 7) -> list[Offer]:
         base = float(spec.bf16_tflops or spec.fp16_tflops or 1) / 100 * rng.uniform(0.6, 1.6)
         price = Decimal(f"{base * float(count) * (0.4 if pricing == 'spot' else 1):.4f}")
         attrs: dict[str, int | str] = {}
+        fabric, gbps = ("unknown", None)
+        if count == 8 and rng.random() < 0.5:
+            fabric, gbps = rng.choice((("efa", 3200), ("infiniband", 3200), ("efa", 400)))
         if pricing == "spot":
             attrs = {"interruption_max_pct": rng.choice(BUCKETS)}
         out.append(
@@ -82,6 +94,8 @@ def synthetic_offers(n: int, seed: int = 7) -> list[Offer]:
                 gpu_memory_gib=spec.vram_gib * (count if count < 1 else 1),
                 interconnect="nvlink" if spec.nvlink and count > 1 else "pcie",
                 attributes=attrs,
+                fabric=fabric,  # type: ignore[arg-type]
+                network_gbps=None if gbps is None else Decimal(gbps),
             )
         )
     return out
@@ -197,7 +211,39 @@ def bench(url: str, n: int) -> None:
     print(f"baseline: per-offer Python loop, {sample} profiles timed, x{len(changes) // sample} "
           f"= {naive:.2f} s for 20; ranking speedup x{naive / timings['rank']:.1f}")  # fmt: skip
     print(f"recommend seconds={total:.2f} db_share={db / total:.2f}")
+    cluster_bench(engine, profiles)
     engine.dispose()
+
+
+def sized(profiles: ProfileSet) -> ProfileSet:
+    """The same 20 profiles, each sized over 1..64 nodes against a deadline."""
+    out = {}
+    for name, p in profiles.profiles.items():
+        data = p.model_dump(exclude={"name"}, exclude_none=True)
+        data.update(nodes="auto", max_nodes=64, fabric="any", deadline_hours=72)
+        out[name] = make_profile(name, data)
+    return ProfileSet(out, profiles.assumptions, history_top=10)
+
+
+def cluster_bench(engine: Engine, profiles: ProfileSet) -> None:
+    table, _ = load_offer_table(engine, Settings())
+    clustered = sized(profiles)
+    a, measured = profiles.assumptions, profiles.measurements
+
+    def timed(chosen: ProfileSet) -> float:
+        start = time.perf_counter()
+        for p in chosen.profiles.values():
+            rank_table(p, table, a, top=10, measurements=measured)
+        return time.perf_counter() - start
+
+    timed(clustered)  # warm (the scaling fit is computed once per process)
+    singles, clusters = [], []
+    for _ in range(7):  # interleaved, best of 7: the machine is shared
+        singles.append(timed(profiles))
+        clusters.append(timed(clustered))
+    single, cluster = min(singles), min(clusters)
+    print(f"cluster sizing: 20 profiles x nodes 1..64 over {len(table)} offers")
+    print(f"cluster seconds={cluster:.3f} single={single:.3f} cluster_ratio={cluster / single:.2f}")
 
 
 if __name__ == "__main__":

@@ -184,8 +184,9 @@ def test_offers_agree_and_the_aed_offer_is_priced_with_fx_rates(world: World) ->
     assert list(frame["price_per_hour_usd"]) == [D("2.7"), D("2.96")]  # exact Decimals
     assert str(frame["last_seen"].dt.tz) == "UTC"
     page = _table(_page(world, "/offers", gpu="H100"))
-    # provider, then the USD $/h cell's exact data-value and its text (cents)
-    assert [(r[0][0], D(r[7][1] or ""), r[7][0]) for r in page] == [
+    # provider, then the USD $/h cell's exact data-value and its text (cents), after the
+    # fabric and Gb/s columns
+    assert [(r[0][0], D(r[9][1] or ""), r[9][0]) for r in page] == [
         ("aedcloud", D("2.7"), "2.70"),
         ("usdcloud", D("2.96"), "2.96"),
     ]
@@ -326,7 +327,8 @@ def test_tables_and_pages_read_through_one_format(world: World) -> None:
     assert any(line.startswith(first) for line in history.stdout.splitlines()), history.stdout
     row = _table(_page(world, "/offers", gpu="H100"))[0]
     assert row[4][0] == "on-demand"  # pricing
-    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", row[9][0]), row[9]  # price since
+    # price since: after provider … VRAM, fabric, Gb/s, $/h, $/GPU·h
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", row[11][0]), row[11]
 
 
 def test_the_python_api_says_what_was_wrong_in_one_line(tmp_path: Path) -> None:

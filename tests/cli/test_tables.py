@@ -4,6 +4,7 @@ fit 100 columns while JSON and CSV keep their documented keys and exact figures.
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -49,15 +50,18 @@ RANKING_JSON_KEYS = {
     # issue 42: the net price the ranking used and the discount rule that set it
     "net_price_per_hour_usd", "discount",
     "obtainability_7d", "obtainability_30d",  # issue 42
+    # issue 37: the cluster a row runs on (nodes x gpu_count GPUs) and its network
+    "fabric", "network_gbps", "nodes", "total_gpus", "scaling_efficiency", "compute_share",
 }  # fmt: skip
 EXCLUDED_JSON_KEYS = {
     "rank", "provider", "instance_type", "region", "zone", "pricing", "payment_option",
     "offering_class", "gpu_model", "gpu_count", "interconnect", "excluded_reason",
-    "excluded_detail",
+    "excluded_detail", "fabric", "network_gbps",
 }  # fmt: skip
 RANKING_CSV_HEADER = (
     "rank,provider,instance_type,region,zone,pricing,payment_option,gpu_model,gpu_count,"
-    "interconnect,vram_needed_gib,vram_available_gib,price_per_hour_usd,"
+    "interconnect,nodes,total_gpus,fabric,network_gbps,scaling_efficiency,"
+    "vram_needed_gib,vram_available_gib,price_per_hour_usd,"
     "net_price_per_hour_usd,discount,"
     "effective_price_per_hour_usd,price_per_gpu_hour_usd,job_hours,job_hours_low,"
     "job_hours_high,job_cost_usd,"
@@ -206,3 +210,14 @@ def test_a_name_the_catalog_does_not_know_matches_stored_names(db_url: str, tmp_
     assert found("quantum flux 9000") == ["weird.1"]
     assert found("H100") == ["gpu_1x_h100_sxm5"]
     assert found("H200") == []
+
+
+def test_quickstart_13b_pretrain_in_ten_days_picks_an_efa_cluster(quickstart: Run) -> None:
+    """Issue 37's done-when on the sample sheet: one 8 x H100 node takes ~1,905 h, so
+    10 days (240 h) needs a cluster; only p4d and p5 state a fabric (EFA)."""
+    proc = quickstart("recommend", "-P", "llm-13b-pretrain", "--deadline", "10d", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    top = json.loads(proc.stdout)[0]
+    assert top["fabric"] in ("efa", "infiniband") and top["nodes"] > 1
+    assert Decimal(top["job_hours"]) <= 240
+    assert Decimal(top["total_gpus"]) == 8 * top["nodes"]

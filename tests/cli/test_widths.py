@@ -161,9 +161,11 @@ def columns_at(run: Run, width: int, *args: str) -> list[str]:
 def test_columns_give_way_by_priority_and_come_back_with_room(store: tuple[Run, Path]) -> None:
     run, _ = store
     wide = columns_at(run, 200, "offers")
-    # 200 columns: every non-empty column (payment options are empty in both sheets)
+    # 200 columns: every non-empty column (payment options are empty in both sheets; the
+    # sample sheet states p4d's and p5's fabric, so "fabric Gb/s" shows, as two words)
     assert wide == [
-        "provider", "instance", "region", "zone", "pricing", "GPUs", "VRAM", "$/h", "$/GPU·h",
+        "provider", "instance", "region", "zone", "pricing", "GPUs", "VRAM", "fabric", "Gb/s",
+        "$/h", "$/GPU·h",
     ]  # fmt: skip
     narrow = columns_at(run, 80, "offers")
     # natural widths: provider 8, instance 25 (Standard_ND96amsr_A100_v4), region 14

@@ -61,7 +61,8 @@ def _settings_error(tmp_path: Path, toml: str) -> str:
         (
             'percent = 15\npricing = ["on-demand"]',
             "discounts: rule 'edp': pricing.0: Input should be 'on_demand', 'spot', "
-            "'reserved_1y', 'reserved_3y', 'savings_plan_1y' or 'savings_plan_3y' "
+            "'reserved_1y', 'reserved_3y', 'savings_plan_1y', 'savings_plan_3y' or "
+            "'capacity_block' "
             "(got 'on-demand')",
         ),
     ],

@@ -269,3 +269,13 @@ def test_profiles_list_and_show(cli: Run, tmp_path: Path) -> None:
     broken.write_text("[profiles.bad]\nparams = 1e8\ntask = 'lora'\n")
     message = one_line_error(cli("profiles", "list", "--profiles-file", str(broken)))
     assert "profile 'bad': precision: required" in message and str(broken) in message
+
+
+def test_recommend_deadline_no_size_meets_says_so_in_one_line(stocked: Run) -> None:
+    """The sheet states no fabric: no offer may span nodes, one node takes far longer
+    than a day for 13B on 260e9 tokens, so the deadline line names the fastest size."""
+    proc = stocked("recommend", "--profile", "llm-13b-pretrain", "--deadline", "1d")
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "no size up to" in line]
+    assert len(lines) == 1
+    assert "within 24 h; fastest:" in lines[0] and "x 1 node(s)" in lines[0]

@@ -52,6 +52,11 @@ CANDIDATE_COLUMNS = (
     "gpu_model",
     "gpu_count",
     "interconnect",
+    "nodes",
+    "total_gpus",
+    "fabric",
+    "network_gbps",
+    "scaling_efficiency",
     "vram_needed_gib",
     "vram_available_gib",
     "price_per_hour_usd",
@@ -94,13 +99,16 @@ def _percent(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-def candidate_table(symbol: str = "$", *, explain: bool = False) -> tuple[Column, ...]:
+def candidate_table(
+    symbol: str = "$", *, explain: bool = False, clusters: bool = False
+) -> tuple[Column, ...]:
     """The ranking as a table: $/h is what an hour costs the job (amortised for
     reservations, net of the account's discounts: ``discount`` names the rule, a column
     shown only where one applies), in the view currency; the per-GPU price and the
-    exact figures are in the JSON and CSV. With ``explain``, how likely the capacity is
-    there and stays: the spot interruption rate (% a month) and beside it the share of
-    the last 30 days the offer was reported rentable (blank where its provider never says)."""
+    exact figures are in the JSON and CSV. ``clusters``: a node-count column (the profile
+    sizes clusters). With ``explain``, how likely the capacity is there and stays: the
+    spot interruption rate (% a month) and beside it the share of the last 30 days the
+    offer was reported rentable (blank where its provider never says)."""
     risk = (
         Column("interruption_pct", "interrupt %/mo", _percent, justify="right", priority=4),
         Column("obtainability_30d", "got 30d", share_cell, justify="right", priority=4),
@@ -108,6 +116,7 @@ def candidate_table(symbol: str = "$", *, explain: bool = False) -> tuple[Column
     return (
         Column("rank", "#", justify="right"),
         *OFFER_HEAD,
+        *((Column("nodes", "nodes", justify="right"),) if clusters else ()),
         Column("", "VRAM", _vram_cell, justify="right", priority=5),
         Column("display_effective_price_per_hour", f"{symbol}/h", money, justify="right"),
         Column("job_hours", "hours", _hours, justify="right", priority=4),
@@ -212,6 +221,28 @@ def recommend(
             help="Also rank offers the provider last reported as having no capacity.",
         ),
     ] = False,
+    nodes: Annotated[
+        str | None,
+        typer.Option(
+            "--nodes", help="Instances per job: a number, or auto (sized 1..--max-nodes)."
+        ),
+    ] = None,
+    max_nodes: Annotated[
+        int | None, typer.Option("--max-nodes", min=1, help="Largest cluster auto sizes [64].")
+    ] = None,
+    deadline: Annotated[
+        str | None,
+        typer.Option(
+            "--deadline", help="Finish within, e.g. 10d, 36h: the cheapest size that does."
+        ),
+    ] = None,
+    global_batch: Annotated[
+        int | None, typer.Option("--global-batch", min=1, help="Sequences per optimizer step.")
+    ] = None,
+    fabric: Annotated[
+        str | None,
+        typer.Option("--fabric", help="Network between nodes: required (RDMA), preferred or any."),
+    ] = None,
     profiles_file: ProfilesFileOption = None,
     currency: CurrencyOption = "USD",
     fmt: FormatOption = OutputFormat.table,
@@ -247,6 +278,11 @@ def recommend(
         max_price_per_hour=max_price,
         budget_usd=budget,
         min_obtainability=min_obtainability,
+        nodes=nodes,
+        max_nodes=max_nodes,
+        deadline_hours=deadline,
+        global_batch=global_batch,
+        fabric=fabric,
     )
     try:
         if profile is None and not overrides:
@@ -275,12 +311,16 @@ def recommend(
         emit(
             rows[: len(ranking.candidates)],
             fmt,
-            table=candidate_table(view.symbol, explain=explain),
+            table=candidate_table(
+                view.symbol, explain=explain, clusters=ranking.profile.sizes_clusters
+            ),
             title=ranking_title(ranking),
         )
         note = Column("note", "note", wrap=True, min_width=40)
         if ranking.close_call:
             emit([{"note": ranking.close_call}], fmt, table=(note,))
+        if ranking.deadline_note:
+            err(f"gpu-tracker: {ranking.deadline_note}")
         if explain and ranking.notes:
             notes = [{"note": n} for n in ranking.notes]
             emit(notes, fmt, table=(note,), title="how costs were worked out")
@@ -289,6 +329,8 @@ def recommend(
     else:
         columns = (*CANDIDATE_COLUMNS, "excluded_reason", "excluded_detail") if explain else None
         emit(rows, fmt, columns=columns or CANDIDATE_COLUMNS)
+        if ranking.deadline_note:
+            err(f"gpu-tracker: {ranking.deadline_note}")
     skipped = ranking.excluded_counts.get(Reason.UNAVAILABLE.label, 0)
     if skipped and fmt is not OutputFormat.table:  # a table says it in its title
         err(

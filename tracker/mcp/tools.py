@@ -251,6 +251,19 @@ def recommend(
     include_unavailable: Annotated[
         bool, Field(description="Also rank offers reported as having no capacity.")
     ] = False,
+    nodes: Annotated[
+        str | None, Field(description='Instances per job: a number, or "auto" (sized).')
+    ] = None,
+    max_nodes: Annotated[int | None, Field(description="Largest cluster auto sizes [64].")] = None,
+    deadline: Annotated[
+        str | None, Field(description="Finish within, e.g. 10d or 36h (cheapest size that does).")
+    ] = None,
+    global_batch: Annotated[
+        int | None, Field(description="Sequences per optimizer step (caps data parallelism).")
+    ] = None,
+    fabric: Annotated[
+        str | None, Field(description="Network between nodes: required (RDMA), preferred, any.")
+    ] = None,
     currency: Annotated[str, Field(description=CURRENCY)] = "USD",
 ) -> Rows:
     options = {k: v for k, v in locals().items() if k not in _RANKING_ARGS}

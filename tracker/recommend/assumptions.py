@@ -133,6 +133,12 @@ class Assumptions(BaseModel):
     """Extra efficiency factor when ZeRO-3/FSDP shards training state over PCIe:
     every layer's parameters are all-gathered each step (assumption)."""
 
+    fallback_network_gbps: float = Field(default=25.0, gt=0)
+    """Inter-node Gbit/s of an offer whose provider states none, used only where the
+    profile allows clusters over any network (``fabric = "any"``) or states a fabric
+    without its bandwidth: the least "up to" figure AWS lists for a GPU instance
+    (g4dn.xlarge, "Up to 25 Gigabit"), so an unknown network is never taken as fast."""
+
     # ---- spot -------------------------------------------------------------------------
     default_interruption_pct: float = Field(default=10.0, ge=0)
     """Share of spot capacity reclaimed per month where the provider publishes nothing

@@ -1,4 +1,6 @@
-"""Which GPU-to-GPU link an offer has when the offer does not say: the GPU part decides.
+"""Which GPU-to-GPU link an offer has when the offer does not say: the GPU part decides;
+and, between instances, which network a cluster of the offer may run over and how fast
+(:func:`node_gbps`, the one place a fabric becomes a bandwidth).
 
 Price sheets and some provider payloads leave the interconnect ``unknown``. Treating
 that as PCIe would never shard training state on a p4de or p5 and so exclude the very
@@ -21,13 +23,17 @@ import numpy as np
 import numpy.typing as npt
 
 from tracker.catalog import GpuSpec
-from tracker.models import Interconnect
+from tracker.models import RDMA_FABRICS, Fabric, Interconnect
+from tracker.recommend.kinds import FabricNeed
 
 __all__ = [
+    "FABRICS",
     "FAST",
     "INTERCONNECTS",
     "Links",
     "catalog_interconnect",
+    "node_gbps",
+    "rdma",
     "resolved_interconnect",
 ]
 
@@ -38,6 +44,12 @@ INTERCONNECTS = tuple(i.value for i in Interconnect)
 """Interconnect names in code order (the offer table's ``interconnect_code``)."""
 FAST = (Interconnect.NVLINK, Interconnect.GPU_FABRIC)
 """Links over which training state is sharded without the PCIe penalty."""
+
+FABRICS = tuple(f.value for f in Fabric)
+"""Fabric names in code order (the offer table's ``fabric_code``)."""
+_RDMA_BY_CODE = np.array([Fabric(name) in RDMA_FABRICS for name in FABRICS], np.bool_)
+_UNKNOWN_FABRIC = FABRICS.index(Fabric.UNKNOWN.value)
+FloatArray = npt.NDArray[np.float64]
 
 _CODE = {i: INTERCONNECTS.index(i.value) for i in Interconnect}
 _FAST_BY_CODE = np.array([Interconnect(name) in FAST for name in INTERCONNECTS], np.bool_)
@@ -86,3 +98,28 @@ def resolved_interconnect(
     inferred = (stated == unknown) & multi & (implied != unknown)
     code = np.where(inferred, implied, stated)
     return Links(code, inferred, _FAST_BY_CODE[code])
+
+
+def rdma(fabric_code: IntArray) -> BoolArray:
+    """Offers whose fabric is built for collectives between nodes (TPU ICI included:
+    a slice's chips talk over it as a GPU cluster's do over InfiniBand)."""
+    return _RDMA_BY_CODE[fabric_code]
+
+
+def node_gbps(
+    fabric_code: IntArray, stated_gbps: FloatArray, need: FabricNeed, fallback_gbps: float
+) -> FloatArray:
+    """One instance's inter-node Gbit/s for a cluster's collectives; NaN where the job
+    may not span instances of the offer.
+
+    ``required``: RDMA fabrics only. ``preferred``: any fabric the provider states.
+    ``any``: an ``unknown`` fabric too. A fabric without a stated bandwidth runs at
+    ``fallback_gbps`` (never guessed fast)."""
+    if need is FabricNeed.REQUIRED:
+        allowed = _RDMA_BY_CODE[fabric_code]
+    elif need is FabricNeed.PREFERRED:
+        allowed = fabric_code != _UNKNOWN_FABRIC
+    else:
+        allowed = np.ones(len(fabric_code), np.bool_)
+    gbps = np.where(np.isnan(stated_gbps), fallback_gbps, stated_gbps)
+    return np.where(allowed, gbps, np.nan)

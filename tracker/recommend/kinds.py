@@ -6,18 +6,50 @@ measurement table and the calibration can use the same names without loading pro
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any
 
 __all__ = [
     "ALLOWED_PRECISIONS",
     "COMPUTE_PRECISIONS",
+    "DEFAULT_MAX_NODES",
+    "FabricNeed",
     "InterconnectNeed",
     "Precision",
     "Task",
     "WorkloadClass",
     "catalog_gpu_name",
+    "parse_hours",
+    "parse_nodes",
 ]
+
+DEFAULT_MAX_NODES = 64
+"""Largest cluster ``nodes = "auto"`` sizes (AWS Capacity Blocks sell 1-64 instances)."""
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([hdw]?)\s*$")
+_HOURS_PER = {"": 1.0, "h": 1.0, "d": 24.0, "w": 168.0}
+
+
+def parse_nodes(value: Any) -> Any:
+    """A profile's ``nodes``: a whole number 1-1024 or "auto" (None stays None)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return None if value is None else "auto"
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
+        raise ValueError(f'must be a whole number 1-1024 or "auto", got {value!r}')
+    return value
+
+
+def parse_hours(value: Any) -> Any:
+    """A duration as hours: "10d", "36h", "2w" or a number of hours."""
+    if not isinstance(value, str):
+        return value
+    match = _DURATION.match(value.lower())
+    if match is None:
+        raise ValueError(f"{value!r} is not a duration like 10d, 36h, 2w or a number of hours")
+    return float(match.group(1)) * _HOURS_PER[match.group(2)]
 
 
 class Task(StrEnum):
@@ -56,6 +88,20 @@ class Precision(StrEnum):
     FP8 = "fp8"
     INT8 = "int8"
     INT4 = "int4"
+
+
+class FabricNeed(StrEnum):
+    """Which inter-node network a job may be sized across (one node is never affected).
+
+    ``required``: only offers with an RDMA fabric (InfiniBand, EFA, RoCE, GPUDirect-TCPX,
+    TPU ICI) are ranked. ``preferred``: any offer ranks, but a job spans nodes only over
+    a fabric the provider states (a plain Ethernet one included, at its bandwidth).
+    ``any``: also over an ``unknown`` fabric, at the assumed fallback bandwidth.
+    """
+
+    REQUIRED = "required"
+    PREFERRED = "preferred"
+    ANY = "any"
 
 
 class InterconnectNeed(StrEnum):

@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.cluster_fields import CLUSTER_FIELDS, ClusterFields
 from tracker.recommend.errors import ProfileError
 from tracker.recommend.field_errors import FieldError as _FieldError
 from tracker.recommend.field_errors import describe as _describe
@@ -86,7 +87,7 @@ GpuResolver = Callable[[str], str | None]
 """Maps a GPU spelling to its canonical catalog name, or None when unknown."""
 
 
-class Profile(BaseModel):
+class Profile(ClusterFields):
     """One workload. Numbers are floats: they feed estimates, not invoices."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -356,6 +357,7 @@ class Profile(BaseModel):
             "concurrency",
             "kv_heads",
             "cnn_architecture",
+            *CLUSTER_FIELDS,
         )
         skip = {"description"} | {name for name in later if getattr(self, name) is None}
         data = self.model_dump_json(exclude=skip)

@@ -25,12 +25,22 @@ from tracker.models import Interconnect, Offer, PricingModel
 from tracker.recommend import pricing
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.calibration import Rate, basis_notes, calibrated_work, gpu_rates
-from tracker.recommend.fabric import INTERCONNECTS
+from tracker.recommend.cluster import size_clusters
+from tracker.recommend.fabric import INTERCONNECTS, node_gbps, rdma
+from tracker.recommend.kinds import FabricNeed
 from tracker.recommend.measured import Measurement
 from tracker.recommend.per_gpu import serving_seconds, vram_by_stored_precision
 from tracker.recommend.profiles import InterconnectNeed, Profile, Task
 from tracker.recommend.reasons import Reason, exclusion_detail
 from tracker.recommend.result import Candidate, Exclusion, Ranking, close_call
+from tracker.recommend.scaling_fit import fitted_scaling
+from tracker.recommend.sizing import (
+    cluster_notes,
+    cluster_shape,
+    fastest_note,
+    min_nodes,
+    wall_hours,
+)
 from tracker.recommend.table import PRICING_CODES, OfferTable, SpecLookup
 from tracker.recommend.table import catalog_lookup as _catalog_lookup
 from tracker.recommend.throughput import Workload, spec_tflops, workload
@@ -130,6 +140,8 @@ def rank_table(
     ic, fast = links.code, links.fast
     if p.interconnect is InterconnectNeed.REQUIRED:
         exclude(Reason.INTERCONNECT, multi & ~fast)
+    if p.fabric_need is FabricNeed.REQUIRED:
+        exclude(Reason.FABRIC, ~rdma(table.fabric_code))
     per_model = np.array([r.flops if r else np.nan for r in rates] or [np.nan])
     achieved = np.where(table.known, per_model[table.gpu_code], np.nan) if n else np.empty(0)
     exclude(Reason.NO_THROUGHPUT, np.isnan(achieved))
@@ -142,13 +154,25 @@ def rank_table(
         sharded = multi
     else:
         sharded = multi & fast
+    cluster = p.sizes_clusters and p.task.is_training and p.tokens is not None
     need_per_gpu = np.full(n, np.nan)
+    shard_gib = np.full(n, np.nan)
+    fixed_gib = np.full(n, np.nan)
     for vram, models in vram_by_stored_precision(p, w.vram, a, rates):
         mask = np.isin(table.gpu_code, models) if models is not None else np.ones(n, np.bool_)
         need = np.where(sharded, vram.shardable / whole + vram.per_gpu_fixed, vram.total) / GIB
         need_per_gpu = np.where(mask, need, need_per_gpu)
+        if cluster:  # what more instances would shard (the sizing's fewest nodes)
+            shard_gib = np.where(mask, vram.shardable / GIB, shard_gib)
+            fixed_gib = np.where(mask, vram.per_gpu_fixed / GIB, fixed_gib)
+    gbps = (
+        node_gbps(table.fabric_code, table.network_gbps, p.fabric_need, a.fallback_network_gbps)
+        if cluster
+        else np.full(n, np.nan)  # one node: no network between instances is used
+    )
+    fewest, grows = min_nodes(p, table, sharded & ~np.isnan(gbps), shard_gib, fixed_gib, cluster)
     with np.errstate(invalid="ignore"):
-        exclude(Reason.VRAM, need_per_gpu > table.vram_per_gpu)
+        exclude(Reason.VRAM, (need_per_gpu > table.vram_per_gpu) & ~grows)
 
     # --- time and cost ----------------------------------------------------------------
     per_doubling = np.array([a.multi_gpu_scaling[name] for name in INTERCONNECTS])
@@ -171,8 +195,36 @@ def rank_table(
         kept = per_doubling[ic]
         seconds = _job_seconds(w, a, p, table, rate, achieved, kept, rates)
         exclude(Reason.VRAM, np.isnan(seconds))  # serving: not one request fits
-        compute_hours, wall, pct = _hours(a, p, table, seconds, spot)
+        compute_hours, wall, pct = _hours(a, p, table, seconds, spot, rework=not cluster)
         cost = per_job_hour * wall
+    nodes = np.ones(n, np.int64)
+    eff = np.ones(n)
+    share = np.full(n, np.nan)
+    deadline_note = None
+    if cluster and w.flops is not None:
+        rows = np.flatnonzero(reason == 0)
+        shape = cluster_shape(p, w.flops, a, table, rows, rate, gbps, fewest, compute_hours)
+        lo, hi = p.node_counts
+        sizes = size_clusters(
+            shape,
+            fitted_scaling(),
+            np.arange(lo, hi + 1),
+            p.deadline_hours,
+            wall_hours(a, p, pct, spot, rows),
+        )
+        nodes[rows], eff[rows], share[rows] = sizes.nodes, sizes.efficiency, sizes.compute_share
+        compute_hours[rows], wall[rows] = sizes.compute_hours, sizes.wall_hours
+        spread = rows[(sizes.nodes > 1) & sharded[rows]]  # state shards over every node
+        need_per_gpu[spread] = (
+            shard_gib[spread] / (whole[spread] * nodes[spread]) + fixed_gib[spread]
+        )
+        cost[rows] = per_job_hour[rows] * sizes.nodes * sizes.wall_hours
+        # no allowed size: past the deadline, or (a fixed node count) not over this fabric
+        exclude(Reason.DEADLINE if p.deadline_hours else Reason.FABRIC, nodes == 0)
+        if p.deadline_hours is not None and not (nodes[rows] > 0).any():
+            deadline_note = fastest_note(p, table, rows, sizes)
+    elif p.deadline_hours is not None and w.flops is not None:
+        exclude(Reason.DEADLINE, wall > p.deadline_hours)
     if p.max_price_per_hour is not None:
         exclude(Reason.MAX_PRICE, table.hourly > float(p.max_price_per_hour))
     if p.budget_usd is not None:
@@ -196,6 +248,7 @@ def rank_table(
             Interconnect(INTERCONNECTS[int(ic[ix])]),
             bool(links.from_catalog[ix]),
             rates[int(table.gpu_code[ix])],
+            (int(nodes[ix]), float(eff[ix]), float(share[ix]), float(gbps[ix])),
         )
         for i, ix in enumerate(chosen)
     )
@@ -222,8 +275,10 @@ def rank_table(
         excluded_counts=excluded_counts,
         exclusions=exclusions,
         notes=_notes(p, w.flops is not None, pc, reason, links.from_catalog)
-        + basis_notes((c.offer.gpu_model, c.rate) for c in candidates),
+        + basis_notes((c.offer.gpu_model, c.rate) for c in candidates)
+        + (cluster_notes(candidates) if cluster else ()),
         close_call=close_call(candidates),
+        deadline_note=deadline_note,
     )
 
 
@@ -260,24 +315,28 @@ def _hours(
     table: OfferTable,
     seconds: FloatArray,
     spot: BoolArray,
+    rework: bool = True,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Compute hours, expected wall hours (spot re-work added) and interruption %."""
+    """Compute hours, expected wall hours (spot re-work added) and interruption %.
+    ``rework=False``: the cluster sizing adds the re-work per size, so it is left out."""
     compute_hours = seconds / 3600.0
     interrupt = table.interruption_pct
     if not (p.interruptible and spot.any()):
         return compute_hours, compute_hours, interrupt
     default_pct = np.array([a.interruption_pct(name) for name in table.providers])
     pct = np.where(np.isnan(interrupt), default_pct[table.provider_code], interrupt)
+    if not rework:
+        return compute_hours, compute_hours.copy(), pct
     rate = pricing.interruption_rate_per_hour(pct)
     with np.errstate(invalid="ignore", over="ignore"):
-        rework = pricing.expected_wall_hours(
+        redone = pricing.expected_wall_hours(
             compute_hours,
             rate,
             p.checkpoint_interval_hours,
             a.restart_hours,
             a.checkpoint_write_hours,
         )
-    return compute_hours, np.where(spot, rework, compute_hours), pct
+    return compute_hours, np.where(spot, redone, compute_hours), pct
 
 
 def _notes(
@@ -340,13 +399,15 @@ def _candidate(
     interconnect: Interconnect,
     interconnect_from_catalog: bool,
     gpu_rate: Rate | None,
+    size: tuple[int, float, float, float],
 ) -> Candidate:
     offer = table.offers[ix]
     hourly = pricing.effective_hourly_usd(offer)
+    nodes, scaling_efficiency, compute_share, gbps = size
     cost = None
     if wall is not None:
         hours = Decimal(f"{wall:.6f}")
-        cost = pricing.job_cost_usd(offer.pricing, hourly, hours, p.utilization)
+        cost = pricing.job_cost_usd(offer.pricing, hourly * nodes, hours, p.utilization)
     per_gpu = float(need_per_gpu[ix])
     return Candidate(
         rank=position,
@@ -366,6 +427,11 @@ def _candidate(
         rate=_known(gpu_rate),
         obtainability_7d=_share(table.obtainability_7d[ix]),
         obtainability_30d=_share(table.obtainability_30d[ix]),
+        nodes=nodes,
+        scaling_efficiency=scaling_efficiency,
+        compute_share=None if np.isnan(compute_share) else compute_share,
+        network_gbps=None if np.isnan(table.network_gbps[ix]) else float(table.network_gbps[ix]),
+        cluster_gbps=None if nodes <= 1 or np.isnan(gbps) else gbps,
     )
 
 

@@ -49,6 +49,8 @@ class Reason(IntEnum):
     CAPACITY_BLOCK = 17
     """A capacity block (paid whole for its instances and hours) with no cluster sizing
     to check that the job fits it (``tracker.capacity_blocks.block_fits``)."""
+    FABRIC = 18
+    DEADLINE = 19
 
     @property
     def label(self) -> str:
@@ -131,6 +133,12 @@ def exclusion_detail(
             f"needs {need:.1f} GiB on one GPU; cannot shard: interconnect "
             f"{INTERCONNECTS[ic[ix]]}; has {have:.1f} GiB per GPU"
         )
+    if reason is Reason.FABRIC:
+        if p.fabric_need.value == "required":
+            return f"fabric {o.fabric.value}; profile requires an RDMA fabric between nodes"
+        return f"fabric {o.fabric.value}: cannot span {p.node_counts[0]} nodes (fabric = any allows it)"
+    if reason is Reason.DEADLINE:
+        return f"no size up to {p.node_counts[1]} node(s) finishes within {_fmt(p.deadline_hours or 0)} h"
     if reason is Reason.MAX_PRICE:
         return (
             f"{_money(pricing.effective_hourly_usd(o))}/h over max "

@@ -50,6 +50,20 @@ class Candidate:
     obtainability_7d: float | None = None
     obtainability_30d: float | None = None
     """Shares of the last 7 / 30 days the offer was reported rentable (None: never said)."""
+    nodes: int = 1
+    """Instances of the offer the job spans (``gpu_count`` stays GPUs per instance)."""
+    scaling_efficiency: float = 1.0
+    """Per-GPU throughput at this size ÷ at one node."""
+    compute_share: float | None = None
+    """Share of a step spent computing when sized as a cluster (rest: communication)."""
+    network_gbps: float | None = None
+    """The offer's stated inter-node Gbit/s per instance."""
+    cluster_gbps: float | None = None
+    """The Gbit/s the cluster estimate used (stated, else the fallback); None on one node."""
+
+    @property
+    def total_gpus(self) -> float:
+        return float(self.offer.gpu_count) * self.nodes
 
     @property
     def price_per_hour_usd(self) -> Decimal:
@@ -98,6 +112,8 @@ class Ranking:
     """Filled only when ranking with ``explain=True``."""
     notes: tuple[str, ...] = field(default=())
     """How this ranking was costed where that is not the plain rule (for ``--explain``)."""
+    deadline_note: str | None = None
+    """Set when no size of any offer meets the profile's deadline: the fastest one."""
     close_call: str | None = None
     """Set when the two cheapest jobs' cost ranges overlap: "... within the estimate's
     error: consider both ..." (:func:`close_call`)."""

@@ -35,7 +35,7 @@ from tracker.models import (
     offer_from_values,
     offer_values,
 )
-from tracker.recommend.fabric import INTERCONNECTS, Links, resolved_interconnect
+from tracker.recommend.fabric import FABRICS, INTERCONNECTS, Links, resolved_interconnect
 from tracker.recommend.profiles import COMPUTE_PRECISIONS, Precision
 from tracker.recommend.throughput import spec_tflops
 
@@ -83,6 +83,7 @@ _AT = {name: i for i, name in enumerate(_NAMES)}
 PROVIDER, REGION, PRICING = _AT["provider"], _AT["region"], _AT["pricing"]
 GPU_MODEL, GPU_KNOWN, GPU_COUNT = _AT["gpu_model"], _AT["gpu_known"], _AT["gpu_count"]
 GPU_MEMORY, INTERCONNECT = _AT["gpu_memory_gib"], _AT["interconnect"]
+FABRIC, NETWORK_GBPS = _AT["fabric"], _AT["network_gbps"]
 PRICE_USD, ATTRIBUTES = _AT["price_per_hour_usd"], _AT["attributes"]
 AVAILABILITY = _AT["availability"]
 _UNAVAILABLE = Availability.UNAVAILABLE.value
@@ -192,6 +193,10 @@ class OfferTable:
     """Rank of each offer's identity key, for a deterministic order among equal costs."""
     unavailable: BoolArray
     """The provider last reported no capacity for the offer (unknown is not unavailable)."""
+    fabric_code: IntArray
+    """Index into :data:`tracker.recommend.fabric.FABRICS` (the inter-node network)."""
+    network_gbps: FloatArray
+    """One instance's inter-node Gbit/s as the provider states it; NaN when not stated."""
     identity_keys: Sequence[tuple[Any, ...]] = ()
     """Each offer's identity key (:data:`tracker.models.OFFER_KEY_FIELDS`), in order."""
     obtainability_7d: FloatArray = field(default_factory=lambda: np.empty(0))
@@ -267,6 +272,13 @@ class OfferTable:
         at_availability = AVAILABILITY
         unavailable = np.fromiter(
             (r[at_availability] == _UNAVAILABLE for r in rows), np.bool_, count=n
+        )
+        fabric_ix = {name: i for i, name in enumerate(FABRICS)}
+        fabric_code = np.fromiter((fabric_ix[r[FABRIC]] for r in rows), np.int64, count=n)
+        network = np.fromiter(
+            (math.nan if r[NETWORK_GBPS] is None else float(r[NETWORK_GBPS]) for r in rows),
+            np.float64,
+            count=n,
         )
 
         for i, r in enumerate(rows):
@@ -357,7 +369,26 @@ class OfferTable:
             tie_order=tie_order,
             identity_keys=keys,
             unavailable=unavailable,
+            fabric_code=fabric_code,
+            network_gbps=network,
         )
+
+    @cached_property
+    def shapes(self) -> tuple[IntArray, IntArray]:
+        """Per offer, the code of its hardware shape (GPU model, resolved interconnect,
+        GPU count, fabric, network Gbit/s), and one offer of each shape: offers of one
+        shape run a job at one rate and scale alike across nodes (cluster sizing)."""
+        columns = np.column_stack(
+            [
+                self.gpu_code,
+                self.links.code,
+                self.count,
+                self.fabric_code,
+                np.nan_to_num(self.network_gbps, nan=-1.0),
+            ]
+        ).astype(np.float64)
+        _, first, code = np.unique(columns, axis=0, return_index=True, return_inverse=True)
+        return code.ravel().astype(np.int64), first.astype(np.int64)
 
     def codes(self, names: Sequence[str], universe: Sequence[str]) -> IntArray:
         """Codes of the ``names`` present in ``universe`` (absent names match nothing)."""

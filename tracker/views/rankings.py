@@ -63,6 +63,7 @@ OPTION_FIELDS = {
     "gpu": "gpus",
     "max_price": "max_price_per_hour",
     "budget": "budget_usd",
+    "deadline": "deadline_hours",
 }
 """``recommend``'s option names (``--seq-len`` → ``seq_len``) → the profile's fields;
 the other options (params, task, precision, tokens, …) are named as the fields."""
@@ -147,12 +148,18 @@ _RANKED_OFFER_FIELDS = (
     "gpu_model",
     "gpu_count",
     "interconnect",
+    "fabric",
+    "network_gbps",
 )
 """The offer columns a ranking row repeats (documented in the README)."""
 
 RANKING_ROW_KEYS = (
     "rank",
     *_RANKED_OFFER_FIELDS,
+    "nodes",
+    "total_gpus",
+    "scaling_efficiency",
+    "compute_share",
     "vram_needed_gib",
     "vram_available_gib",
     "vram_needed_per_gpu_gib",
@@ -184,6 +191,11 @@ RANKING_ROW_KEYS = (
 """The keys of a candidate's row (:func:`ranking_rows`), in order."""
 
 
+def _gpus(value: float) -> Decimal:
+    """GPUs across the cluster (a fraction stays a fraction: 0.5 of one GPU)."""
+    return Decimal(repr(value)).normalize()
+
+
 def _base_row(o: Offer) -> dict[str, Any]:
     values = offer_dict(o)
     return {name: values[name] for name in _RANKED_OFFER_FIELDS}
@@ -212,6 +224,12 @@ def ranking_rows(
             {
                 "rank": c.rank,
                 **_base_row(c.offer),
+                "nodes": c.nodes,
+                "total_gpus": _gpus(c.total_gpus),
+                "scaling_efficiency": Decimal(f"{c.scaling_efficiency:.3f}"),
+                "compute_share": None
+                if c.compute_share is None
+                else Decimal(f"{c.compute_share:.3f}"),
                 "vram_needed_gib": two_places(c.vram_needed_gib),
                 "vram_available_gib": two_places(c.vram_available_gib),
                 "vram_needed_per_gpu_gib": two_places(c.vram_needed_per_gpu_gib),
