@@ -22,7 +22,9 @@ from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
 from tracker.cli.services import (
     ServicesOnlyOption,
     ServicesOption,
+    import_failed,
     import_services,
+    rows_rejected,
     run_services,
     services_wanted,
     sheet_of_service_prices,
@@ -398,13 +400,13 @@ def import_sheet(
     if summary.status == RunStatus.FAILED:  # nothing imported: the error line says why
         if not no_hooks:  # a failed run's collector-health alert goes out now
             _run_hooks(engine, settings, [summary], Origin.IMPORT, notify=not no_notify)
-        raise CliError(f"import failed: {summary.error}")
+        raise import_failed(summary.error)
     _report([summary])
     rules_broken = not no_hooks and _run_hooks(
         engine, settings, [summary], Origin.IMPORT, notify=not no_notify
     )
     if summary.skipped:
-        raise CliError(f"{summary.skipped} row(s) of {path} rejected; the other rows were loaded")
+        raise rows_rejected(summary.skipped, path, summary.stats.offers_seen)
     if rules_broken:
         raise typer.Exit(1)
 

@@ -14,18 +14,19 @@ from decimal import Decimal
 from typing import Any
 
 from tracker.fx import Conversion
-from tracker.models import OFFER_COLUMNS, Offer
+from tracker.models import OFFER_COLUMNS, Availability, Interconnect, Offer, PricingModel
 from tracker.recommend.history import RankingChange, fingerprint, record_rankings
 from tracker.recommend.profiles import ProfileSet, load_profiles, user_profiles_path
 from tracker.recommend.rank import rank_table
 from tracker.recommend.result import Ranking
-from tracker.recommend.table import OfferTable
+from tracker.recommend.table import OfferTable, row_to_offer
 from tracker.recommend.throughput import WorkloadError
 from tracker.settings import Settings
 from tracker.store import Engine
 from tracker.store import series as fx_store
 from tracker.store.reads import current_offers
 from tracker.store.series import current_offer_rows
+from tracker.unreadable import offer_key_text, skip_unreadable
 
 __all__ = [
     "load_offer_table",
@@ -59,10 +60,46 @@ def load_offers(engine: Engine, settings: Settings) -> list[Offer]:
 def _usd_rows(rows: list[tuple[Any, ...]], conversion: Conversion) -> list[tuple[Any, ...]]:
     result = []
     for r in rows:
+        if _suspect(r) and not _readable(r):
+            continue
         usd = conversion.usd(Decimal(str(r[_PRICE])), r[_CURRENCY])
         if usd is not None:
             result.append((*r[:_USD], usd, *r[_USD + 1 :]))
     return result
+
+
+_POSITIVE = [_NAMES.index(n) for n in ("price_per_hour", "gpu_count")]
+_OPTIONAL = [_NAMES.index(n) for n in ("gpu_memory_gib", "vcpus", "memory_gib")]
+_CHOICES = [
+    (_NAMES.index(name), frozenset(c.value for c in choices))
+    for name, choices in (
+        ("pricing", PricingModel),
+        ("interconnect", Interconnect),
+        ("availability", Availability),
+    )
+]
+
+
+def _suspect(r: tuple[Any, ...]) -> bool:
+    """A cheap test, once per stored offer, for what a stored row can get wrong (a number
+    stored as 0, an unknown choice): the ranking builds no record until one is shown, so
+    a row the model refuses would otherwise fail the whole ranking then."""
+    return (
+        any(float(r[i]) <= 0 for i in _POSITIVE)
+        or any(r[i] is not None and float(r[i]) <= 0 for i in _OPTIONAL)
+        or any(r[i] not in allowed for i, allowed in _CHOICES)
+    )
+
+
+def _readable(r: tuple[Any, ...]) -> bool:
+    """Whether the domain model accepts a suspect row; a refused one is counted and
+    logged once (:mod:`tracker.unreadable`)."""
+    try:
+        row_to_offer(r)
+    except ValueError as exc:
+        skip_unreadable("offer", offer_key_text(lambda name: r[_NAMES.index(name)]), exc)
+        return False
+    return True
 
 
 def load_offer_table(engine: Engine, settings: Settings) -> tuple[OfferTable, Conversion]:

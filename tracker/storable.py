@@ -1,0 +1,75 @@
+"""What the store can hold, checked where a record is made.
+
+Numbers (money, GPU counts, sizes) are ``NUMERIC(20, 10)`` on Postgres and 10-decimal
+strings on SQLite (:mod:`tracker.store.types`): at most 10 digits before the point and
+10 after. A value the column would round to zero (``0.00000000004``, ``1e-400``) would be
+stored as something it is not (a zero that later fails the domain model on every read);
+one it cannot hold (``1e400``, ``12345678901``) fails Postgres's insert and is kept on
+SQLite. Refusing both here, naming the field, makes the two engines agree and turns the
+value into one rejected row instead of a stored time bomb or a failed run.
+
+Text columns have the lengths of :mod:`tracker.store.schema` (Postgres refuses a longer
+value, SQLite keeps it) and never hold NUL (Postgres refuses it in text, SQLite keeps
+it): both are refused here too. No ORM import: the domain model uses this module.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+__all__ = [
+    "NUMBER_PRECISION",
+    "NUMBER_SCALE",
+    "OFFER_TEXT_CHARS",
+    "SMALLEST_STORED",
+    "TOO_BIG",
+    "number_problem",
+    "text_problem",
+]
+
+NUMBER_PRECISION = 20
+NUMBER_SCALE = 10
+SMALLEST_STORED = Decimal(5).scaleb(-(NUMBER_SCALE + 1))
+"""0.00000000005: the smallest magnitude that does not round (half-up) to zero."""
+TOO_BIG = Decimal(10) ** (NUMBER_PRECISION - NUMBER_SCALE) - SMALLEST_STORED
+"""9999999999.99999999995: this and above round to 10^10, one digit more than fits."""
+_LARGEST_SHOWN = "9999999999.9999999999"
+
+OFFER_TEXT_CHARS: dict[str, int] = {
+    "provider": 64,
+    "instance_type": 128,
+    "region": 64,
+    "zone": 64,
+    "payment_option": 32,
+    "offering_class": 32,
+    "os": 32,
+    "gpu_model": 128,
+    "gpu_raw_name": 128,
+}
+"""The ``series`` table's text column lengths (tests/test_storable.py keeps them equal)."""
+
+_SHOWN = 40
+
+
+def _shown(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}... ({len(text)} characters)"
+
+
+def number_problem(value: Decimal) -> str | None:
+    """Why ``value`` (finite) cannot be stored as it is, or None when it can."""
+    magnitude = abs(value)
+    if magnitude >= TOO_BIG:
+        return f"{_shown(value)} does not fit the stored number (at most {_LARGEST_SHOWN})"
+    if magnitude and magnitude < SMALLEST_STORED:
+        return f"{_shown(value)} would be stored as 0 (numbers keep {NUMBER_SCALE} decimals)"
+    return None
+
+
+def text_problem(value: str, limit: int) -> str | None:
+    """Why the text ``value`` cannot be stored in a column of ``limit`` characters."""
+    if "\0" in value:
+        return f"contains a NUL character: {_shown(value)!r}"
+    if len(value) > limit:
+        return f"{len(value)} characters, at most {limit} are stored: {_shown(value)!r}"
+    return None
