@@ -14,7 +14,7 @@ import json
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Self, TypeVar
 
@@ -22,10 +22,10 @@ from collectors.base import CollectorError, NotConfigured, RunContext, SkipItem,
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel, to_decimal
 from tracker.settings import Settings
+from tracker.storable import time_problem
 
 __all__ = [
     "COLUMNS",
-    "FUTURE_SLACK",
     "OFFER_SHEET",
     "OPTIONAL_COLUMNS",
     "PriceSheetCollector",
@@ -250,12 +250,6 @@ def _optional_number(values: Mapping[str, Any], key: str) -> Any:
     return to_decimal(value, key) if value else None
 
 
-FUTURE_SLACK = timedelta(minutes=5)
-"""How far ahead of the clock an ``observed_at`` may be (clocks drift; a sheet written on
-another machine): a price dated later would be the open price that every real
-observation until then is older than, so later collections would change nothing."""
-
-
 def parse_row(row: SheetRow, where: str, settings: Settings, now: datetime | None = None) -> Offer:
     """One sheet row as an offer; raises SkipItem (``invalid_row``) naming the file,
     the line and the field. ``now`` (default: the clock) bounds ``observed_at``."""
@@ -274,11 +268,9 @@ def _observed_at(text: str, now: datetime) -> datetime | None:
         raise InvalidOffer("observed_at", f"not ISO-8601: {text!r}") from None
     if observed_at.tzinfo is None:
         observed_at = observed_at.replace(tzinfo=UTC)
-    if observed_at > now + FUTURE_SLACK:
-        raise InvalidOffer(
-            "observed_at",
-            f"{text} is in the future (now is {now.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ})",
-        )
+    problem = time_problem(observed_at, now)
+    if problem is not None:
+        raise InvalidOffer("observed_at", problem)
     return observed_at
 
 

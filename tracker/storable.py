@@ -10,14 +10,18 @@ value into one rejected row instead of a stored time bomb or a failed run.
 
 Text columns have the lengths of :mod:`tracker.store.schema` (Postgres refuses a longer
 value, SQLite keeps it) and never hold NUL (Postgres refuses it in text, SQLite keeps
-it): both are refused here too. No ORM import: the domain model uses this module.
+it): both are refused here too. Times a source dates its prices with must fall between
+:data:`EARLIEST` and a few minutes from now. No ORM import: the domain model uses this.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 __all__ = [
+    "EARLIEST",
+    "FUTURE_SLACK",
     "NUMBER_PRECISION",
     "NUMBER_SCALE",
     "OFFER_TEXT_CHARS",
@@ -25,6 +29,7 @@ __all__ = [
     "TOO_BIG",
     "number_problem",
     "text_problem",
+    "time_problem",
 ]
 
 NUMBER_PRECISION = 20
@@ -73,3 +78,25 @@ def text_problem(value: str, limit: int) -> str | None:
     if len(value) > limit:
         return f"{len(value)} characters, at most {limit} are stored: {_shown(value)!r}"
     return None
+
+
+FUTURE_SLACK = timedelta(minutes=5)
+"""How far ahead of the clock a price's own time may be (clocks drift). A price dated
+later would be the open price every real observation until then is older than, so later
+collections would change nothing (``changed 0``) until that date."""
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+"""No cloud rented GPUs by the hour before this; an earlier time is a typo (year 1 also
+fails SQLite's time text)."""
+
+
+def time_problem(value: datetime, now: datetime) -> str | None:
+    """Why ``value`` (aware) cannot be a price's time when the clock says ``now``."""
+    if value > now + FUTURE_SLACK:
+        return f"{_iso(value)} is in the future (now is {_iso(now)})"
+    if value < EARLIEST:
+        return f"{_iso(value)} is before {EARLIEST:%Y-%m-%d}"
+    return None
+
+
+def _iso(value: datetime) -> str:
+    return f"{value.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
