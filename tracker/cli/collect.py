@@ -16,7 +16,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from collectors.base import ALL_PRICING, NotConfigured, collects_services
 from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
-from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.cli.context import MAX_ROWS, USAGE, CliError, open_store, settings_of
 from tracker.cli.names import check_providers, unknown_provider
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
 from tracker.cli.services import (
@@ -434,7 +434,7 @@ def runs(
         str | None,
         typer.Option("--source", help="Only runs for this source, e.g. import:deals.csv."),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=MAX_ROWS)] = 20,
     failed: Annotated[
         bool,
         typer.Option("--failed", help="Only runs that failed or were abandoned, with the error."),
