@@ -91,6 +91,10 @@ fails SQLite's time text)."""
 
 def time_problem(value: datetime, now: datetime) -> str | None:
     """Why ``value`` (aware) cannot be a price's time when the clock says ``now``."""
+    try:
+        value.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:59-01:00 is in the year 10000 in UTC
+        return f"{value.isoformat()} is outside the years 1-9999 in UTC"
     if value > now + FUTURE_SLACK:
         return f"{_iso(value)} is in the future (now is {_iso(now)})"
     if value < EARLIEST:
@@ -99,4 +103,5 @@ def time_problem(value: datetime, now: datetime) -> str | None:
 
 
 def _iso(value: datetime) -> str:
-    return f"{value.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
+    # isoformat, not strftime: %Y writes the year 1 as "1", not "0001".
+    return value.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
