@@ -68,26 +68,48 @@ def _usd_rows(rows: list[tuple[Any, ...]], conversion: Conversion) -> list[tuple
     return result
 
 
-_POSITIVE = [_NAMES.index(n) for n in ("price_per_hour", "gpu_count")]
-_OPTIONAL = [_NAMES.index(n) for n in ("gpu_memory_gib", "vcpus", "memory_gib")]
-_CHOICES = [
-    (_NAMES.index(name), frozenset(c.value for c in choices))
-    for name, choices in (
-        ("pricing", PricingModel),
-        ("interconnect", Interconnect),
-        ("availability", Availability),
-    )
-]
+_PRICE_AT, _COUNT_AT = _NAMES.index("price_per_hour"), _NAMES.index("gpu_count")
+_VRAM_AT, _VCPUS_AT, _RAM_AT = (_NAMES.index(n) for n in ("gpu_memory_gib", "vcpus", "memory_gib"))
+_PRICING_AT, _LINK_AT, _STOCK_AT = (
+    _NAMES.index(n) for n in ("pricing", "interconnect", "availability")
+)
+_PRICINGS = frozenset(p.value for p in PricingModel)
+_LINKS = frozenset(i.value for i in Interconnect)
+_STOCKS = frozenset(a.value for a in Availability)
 
 
 def _suspect(r: tuple[Any, ...]) -> bool:
     """A cheap test, once per stored offer, for what a stored row can get wrong (a number
     stored as 0, an unknown choice): the ranking builds no record until one is shown, so
-    a row the model refuses would otherwise fail the whole ranking then."""
+    a row the model refuses would otherwise fail the whole ranking then. Written out, not
+    looped or called per value: it runs 100,000 times per ranking. SQLite's numbers are
+    10-decimal text, so only one starting with ``-`` or ``0`` can be <= 0 (and is parsed);
+    Postgres's are Decimals."""
+    p, c, v, n, m = r[_PRICE_AT], r[_COUNT_AT], r[_VRAM_AT], r[_VCPUS_AT], r[_RAM_AT]
+    try:
+        if type(p) is str:
+            numbers_bad = (
+                (p[0] in "-0" and float(p) <= 0)
+                or (c[0] in "-0" and float(c) <= 0)
+                or (v is not None and v[0] in "-0" and float(v) <= 0)
+                or (n is not None and n[0] in "-0" and float(n) <= 0)
+                or (m is not None and m[0] in "-0" and float(m) <= 0)
+            )
+        else:
+            numbers_bad = (
+                p <= 0
+                or c <= 0
+                or (v is not None and v <= 0)
+                or (n is not None and n <= 0)
+                or (m is not None and m <= 0)
+            )
+    except (ArithmeticError, IndexError, TypeError, ValueError):  # not a number at all
+        return True
     return (
-        any(float(r[i]) <= 0 for i in _POSITIVE)
-        or any(r[i] is not None and float(r[i]) <= 0 for i in _OPTIONAL)
-        or any(r[i] not in allowed for i, allowed in _CHOICES)
+        numbers_bad
+        or r[_PRICING_AT] not in _PRICINGS
+        or r[_LINK_AT] not in _LINKS
+        or r[_STOCK_AT] not in _STOCKS
     )
 
 
