@@ -176,11 +176,7 @@ class Profile(BaseModel):
     @field_validator("concurrency", mode="before")
     @classmethod
     def _concurrency(cls, value: Any) -> Any:
-        if value is None or value == "max":
-            return value
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= b.MAX_SHAPE:
-            raise ValueError(f'must be a whole number 1-{b.MAX_SHAPE:,} or "max", got {value!r}')
-        return value
+        return b.concurrency(value)
 
     @field_validator("interconnect", mode="before")
     @classmethod

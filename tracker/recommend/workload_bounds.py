@@ -9,6 +9,7 @@ typos, in one line naming the field (:class:`tracker.recommend.profiles.Profile`
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 __all__ = [
     "MAX_BUDGET_USD",
@@ -22,6 +23,7 @@ __all__ = [
     "MAX_PRICE_PER_HOUR",
     "MAX_SHAPE",
     "MAX_TOKENS",
+    "concurrency",
 ]
 
 MAX_PARAMS = 1e15
@@ -41,3 +43,15 @@ MAX_SHAPE = 100_000_000
 still a float."""
 MAX_PRICE_PER_HOUR = Decimal(10) ** 9
 MAX_BUDGET_USD = Decimal(10) ** 15
+
+
+def concurrency(value: Any) -> Any:
+    """A profile's ``concurrency``: None, ``"max"`` or a whole number 1 to :data:`MAX_SHAPE`
+    (raises ValueError, which the profile reports naming the field)."""
+    if value is None or value == "max":
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f'must be a whole number >= 1 or "max", got {value!r}')
+    if value > MAX_SHAPE:
+        raise ValueError(f'must be at most {MAX_SHAPE:,} or "max", got {value!r}')
+    return value
