@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,36 @@ def test_a_broken_sheet_fails_its_run_and_writes_nothing(
     assert stored == 0  # line 2 was good, and is not half-written without the rest
     (run,) = reads.recent_runs(engine)
     assert run.status == "failed" and run.error is not None and f"{name}:" in run.error
+
+
+def test_a_price_from_the_future_is_refused_and_later_prices_still_change(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Before: a 2099 row was stored as the open price, and the real price imported after
+    it changed nothing (``changed 0``) because every real observation was older."""
+    future = _lines("acme,a1,us,on_demand,H100,1,9.99,USD,2099-01-01T00:00:00Z")
+    path = tmp_path / "future.csv"
+    path.write_text(future.replace(HEADER, HEADER + ",observed_at"))
+    assert _run(engine, path)[:3] == (RunStatus.SUCCEEDED, None, 1)
+    path.write_text(_lines("acme,a1,us,on_demand,H100,1,2.50,USD"))
+    assert _run(engine, path) == (RunStatus.SUCCEEDED, None, 0, 1)
+    (stored,) = reads.current_offers(engine)
+    assert stored.offer.price_per_hour == Decimal("2.5")
+
+
+def test_any_collector_dating_a_price_in_the_future_is_a_counted_skip(engine: Engine) -> None:
+    """The same rule for every collector's own dated prices (AWS spot history), not only
+    sheets: the run goes on and says what it skipped."""
+    from tests.conftest import make_offer
+    from tests.listed_collector import ListCollector
+
+    late = make_offer(instance_type="late.1", observed_at=datetime(2099, 1, 1, tzinfo=UTC))
+    now = make_offer(instance_type="now.1")
+    summary = run_collector(engine, ListCollector([late, now]), Settings())
+    assert summary.status is RunStatus.SUCCEEDED and summary.stats.offers_seen == 1
+    assert summary.skip_reasons == {"bad_observed_at": 1}
+    assert (
+        "testcloud late.1 us-east-1: observed_at: 2099-01-01T00:00:00Z is in the future"
+        in (summary.skip_details[0])
+    )
+    assert [s.offer.instance_type for s in reads.current_offers(engine)] == ["now.1"]
