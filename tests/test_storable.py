@@ -18,7 +18,12 @@ from sqlalchemy import String
 from tests.conftest import make_offer
 from tracker.models import InvalidOffer
 from tracker.service_prices import ServicePrice
-from tracker.storable import OFFER_TEXT_CHARS, number_problem, text_problem, time_problem
+from tracker.storable import (
+    OFFER_TEXT_CHARS,
+    number_problem,
+    text_problem,
+    time_problem,
+)
 from tracker.store.schema import Series
 from tracker.store.types import MONEY_SCALE, Money, quantize_money
 

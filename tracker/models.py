@@ -18,13 +18,9 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from tracker.storable import (
-    OFFER_TEXT_CHARS,
-    SMALLEST_STORED,
-    TOO_BIG,
-    number_problem,
-    text_problem,
-)
+from tracker.storable import SMALLEST_STORED as _LO
+from tracker.storable import TOO_BIG as _HI
+from tracker.storable import number_problem, offer_text_problem
 
 __all__ = [
     "OFFER_COLUMNS",
@@ -220,7 +216,6 @@ OFFER_KEY_FIELDS = tuple(c.name for c in OFFER_COLUMNS if c.group is ColumnGroup
 OfferKey = tuple[str, str, str, str, str, str, str, str]
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
-_TEXT_CHARS = tuple(OFFER_TEXT_CHARS.items())
 _EMPTY: Mapping[str, AttributeValue] = MappingProxyType({})
 
 
@@ -252,22 +247,10 @@ def _positive(value: Any, name: str) -> Decimal:
     result = to_decimal(value, name)
     if result <= 0:
         raise InvalidOffer(name, f"must be > 0, got {result}")
-    return result
-
-
-def _stored_positive(value: Any, name: str) -> Decimal:
-    """A positive number the store holds as it is (:mod:`tracker.storable`)."""
-    result = _positive(value, name)
-    problem = number_problem(result)
+    problem = number_problem(result)  # what NUMERIC(20, 10) holds (tracker.storable)
     if problem is not None:
         raise InvalidOffer(name, problem)
     return result
-
-
-def _optional_positive(value: Any, name: str) -> Decimal | None:
-    if value is None:
-        return None
-    return _positive(value, name)
 
 
 _E = TypeVar("_E", bound=StrEnum)
@@ -348,13 +331,8 @@ class Offer:
                 s(self, name, _choice(value, choices, name))
         for name in ("price_per_hour", "gpu_count"):
             value = getattr(self, name)
-            # The fast path's test: a finite Decimal the store keeps as a positive number.
-            if (
-                type(value) is not Decimal
-                or not value.is_finite()
-                or not SMALLEST_STORED <= value < TOO_BIG
-            ):
-                s(self, name, _stored_positive(value, name))
+            if type(value) is not Decimal or not value.is_finite() or not _LO <= value < _HI:
+                s(self, name, _positive(value, name))
         currency = self.currency
         if not (
             type(currency) is str
@@ -378,11 +356,9 @@ class Offer:
         for name in ("gpu_memory_gib", "vcpus", "memory_gib"):
             value = getattr(self, name)
             if value is not None and (
-                type(value) is not Decimal
-                or not value.is_finite()
-                or not SMALLEST_STORED <= value < TOO_BIG
+                type(value) is not Decimal or not value.is_finite() or not _LO <= value < _HI
             ):
-                s(self, name, _stored_positive(value, name))
+                s(self, name, _positive(value, name))
         for name in ("zone", "payment_option", "offering_class"):
             value = getattr(self, name)
             if value is None:
@@ -395,10 +371,9 @@ class Offer:
             s(self, "os", _required_text(self.os, "os").lower())
         if not self.gpu_raw_name:
             s(self, "gpu_raw_name", self.gpu_model)
-        for name, limit in _TEXT_CHARS:
-            value = getattr(self, name)
-            if len(value) > limit or "\0" in value:
-                raise InvalidOffer(name, text_problem(value, limit) or "cannot be stored")
+        problem = offer_text_problem(self)  # lengths and NUL the store holds, both engines
+        if problem is not None:
+            raise InvalidOffer(*problem)
         if self.observed_at is not None:
             if self.observed_at.tzinfo is None:
                 raise InvalidOffer("observed_at", "must be timezone-aware")

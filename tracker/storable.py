@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from operator import attrgetter
+from typing import Any
 
 __all__ = [
     "EARLIEST",
@@ -28,6 +30,7 @@ __all__ = [
     "SMALLEST_STORED",
     "TOO_BIG",
     "number_problem",
+    "offer_text_problem",
     "text_problem",
     "time_problem",
 ]
@@ -68,6 +71,25 @@ def number_problem(value: Decimal) -> str | None:
         return f"{_shown(value)} does not fit the stored number (at most {_LARGEST_SHOWN})"
     if magnitude and magnitude < SMALLEST_STORED:
         return f"{_shown(value)} would be stored as 0 (numbers keep {NUMBER_SCALE} decimals)"
+    return None
+
+
+_TEXT_CHARS = tuple(OFFER_TEXT_CHARS.items())
+_TEXTS = attrgetter(*OFFER_TEXT_CHARS)
+_SHORTEST = min(OFFER_TEXT_CHARS.values())
+
+
+def offer_text_problem(offer: Any) -> tuple[str, str] | None:
+    """The first text field of a validated offer (stripped) the store cannot hold, and
+    why; None when it can. Cheap when all fit (attrgetter, a join, a max over map):
+    collectors build hundreds of thousands of offers a run. Its numbers are checked by
+    the model's own fast path against :data:`SMALLEST_STORED` and :data:`TOO_BIG`."""
+    texts = _TEXTS(offer)
+    if "\0" in "".join(texts) or max(map(len, texts)) > _SHORTEST:
+        for (name, limit), text in zip(_TEXT_CHARS, texts, strict=True):
+            problem = text_problem(text, limit)
+            if problem is not None:
+                return name, problem
     return None
 
 
