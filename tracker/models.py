@@ -18,9 +18,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from tracker.storable import SMALLEST_STORED as _LO
-from tracker.storable import TOO_BIG as _HI
-from tracker.storable import number_problem, offer_text_problem
+from tracker import storable
 
 __all__ = [
     "OFFER_COLUMNS",
@@ -216,6 +214,7 @@ OFFER_KEY_FIELDS = tuple(c.name for c in OFFER_COLUMNS if c.group is ColumnGroup
 OfferKey = tuple[str, str, str, str, str, str, str, str]
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
+_LO, _HI = storable.SMALLEST_STORED, storable.TOO_BIG  # what NUMERIC(20, 10) holds as it is
 _EMPTY: Mapping[str, AttributeValue] = MappingProxyType({})
 
 
@@ -247,8 +246,7 @@ def _positive(value: Any, name: str) -> Decimal:
     result = to_decimal(value, name)
     if result <= 0:
         raise InvalidOffer(name, f"must be > 0, got {result}")
-    problem = number_problem(result)  # what NUMERIC(20, 10) holds (tracker.storable)
-    if problem is not None:
+    if (problem := storable.number_problem(result)) is not None:
         raise InvalidOffer(name, problem)
     return result
 
@@ -371,8 +369,7 @@ class Offer:
             s(self, "os", _required_text(self.os, "os").lower())
         if not self.gpu_raw_name:
             s(self, "gpu_raw_name", self.gpu_model)
-        problem = offer_text_problem(self)  # lengths and NUL the store holds, both engines
-        if problem is not None:
+        if (problem := storable.offer_text_problem(self)) is not None:  # lengths, NUL
             raise InvalidOffer(*problem)
         if self.observed_at is not None:
             if self.observed_at.tzinfo is None:
