@@ -12,11 +12,11 @@ import codecs
 import csv
 import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 from collectors.base import CollectorError, NotConfigured, RunContext, SkipItem, parse_each
 from tracker.catalog import resolve_gpu
@@ -29,6 +29,7 @@ from tracker.models import (
     to_decimal,
 )
 from tracker.settings import Settings
+from tracker.storable import time_problem
 
 __all__ = [
     "COLUMNS",
@@ -138,25 +139,64 @@ def _utf8_text(path: Path, data: bytes) -> str:
 
 
 def _csv_rows(path: Path, raw: str, kind: SheetKind) -> Iterator[SheetRow]:
-    reader = csv.DictReader(raw.splitlines())
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    lines = raw.splitlines()
+    reader = csv.reader(lines)
+    records = iter(reader)
+    header = [h.strip() for h in (_records(path, lambda: next(records, None)) or [])]
     missing = [c for c in kind.required if c not in header]
     if missing:
         raise CollectorError(f"{path}:1: missing column(s): {', '.join(missing)}")
     unknown = [h for h in header if h not in kind.allowed]
     if unknown:
         raise CollectorError(f"{path}:1: unknown column(s): {', '.join(unknown)}")
-    reader.fieldnames = header
-    for record in reader:
+    while True:
+        start = reader.line_num + 1
+        record = _records(path, lambda: next(records, None), start)
+        if record is None:
+            return
         line = reader.line_num
-        if None in record:
+        if line != start:
+            raise CollectorError(_runaway_quote(path, start, line, len(lines)))
+        if not any(v.strip() for v in record):
+            continue  # blank line
+        if len(record) > len(header):
             yield SheetRow(line, {"__error__": "more fields than the header has"})
             continue
-        if not any((v or "").strip() for v in record.values()):
-            continue  # blank line
-        yield SheetRow(
-            line, {k: (v.strip() if isinstance(v, str) else v) for k, v in record.items()}
+        # A short record's missing fields are None, as csv.DictReader has them.
+        values: dict[str, Any] = dict.fromkeys(header)
+        values.update(zip(header, (v.strip() for v in record), strict=False))
+        yield SheetRow(line, values)
+
+
+_T = TypeVar("_T")
+
+
+def _records(path: Path, read: Callable[[], _T], start: int = 1) -> _T:
+    """``read()`` of the CSV reader, its errors (a field over the csv module's limit, a
+    NUL) one :class:`CollectorError` naming the line where the record began: the reader
+    cannot go on past them, so the run fails and stores nothing."""
+    try:
+        return read()
+    except csv.Error as exc:
+        reason = str(exc)
+        if "field limit" in reason:
+            reason = f"a field is longer than {csv.field_size_limit():,} characters"
+        raise CollectorError(f"{path}:{start}: unreadable CSV: {reason}") from None
+
+
+def _runaway_quote(path: Path, start: int, end: int, lines: int) -> str:
+    """A record read over several lines: a quote opened at ``start`` and closed (or not)
+    later, swallowing the rows between. No sheet column holds a line break, so this is
+    never a real row: the run fails rather than guess which rows were meant."""
+    if end >= lines:
+        return (
+            f"{path}:{start}: unterminated quote: the quoted field opened here runs to "
+            f"the end of the file (line {lines})"
         )
+    return (
+        f"{path}:{start}: a quoted field opened here runs over lines {start}-{end} "
+        "(an unterminated quote?)"
+    )
 
 
 def _json_rows(path: Path, raw: str, kind: SheetKind) -> Iterator[SheetRow]:
@@ -164,6 +204,11 @@ def _json_rows(path: Path, raw: str, kind: SheetKind) -> Iterator[SheetRow]:
         data = json.loads(raw, parse_float=str, parse_int=str)
     except json.JSONDecodeError as exc:
         raise CollectorError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        line = _deep_line(raw, _MAX_DEPTH)
+        raise CollectorError(
+            f"{path}:{line}: invalid JSON: nested deeper than {_MAX_DEPTH} levels"
+        ) from None
     key = kind.json_key
     if isinstance(data, dict) and isinstance(data.get(key), list):
         data = data[key]
@@ -176,6 +221,35 @@ def _json_rows(path: Path, raw: str, kind: SheetKind) -> Iterator[SheetRow]:
             yield SheetRow(n, item)
 
 
+_MAX_DEPTH = 100
+"""A sheet is a list of flat objects (three levels with its ``{"offers": [...]}``);
+the JSON parser recurses once per level and gives up near Python's recursion limit."""
+
+
+def _deep_line(raw: str, limit: int) -> int:
+    """The line where the JSON text first nests deeper than ``limit`` (strings skipped)."""
+    depth, line, in_string, escaped = 0, 1, False, False
+    for char in raw:
+        if char == "\n":
+            line += 1
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif char in "]}":
+            depth -= 1
+    return line
+
+
 def _text(values: Mapping[str, Any], key: str) -> str:
     value = values.get(key)
     return "" if value is None else str(value).strip()
@@ -186,16 +260,31 @@ def _optional_number(values: Mapping[str, Any], key: str) -> Any:
     return to_decimal(value, key) if value else None
 
 
-def parse_row(row: SheetRow, where: str, settings: Settings) -> Offer:
+def parse_row(row: SheetRow, where: str, settings: Settings, now: datetime | None = None) -> Offer:
     """One sheet row as an offer; raises SkipItem (``invalid_row``) naming the file,
-    the line and the field."""
+    the line and the field. ``now`` (default: the clock) bounds ``observed_at``."""
     try:
-        return _offer(row, settings)
+        return _offer(row, settings, now or datetime.now(UTC))
     except InvalidOffer as exc:
         raise SkipItem("invalid_row", f"{where}:{row.line}: {exc}") from None
 
 
-def _offer(row: SheetRow, settings: Settings) -> Offer:
+def _observed_at(text: str, now: datetime) -> datetime | None:
+    if not text:
+        return None
+    try:
+        observed_at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidOffer("observed_at", f"not ISO-8601: {text!r}") from None
+    if observed_at.tzinfo is None:
+        observed_at = observed_at.replace(tzinfo=UTC)
+    problem = time_problem(observed_at, now)
+    if problem is not None:
+        raise InvalidOffer("observed_at", problem)
+    return observed_at
+
+
+def _offer(row: SheetRow, settings: Settings, now: datetime) -> Offer:
     v = row.values
     if "__error__" in v:
         raise InvalidOffer("row", str(v["__error__"]))
@@ -224,7 +313,7 @@ def _offer(row: SheetRow, settings: Settings) -> Offer:
     match = resolve_gpu(_text(v, "gpu_model"), memory_hint=memory)
     if memory is None and match.spec is not None:
         memory = match.spec.vram_gib
-    observed_at = _observed_at(v)
+    observed_at = _observed_at(_text(v, "observed_at"), now)
     return Offer(
         provider=_text(v, "provider"),
         instance_type=_text(v, "instance_type"),
@@ -268,20 +357,6 @@ def _availability(v: Mapping[str, Any]) -> Availability:
         ) from None
 
 
-def _observed_at(v: Mapping[str, Any]) -> datetime | None:
-    observed_at = None
-    if _text(v, "observed_at"):
-        try:
-            observed_at = datetime.fromisoformat(_text(v, "observed_at").replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidOffer(
-                "observed_at", f"not ISO-8601: {_text(v, 'observed_at')!r}"
-            ) from None
-        if observed_at.tzinfo is None:
-            observed_at = observed_at.replace(tzinfo=UTC)
-    return observed_at
-
-
 class PriceSheetCollector:
     """Loads one price sheet; configured by ``pricesheet.path``."""
 
@@ -308,8 +383,10 @@ class PriceSheetCollector:
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         where = str(self.path)
 
+        now = datetime.now(UTC)
+
         def parse(row: SheetRow) -> tuple[int, Offer]:
-            return row.line, parse_row(row, where, self.settings)
+            return row.line, parse_row(row, where, self.settings, now)
 
         for line, offer in parse_each(read_sheet(self.path), parse, ctx.skip):
             if not offer.gpu_known:

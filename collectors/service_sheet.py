@@ -39,13 +39,18 @@ SERVICE_SHEET = SheetKind(
 def is_service_sheet(path: Path) -> bool:
     """A sheet whose header (CSV) or first object (JSON) has a ``service`` column."""
     raw = sheet_text(path)
+    # A sheet that cannot be parsed is left to the offer reader, which reports it with
+    # its line (a header field over the csv module's limit, JSON nested too deep).
     if path.suffix.lower() != ".json":
-        header = next(csv.reader(raw.splitlines()), [])
+        try:
+            header = next(csv.reader(raw.splitlines()), [])
+        except csv.Error:
+            return False
         return "service" in (h.strip() for h in header)
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError:
-        return False  # the offer reader reports the bad JSON with its line
+    except (json.JSONDecodeError, RecursionError):
+        return False
     if isinstance(data, dict):
         return isinstance(data.get("service_prices"), list)
     return (

@@ -20,6 +20,7 @@ from tracker.errors import drop_frames, one_line
 from tracker.models import Offer, PricingModel, RunStatus
 from tracker.redact import redact, secrets_of
 from tracker.settings import Settings
+from tracker.storable import time_problem
 from tracker.store import MAX_SOURCE_CHARS, DatabaseError, Engine, runs, series
 from tracker.store.ingest import DelistScope, IngestStats, run_transaction
 
@@ -152,7 +153,7 @@ def run_collector(
     try:
         with run_transaction(engine, summary.run_id, source=source, run_time=started) as writer:
             add = writer.add
-            for offer in _checked(collector.collect(ctx)):
+            for offer in _checked(collector.collect(ctx), ctx):
                 if offer.pricing not in pricing_scope:
                     out_of_scope += 1
                     continue
@@ -332,8 +333,18 @@ def _record_failure(engine: Engine, summary: RunSummary) -> None:
         )
 
 
-def _checked(offers: Iterable[Offer]) -> Iterable[Offer]:
+def _checked(offers: Iterable[Offer], ctx: RunContext) -> Iterable[Offer]:
+    """The collector's offers; one dated in the future (or before any cloud) by its
+    source is a counted skip (:func:`tracker.storable.time_problem`), whatever the
+    collector, since it would hold the offer's price open until that date."""
+    now = utcnow()
     for offer in offers:
         if not isinstance(offer, Offer):
             raise TypeError(f"collector yielded {type(offer).__name__}, expected Offer")
+        if offer.observed_at is not None:
+            problem = time_problem(offer.observed_at, now)
+            if problem is not None:
+                where = f"{offer.provider} {offer.instance_type} {offer.region}"
+                ctx.skip("bad_observed_at", f"{where}: observed_at: {problem}")
+                continue
         yield offer

@@ -26,10 +26,27 @@ __all__ = [
     "per_hour",
     "percent",
     "pricing_label",
+    "printable",
     "when",
 ]
 
 _CENT: Final = Decimal("0.01")
+
+_CONTROL: Final = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+# Bidirectional overrides and isolates reorder what follows them on screen ("Trojan
+# Source"): shown as their code too.
+_CONTROL.update(
+    {c: f"\\u{c:04x}" for c in (0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+)
+
+
+def printable(text: str) -> str:
+    """``text`` for a terminal: control characters (ESC, BEL, C1, bidi overrides) shown
+    as their escape (``\\x1b``), so a name from a price sheet or a provider cannot
+    retitle the terminal, move the cursor or reorder the line it is printed on."""
+    return text.translate(_CONTROL)
+
+
 _MILL: Final = Decimal("0.001")
 _TENTH: Final = Decimal("0.1")
 

@@ -18,6 +18,8 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from tracker import storable
+
 __all__ = [
     "OFFER_COLUMNS",
     "OFFER_KEY_FIELDS",
@@ -247,6 +249,7 @@ OFFER_KEY_FIELDS = tuple(c.name for c in OFFER_COLUMNS if c.group is ColumnGroup
 OfferKey = tuple[str, str, str, str, str, str, str, str]
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
+_LO, _HI = storable.SMALLEST_STORED, storable.TOO_BIG  # what NUMERIC(20, 10) holds as it is
 _EMPTY: Mapping[str, AttributeValue] = MappingProxyType({})
 
 
@@ -278,13 +281,9 @@ def _positive(value: Any, name: str) -> Decimal:
     result = to_decimal(value, name)
     if result <= 0:
         raise InvalidOffer(name, f"must be > 0, got {result}")
+    if (problem := storable.number_problem(result)) is not None:
+        raise InvalidOffer(name, problem)
     return result
-
-
-def _optional_positive(value: Any, name: str) -> Decimal | None:
-    if value is None:
-        return None
-    return _positive(value, name)
 
 
 _E = TypeVar("_E", bound=StrEnum)
@@ -371,7 +370,7 @@ class Offer:
                 s(self, name, _choice(value, choices, name))
         for name in ("price_per_hour", "gpu_count"):
             value = getattr(self, name)
-            if type(value) is not Decimal or not value.is_finite() or value <= 0:
+            if type(value) is not Decimal or not value.is_finite() or not _LO <= value < _HI:
                 s(self, name, _positive(value, name))
         currency = self.currency
         if not (
@@ -396,7 +395,7 @@ class Offer:
         for name in ("gpu_memory_gib", "vcpus", "memory_gib", "network_gbps"):
             value = getattr(self, name)
             if value is not None and (
-                type(value) is not Decimal or not value.is_finite() or value <= 0
+                type(value) is not Decimal or not value.is_finite() or not _LO <= value < _HI
             ):
                 s(self, name, _positive(value, name))
         for name in ("zone", "payment_option", "offering_class"):
@@ -411,6 +410,8 @@ class Offer:
             s(self, "os", _required_text(self.os, "os").lower())
         if not self.gpu_raw_name:
             s(self, "gpu_raw_name", self.gpu_model)
+        if (problem := storable.offer_text_problem(self)) is not None:  # lengths, NUL
+            raise InvalidOffer(*problem)
         if self.observed_at is not None:
             if self.observed_at.tzinfo is None:
                 raise InvalidOffer("observed_at", "must be timezone-aware")

@@ -18,6 +18,7 @@ from decimal import Decimal
 from enum import StrEnum
 
 from tracker.models import InvalidOffer, to_decimal
+from tracker.storable import number_problem, text_problem
 
 __all__ = ["GB_PER_TB", "ServiceKind", "ServicePrice", "ServiceUnit", "tiered_cost"]
 
@@ -42,6 +43,20 @@ class ServiceUnit(StrEnum):
     GB = "GB"
 
 
+_TEXT_CHARS = 64
+"""The ``service_prices`` table's provider and region length."""
+
+
+def _stored(value: object, name: str) -> Decimal:
+    """A number the store holds as it is (:mod:`tracker.storable`): a nonzero price
+    stored as 0 would make a paid tier free."""
+    result = to_decimal(value, name)
+    problem = number_problem(result)
+    if problem is not None:
+        raise InvalidOffer(name, problem)
+    return result
+
+
 @dataclass(frozen=True, slots=True)
 class ServicePrice:
     """One tier of one service's price in one region, as the provider lists it."""
@@ -58,8 +73,12 @@ class ServicePrice:
 
     def __post_init__(self) -> None:
         for name in ("provider", "region"):
-            if not getattr(self, name).strip():
+            value = getattr(self, name)
+            if not value.strip():
                 raise InvalidOffer(name, "is required")
+            problem = text_problem(value, _TEXT_CHARS)
+            if problem is not None:
+                raise InvalidOffer(name, problem)
         try:
             service = ServiceKind(self.service)
         except ValueError:
@@ -74,19 +93,19 @@ class ServicePrice:
             raise InvalidOffer("unit", f"{service.value} is priced per {service.unit.value}")
         object.__setattr__(self, "service", service)
         object.__setattr__(self, "unit", unit)
-        price = to_decimal(self.price, "price")
+        price = _stored(self.price, "price")
         if price < 0:
             raise InvalidOffer("price", f"must not be negative, got {price}")
         object.__setattr__(self, "price", price)
         if len(self.currency) != 3 or not self.currency.isalpha():
             raise InvalidOffer("currency", f"expected an ISO code like USD, got {self.currency!r}")
         object.__setattr__(self, "currency", self.currency.upper())
-        start = to_decimal(self.tier_start_gb, "tier_start_gb")
+        start = _stored(self.tier_start_gb, "tier_start_gb")
         if start < 0:
             raise InvalidOffer("tier_start_gb", f"must not be negative, got {start}")
         object.__setattr__(self, "tier_start_gb", start)
         if self.tier_end_gb is not None:
-            end = to_decimal(self.tier_end_gb, "tier_end_gb")
+            end = _stored(self.tier_end_gb, "tier_end_gb")
             if end <= start:
                 raise InvalidOffer("tier_end_gb", f"{end} is not above tier_start_gb {start}")
             object.__setattr__(self, "tier_end_gb", end)

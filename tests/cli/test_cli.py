@@ -154,7 +154,7 @@ def test_bad_rows_are_reported_with_file_and_line(cli: Run, tmp_path: Path) -> N
     )
     proc = cli("import", str(path))
     assert one_line_error(proc, 1).endswith(
-        "2 row(s) of " + str(path) + " rejected; the other rows were loaded"
+        "2 row(s) of " + str(path) + " rejected; 2 other rows were loaded"
     )
     assert f"{path}:3: price_per_hour: must be > 0" in proc.stderr
     assert f"{path}:4: pricing: 'hourly' is not one of" in proc.stderr

@@ -52,7 +52,7 @@ def test_a_binary_file_import_is_one_line_and_no_table(quick: Run, tmp_path: Pat
     # no "ERROR tracker.collect: ..." line before it, no runs table after it
     assert line == (
         f"gpu-tracker: error: import failed: CollectorError: {binary}: not UTF-8 text "
-        "(byte 0x83 at offset 0)"
+        "(byte 0x83 at offset 0); nothing was loaded"
     )
     # the failure is still recorded in the run log (-v shows the runner's own line too)
     runs = json.loads(quick("runs", "-f", "json").stdout)

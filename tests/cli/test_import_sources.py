@@ -141,7 +141,7 @@ def test_a_sheet_that_is_not_utf8_text_fails_in_one_line_and_stores_nothing(
     path = tmp_path / name
     path.write_bytes(content)
     proc = cli("import", str(path))
-    assert one_line_error(proc, 1).endswith(f"{path}: {problem}")
+    assert one_line_error(proc, 1).endswith(f"{path}: {problem}; nothing was loaded")
     proc = cli("offers", "--format", "json")
     assert proc.returncode == 0 and json.loads(proc.stdout) == []
     [failed] = runs(cli)

@@ -198,7 +198,7 @@ def test_a_bad_service_row_is_named_and_the_rest_load(cli: Run, tmp_path: Path) 
     )
     proc = cli("import", str(sheet))
     line = one_line_error(proc, 1)
-    assert line == f"gpu-tracker: error: 2 row(s) of {sheet} rejected; the other rows were loaded"
+    assert line == f"gpu-tracker: error: 2 row(s) of {sheet} rejected; 1 other row was loaded"
     assert f"{sheet}:3: service: 'tape_storage' is not one of" in proc.stderr
     assert f"{sheet}:4: unit: egress_internet is priced per GB" in proc.stderr
     listed = json.loads(cli("services", "--format", "json").stdout)

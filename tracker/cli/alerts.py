@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.cli.context import MAX_ID, MAX_ROWS, USAGE, CliError, open_store, settings_of
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit
 from tracker.redact import secrets_of
 from tracker.settings import ConfigError
@@ -124,7 +124,7 @@ def list_(
     failed: Annotated[
         bool, typer.Option("--failed", help="Only dead deliveries (gave up after max_attempts).")
     ] = False,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 200,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=MAX_ROWS)] = 200,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Queued alerts, newest first, one row per channel with its delivery status."""
@@ -214,7 +214,8 @@ def send(ctx: typer.Context) -> None:
 def retry(
     ctx: typer.Context,
     ids: Annotated[
-        list[int] | None, typer.Argument(help="Alert ids (alerts list); default: every one.")
+        list[int] | None,
+        typer.Argument(min=1, max=MAX_ID, help="Alert ids (alerts list); default: every one."),
     ] = None,
     dead: Annotated[
         bool, typer.Option("--dead", help="Also dead deliveries (gave up after max_attempts).")

@@ -36,10 +36,11 @@ def calibrate(
     profile: Annotated[str, typer.Option("--profile", "-P", help="The profile you ran.")],
     gpu: Annotated[str, typer.Option("--gpu", "-g", help="The GPU it ran on.")],
     throughput: Annotated[
-        float, typer.Option("--throughput", min=0.0, help="Over all the GPUs used.")
+        float,
+        typer.Option("--throughput", min=0.0, max=1e15, help="Over all the GPUs used."),
     ],
     unit: Annotated[str, typer.Option("--unit", help=", ".join(u.value for u in Unit))],
-    gpus: Annotated[float, typer.Option("--gpus", min=0.0, help="GPUs it ran on.")] = 1.0,
+    gpus: Annotated[float, typer.Option("--gpus", min=0.0, max=1e6, help="GPUs it ran on.")] = 1.0,
     profiles_file: ProfilesFileOption = None,
 ) -> None:
     """Record your own measured throughput; it wins over the shipped measurements."""

@@ -16,13 +16,15 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from collectors.base import ALL_PRICING, NotConfigured, collects_services
 from collectors.pricesheet import PriceSheetCollector
 from tracker import registry
-from tracker.cli.context import USAGE, CliError, open_store, settings_of
+from tracker.cli.context import MAX_ROWS, USAGE, CliError, open_store, settings_of
 from tracker.cli.names import check_providers, unknown_provider
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err
 from tracker.cli.services import (
     ServicesOnlyOption,
     ServicesOption,
+    import_failed,
     import_services,
+    rows_rejected,
     run_services,
     services_wanted,
     sheet_of_service_prices,
@@ -398,13 +400,13 @@ def import_sheet(
     if summary.status == RunStatus.FAILED:  # nothing imported: the error line says why
         if not no_hooks:  # a failed run's collector-health alert goes out now
             _run_hooks(engine, settings, [summary], Origin.IMPORT, notify=not no_notify)
-        raise CliError(f"import failed: {summary.error}")
+        raise import_failed(summary.error)
     _report([summary])
     rules_broken = not no_hooks and _run_hooks(
         engine, settings, [summary], Origin.IMPORT, notify=not no_notify
     )
     if summary.skipped:
-        raise CliError(f"{summary.skipped} row(s) of {path} rejected; the other rows were loaded")
+        raise rows_rejected(summary.skipped, path, summary.stats.offers_seen)
     if rules_broken:
         raise typer.Exit(1)
 
@@ -432,7 +434,7 @@ def runs(
         str | None,
         typer.Option("--source", help="Only runs for this source, e.g. import:deals.csv."),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=MAX_ROWS)] = 20,
     failed: Annotated[
         bool,
         typer.Option("--failed", help="Only runs that failed or were abandoned, with the error."),

@@ -26,6 +26,8 @@ from tracker.store import (
 )
 
 __all__ = [
+    "MAX_ID",
+    "MAX_ROWS",
     "USAGE",
     "CliError",
     "State",
@@ -37,6 +39,11 @@ __all__ = [
 
 USAGE = 2
 FAILURE = 1
+MAX_ID = 2**63 - 1
+"""The largest row id either engine stores (a signed 64-bit integer): a larger one on
+the command line is a usage error, not the driver's overflow traceback."""
+MAX_ROWS = 10**9
+"""The largest ``--limit``: more rows than any store holds, and a number SQL takes."""
 
 
 class CliError(Exception):

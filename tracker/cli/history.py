@@ -38,7 +38,7 @@ from tracker.cli.output import (
     moment,
     money,
 )
-from tracker.format import iso_z, when
+from tracker.format import iso_z, printable, when
 from tracker.history import args as history_args
 from tracker.history import views
 from tracker.history.args import HistoryArgumentError
@@ -354,7 +354,7 @@ def _spark_or_plot(
         for r in rows:
             lines.setdefault(_line(r) if value == "price_per_hour_usd" else "", []).append(r[value])
         for label, values in lines.items():
-            typer.echo(f"{sparkline(values)} {label}".rstrip())
+            typer.echo(printable(f"{sparkline(values)} {label}".rstrip()))
 
 
 def _day(t: datetime) -> str:

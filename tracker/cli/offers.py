@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from tracker import format as fmt_people
-from tracker.cli.context import CliError, open_store
+from tracker.cli.context import MAX_ROWS, CliError, open_store
 from tracker.cli.currency import CurrencyOption, currency_view
 from tracker.cli.names import check_gpus, check_providers, check_regions
 from tracker.cli.output import Column, FormatOption, OutputFormat, emit, err, money
@@ -181,10 +181,11 @@ def offers(
         typer.Option(
             "--min-vram",
             min=0,
+            max=1e6,
             help="Minimum usable VRAM per GPU, GiB (a GPU slice counts its share).",
         ),
     ] = None,
-    min_gpus: Annotated[float | None, typer.Option("--min-gpus", min=0)] = None,
+    min_gpus: Annotated[float | None, typer.Option("--min-gpus", min=0, max=1e6)] = None,
     available: Annotated[
         bool,
         typer.Option(
@@ -193,7 +194,7 @@ def offers(
         ),
     ] = False,
     sort: Annotated[SortKey, typer.Option("--sort")] = SortKey.price,
-    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, max=MAX_ROWS)] = None,
     currency: CurrencyOption = "USD",
     fmt: FormatOption = OutputFormat.table,
 ) -> None:

@@ -12,7 +12,6 @@ no :class:`Column` objects gets columns named after its keys).
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
@@ -24,8 +23,9 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli.table import Column, auto_columns, render
+from tracker.csv_cells import csv_writer
 from tracker.encode import jsonable
-from tracker.format import amount, when
+from tracker.format import amount, printable, when
 
 __all__ = [
     "Column",
@@ -88,7 +88,7 @@ def emit(
     cols = list(columns) if columns else (list(rows[0].keys()) if rows else [])
     if fmt is OutputFormat.csv:
         buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
+        writer = csv_writer(buf)  # formula-safe cells (tracker.csv_cells)
         writer.writerow(cols)
         for r in rows:
             writer.writerow([cell(r.get(c)) for c in cols])
@@ -100,5 +100,7 @@ def emit(
 
 
 def err(message: str) -> None:
-    """One line on stderr (the CLI's error and warning channel)."""
-    sys.stderr.write(message.rstrip() + "\n")
+    """One line on stderr (the CLI's error and warning channel); control characters
+    in it (a name quoted from a sheet) are shown escaped (tracker.format.printable)."""
+    lines = message.rstrip().split("\n")
+    sys.stderr.write("\n".join(printable(line) for line in lines) + "\n")

@@ -215,7 +215,7 @@ def _render(
         raise CliError(f"no stored offer of {', '.join(gpu)} matches these filters{then}", 1)
     if explained and fmt_ is OutputFormat.table:
         for line in explain(answer.plans[0], demand):
-            typer.echo(line)
+            typer.echo(fmt.printable(line))  # names from the store, shown escaped
         typer.echo("")
     emit(answer.rows, fmt_, columns=PLAN_KEYS, table=PLAN_TABLE, title=f"plans, {answer.currency}")
 

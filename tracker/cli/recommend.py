@@ -3,6 +3,7 @@ tracker/cli/profiles.py)."""
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
@@ -393,6 +394,8 @@ def _estimate_title(p: Profile) -> str:
 
 def estimate_rows(p: Profile, a: Assumptions, gpus: int | None) -> list[dict[str, Any]]:
     vram = estimate_vram(p, a)
+    if not math.isfinite(vram.total):  # the profile's bounds keep it finite; never print inf
+        raise CliError(f"profile {p.name!r}: the VRAM estimate is not a finite number", USAGE)
     rows: list[dict[str, Any]] = [
         {"component": name, "gib": two_places(gib)} for name, gib in vram.rows()
     ]

@@ -24,8 +24,10 @@ from tracker.store.series import service_prices
 __all__ = [
     "ServicesOnlyOption",
     "ServicesOption",
+    "import_failed",
     "import_services",
     "register",
+    "rows_rejected",
     "run_services",
     "services_wanted",
     "sheet_of_service_prices",
@@ -111,6 +113,23 @@ def sheet_of_service_prices(path: Path) -> bool:
         return False
 
 
+def rows_rejected(skipped: int, path: Path, loaded: int) -> CliError:
+    """An import that stored its good rows and refused ``skipped``: how many of each."""
+    stored = (
+        "no row was loaded"
+        if loaded == 0
+        else "1 other row was loaded"
+        if loaded == 1
+        else f"{loaded} other rows were loaded"
+    )
+    return CliError(f"{skipped} row(s) of {path} rejected; {stored}")
+
+
+def import_failed(error: str | None) -> CliError:
+    """An import whose run failed: its transaction stored nothing, and the line says so."""
+    return CliError(f"import failed: {error}; nothing was loaded")
+
+
 def import_services(engine: Engine, path: Path, *, source: str, full: bool) -> None:
     """Import a service price sheet; exit 1 when it failed or a row was rejected."""
     try:
@@ -122,14 +141,14 @@ def import_services(engine: Engine, path: Path, *, source: str, full: bool) -> N
     for detail in summary.skip_details:
         err(f"{source}: skipped {detail}")
     if summary.error:
-        raise CliError(f"import failed: {summary.error}")
+        raise import_failed(summary.error)
     s = summary.stats
     typer.echo(
         f"{source}: {s.offers_seen} service prices read: {s.new_series} new, "
         f"{s.price_changes} changed, {s.unchanged} unchanged, {s.delisted} ended"
     )
     if summary.skipped:
-        raise CliError(f"{summary.skipped} row(s) of {path} rejected; the other rows were loaded")
+        raise rows_rejected(summary.skipped, path, s.offers_seen)
 
 
 def services(

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from rich.cells import cell_len
 
 from tracker.encode import jsonable
+from tracker.format import printable
 
 __all__ = ["GAP", "TABLE_WIDTH", "Column", "auto_columns", "render", "table_width", "time_cell"]
 
@@ -79,8 +80,9 @@ class Column:
 
     def text(self, row: Mapping[str, Any]) -> str:
         value = self.show(row.get(self.key) if self.key else row)
-        # A cell is one line: a multi-line error reads as one.
-        return " ".join(value.split()) if "\n" in value or "\r" in value else value
+        # A cell is one line: a multi-line error reads as one; what control characters
+        # are left are shown escaped (tracker.format.printable), never sent raw.
+        return printable(" ".join(value.split()) if "\n" in value or "\r" in value else value)
 
 
 def table_width() -> int:
@@ -175,7 +177,9 @@ def render(
     widths = layout(columns, cells, width)
     lines: list[str] = []
     if title:
-        lines += textwrap.wrap(title, width, break_long_words=False, break_on_hyphens=False)
+        lines += textwrap.wrap(
+            printable(title), width, break_long_words=False, break_on_hyphens=False
+        )
     if not widths:
         return lines
 

@@ -64,7 +64,12 @@ def parse_time(value: str, option: str, *, now: datetime) -> datetime:
         return midnight - (timedelta(days=1) if word == "yesterday" else timedelta(0))
     age = _AGE.match(text)
     if age:
-        return now - float(age.group(1)) * _AGE_UNIT[age.group(2).lower()]
+        try:
+            return now - float(age.group(1)) * _AGE_UNIT[age.group(2).lower()]
+        except OverflowError:  # more than a timedelta holds, or before the year 1
+            raise HistoryArgumentError(
+                f"{option} {value!r}: further back than a time can go (the year 1)"
+            ) from None
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
     except ValueError:
@@ -72,7 +77,12 @@ def parse_time(value: str, option: str, *, now: datetime) -> datetime:
             f"{option} {value!r}: not a time (use now, today, yesterday, an age such as 7d "
             "or 12h, or a date/time such as 2026-01-01 or 2026-01-01T10:30:00Z)"
         ) from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    try:
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before the year 1 in UTC
+        raise HistoryArgumentError(
+            f"{option} {value!r}: outside the years 1-9999 once in UTC"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +112,12 @@ def parse_step(value: str) -> timedelta:
     match = _RELATIVE.match(value)
     if not match or int(match.group(1)) < 1:
         raise HistoryArgumentError(f"--resample {value!r}: not a step (use e.g. 1h, 6h, 1d or 1w)")
-    return int(match.group(1)) * _UNIT[match.group(2).lower()]
+    try:
+        return int(match.group(1)) * _UNIT[match.group(2).lower()]
+    except OverflowError:  # more days than a timedelta holds (999,999,999)
+        raise HistoryArgumentError(
+            f"--resample {value!r}: longer than any history (use e.g. 1h, 6h, 1d or 1w)"
+        ) from None
 
 
 Grid = Steps
@@ -115,8 +130,13 @@ def make_grid(window: Window, step: timedelta, rule: str = "") -> Grid:
     weekly = step % timedelta(weeks=1) == timedelta(0)
     anchor = _WEEK_ANCHOR if weekly else datetime(1970, 1, 1, tzinfo=UTC)
     behind = (window.since - anchor) % step
-    start = window.since if behind == timedelta(0) else window.since - behind + step
-    count = 0 if start > window.until else (window.until - start) // step + 1
+    try:
+        start: datetime | None = (
+            window.since if behind == timedelta(0) else window.since + (step - behind)
+        )
+    except OverflowError:  # the first aligned step is past the calendar's end
+        start = None
+    count = 0 if start is None or start > window.until else (window.until - start) // step + 1
     shown = rule or _show_step(step)
     if count == 0:
         raise EmptyGrid(
@@ -128,6 +148,7 @@ def make_grid(window: Window, step: timedelta, rule: str = "") -> Grid:
             f"--resample {shown} gives {count} points between --since and --until, "
             f"more than {MAX_POINTS}: use a coarser step or a shorter window"
         )
+    assert start is not None
     return Grid(start, step, count)
 
 

@@ -13,7 +13,6 @@ itself is stored data and stays in the file.
 
 from __future__ import annotations
 
-import csv
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tracker.csv_cells import csv_writer
 from tracker.encode import jsonable
 from tracker.history.files import ExportFormat
 from tracker.store.reads import EXPORT_COLUMNS
@@ -99,7 +99,7 @@ def write_export(
     try:
         if fmt is ExportFormat.csv:
             with partial.open("w", newline="", encoding="utf-8") as out:
-                writer = csv.writer(out, lineterminator="\n")
+                writer = csv_writer(out)  # formula-safe cells (tracker.csv_cells)
                 writer.writerow(columns)
                 for batch in batches:
                     writer.writerows([_text(v) for v in row] for row in batch)

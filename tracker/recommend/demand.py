@@ -14,9 +14,23 @@ from decimal import Decimal
 
 from tracker.service_prices import ServiceKind
 
-__all__ = ["MAX_MONTHS", "Demand", "PlanInputError"]
+__all__ = ["MAX_MONTHS", "MAX_QUANTITY", "Demand", "PlanInputError"]
 
 MAX_MONTHS = 120
+MAX_QUANTITY = Decimal(10) ** 9
+"""The most of any one quantity (GPUs, GPU-hours, TB, dollars, minutes): more than the
+world's fleet, and small enough that a horizon's cost keeps cents within Decimal's 28
+digits (10^9 GPUs x 87,600 h x $100/h is 10^16 dollars), so ``1e400`` is a usage error
+rather than an arithmetic failure deep in the plan."""
+_QUANTITIES = (
+    "steady_gpus",
+    "burst_gpu_hours",
+    "storage_tb",
+    "egress_tb",
+    "migration_usd",
+    "checkpoint_minutes",
+    "spot_overhead",
+)
 
 
 class PlanInputError(ValueError):
@@ -47,6 +61,10 @@ class Demand:
         for name in ("steady_gpus", "burst_gpu_hours", "storage_tb", "egress_tb", "migration_usd"):
             if getattr(self, name) < 0:
                 raise PlanInputError(f"--{_option(name)}: must not be negative")
+        for name in _QUANTITIES:
+            value = getattr(self, name)
+            if value is not None and value > MAX_QUANTITY:
+                raise PlanInputError(f"--{_option(name)}: {value} is more than {MAX_QUANTITY:,}")
         if self.steady_gpus == 0 and self.burst_gpu_hours == 0:
             raise PlanInputError(
                 "no demand: give --steady-gpus and/or --burst-gpu-hours above zero"

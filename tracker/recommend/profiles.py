@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import platformdirs
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from tracker.recommend import workload_bounds as b
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.cluster_fields import CLUSTER_FIELDS, ClusterFields
 from tracker.recommend.errors import ProfileError
@@ -90,11 +91,12 @@ GpuResolver = Callable[[str], str | None]
 class Profile(ClusterFields):
     """One workload. Numbers are floats: they feed estimates, not invoices."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Never Infinity or NaN, and bounded (tracker.recommend.workload_bounds).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str
     description: str = ""
-    params: float = Field(gt=0)
+    params: float = Field(gt=0, le=b.MAX_PARAMS)
     task: Task
     precision: Precision
     compute_precision: Precision | None = None
@@ -102,41 +104,41 @@ class Profile(ClusterFields):
     """Which measurements calibrate the job (default: from task and size; see
     :func:`tracker.recommend.calibration.workload_class`)."""
     # work size: tokens, or images × epochs, or reference GPU-hours on a named GPU
-    tokens: float | None = Field(default=None, gt=0)
-    images: float | None = Field(default=None, gt=0)
-    epochs: float | None = Field(default=None, gt=0)
-    reference_gpu_hours: float | None = Field(default=None, gt=0)
+    tokens: float | None = Field(default=None, gt=0, le=b.MAX_TOKENS)
+    images: float | None = Field(default=None, gt=0, le=b.MAX_IMAGES)
+    epochs: float | None = Field(default=None, gt=0, le=b.MAX_EPOCHS)
+    reference_gpu_hours: float | None = Field(default=None, gt=0, le=b.MAX_HOURS)
     reference_gpu: str | None = None
     # shape of the work
-    sequence_length: int | None = Field(default=None, ge=1)
-    batch_size: int | None = Field(default=None, ge=1)
+    sequence_length: int | None = Field(default=None, ge=1, le=b.MAX_SHAPE)
+    batch_size: int | None = Field(default=None, ge=1, le=b.MAX_SHAPE)
     # inference: one request's prompt and answer, and how many run at once ("max": as
     # many as fit beside the weights, i.e. offline throughput); ``tokens`` = output tokens
-    input_tokens: int | None = Field(default=None, ge=1)
-    output_tokens: int | None = Field(default=None, ge=1)
+    input_tokens: int | None = Field(default=None, ge=1, le=b.MAX_SHAPE)
+    output_tokens: int | None = Field(default=None, ge=1, le=b.MAX_SHAPE)
     concurrency: int | Literal["max"] | None = None
-    kv_heads: int | None = Field(default=None, ge=1)
+    kv_heads: int | None = Field(default=None, ge=1, le=b.MAX_SHAPE)
     """Key/value heads (grouped-query attention: 8 in Llama 2 70B and Llama 3); unset: one per head."""
-    flops_per_image: float | None = Field(default=None, gt=0)
-    activation_bytes_per_image: float | None = Field(default=None, gt=0)
+    flops_per_image: float | None = Field(default=None, gt=0, le=b.MAX_TOKENS)
+    activation_bytes_per_image: float | None = Field(default=None, gt=0, le=b.MAX_IMAGES)
     cnn_architecture: str | None = None
     """(cnn_training) the network whose measured activation memory per image applies
     (:data:`tracker.recommend.cnn_memory.ARCHITECTURES`: ``resnet50``)."""
     # constraints
-    min_gpus: float | None = Field(default=None, gt=0)
-    max_gpus: float | None = Field(default=None, gt=0)
+    min_gpus: float | None = Field(default=None, gt=0, le=b.MAX_GPUS)
+    max_gpus: float | None = Field(default=None, gt=0, le=b.MAX_GPUS)
     interconnect: InterconnectNeed = InterconnectNeed.PREFERRED
     interruptible: bool = False
-    checkpoint_interval_hours: float | None = Field(default=None, gt=0)
-    horizon_months: float = Field(default=0, ge=0)
+    checkpoint_interval_hours: float | None = Field(default=None, gt=0, le=b.MAX_CHECKPOINT_HOURS)
+    horizon_months: float = Field(default=0, ge=0, le=b.MAX_MONTHS)
     utilization: float | None = Field(default=None, gt=0, le=1)
     """Share of a reservation's term the GPUs are busy; reservations need it (and a
     horizon covering the term) because the whole term is paid, used or not."""
     providers: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
     gpus: tuple[str, ...] = ()
-    max_price_per_hour: Decimal | None = Field(default=None, gt=0)
-    budget_usd: Decimal | None = Field(default=None, gt=0)
+    max_price_per_hour: Decimal | None = Field(default=None, gt=0, le=b.MAX_PRICE_PER_HOUR)
+    budget_usd: Decimal | None = Field(default=None, gt=0, le=b.MAX_BUDGET_USD)
     min_obtainability: float | None = Field(default=None, ge=0, le=1)  # of the last 30 days
 
     @field_validator("name")
@@ -176,11 +178,7 @@ class Profile(ClusterFields):
     @field_validator("concurrency", mode="before")
     @classmethod
     def _concurrency(cls, value: Any) -> Any:
-        if value is None or value == "max":
-            return value
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f'must be a whole number >= 1 or "max", got {value!r}')
-        return value
+        return b.concurrency(value)
 
     @field_validator("interconnect", mode="before")
     @classmethod

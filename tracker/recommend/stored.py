@@ -15,19 +15,20 @@ from typing import Any
 
 from tracker.discounts import Discounts
 from tracker.fx import Conversion
-from tracker.models import OFFER_COLUMNS, Offer
+from tracker.models import OFFER_COLUMNS, Availability, Fabric, Interconnect, Offer, PricingModel
 from tracker.recommend.history import RankingChange, fingerprint, record_rankings
 from tracker.recommend.net import net_rows
 from tracker.recommend.profiles import ProfileSet, load_profiles, user_profiles_path
 from tracker.recommend.rank import rank_table
 from tracker.recommend.result import Ranking
-from tracker.recommend.table import OfferTable
+from tracker.recommend.table import OfferTable, row_to_offer
 from tracker.recommend.throughput import WorkloadError
 from tracker.settings import Settings
 from tracker.store import Engine
 from tracker.store import series as fx_store
 from tracker.store.reads import current_offers
 from tracker.store.series import current_offer_rows, keyed_obtainability
+from tracker.unreadable import offer_key_text, skip_unreadable
 
 __all__ = [
     "add_obtainability",
@@ -62,10 +63,74 @@ def load_offers(engine: Engine, settings: Settings) -> list[Offer]:
 def _usd_rows(rows: list[tuple[Any, ...]], conversion: Conversion) -> list[tuple[Any, ...]]:
     result = []
     for r in rows:
+        if _suspect(r) and not _readable(r):
+            continue
         usd = conversion.usd(Decimal(str(r[_PRICE])), r[_CURRENCY])
         if usd is not None:
             result.append((*r[:_USD], usd, *r[_USD + 1 :]))
     return result
+
+
+_PRICE_AT, _COUNT_AT = _NAMES.index("price_per_hour"), _NAMES.index("gpu_count")
+_VRAM_AT, _VCPUS_AT, _RAM_AT = (_NAMES.index(n) for n in ("gpu_memory_gib", "vcpus", "memory_gib"))
+_PRICING_AT, _LINK_AT, _FABRIC_AT, _STOCK_AT = (
+    _NAMES.index(n) for n in ("pricing", "interconnect", "fabric", "availability")
+)
+_GBPS_AT = _NAMES.index("network_gbps")
+_PRICINGS = frozenset(p.value for p in PricingModel)
+_LINKS = frozenset(i.value for i in Interconnect)
+_FABRICS = frozenset(f.value for f in Fabric)
+_STOCKS = frozenset(a.value for a in Availability)
+
+
+def _suspect(r: tuple[Any, ...]) -> bool:
+    """A cheap test, once per stored offer, for what a stored row can get wrong (a number
+    stored as 0, an unknown choice): the ranking builds no record until one is shown, so
+    a row the model refuses would otherwise fail the whole ranking then. Written out, not
+    looped or called per value: it runs 100,000 times per ranking. SQLite's numbers are
+    10-decimal text, so only one starting with ``-`` or ``0`` can be <= 0 (and is parsed);
+    Postgres's are Decimals."""
+    p, c, v, n, m = r[_PRICE_AT], r[_COUNT_AT], r[_VRAM_AT], r[_VCPUS_AT], r[_RAM_AT]
+    g = r[_GBPS_AT]
+    try:
+        if type(p) is str:
+            numbers_bad = (
+                (p[0] in "-0" and float(p) <= 0)
+                or (c[0] in "-0" and float(c) <= 0)
+                or (v is not None and v[0] in "-0" and float(v) <= 0)
+                or (n is not None and n[0] in "-0" and float(n) <= 0)
+                or (m is not None and m[0] in "-0" and float(m) <= 0)
+                or (g is not None and g[0] in "-0" and float(g) <= 0)
+            )
+        else:
+            numbers_bad = (
+                p <= 0
+                or c <= 0
+                or (v is not None and v <= 0)
+                or (n is not None and n <= 0)
+                or (m is not None and m <= 0)
+                or (g is not None and g <= 0)
+            )
+    except (ArithmeticError, IndexError, TypeError, ValueError):  # not a number at all
+        return True
+    return (
+        numbers_bad
+        or r[_PRICING_AT] not in _PRICINGS
+        or r[_LINK_AT] not in _LINKS
+        or r[_FABRIC_AT] not in _FABRICS
+        or r[_STOCK_AT] not in _STOCKS
+    )
+
+
+def _readable(r: tuple[Any, ...]) -> bool:
+    """Whether the domain model accepts a suspect row; a refused one is counted and
+    logged once (:mod:`tracker.unreadable`)."""
+    try:
+        row_to_offer(r)
+    except ValueError as exc:
+        skip_unreadable("offer", offer_key_text(lambda name: r[_NAMES.index(name)]), exc)
+        return False
+    return True
 
 
 def load_offer_table(engine: Engine, settings: Settings) -> tuple[OfferTable, Conversion]:

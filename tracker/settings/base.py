@@ -35,15 +35,24 @@ CsvList = Annotated[list[str], NoDecode]
 
 
 def read_secret(value: SecretStr | None, file: Path | None, name: str) -> SecretStr | None:
-    """The secret itself, or the stripped content of its ``*_FILE``; never both."""
+    """The secret itself, or the stripped content of its ``*_FILE`` (one line); never
+    both. Raises :class:`ConfigError` naming the setting (and the file, never its text)."""
     if file is None:
         return value
     if value is not None:
         raise ConfigError(f"{name}: set either the value or {name}_file, not both")
     try:
-        return SecretStr(file.read_text(encoding="utf-8").strip())
+        text = file.read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise ConfigError(f"{name}_file: cannot read {file}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{name}_file: {file} is not UTF-8 text") from None
+    # Every secret here (a key, a token, a password, a webhook URL) is one line: a second
+    # line is a pasted mistake that would otherwise fail deep inside a request.
+    lines = len(text.splitlines())
+    if lines > 1:
+        raise ConfigError(f"{name}_file: {file} holds {lines} lines; the secret is one line")
+    return SecretStr(text)
 
 
 def secret_or_env(

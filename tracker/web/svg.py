@@ -97,8 +97,14 @@ def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [round(i * step, 10) for i in range(first, last + 1)]
 
 
+_FIRST_T = datetime(1, 1, 1, tzinfo=UTC).timestamp()
+_LAST_T = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+
+
 def _time_label(t: float, span_seconds: float) -> str:
-    moment = datetime.fromtimestamp(t, UTC)
+    # A stored time at the calendar's edge (9999-12-31) puts the axis's padded end past
+    # what a datetime holds: the label is clamped to the edge rather than fail the page.
+    moment = datetime.fromtimestamp(min(max(t, _FIRST_T), _LAST_T), UTC)
     return moment.strftime("%m-%d %H:%M" if span_seconds < 5 * 86400 else "%Y-%m-%d")
 
 

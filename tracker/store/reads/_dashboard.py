@@ -38,7 +38,7 @@ from tracker.store.reads._offers import (
     StoredOffer,
     current_offers_select,
     identity_clauses,
-    stored_offer,
+    readable_offers,
 )
 from tracker.store.schema import PricePoint, Series
 from tracker.store.series import usd_rate_case
@@ -171,7 +171,7 @@ def offer_listing(
         .limit(limit)
     )
     rows = execute(bind, stmt, "cannot read the current offers")
-    return Page(total, [stored_offer(row) for row in rows], missing)
+    return Page(total, readable_offers(rows), missing)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -17,6 +17,7 @@ from tracker.store import series as availability
 from tracker.store.last_seen import effective_last_seen, join_confirmations
 from tracker.store.schema import CollectionRun, PricePoint, Series
 from tracker.store.sql import Bind, execute, orm_rows
+from tracker.unreadable import offer_key_text, skip_unreadable
 
 __all__ = [
     "HistoryPoint",
@@ -28,6 +29,7 @@ __all__ = [
     "identity_clauses",
     "price_at",
     "price_history",
+    "readable_offers",
     "recent_runs",
     "unknown_gpus",
 ]
@@ -72,6 +74,19 @@ def stored_offer(row: Any) -> StoredOffer:
     return StoredOffer(
         offer, m["series_id"], m["first_seen"], m["price_since"], m["last_seen"], m["source"]
     )
+
+
+def readable_offers(rows: Iterable[Any]) -> list[StoredOffer]:
+    """:func:`stored_offer` of each row, leaving out (counted, logged once: see
+    :mod:`tracker.unreadable`) a row that fails the domain model, so one bad stored row
+    never fails the whole listing."""
+    result = []
+    for row in rows:
+        try:
+            result.append(stored_offer(row))
+        except ValueError as exc:  # InvalidOffer, or attributes that are not JSON
+            skip_unreadable("offer", offer_key_text(row._mapping.get), exc)
+    return result
 
 
 def _offer_columns() -> list[Any]:
@@ -156,7 +171,7 @@ def current_offers(bind: Bind, where: OfferFilter = ANY_OFFER) -> list[StoredOff
     stmt = current_offers_select(where).order_by(Series.id)
     rows = execute(bind, stmt, "cannot read the current offers")
     min_vram, min_gpus = where.min_vram, where.min_gpus
-    result = []
+    kept = []
     for row in rows:
         # Decimal columns are text on SQLite, so numeric filters are applied here.
         vram, count = row.gpu_memory_gib, row.gpu_count
@@ -165,8 +180,8 @@ def current_offers(bind: Bind, where: OfferFilter = ANY_OFFER) -> list[StoredOff
             continue
         if min_gpus is not None and count < min_gpus:
             continue
-        result.append(stored_offer(row))
-    return result
+        kept.append(row)
+    return readable_offers(kept)
 
 
 def _series_filter(key: Mapping[str, str]) -> list[Any]:
