@@ -19,7 +19,11 @@ from tracker.catalog import GpuSpec
 from tracker.models import Interconnect
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.fabric import catalog_interconnect
-from tracker.recommend.inference import best_split_tokens_per_second, serving
+from tracker.recommend.inference import (
+    best_split_tokens_per_second,
+    output_tokens_per_second,
+    serving,
+)
 from tracker.recommend.measured import Measurement
 from tracker.recommend.profiles import Precision, Profile, WorkloadClass
 from tracker.recommend.rating import Basis, Rate
@@ -45,12 +49,23 @@ def _modelled_serving(m: Measurement, a: Assumptions) -> float:
     assert m.input_tokens is not None and m.output_tokens is not None
     link = catalog_interconnect(spec) if m.gpu_count > 1 else Interconnect.PCIE
     one = np.ones(1)
+    job = serving(m.params, m.precision, m.input_tokens, m.output_tokens, _load(m), m.kv_heads, a)
+    flops = peak * 1e12 * a.efficiency_for("inference")
+    bandwidth = float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency
+    if m.tensor_parallel is not None:
+        # the split the source states (Neuron: one TP group over all the chips it used)
+        g = float(m.tensor_parallel)
+        kept = scaling_factor(g, link.value, a)
+        tps, _ = output_tokens_per_second(
+            job, one * g, one * float(spec.vram_gib) * g, one * flops * kept, one * bandwidth * kept
+        )
+        return float(tps[0]) * m.gpu_count / g
     tps = best_split_tokens_per_second(
-        serving(m.params, m.precision, m.input_tokens, m.output_tokens, _load(m), m.kv_heads, a),
+        job,
         one * m.gpu_count,
         one * float(spec.vram_gib),
-        one * peak * 1e12 * a.efficiency_for("inference"),
-        one * float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency,
+        one * flops,
+        one * bandwidth,
         one * scaling_factor(2, link.value, a),
     )
     return float(tps[0])
