@@ -171,9 +171,9 @@ def _other_vendor(rate: Rate, spec: GpuSpec, near: GpuSpec) -> Rate:
     if (rate.spread or 0.0) >= CARRIED:
         return rate
     if near.vendor != spec.vendor:
-        note = f"no {spec.vendor} part measured in this class: roofline from {near.vendor}'s"
+        note = f"scaled across vendors ({near.vendor}'s {near.name}): its software's share says nothing of {spec.vendor}'s"
     elif spec.kind == "accelerator" and near.architecture != spec.architecture:
-        note = f"no {spec.architecture} measured in this class: roofline from {near.architecture}"
+        note = f"no {spec.architecture} measured in this class: scaled from {near.architecture}"
     else:
         return rate
     return replace(rate, source=f"{rate.source}; {note}", spread=CARRIED)
