@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from tracker import format as fmt_people
+from tracker.catalog import chip_unit
 from tracker.cli.context import CliError, open_store
 from tracker.cli.currency import CurrencyOption, currency_view
 from tracker.cli.names import check_gpus, check_providers, check_regions
@@ -72,16 +73,18 @@ OFFER_HEAD = (
 """Which offer a table row is: the leading columns of every offer table."""
 
 
-def offer_table(symbol: str = "$") -> tuple[Column, ...]:
+def offer_table(symbol: str = "$", unit: str = "GPU") -> tuple[Column, ...]:
     """The table display: short headers, prices in the view currency rounded for
     reading (``$/h``, ``CNY/h``), VRAM in GiB per GPU, availability blank where unknown (so the column
     shows only where a provider says). The provider's own currency and
-    exact figures are in the JSON and CSV."""
+    exact figures are in the JSON and CSV. ``unit``: what the per-unit price counts
+    (``accelerator`` where a row is a TPU, Trainium or Inferentia chip:
+    :func:`tracker.catalog.chip_unit`)."""
     return (
         *OFFER_HEAD,
         Column("gpu_memory_gib", "VRAM", justify="right", priority=5),
         Column("display_price_per_hour", f"{symbol}/h", money, justify="right"),
-        Column("display_price_per_gpu_hour", f"{symbol}/GPU·h", money, justify="right"),
+        Column("display_price_per_gpu_hour", f"{symbol}/{unit}·h", money, justify="right"),
         Column(
             "availability",
             "avail.",
@@ -185,7 +188,8 @@ def offers(
             if filtered
             else "no offers stored yet; run 'gpu-tracker collect' first"
         )
-    emit(rows, fmt, columns=CSV_COLUMNS, table=offer_table(view.symbol))
+    unit = chip_unit(str(r["gpu_model"]) for r in rows)
+    emit(rows, fmt, columns=CSV_COLUMNS, table=offer_table(view.symbol, unit))
 
 
 def gpus(
