@@ -21,7 +21,12 @@ from tracker.models import Offer
 from tracker.recommend import load_profiles, make_profile, rank
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.calibration import Basis, achieved_flops
-from tracker.recommend.measured import MeasurementError, parse_measurement, shipped_measurements
+from tracker.recommend.measured import (
+    Measurement,
+    MeasurementError,
+    parse_measurement,
+    shipped_measurements,
+)
 
 A = Assumptions()
 NEURON_TRAIN = "aws-neuron-sdk/blob/1351ee128a6f9e48407a2609f1b162d379ec0cac/"
@@ -48,7 +53,7 @@ BOXES = [
 ]
 
 
-def _row(row_id: str) -> object:
+def _row(row_id: str) -> Measurement:
     (m,) = [m for m in shipped_measurements() if m.id == row_id]
     return m
 
@@ -59,11 +64,11 @@ def test_a_multi_host_figure_takes_out_one_machines_scaling_only() -> None:
     # one node's 16 chips on NeuronLink keep 0.95^4 = 0.814506 of it: 7.41171e13.
     # (All 256 chips' 0.95^8 = 0.663420 taken out would claim 9.09963e13.)
     m = _row("neuron-2.16-llama2-7b-trn1-256chip-bf16")
-    assert achieved_flops(m, A) == pytest.approx(7.41171e13, rel=1e-5)  # type: ignore[arg-type]
+    assert achieved_flops(m, A) == pytest.approx(7.41171e13, rel=1e-5)
     # MaxText: v6e Llama 3.1 8B, 7,207 tokens/s/device on 256 chips (64 hosts of 4):
     # 7207 x 6 x 8.03e9 = 3.47233e14, / 0.95^2 = 0.9025: 3.84746e14
     v6e = _row("maxtext-llama31-8b-v6e-256chip-bf16")
-    assert achieved_flops(v6e, A) == pytest.approx(3.84746e14, rel=1e-5)  # type: ignore[arg-type]
+    assert achieved_flops(v6e, A) == pytest.approx(3.84746e14, rel=1e-5)
 
 
 def test_built_in_profiles_do_not_exclude_12_and_16_chip_boxes() -> None:
@@ -138,8 +143,8 @@ def test_neuron_serving_rows_are_the_published_figures() -> None:
     # 3,014.3 tokens/s; trn1.32xlarge, Llama 2 13B at TP 32 (16 chips), batch 1: 152.5
     inf2 = _row("neuron-2.14-opt-13b-inf2-4chip-fp16-9-119")
     trn1 = _row("neuron-2.14-llama2-13b-trn1-16chip-fp16-64-192")
-    assert (inf2.throughput, inf2.gpu_count, inf2.tensor_parallel) == (3014.3, 4, 4)  # type: ignore[attr-defined]
-    assert (trn1.throughput, trn1.gpu_count, trn1.concurrency) == (152.5, 16, 1)  # type: ignore[attr-defined]
+    assert (inf2.throughput, inf2.gpu_count, inf2.tensor_parallel) == (3014.3, 4, 4)
+    assert (trn1.throughput, trn1.gpu_count, trn1.concurrency) == (152.5, 16, 1)
 
 
 @pytest.mark.parametrize(
