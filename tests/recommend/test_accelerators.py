@@ -174,3 +174,29 @@ def test_hosts_and_tensor_parallel_are_checked(extra: dict[str, int], message: s
     )
     with pytest.raises(MeasurementError, match=message):
         parse_measurement(body, "here")
+
+
+def test_serving_rated_from_another_vendors_measurement_widens_and_says_so() -> None:
+    # Llama 7B bf16 at TensorRT-LLM's measured 128/2048 shape, one chip: no Google serving
+    # row exists, so the TPU v6e takes the A100 80GB's measured/modelled ratio (same
+    # shape: no shape widening) and shows ±35 %, naming the other vendor; the H100, rated
+    # from its own fp8 row of that shape, keeps the scaled ±25 %.
+    p = make_profile(
+        "7b-128-2048",
+        dict(
+            params=6.74e9,
+            task="inference",
+            precision="bf16",
+            input_tokens=128,
+            output_tokens=2048,
+            concurrency="max",
+            tokens=1e9,
+            max_gpus=1,
+        ),
+    )
+    (tpu,) = rank(p, [box("TPU-v6e", 1, "v6e-1")]).candidates
+    assert tpu.rate.basis is Basis.SCALED and tpu.uncertainty == 0.35
+    assert tpu.rate.source.startswith("from A100-80GB by the serving model: ")
+    assert tpu.rate.source.endswith("another vendor's serving stack (NVIDIA): ±35%")
+    (h100,) = rank(p, [box("H100-SXM", 1, "h100-1")]).candidates
+    assert h100.uncertainty == 0.25
