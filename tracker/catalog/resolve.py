@@ -25,6 +25,7 @@ stored under the provider's own spelling and flagged, never mislabelled.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
 
@@ -143,3 +144,15 @@ def _known(raw: str, spec: GpuSpec) -> GpuMatch:
 
 def _unknown(raw: str, reason: str) -> GpuMatch:
     return GpuMatch(raw=raw, name=raw, known=False, spec=None, reason=reason)
+
+
+def chip_unit(models: Iterable[str], *, catalog: Catalog | None = None) -> str:
+    """What a per-unit price column counts: ``"accelerator"`` when any row is a TPU,
+    Trainium, Inferentia or Gaudi (priced per chip, which is not a GPU), else ``"GPU"``.
+    Names the catalog does not know count as GPUs (what providers sell under them)."""
+    specs = (catalog or default_catalog()).specs
+    for name in models:
+        spec = specs.get(name)
+        if spec is not None and spec.kind == "accelerator":
+            return "accelerator"
+    return "GPU"

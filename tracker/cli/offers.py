@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from tracker import format as fmt_people
+from tracker.catalog import chip_unit
 from tracker.cli.context import MAX_ROWS, CliError, open_store
 from tracker.cli.currency import CurrencyOption, currency_view
 from tracker.cli.names import check_gpus, check_providers, check_regions
@@ -99,29 +100,31 @@ OFFER_HEAD = (
 """Which offer a table row is: the leading columns of every offer table."""
 
 
-def net_columns(symbol: str) -> tuple[Column, ...]:
+def net_columns(symbol: str, unit: str = "GPU") -> tuple[Column, ...]:
     """The "your price" columns (net of the account's discounts) and the rule's name."""
     return (
         Column("display_net_price_per_hour", f"your {symbol}/h", money, justify="right"),
-        Column("display_net_price_per_gpu_hour", f"your {symbol}/GPU·h", money, justify="right"),
+        Column("display_net_price_per_gpu_hour", f"your {symbol}/{unit}·h", money, justify="right"),
         Column("discount", "discount", lambda v: v or "", priority=2),
     )
 
 
-def offer_table(symbol: str = "$", *, net: bool = False) -> tuple[Column, ...]:
+def offer_table(symbol: str = "$", unit: str = "GPU", *, net: bool = False) -> tuple[Column, ...]:
     """The table display: short headers, prices in the view currency rounded for
     reading (``$/h``, ``CNY/h``), VRAM in GiB per GPU, availability and obtainability
     (``got 7d``: the share of the last 7 days it was reported rentable) blank where
     unknown (so the columns show only where a provider says). The provider's own currency and
     exact figures are in the JSON and CSV. ``net``: discounts are configured, so
-    the net price ("your price") and the rule stand beside the list price."""
+    the net price ("your price") and the rule stand beside the list price. ``unit``:
+    what the per-unit price counts (``accelerator`` where a row is a TPU, Trainium or
+    Inferentia chip: :func:`tracker.catalog.chip_unit`)."""
     return (
         *OFFER_HEAD,
         Column("gpu_memory_gib", "VRAM", justify="right", priority=5),
         Column("", "fabric Gb/s", fabric_cell, priority=6),
         Column("display_price_per_hour", f"{symbol}/h", money, justify="right"),
-        Column("display_price_per_gpu_hour", f"{symbol}/GPU·h", money, justify="right"),
-        *(net_columns(symbol) if net else ()),
+        Column("display_price_per_gpu_hour", f"{symbol}/{unit}·h", money, justify="right"),
+        *(net_columns(symbol, unit) if net else ()),
         Column(
             "availability",
             "avail.",
@@ -228,7 +231,8 @@ def offers(
             if filtered
             else "no offers stored yet; run 'gpu-tracker collect' first"
         )
-    table = offer_table(view.symbol, net=bool(view.discounts))
+    unit = chip_unit(str(r["gpu_model"]) for r in rows)
+    table = offer_table(view.symbol, unit, net=bool(view.discounts))
     emit(rows, fmt, columns=CSV_COLUMNS, table=table)
 
 

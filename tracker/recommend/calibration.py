@@ -146,7 +146,7 @@ def _predict(
                 rate = Rate(flops, Basis.SCALED, via, precision, flag, m.yours)
                 from tracker.recommend.delivery import carry
 
-                return carry(rate, spec, wclass, measurements, a)
+                return _other_vendor(carry(rate, spec, wclass, measurements, a), spec, near[0])
     if precision_flag is None:
         return None
     peak = spec_tflops(spec, precision)
@@ -159,6 +159,24 @@ def _predict(
     if share != 1.0:
         source += f" x {spec.architecture} measured share {share:.2f}"
     return Rate(peak * 1e12 * eff * share, Basis.MODELLED, source, precision, flag)
+
+
+def _other_vendor(rate: Rate, spec: GpuSpec, near: GpuSpec) -> Rate:
+    """A rate scaled from another vendor's part, or (accelerators) another generation's:
+    that software says nothing about this one's share of its datasheet (MaxText: v5p
+    65 % MFU, v6e 44 %), so the range widens to the carried band and the source says
+    why. Held out, Trainium1 and the TPUs so scaled miss by 31-37 %."""
+    from tracker.recommend.uncertainty import CARRIED
+
+    if (rate.spread or 0.0) >= CARRIED:
+        return rate
+    if near.vendor != spec.vendor:
+        note = f"scaled across vendors ({near.vendor}'s {near.name}): its software's share says nothing of {spec.vendor}'s"
+    elif spec.kind == "accelerator" and near.architecture != spec.architecture:
+        note = f"no {spec.architecture} measured in this class: scaled from {near.architecture}"
+    else:
+        return rate
+    return replace(rate, source=f"{rate.source}; {note}", spread=CARRIED)
 
 
 def _training_rows(measurements: tuple[Measurement, ...]) -> tuple[Measurement, ...]:

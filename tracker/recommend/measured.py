@@ -70,6 +70,8 @@ _FIELDS = {
     "concurrency",
     "gpu",
     "gpu_count",
+    "hosts",
+    "tensor_parallel",
     "precision",
     "throughput",
     "unit",
@@ -109,6 +111,15 @@ class Measurement:
     """Grouped-query attention's key/value heads (unset: one per attention head)."""
     concurrency: int | None = None
     """(llm_inference) requests in flight while measured; unset: offline, as many as fit."""
+    hosts: int | None = None
+    """Machines the ``gpu_count`` chips were spread over (a multi-host pod slice or
+    cluster); unset: one machine. Only the scaling inside one machine is taken out of
+    the figure (:func:`tracker.recommend.roofline.achieved_flops`): what the job lost
+    between machines stays in, so a one-box estimate from it errs slow, never fast."""
+    tensor_parallel: int | None = None
+    """(llm_inference) GPUs in one tensor-parallel replica as the source ran it (AWS
+    Neuron's tables state their TP degree); unset: the best split, as MLPerf systems
+    and TensorRT-LLM's tables run."""
     task: Task | None = None
     """What ran, where it changes the FLOPs per token (LoRA: 4·N, not training's 6·N);
     set on rows recorded for a profile, unset on the shipped ones (full training)."""
@@ -210,6 +221,8 @@ def parse_measurement(body: Mapping[str, Any], where: str, *, yours: bool = Fals
         output_tokens=_whole(body, "output_tokens", where, row_id),
         kv_heads=_whole(body, "kv_heads", where, row_id),
         concurrency=_whole(body, "concurrency", where, row_id),
+        hosts=_whole(body, "hosts", where, row_id),
+        tensor_parallel=_whole(body, "tensor_parallel", where, row_id),
         task=task,
         yours=yours,
     )
@@ -231,6 +244,11 @@ def _check_shape(m: Measurement, where: str) -> None:
             raise _fail(where, m.id, f"{key}: required for {m.workload_class.value} in {m.unit}")
     if m.concurrency is not None and m.workload_class is not WorkloadClass.LLM_INFERENCE:
         raise _fail(where, m.id, "concurrency: only llm_inference rows serve requests")
+    tp = m.tensor_parallel
+    if tp is not None and (m.workload_class is not WorkloadClass.LLM_INFERENCE or m.gpu_count % tp):
+        raise _fail(where, m.id, "tensor_parallel: a serving row's GPUs in whole replicas")
+    if m.hosts is not None and m.hosts > m.gpu_count:
+        raise _fail(where, m.id, f"hosts: {m.hosts} machines for {m.gpu_count:g} GPUs")
 
 
 def load_measurements(rows: Iterable[Any], where: str, *, yours: bool = False) -> list[Measurement]:

@@ -19,7 +19,11 @@ from tracker.catalog import GpuSpec
 from tracker.models import Interconnect
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.fabric import catalog_interconnect
-from tracker.recommend.inference import best_split_tokens_per_second, serving
+from tracker.recommend.inference import (
+    best_split_tokens_per_second,
+    output_tokens_per_second,
+    serving,
+)
 from tracker.recommend.measured import Measurement
 from tracker.recommend.profiles import Precision, Profile, WorkloadClass
 from tracker.recommend.rating import Basis, Rate
@@ -45,12 +49,23 @@ def _modelled_serving(m: Measurement, a: Assumptions) -> float:
     assert m.input_tokens is not None and m.output_tokens is not None
     link = catalog_interconnect(spec) if m.gpu_count > 1 else Interconnect.PCIE
     one = np.ones(1)
+    job = serving(m.params, m.precision, m.input_tokens, m.output_tokens, _load(m), m.kv_heads, a)
+    flops = peak * 1e12 * a.efficiency_for("inference")
+    bandwidth = float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency
+    if m.tensor_parallel is not None:
+        # the split the source states (Neuron: one TP group over all the chips it used)
+        g = float(m.tensor_parallel)
+        kept = scaling_factor(g, link.value, a)
+        tps, _ = output_tokens_per_second(
+            job, one * g, one * float(spec.vram_gib) * g, one * flops * kept, one * bandwidth * kept
+        )
+        return float(tps[0]) * m.gpu_count / g
     tps = best_split_tokens_per_second(
-        serving(m.params, m.precision, m.input_tokens, m.output_tokens, _load(m), m.kv_heads, a),
+        job,
         one * m.gpu_count,
         one * float(spec.vram_gib),
-        one * peak * 1e12 * a.efficiency_for("inference"),
-        one * float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency,
+        one * flops,
+        one * bandwidth,
         one * scaling_factor(2, link.value, a),
     )
     return float(tps[0])
@@ -115,17 +130,29 @@ def predict_serving(
     m = closest(own)
     k = m.throughput / modelled[m]
     source = f"{via}{cited_source(m)}; measured/modelled {k:.2f}"
-    spread = None
+    spread = _across_vendors(spec, spec_of(m.gpu))
     if (m.input_tokens, m.output_tokens) != (p.input_tokens, p.output_tokens):
         # away from a measured shape: the GPU's ratio over every shape measured on that
         # model (one shape alone is off by up to 40 % on another), and a wider error
         from tracker.recommend.uncertainty import SERVING_SHAPE
 
-        spread = SERVING_SHAPE
+        spread = max(SERVING_SHAPE, spread or 0.0)
         same = [o for o in own if (o.params, _load(o), o.yours) == (m.params, _load(m), m.yours)]
         if len(same) > 1:
             k = math.exp(sum(math.log(o.throughput / modelled[o]) for o in same) / len(same))
             source = (
                 f"{via}{', '.join(o.id for o in same)}; measured/modelled {k:.2f} (geometric mean)"
             )
+    if spread is not None and spec_of(m.gpu).vendor != spec.vendor:
+        source += f"; another vendor's serving stack ({spec_of(m.gpu).vendor}): ±{spread:.0%}"
     return Rate(base * k, basis, source, precision, flag, m.yours, memory_scale=k, spread=spread)
+
+
+def _across_vendors(spec: GpuSpec, source: GpuSpec) -> float | None:
+    """The wider range of a serving rate taken from another vendor's measurement: its
+    measured/modelled ratio is that vendor's software (MLPerf: the MI300X's 1.15 beside
+    the H100's 1.73), so it says little of this part's (held out, the MI300X so rated
+    is 78 % fast, Intel's Gaudi 2 tables 36-55 % slow)."""
+    from tracker.recommend.uncertainty import CARRIED
+
+    return CARRIED if source.vendor != spec.vendor else None

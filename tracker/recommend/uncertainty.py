@@ -10,7 +10,10 @@ that widens the errors fails there rather than showing a false precision):
 - ``scaled``: another GPU's measurement, scaled by the roofline: 90 % within ±21 %,
   band ±25 %.
 - a scaled rate that also carries the GPU family's delivered efficiency over from
-  another workload class (:mod:`tracker.recommend.delivery`): ±35 %.
+  another workload class (:mod:`tracker.recommend.delivery`), or that is scaled from
+  another vendor's part (or, for TPUs, Trainium and Inferentia, another generation's;
+  serving: another vendor's measured/modelled ratio): ±35 %. Held out, Trainium1 and
+  the TPUs so scaled miss by 31-37 %.
 - ``modelled``: datasheet × MFU, or a stand-in rule (the A10G as the A10): ±50 %.
 - serving at a request shape no measurement of the GPU (or of its nearest GPU) has: ±35 %
   (held out, a TensorRT-LLM shape is predicted from the others within ±35 % for 23 of 24).

@@ -17,7 +17,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from tracker.catalog import GpuSpec, get_spec
+from tracker.catalog import GpuSpec, chip_unit, get_spec
 from tracker.format import pricing_label
 from tracker.models import PricingModel
 from tracker.views.history import model_history
@@ -56,6 +56,7 @@ def gpu_page(
         "gpu.html",
         spec.name,
         spec=spec,
+        unit=chip_unit([spec.name]),
         datasheet=[(k, getattr(spec, k)) for k in DATASHEET],
         winners=winners,
         groups=COLUMNS,
@@ -83,7 +84,7 @@ def _history_chart(context: WebContext, model: str, now: datetime) -> Markup:
             series.append(Series(pricing_label(pricing.value), steps))
     return step_chart(
         series,
-        unit="USD/GPU·h",
+        unit=f"USD/{chip_unit([model])}·h",
         title=f"cheapest {model}",
         empty=f"No {model} price stored in the last {HISTORY_DAYS} days.",
         now=now,

@@ -19,7 +19,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from tracker.catalog import all_specs
+from tracker.catalog import all_specs, chip_unit
 from tracker.encode import jsonable
 from tracker.filters import OfferFilter
 from tracker.format import pricing_label
@@ -146,6 +146,7 @@ def overview_page(
         "overview.html",
         "Overview",
         rows=sort_rows(found.rows, sort),
+        unit=chip_unit(r.gpu_model for r in found.rows),
         sort=sort,
         groups=COLUMNS,
         left_out=left_out_line(found.missing),
@@ -188,6 +189,7 @@ def offers_page(
         "offers.html",
         "Offers",
         rows=listing.items,
+        unit=chip_unit(str(r["gpu_model"]) for r in listing.items),
         total=total,
         left_out=left_out_line(listing.missing),
         page=page_number,

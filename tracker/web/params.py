@@ -85,7 +85,15 @@ ProviderQuery = Annotated[list[str] | None, Query(description="Provider; repeata
 RegionQuery = Annotated[list[str] | None, Query(description="Region; repeatable.")]
 PricingQuery = Annotated[list[PricingModel] | None, Query(description="Pricing model; repeatable.")]
 MinQuery = Annotated[float | None, Query(ge=0, allow_inf_nan=False)]
-SortQuery = Annotated[SortKey, Query(description="price (per hour) or price_per_gpu.")]
+SortQuery = Annotated[
+    SortKey,
+    Query(
+        description=(
+            "price (per hour) or price_per_gpu (per GPU; per chip where the offer is a "
+            "TPU, Trainium or Inferentia)."
+        )
+    ),
+]
 
 
 @dataclass(frozen=True)
