@@ -142,14 +142,19 @@ def test_a_burst_never_becomes_503s(tight_pool: tuple[str, Engine]) -> None:
 
 
 def test_the_same_burst_without_a_bound_fails(tight_pool: tuple[str, Engine]) -> None:
-    """The control: the pool and burst of the test above, admission opened wide."""
-    url, engine = tight_pool
+    """The control: the store and burst of the test above, admission opened wide. Its
+    pool is one connection that waits a millisecond, so any two of the 20 requests in
+    flight at once that read together make a 503 (with the test's 2 connections and
+    0.05 s, a fast machine could serve a burst without ever needing a third)."""
+    url, _ = tight_pool
+    engine = make_engine(url, pool_size=1, max_overflow=0, pool_timeout=0.001)
     settings = Settings(database_url=url, web=WebSettings(max_concurrent=1000))
     server = serve(settings, engine)
     try:
         statuses = [r.status_code for r in _burst(server.url)]
     finally:
         server.stop()
+        engine.dispose()
     assert 503 in statuses
 
 

@@ -21,9 +21,11 @@ from decimal import Decimal
 import numpy as np
 import numpy.typing as npt
 
+from tracker.capacity_blocks import capacity_block_terms
 from tracker.models import Interconnect, Offer, PricingModel
 from tracker.recommend import pricing
 from tracker.recommend.assumptions import Assumptions
+from tracker.recommend.blocks import fit_blocks
 from tracker.recommend.calibration import Rate, basis_notes, calibrated_work, gpu_rates
 from tracker.recommend.cluster import size_clusters
 from tracker.recommend.fabric import INTERCONNECTS, node_gbps, rdma
@@ -123,8 +125,6 @@ def rank_table(
     for model in RESERVED:
         if not pricing.reservation_eligible(model, p.horizon_months, p.utilization):
             exclude(Reason.RESERVED_TERM, pc == PRICING_CODES[model])
-    # Hook for cluster sizing: a block is charged whole, never by the job's hours.
-    exclude(Reason.CAPACITY_BLOCK, pc == PRICING_CODES[PricingModel.CAPACITY_BLOCK])
     if p.gpus:
         allowed = np.isin(table.gpu_code, table.codes(p.gpus, table.gpu_models)) & table.known
         exclude(Reason.GPU_NOT_ALLOWED, ~allowed)
@@ -225,6 +225,13 @@ def rank_table(
             deadline_note = fastest_note(p, table, rows, sizes)
     elif p.deadline_hours is not None and w.flops is not None:
         exclude(Reason.DEADLINE, wall > p.deadline_hours)
+    blocks = pc == PRICING_CODES[PricingModel.CAPACITY_BLOCK]
+    if blocks.any():  # paid whole: only for a job that fits, at the whole fee
+        live = np.flatnonzero(blocks & (reason == 0))
+        fits, block_cost = fit_blocks(table, live, nodes, wall if w.flops is not None else None)
+        exclude(Reason.CAPACITY_BLOCK, blocks & ~fits)
+        cost = cost.copy()  # never the table's own prices, whatever cost aliases
+        cost[fits] = block_cost[fits]
     if p.max_price_per_hour is not None:
         exclude(Reason.MAX_PRICE, table.hourly > float(p.max_price_per_hour))
     if p.budget_usd is not None:
@@ -405,7 +412,10 @@ def _candidate(
     hourly = pricing.effective_hourly_usd(offer)
     nodes, scaling_efficiency, compute_share, gbps = size
     cost = None
-    if wall is not None:
+    block = capacity_block_terms(offer)
+    if wall is not None and block is not None:  # a block is paid whole (blocks.py)
+        cost = pricing.job_cost_usd(offer.pricing, hourly * block.instances, block.hours, None)
+    elif wall is not None:
         hours = Decimal(f"{wall:.6f}")
         cost = pricing.job_cost_usd(offer.pricing, hourly * nodes, hours, p.utilization)
     per_gpu = float(need_per_gpu[ix])

@@ -10,6 +10,7 @@ from enum import IntEnum
 import numpy as np
 import numpy.typing as npt
 
+from tracker.capacity_blocks import capacity_block_terms
 from tracker.recommend import pricing
 from tracker.recommend.assumptions import HOURS_PER_MONTH
 from tracker.recommend.fabric import INTERCONNECTS
@@ -47,8 +48,9 @@ class Reason(IntEnum):
     UNAVAILABLE = 15
     OBTAINABILITY = 16
     CAPACITY_BLOCK = 17
-    """A capacity block (paid whole for its instances and hours) with no cluster sizing
-    to check that the job fits it (``tracker.capacity_blocks.block_fits``)."""
+    """A capacity block (paid whole for its instances and hours) the job does not fit:
+    more nodes or hours than it holds, no recorded terms, or no job length
+    (:mod:`tracker.recommend.blocks`)."""
     FABRIC = 18
     DEADLINE = 19
 
@@ -97,9 +99,15 @@ def exclusion_detail(
             f"utilization; horizon is {_fmt(p.horizon_months)} months, {used}"
         )
     if reason is Reason.CAPACITY_BLOCK:
+        terms = capacity_block_terms(o)
+        held = (
+            f"{terms.instances} instance(s) for {terms.hours:g} h"
+            if terms is not None
+            else "terms not recorded"
+        )
         return (
-            f"a capacity block ({o.offering_class}) is paid whole; it is ranked only for a "
-            "job sized to fit its instances and hours"
+            f"a capacity block ({o.offering_class}: {held}) is paid whole; it is ranked only "
+            "for a job whose nodes and hours fit it"
         )
     if reason is Reason.GPU_NOT_ALLOWED:
         return f"GPU {o.gpu_model} not in {', '.join(p.gpus)}"
