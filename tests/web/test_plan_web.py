@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -75,7 +76,7 @@ def test_the_api_answers_the_cli_rows(plan_site: Site, tmp_path: Path) -> None:
     ("params", "says"),
     [
         ({"gpu": "H100"}, "steady_gpus: Field required"),  # bursts only: /api/v1/plan/burst
-        ({"gpu": "H100", "steady_gpus": "0"}, "steady_gpus: String should match"),
+        ({"gpu": "H100", "steady_gpus": "0"}, "steady_gpus: not a decimal above zero"),
         (
             {"gpu": "H100", "steady_gpus": "8", "interruptible": "2"},
             "interruptible: String should match",
@@ -135,3 +136,20 @@ def test_a_fleet_of_bursts_only_has_its_own_route(plan_site: Site, tmp_path: Pat
     assert all(r["steady_usd"] in (None, "0") and r["instances"] == 0 for r in rows.json())
     steady = plan_site.get("/api/v1/plan/burst", params={**query, "steady_gpus": "8"})
     assert steady.status_code == 400 and "unknown query parameter" in steady.json()["error"]
+
+
+@pytest.mark.parametrize(
+    "text", ["0", "16", "0.5", "00.50", "999999999.99", "1000000000", "1000000000.000",
+             "1000000000.5", "64602902914.72", "1924168717133076082.8444"],
+)  # fmt: skip
+def test_the_documented_quantity_patterns_take_exactly_what_the_plan_accepts(text: str) -> None:
+    """The OpenAPI patterns carry the plans' cap (MAX_QUANTITY, 10^9): schemathesis once
+    sent 64602902914.72 as storage_tb, which the pattern allowed and the plan refused."""
+    from decimal import Decimal
+
+    from tracker.recommend.demand import MAX_QUANTITY
+    from tracker.web.params import DECIMAL, POSITIVE
+
+    value = Decimal(text)
+    assert bool(re.fullmatch(DECIMAL, text)) is (value <= MAX_QUANTITY)
+    assert bool(re.fullmatch(POSITIVE, text)) is (Decimal(0) < value <= MAX_QUANTITY)

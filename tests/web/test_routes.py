@@ -227,8 +227,8 @@ def test_api_docs_write_types_in_words(site: Site) -> None:
     assert not any("{" in t for t in types)  # no raw JSON schema
     # the plan's move object: the two query parameters it stands for, each in words
     assert (
-        "query parameters migration_usd (text, up to 24 characters, matching "
-        "^[0-9]+(\\.[0-9]+)?$), current_provider (text, up to 64 characters)"
+        "query parameters migration_usd (text, up to 24 characters, a decimal from 0 to "
+        "1,000,000,000), current_provider (text, up to 64 characters)"
     ) in types
     # a time in words, not its pattern
     assert "text, a time: now, today, yesterday, an age (7d, 12h) or an ISO date 2000-2999" in types

@@ -17,8 +17,10 @@ from starlette.responses import HTMLResponse
 
 from tracker.web.pages import page
 from tracker.web.params import (
+    DECIMAL,
     NAME_PATTERN,
     ONE_NAME_PATTERN,
+    POSITIVE,
     STEP_PATTERN,
     TIME_PATTERN,
     check_known,
@@ -29,6 +31,8 @@ __all__ = ["router", "type_label"]
 router = APIRouter(include_in_schema=False)
 
 _PATTERNS = {
+    DECIMAL: "a decimal from 0 to 1,000,000,000",
+    POSITIVE: "a decimal above zero, up to 1,000,000,000",
     NAME_PATTERN: "printable ASCII",
     ONE_NAME_PATTERN: "printable ASCII, not blank",
     TIME_PATTERN: "a time: now, today, yesterday, an age (7d, 12h) or an ISO date 2000-2999",

@@ -87,6 +87,10 @@ def _reason(error: Any) -> str:
             "not a time: use now, today, yesterday, an age (7d, 12h, 2w) or an ISO date "
             "from 2000 to 2999 (2026-01-01, 2026-01-01T10:30:00Z)"
         )
+    if pattern.startswith("^(0*[1-9][0-9]{0,8}"):
+        return "not a decimal above zero and at most 1,000,000,000 (e.g. 16 or 0.5)"
+    if pattern.startswith("^0*([0-9]{1,9}"):
+        return "not a decimal from 0 to 1,000,000,000 (e.g. 16 or 0.5)"
     return "not in the form /api/openapi.json gives"
 
 

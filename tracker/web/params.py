@@ -25,8 +25,10 @@ from tracker.views.offers import SortKey
 from tracker.web.errors import BadRequest
 
 __all__ = [
+    "DECIMAL",
     "NAME_PATTERN",
     "ONE_NAME_PATTERN",
+    "POSITIVE",
     "STEP_PATTERN",
     "TIME_PATTERN",
     "DropEmptyFilters",
@@ -103,6 +105,13 @@ class OfferQuery:
 
     where: OfferFilter
     sort: SortKey
+
+
+DECIMAL = r"^0*([0-9]{1,9}(\.[0-9]+)?|1000000000(\.0+)?)$"
+"""A decimal from 0 to 1,000,000,000 (:data:`tracker.recommend.demand.MAX_QUANTITY`, the
+cap every plan quantity has), written out so the document says exactly what is taken."""
+POSITIVE = r"^(0*[1-9][0-9]{0,8}(\.[0-9]+)?|0*1000000000(\.0+)?|0+\.[0-9]*[1-9][0-9]*)$"
+"""A decimal above zero and at most 1,000,000,000 (``16``, ``0.5``; not ``0`` or ``0.00``)."""
 
 
 def offer_filters(

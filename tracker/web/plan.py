@@ -31,7 +31,7 @@ from tracker.web.context import WebContext, context_of
 from tracker.web.currency import currency_view
 from tracker.web.errors import BadRequest
 from tracker.web.pages import page
-from tracker.web.params import TIME_PATTERN, check_known, check_time, clean
+from tracker.web.params import DECIMAL, POSITIVE, TIME_PATTERN, check_known, check_time, clean
 from tracker.web.svg import PALETTE
 
 __all__ = ["api_router", "page_router"]
@@ -61,16 +61,18 @@ PARAMS = (
     "top",
     "at",
 )
-DECIMAL = r"^[0-9]+(\.[0-9]+)?$"
-POSITIVE = r"^([0-9]*[1-9][0-9]*(\.[0-9]+)?|[0-9]+\.[0-9]*[1-9][0-9]*)$"
-"""A decimal above zero (``16``, ``0.5``; not ``0`` or ``0.00``)."""
 SHARE = r"^(0(\.[0-9]+)?|1(\.0+)?)$"
 """A share from 0 to 1 (``0``, ``0.5``, ``1``)."""
 _STORAGE = {"ssd": ServiceKind.BLOCK_STORAGE_SSD, "hdd": ServiceKind.BLOCK_STORAGE_HDD}
 PARTS = ("steady", "burst", "storage", "egress", "migration")
 
 Number = Annotated[
-    str, Query(pattern=DECIMAL, max_length=24, description="A decimal number, e.g. 16 or 0.5.")
+    str,
+    Query(
+        pattern=DECIMAL,
+        max_length=24,
+        description="A decimal number up to 1,000,000,000, e.g. 16 or 0.5.",
+    ),
 ]
 
 
@@ -164,7 +166,7 @@ Positive = Annotated[
     Query(
         pattern=POSITIVE,
         max_length=24,
-        description="A decimal number above zero, e.g. 16 or 0.5.",
+        description="A decimal number above zero, up to 1,000,000,000, e.g. 16 or 0.5.",
     ),
 ]
 Share = Annotated[

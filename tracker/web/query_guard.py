@@ -9,18 +9,22 @@ Both are checked once for every route, before its own parameters are read:
   it (``gpu``, ``provider``…: what the OpenAPI document types as an array). FastAPI keeps the
   last of ``?limit=1&limit=10000`` silently, so a caller never learns which
   one counted, and a proxy that checks the first sees another value than the app.
+  An /api route the document leaves out (the legacy ``/api/v1/history``) is typed from
+  its own parameters instead.
 """
 
 from __future__ import annotations
 
+import types
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from starlette.requests import Request
 
 from tracker.web.errors import BadRequest
 
-__all__ = ["check_query", "repeatable"]
+__all__ = ["check_query", "repeatable", "route_lists"]
 
 
 def _is_array(schema: Any) -> bool:
@@ -44,6 +48,30 @@ def repeatable(openapi: dict[str, Any], path: str) -> frozenset[str] | None:
     )
 
 
+def _takes_many(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    if origin in (list, tuple, set, frozenset, Sequence):
+        return True
+    if origin in (Union, types.UnionType, Annotated):
+        return any(_takes_many(a) for a in get_args(annotation))
+    return False
+
+
+def route_lists(route: Any) -> frozenset[str] | None:
+    """The query parameters a route reads as lists, from its own signature and those of
+    its dependencies (None: not a FastAPI route)."""
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return None
+    found: set[str] = set()
+    pending = [dependant]
+    while pending:  # the route's own parameters and those of its Depends()
+        d = pending.pop()
+        found.update(f.alias for f in d.query_params if _takes_many(f.field_info.annotation))
+        pending.extend(d.dependencies)
+    return frozenset(found)
+
+
 def check_query(request: Request) -> None:
     """BadRequest for a NUL in any parameter, or a single-valued one given twice
     (an app-wide FastAPI dependency: it runs before each route's parameters)."""
@@ -62,7 +90,10 @@ def check_query(request: Request) -> None:
     if known is None:
         known = state.query_lists = {}
     if path not in known:  # which parameters are lists never changes while the app runs
-        known[path] = repeatable(request.app.openapi(), path)
+        lists = repeatable(request.app.openapi(), path)
+        if lists is None and path.startswith("/api/"):
+            lists = route_lists(route)
+        known[path] = lists
     lists = known[path]
     single = [name for name in twice if lists is not None and name not in lists]
     if single:
