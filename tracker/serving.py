@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracker.health_text import HEALTH_PATHS, public_route
 from tracker.service.scheduler import Service
 from tracker.service.web import probe_app
 
@@ -19,6 +20,11 @@ def service_app(service: Service) -> Any:
     """The dashboard with the probes and /metrics ([web] enabled), or the probes alone."""
     routes = service.probe_routes()
     if not service.settings.web.enabled:
+        if service.settings.web.token is not None:  # no token check here: classes only
+            routes = {
+                path: public_route(route) if path in HEALTH_PATHS else route
+                for path, route in routes.items()
+            }
         return probe_app(routes)
     from tracker.mcp import Reader, mount  # FastAPI and the MCP SDK load only when serving
     from tracker.service.web import parse_address

@@ -8,8 +8,10 @@ Cannot POST /services/T0…/B0…/<token>``) was shown as stored by /api/v1/aler
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -136,3 +138,31 @@ def test_public_report_keeps_everything_but_the_texts() -> None:
         "database": {"reachable": False, "error": "DatabaseError"},
         "stale": ["a"],
     }
+
+
+def test_the_probes_alone_show_classes_when_a_token_is_set() -> None:
+    """``serve`` with the dashboard off answers the probes from a bare app that checks no
+    token: with one configured its /healthz shows error classes, never the text (before,
+    it showed the whole text to anyone)."""
+    from types import SimpleNamespace
+
+    from starlette.testclient import TestClient
+
+    from tracker.serving import service_app
+
+    report = {"collectors": {"alpha:standard": {"last_error": PROVIDER_ERROR}}}
+
+    def routes() -> dict[str, Any]:
+        body = json.dumps(report).encode()
+        return {"/healthz": lambda: (200, "application/json", body)}
+
+    def client(token: str | None) -> TestClient:
+        web = WebSettings(enabled=False, token=token)
+        return TestClient(
+            service_app(SimpleNamespace(settings=Settings(web=web), probe_routes=routes))
+        )  # type: ignore[arg-type]
+
+    shown = client(TOKEN).get("/healthz").json()
+    assert shown["collectors"]["alpha:standard"]["last_error"] == "ProviderError"
+    whole = client(None).get("/healthz").json()  # no token set: local use, shown whole
+    assert whole["collectors"]["alpha:standard"]["last_error"] == PROVIDER_ERROR

@@ -13,46 +13,14 @@ from __future__ import annotations
 
 import hmac
 import json
-import re
-from typing import Any
 
 from starlette.requests import Request
 
+from tracker.health_text import HEALTH_PATHS, error_class, public_report
 from tracker.service.web import Response
 from tracker.web.security import presented_token
 
 __all__ = ["HEALTH_PATHS", "error_class", "for_request", "public_report"]
-
-HEALTH_PATHS = frozenset({"/healthz", "/health", "/readyz"})
-ERROR_KEYS = frozenset({"last_error", "error"})
-_NAME = re.compile(r"^(?:[a-z_]+\.)*[A-Z][A-Za-z]{0,60}(?:Error|Exception|Timeout)$")
-_CLASS = re.compile(r"^([A-Za-z_][\w. -]{0,40}?):(?:\s+(HTTP \d{3})\b)?")
-
-
-def error_class(text: str) -> str:
-    """What kind of error ``text`` tells, without what it says: the type or channel
-    before its first colon (with an HTTP status right after it), else ``error``."""
-    text = text.strip()
-    if _NAME.match(text):
-        return text  # a bare type name (``TimeoutError``) is its own class
-    found = _CLASS.match(text)
-    if found is None:
-        return "error"
-    return found.group(1) + (f": {found.group(2)}" if found.group(2) else "")
-
-
-def public_report(body: Any) -> Any:
-    """``body`` with every error text (``last_error``, ``error``) replaced by its class."""
-    if isinstance(body, dict):
-        return {
-            key: error_class(value)
-            if key in ERROR_KEYS and isinstance(value, str)
-            else public_report(value)
-            for key, value in body.items()
-        }
-    if isinstance(body, list):
-        return [public_report(item) for item in body]
-    return body
 
 
 def for_request(request: Request, answer: Response, token: bytes | None) -> Response:
