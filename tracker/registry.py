@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
-from collectors.base import Collector, NotConfigured
+from collectors.base import Collector, MissingCredentials, NotConfigured
 from tracker.settings import Settings
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "available",
     "enabled",
     "status",
+    "unusable",
 ]
 
 GROUP = "gpu_tracker.collectors"
@@ -61,6 +62,29 @@ def _importer(spec: str) -> Callable[[], Any]:
 def enabled(settings: Settings, name: str) -> bool:
     """``<name>.enabled`` from the settings; collectors without a section are enabled."""
     return bool(getattr(settings.section(name), "enabled", True))
+
+
+def unusable(
+    settings: Settings, name: str, collector: type[Collector]
+) -> tuple[str | None, str | None]:
+    """(why ``name`` is not scheduled at all, why it is not configured now).
+
+    Switched off or with nothing to do, it is not scheduled. Missing credentials
+    leave it scheduled but *not configured*: they may turn up (a metadata endpoint
+    timing out at boot, a secret file mounted later), so the service asks again each
+    cadence, and until then the job is neither run nor stale. Any other error is left
+    to the runs to report (it may be transient)."""
+    if not enabled(settings, name):
+        return f"disabled ({name}.enabled = false)", None
+    try:
+        collector.from_settings(settings)
+    except MissingCredentials as exc:
+        return None, str(exc)
+    except NotConfigured as exc:
+        return str(exc), None
+    except Exception:  # reported by every run instead: it may be transient
+        return None, None
+    return None, None
 
 
 @dataclass(frozen=True)

@@ -129,3 +129,28 @@ def test_the_dashboard_alone_is_ready_while_its_database_answers(
     ready, body = health.readiness()
     assert ready and body["status"] == "ok" and body["database"]["reachable"] is True
     engine.dispose()
+
+
+def test_the_dashboard_alone_lists_keyless_collectors_as_not_configured(
+    sqlite_service_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``gpu-tracker web`` rebuilds /healthz from the run log: a collector without its
+    key (DigitalOcean here) is "not configured" there as under ``serve``, never stale,
+    however long it has not run; a keyless one that never ran is stale."""
+    from datetime import UTC, datetime, timedelta
+
+    from tracker.settings import Settings
+    from tracker.store import make_engine
+    from tracker.web.health import RunLogHealth
+
+    monkeypatch.delenv("GPU_TRACKER_DIGITALOCEAN__API_TOKEN", raising=False)
+    monkeypatch.delenv("DIGITALOCEAN_TOKEN", raising=False)
+    settings = Settings(database_url=sqlite_service_url)
+    engine = make_engine(sqlite_service_url)
+    health = RunLogHealth(settings, engine)
+    health.state.started_at = datetime.now(UTC) - timedelta(days=30)
+    _, report = health.report()
+    engine.dispose()
+    assert "digitalocean" in report["not_configured"]
+    assert not any(job.startswith("digitalocean:") for job in report["stale"])
+    assert any(job.startswith("vultr:") for job in report["stale"])

@@ -55,7 +55,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from collectors.base import Collector, MissingCredentials, NotConfigured
+from collectors.base import Collector
 from tracker import registry
 from tracker.alerts.stats import STATS
 from tracker.errors import one_line
@@ -175,24 +175,9 @@ class Service:
         return usable
 
     def _unusable(self, name: str) -> tuple[str | None, str | None]:
-        """(why ``name`` is not scheduled at all, why it is not configured now).
-
-        Switched off or with nothing to do, it is not scheduled. Missing credentials
-        leave it scheduled but *not configured*: they may turn up (a metadata endpoint
-        timing out at boot, a secret file mounted later), so each cadence asks again,
-        and until then the job is neither run nor stale.
-        """
-        if not registry.enabled(self.settings, name):
-            return f"disabled ({name}.enabled = false)", None
-        try:
-            self.collectors[name].from_settings(self.settings)
-        except MissingCredentials as exc:
-            return None, str(exc)
-        except NotConfigured as exc:
-            return str(exc), None
-        except Exception:  # reported by every run instead: it may be transient
-            return None, None
-        return None, None
+        """(why ``name`` is not scheduled at all, why it is not configured now):
+        :func:`tracker.registry.unusable`."""
+        return registry.unusable(self.settings, name, self.collectors[name])
 
     # -- database contact ----------------------------------------------------------
 

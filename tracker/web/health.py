@@ -29,21 +29,21 @@ __all__ = ["RunLogHealth"]
 class RunLogHealth:
     def __init__(self, settings: Settings, engine: Engine) -> None:
         collectors = registry.available(settings)
+        why = {name: registry.unusable(settings, name, c) for name, c in collectors.items()}
         self.jobs = [
             spec
             for spec in plan_jobs(collectors, settings.scheduler, settings.scheduler.collectors)
-            if registry.enabled(settings, spec.collector)
+            if why[spec.collector][0] is None
         ]
         self.state = HealthState(
             started_at=utcnow(), stale_after_cadences=settings.scheduler.stale_after_cadences
         )
         for spec in self.jobs:
             self.state.add(spec)
-        self.state.disabled = {
-            name: f"disabled ({name}.enabled = false)"
-            for name in collectors
-            if not registry.enabled(settings, name)
-        }
+            missing = why[spec.collector][1]
+            if missing is not None:  # as serve has it: not configured, never stale
+                self.state.set_configured(spec.id, missing, self.state.started_at)
+        self.state.disabled = {name: off for name, (off, _) in why.items() if off is not None}
         self._probe = runs.probe_engine(engine, settings.scheduler.health_db_timeout_seconds)
         self.reporter = Reporter(settings, engine, self.state, Metrics(), Hooks())
         self.engine = engine
