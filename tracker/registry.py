@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
@@ -64,6 +65,25 @@ def enabled(settings: Settings, name: str) -> bool:
     return bool(getattr(settings.section(name), "enabled", True))
 
 
+_PROBE_LOGGERS = ("google.auth",)
+"""SDKs that log a WARNING of their own when they find no credentials (google-auth:
+"Authentication failed using Compute Engine authentication due to unavailable metadata
+server"); a collector without credentials is told as *not configured*, at INFO, instead."""
+
+
+@contextmanager
+def _credential_probe() -> Iterator[None]:
+    loggers = [logging.getLogger(name) for name in _PROBE_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
 def unusable(
     settings: Settings, name: str, collector: type[Collector]
 ) -> tuple[str | None, str | None]:
@@ -77,7 +97,8 @@ def unusable(
     if not enabled(settings, name):
         return f"disabled ({name}.enabled = false)", None
     try:
-        collector.from_settings(settings)
+        with _credential_probe():
+            collector.from_settings(settings)
     except MissingCredentials as exc:
         return None, str(exc)
     except NotConfigured as exc:
