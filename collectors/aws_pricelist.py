@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from collectors.aws_hardware import PROVIDER, InstanceHardware
-from collectors.base import SkipItem, SkipSink
+from collectors.base import SkipItem, SkipSink, term_attributes
 from tracker.models import AttributeValue, InvalidOffer, Offer, PricingModel, to_decimal
 
 __all__ = ["decode_item", "effective_hourly", "parse_price_list_item"]
@@ -279,7 +279,5 @@ class _Base:
         # The fee and the recurring rate in the price's own currency: the recommender
         # recomputes the effective rate from the USD pair exactly; another currency
         # keeps its pair under plain names and is converted at read time like the price.
-        suffix = "_usd" if currency == "USD" else ""
-        attrs[f"upfront{suffix}"] = upfront
-        attrs[f"recurring_hourly{suffix}"] = hourly
+        attrs.update(term_attributes(currency, upfront, hourly))
         return self._offer(pricing, amount, currency, MappingProxyType(attrs), payment, offering)

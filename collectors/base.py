@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
 from tracker.models import PricingModel
@@ -61,6 +62,7 @@ __all__ = [
     "SkipSink",
     "collects_services",
     "parse_each",
+    "term_attributes",
     "text_field",
 ]
 
@@ -147,6 +149,15 @@ MAX_SKIP_DETAILS = 50
 """Skip messages kept per run for the CLI to show; the counts cover every skip."""
 
 LastObserved = Callable[["PricingModel", str], datetime | None]
+
+
+def term_attributes(currency: str, upfront: Decimal, recurring: Decimal) -> dict[str, Decimal]:
+    """A commitment's upfront fee and recurring hourly rate as offer attributes, the pair
+    the recommender recomputes the effective rate from (``tracker.recommend.pricing``):
+    ``upfront_usd`` / ``recurring_hourly_usd`` for a USD price, plain names for another
+    currency (converted when read, like the price)."""
+    suffix = "_usd" if currency == "USD" else ""
+    return {f"upfront{suffix}": upfront, f"recurring_hourly{suffix}": recurring}
 
 
 def _nothing_observed(pricing: PricingModel, region: str) -> None:

@@ -31,6 +31,7 @@ from collectors.base import (
     SkipItem,
     SkipSink,
     parse_each,
+    term_attributes,
 )
 from collectors.fabric_docs import documented_network
 from collectors.gcp_machines import MACHINE_SHAPES, MachineShape
@@ -213,11 +214,8 @@ def compose_offers(
                     "sku_ids": ",".join(sku_ids),
                 }
                 if pricing.term_hours is not None:
-                    # Committed use discounts are billed monthly, with nothing upfront
-                    # (the pair in USD only when the catalog prices in USD).
-                    suffix = "_usd" if currency == "USD" else ""
-                    attributes[f"upfront{suffix}"] = Decimal(0)
-                    attributes[f"recurring_hourly{suffix}"] = total
+                    # Committed use discounts are billed monthly, with nothing upfront.
+                    attributes.update(term_attributes(currency, Decimal(0), total))
                 yield Offer(
                     provider=PROVIDER,
                     instance_type=shape.machine_type,

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from collectors.base import term_attributes
 from tracker.catalog import resolve_gpu
 from tracker.models import Fabric, Interconnect, Offer, PricingModel
 
@@ -104,9 +105,7 @@ def tpu_offer(
     }
     if pricing.term_hours is not None:
         # Committed use discounts are billed monthly, with nothing upfront.
-        suffix = "_usd" if currency == "USD" else ""
-        attributes[f"upfront{suffix}"] = Decimal(0)
-        attributes[f"recurring_hourly{suffix}"] = total
+        attributes.update(term_attributes(currency, Decimal(0), total))
     return Offer(
         provider=PROVIDER,
         instance_type=tpu.machine_type,
