@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["HEALTH_PATHS", "error_class", "public_report", "public_route"]
+__all__ = ["HEALTH_PATHS", "error_class", "public_body", "public_report", "public_route"]
 
 HEALTH_PATHS = frozenset({"/healthz", "/health", "/readyz"})
 ERROR_KEYS = frozenset({"last_error", "error"})
@@ -50,15 +50,21 @@ def public_report(body: Any) -> Any:
 Answer = tuple[int, str, bytes]
 
 
+def public_body(body: bytes) -> bytes:
+    """A JSON health report's bytes with every error text replaced by its class (one
+    that is not JSON is withheld whole)."""
+    try:
+        report = json.loads(body)
+    except ValueError:
+        return b'{"error": "health report withheld"}'
+    return json.dumps(public_report(report), indent=2).encode()
+
+
 def public_route(route: Callable[[], Answer]) -> Callable[[], Answer]:
     """A probe route whose JSON report shows error classes only."""
 
     def answer() -> Answer:
         status, kind, body = route()
-        try:
-            report = json.loads(body)
-        except ValueError:
-            return status, kind, b'{"error": "health report withheld"}'
-        return status, kind, json.dumps(public_report(report), indent=2).encode()
+        return status, kind, public_body(body)
 
     return answer

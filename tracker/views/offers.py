@@ -113,7 +113,13 @@ def offer_rows(
     Obtainability is over the windows ending at ``at`` (now)."""
     # Sorted and cut before the rows are built: limit 10 of 100,000 offers builds 10.
     priced = _ranked(engine, view, where, sort)
-    shown = priced[:limit] if limit else priced
+    return _rows(engine, view, priced[:limit] if limit else priced, at)
+
+
+def _rows(
+    engine: Engine, view: CurrencyView, shown: list[reads.StoredOffer], at: datetime | None
+) -> list[dict[str, Any]]:
+    """The rows of converted offers, with their obtainability read in one statement."""
     obtained = offer_obtainability(engine, shown, at)
     return [offer_row(s, view, obtained=obtained.get(s.series_id)) for s in shown]
 
@@ -173,15 +179,12 @@ def offer_page(
         limit=limit,
         net=_in_force(view, at),
     )
-    rows = []
-    obtained = offer_obtainability(engine, listing.items, at)
+    shown = []
     for s in listing.items:
         converted = view.offer(s.offer)  # the exact figure; the SQL kept offers with a rate
         if converted is not None:
-            rows.append(
-                offer_row(replace(s, offer=converted), view, obtained=obtained.get(s.series_id))
-            )
-    return Page(listing.total, rows, dict(listing.missing))
+            shown.append(replace(s, offer=converted))
+    return Page(listing.total, _rows(engine, view, shown, at), dict(listing.missing))
 
 
 def _in_force(view: CurrencyView, at: datetime) -> list[reads.NetRule]:
@@ -210,9 +213,7 @@ def _net_page(
     """:func:`offer_page` ordered by the net price: every matching offer read and ranked
     in Python (the SQL order is the list price's), then cut; only the page's rows built."""
     ranked = _ranked(engine, view, where, sort)
-    shown = ranked[offset : offset + limit]
-    obtained = offer_obtainability(engine, shown, at)
-    rows = [offer_row(s, view, obtained=obtained.get(s.series_id)) for s in shown]
+    rows = _rows(engine, view, ranked[offset : offset + limit], at)
     return Page(len(ranked), rows, dict(view.usd.missing))
 
 
