@@ -25,7 +25,11 @@ Quirks handled here, each seen in public captures of the catalog:
   "Commitment v1: TpuV5p running in Netherlands for 3 Years", and "TPU7x running in
   Americas" as one multi-regional SKU. A "Reserved TpuV5p ... in Calendar Mode" SKU says
   ``usageType`` OnDemand but is a reservation: it is a counted ``reservation_sku`` skip,
-  never an on-demand price.
+  never an on-demand price; so is flex-start ("DWS Defined Duration V6e running in
+  Columbus", which drops the "Tpu"). Other TPU products at list-looking rates ("Capacity
+  Optimized TpuV6e running in Columbus", OnDemand, 2.70) are ``unrecognised_sku`` skips.
+  A SKU missing its ``resourceGroup`` (as trimmed public captures are) whose description
+  names a TPU is treated the same, never silently ignored.
 """
 
 from __future__ import annotations
@@ -154,6 +158,9 @@ _TPU_BODIES: dict[str, str] = {
 """TPU SKU bodies (description without usage and location) -> the TPU version."""
 
 _RESERVATION = re.compile(r"^Reserved\b|\bCalendar Mode\b|\bDWS\b|Dynamic Workload Scheduler", re.I)
+# A description naming a TPU ("TpuV6e", "TPU7x", "Reserved V6e TPU", "DWS Defined Duration
+# V6e"): how a SKU without its resourceGroup (public captures trim it) is still known as TPU.
+_TPU_NAMED = re.compile(r"\bTpu|\bV\d+[ep]\b", re.I)
 
 _LOCAL_SSD_BODIES = frozenset({"ssd backed local storage", "local ssd"})
 
@@ -185,13 +192,24 @@ def _usage_from_description(description: str) -> tuple[str, str | None]:
     return description, None
 
 
+def _refuse_reservation(sku: Any, description: str, usage: str) -> None:
+    """A TPU reservation (calendar mode, DWS flex-start) says OnDemand but is no list price."""
+    if _RESERVATION.search(description):
+        raise SkipItem(
+            "reservation_sku",
+            f"SKU {sku.sku_id} {description!r}: a reservation, not a list price "
+            f"(usageType {usage!r})",
+        )
+
+
 def classify(sku: Any) -> SkuKind | None:
     """What ``sku`` (a ``billing_v1.Sku``) prices, or None when it is none of ours.
 
-    Raises :class:`~collectors.base.SkipItem` for a GPU-group SKU, or a SKU naming one
-    of our machine families, that matches no known pattern or whose usage is
-    inconsistent (reasons ``unrecognised_sku``, ``inconsistent_usage``,
-    ``unsupported_usage_type``).
+    Raises :class:`~collectors.base.SkipItem` for a GPU- or TPU-group SKU (or, without a
+    group, one whose description names a TPU), or a SKU naming one of our machine
+    families, that matches no known pattern or whose usage is inconsistent (reasons
+    ``unrecognised_sku``, ``inconsistent_usage``, ``unsupported_usage_type``), and for a
+    TPU reservation (``reservation_sku``).
     """
     description = _SPACES.sub(" ", str(sku.description or "")).strip()
     category = sku.category
@@ -200,12 +218,9 @@ def classify(sku: Any) -> SkuKind | None:
     rest, stated_usage = _usage_from_description(description)
     body = _body(rest)
 
-    if group == "TPU" and _RESERVATION.search(description):
-        raise SkipItem(
-            "reservation_sku",
-            f"SKU {sku.sku_id} {description!r}: a reservation, not a list price "
-            f"(usageType {category_usage!r})",
-        )
+    tpu = group == "TPU" or (not group and _TPU_NAMED.search(description) is not None)
+    if tpu:
+        _refuse_reservation(sku, description, category_usage)
     kind: tuple[Resource, str] | None = _CORE_RAM.get(body)
     if kind is None and body in _TPU_BODIES:
         kind = (Resource.TPU, _TPU_BODIES[body])
@@ -214,7 +229,7 @@ def classify(sku: Any) -> SkuKind | None:
     if kind is None and body in _LOCAL_SSD_BODIES:
         kind = (Resource.LOCAL_SSD, "")
     if kind is None:
-        if group in ("GPU", "TPU") or _IN_SCOPE.search(description):
+        if tpu or group == "GPU" or _IN_SCOPE.search(description):
             raise SkipItem(
                 "unrecognised_sku", f"SKU {sku.sku_id} {description!r}: no known pattern"
             )
