@@ -40,6 +40,7 @@ from tracker.settings.base import (
 from tracker.settings.fx import FxSettings
 from tracker.settings.gpu_clouds import (
     AkashSettings,
+    HyperstackSettings,
     LambdaSettings,
     LatitudeSettings,
     LiumSettings,
@@ -90,6 +91,7 @@ __all__ = [
     "HotAisleSettings",
     "HttpSettings",
     "HuaweiSettings",
+    "HyperstackSettings",
     "JarvisLabsSettings",
     "KeyedCloudSettings",
     "LambdaSettings",
@@ -174,6 +176,7 @@ class Settings(BaseSettings):
     lium: LiumSettings = Field(default_factory=LiumSettings)
     mithril: MithrilSettings = Field(default_factory=MithrilSettings)
     latitude: LatitudeSettings = Field(default_factory=LatitudeSettings)
+    hyperstack: HyperstackSettings = Field(default_factory=HyperstackSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -126,3 +126,10 @@ class LatitudeSettings(KeyedCloudSettings):
 
     _fallback_env: ClassVar[str] = "LATITUDESH_AUTH_TOKEN"
     _section: ClassVar[str] = "latitude"
+
+
+class HyperstackSettings(KeyedCloudSettings):
+    """Hyperstack flavors and pricebook (collectors/hyperstack.py); the key is sent in the
+    ``api_key`` header, as Hyperstack's SDK sends it."""
+
+    _section: ClassVar[str] = "hyperstack"
