@@ -23,6 +23,9 @@ EXPECTED: dict[tuple[str, Decimal | None], str | None] = {
     ("H100-80G-PCIe", None): "H100-PCIE",
     ("H200-141G-SXM5", None): "H200",
     ("RTX-A4000", None): "RTX-A4000",
+    # fluidstack: gpu_type names carry socket and memory; the memory is read from the suffix
+    ("RTX_A5000_24GB", Decimal(24)): "RTX-A5000",
+    ("H100_PCIE_80GB", Decimal(80)): "H100-PCIE",
 }
 
 
@@ -49,8 +52,13 @@ def hyperstack_names() -> set[tuple[str, Decimal | None]]:
     return {(name, None) for name in gpus | {entry["name"] for entry in pricebook}}
 
 
+def fluidstack_names() -> set[tuple[str, Decimal | None]]:
+    body = json.loads((FIXTURES / "fluidstack" / "list_available_configurations.json").read_text())
+    return {(c["gpu_type"], Decimal(c["gpu_type"].rsplit("_", 1)[1][:-2])) for c in body}
+
+
 def fixture_names() -> set[tuple[str, Decimal | None]]:
-    return shadeform_names() | primeintellect_names() | hyperstack_names()
+    return shadeform_names() | primeintellect_names() | hyperstack_names() | fluidstack_names()
 
 
 def test_every_fixture_spelling_is_listed() -> None:

@@ -40,6 +40,7 @@ from tracker.settings.base import (
 from tracker.settings.fx import FxSettings
 from tracker.settings.gpu_clouds import (
     AkashSettings,
+    FluidstackSettings,
     HyperstackSettings,
     LambdaSettings,
     LatitudeSettings,
@@ -86,6 +87,7 @@ __all__ = [
     "CsvList",
     "CudoSettings",
     "DigitalOceanSettings",
+    "FluidstackSettings",
     "FxSettings",
     "GcpSettings",
     "HotAisleSettings",
@@ -177,6 +179,7 @@ class Settings(BaseSettings):
     mithril: MithrilSettings = Field(default_factory=MithrilSettings)
     latitude: LatitudeSettings = Field(default_factory=LatitudeSettings)
     hyperstack: HyperstackSettings = Field(default_factory=HyperstackSettings)
+    fluidstack: FluidstackSettings = Field(default_factory=FluidstackSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

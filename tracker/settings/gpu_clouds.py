@@ -133,3 +133,10 @@ class HyperstackSettings(KeyedCloudSettings):
     ``api_key`` header, as Hyperstack's SDK sends it."""
 
     _section: ClassVar[str] = "hyperstack"
+
+
+class FluidstackSettings(KeyedCloudSettings):
+    """Fluidstack available configurations (collectors/fluidstack.py); the key is sent in
+    the ``api-key`` header, as Fluidstack's docs send it."""
+
+    _section: ClassVar[str] = "fluidstack"
