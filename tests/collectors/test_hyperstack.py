@@ -32,7 +32,7 @@ def test_one_offer_per_gpu_flavor_priced_gpu_rate_times_count() -> None:
     offers, skips = parse()
     got = {o.instance_type: (o.price_per_hour, o.gpu_count, o.availability) for o in offers}
     assert got == {
-        # pricebook H100-80G-PCIe original_value "1.90" x gpu_count 1
+        # pricebook H100-80G-PCIe original_value "1.900000000" x gpu_count 1
         "n3-H100x1": (Decimal("1.90"), Decimal(1), Availability.AVAILABLE),
         # 1.90 x 2 = 3.80; stock_available false -> unavailable, still an offer
         "n3-H100x2": (Decimal("3.80"), Decimal(2), Availability.UNAVAILABLE),
@@ -71,6 +71,25 @@ def test_a_discounted_entry_without_its_list_rate_is_a_counted_skip() -> None:
     assert parse_pricebook([{"name": "RTX-A4000", "value": 0.58}]) == {
         "RTX-A4000": (Decimal("0.58"), Decimal("0.58"))
     }
+
+
+def test_the_apis_decimal_strings_and_its_zero_are_read_exactly() -> None:
+    # Hyperstack sends rates as 9-decimal strings and zero as "0E-9" (see SOURCES.md)
+    rates = parse_pricebook(
+        [
+            {"name": "A100-80G-SXM4", "value": "1.350000000", "original_value": "1.350000000"},
+            {"name": "H100-80G-PCIe", "value": "0E-9", "original_value": "0E-9"},
+        ]
+    )
+    assert rates["A100-80G-SXM4"] == (Decimal("1.35"), Decimal("1.35"))
+    book = [{"name": "H100-80G-PCIe", "value": "0E-9", "original_value": "0E-9"}]
+    offers, skips = parse(pricebook=book)
+    assert offers == []
+    assert [(r, d.split(":", 1)[0]) for r, d in skips] == [
+        ("zero_price", "n3-H100x1"),
+        ("zero_price", "n3-H100x2"),
+        ("no_price", "n3-H200x8"),
+    ]
 
 
 def test_failed_status_or_no_data_fails_the_run() -> None:
