@@ -19,6 +19,13 @@ EXPECTED: dict[tuple[str, Decimal | None], str | None] = {
     ("A100", Decimal(48)): None,
     # primeintellect: gpuType read with its socket (both documented offers are PCIe cards)
     ("H100_80GB PCIe", Decimal(80)): "H100-PCIE",
+    # hyperstack: flavor GPUs and pricebook names (no memory field; the name carries it)
+    ("H100-80G-PCIe", None): "H100-PCIE",
+    ("H200-141G-SXM5", None): "H200",
+    ("RTX-A4000", None): "RTX-A4000",
+    # fluidstack: gpu_type names carry socket and memory; the memory is read from the suffix
+    ("RTX_A5000_24GB", Decimal(24)): "RTX-A5000",
+    ("H100_PCIE_80GB", Decimal(80)): "H100-PCIE",
 }
 
 
@@ -38,8 +45,20 @@ def primeintellect_names() -> set[tuple[str, Decimal | None]]:
     }
 
 
+def hyperstack_names() -> set[tuple[str, Decimal | None]]:
+    flavors = json.loads((FIXTURES / "hyperstack" / "flavors.json").read_text())
+    pricebook = json.loads((FIXTURES / "hyperstack" / "pricebook.json").read_text())
+    gpus = {f["gpu"] for group in flavors["data"] for f in group["flavors"] if f["gpu"]}
+    return {(name, None) for name in gpus | {entry["name"] for entry in pricebook}}
+
+
+def fluidstack_names() -> set[tuple[str, Decimal | None]]:
+    body = json.loads((FIXTURES / "fluidstack" / "list_available_configurations.json").read_text())
+    return {(c["gpu_type"], Decimal(c["gpu_type"].rsplit("_", 1)[1][:-2])) for c in body}
+
+
 def fixture_names() -> set[tuple[str, Decimal | None]]:
-    return shadeform_names() | primeintellect_names()
+    return shadeform_names() | primeintellect_names() | hyperstack_names() | fluidstack_names()
 
 
 def test_every_fixture_spelling_is_listed() -> None:

@@ -40,6 +40,8 @@ from tracker.settings.base import (
 from tracker.settings.fx import FxSettings
 from tracker.settings.gpu_clouds import (
     AkashSettings,
+    FluidstackSettings,
+    HyperstackSettings,
     LambdaSettings,
     LatitudeSettings,
     LiumSettings,
@@ -85,11 +87,13 @@ __all__ = [
     "CsvList",
     "CudoSettings",
     "DigitalOceanSettings",
+    "FluidstackSettings",
     "FxSettings",
     "GcpSettings",
     "HotAisleSettings",
     "HttpSettings",
     "HuaweiSettings",
+    "HyperstackSettings",
     "JarvisLabsSettings",
     "KeyedCloudSettings",
     "LambdaSettings",
@@ -174,6 +178,8 @@ class Settings(BaseSettings):
     lium: LiumSettings = Field(default_factory=LiumSettings)
     mithril: MithrilSettings = Field(default_factory=MithrilSettings)
     latitude: LatitudeSettings = Field(default_factory=LatitudeSettings)
+    hyperstack: HyperstackSettings = Field(default_factory=HyperstackSettings)
+    fluidstack: FluidstackSettings = Field(default_factory=FluidstackSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -126,3 +126,17 @@ class LatitudeSettings(KeyedCloudSettings):
 
     _fallback_env: ClassVar[str] = "LATITUDESH_AUTH_TOKEN"
     _section: ClassVar[str] = "latitude"
+
+
+class HyperstackSettings(KeyedCloudSettings):
+    """Hyperstack flavors and pricebook (collectors/hyperstack.py); the key is sent in the
+    ``api_key`` header, as Hyperstack's SDK sends it."""
+
+    _section: ClassVar[str] = "hyperstack"
+
+
+class FluidstackSettings(KeyedCloudSettings):
+    """Fluidstack available configurations (collectors/fluidstack.py); the key is sent in
+    the ``api-key`` header, as Fluidstack's docs send it."""
+
+    _section: ClassVar[str] = "fluidstack"
