@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
-from typing import Any, ClassVar, Self
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from typing import Any, ClassVar, Self, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -46,6 +47,7 @@ __all__ = [
     "decimal_text",
     "documented_url",
     "gpu_offer",
+    "group_nodes",
     "listed_before",
     "loose_number",
     "number",
@@ -144,6 +146,29 @@ def where_listed(now: Collection[str], before: Collection[str] = ()) -> dict[str
     return listed | {r: Availability.UNAVAILABLE for r in before if r not in listed}
 
 
+_Key = TypeVar("_Key")
+_Member = TypeVar("_Member")
+
+
+def group_nodes(
+    nodes: Iterable[Any],
+    rentable: Callable[[Any], Mapping[_Key, _Member]],
+    skip: Callable[[str, str], None],
+) -> dict[_Key, list[_Member]]:
+    """A marketplace's nodes grouped into series (Lium, Hyperbolic): ``rentable(node)``
+    maps every series key the node can be rented as to its member (price, node); a node
+    it refuses with :class:`SkipItem` is a counted skip naming the node's ``id``."""
+    groups: dict[_Key, list[_Member]] = defaultdict(list)
+    for node in nodes:
+        try:
+            for key, member in rentable(node).items():
+                groups[key].append(member)
+        except SkipItem as exc:
+            where = node.get("id") if isinstance(node, Mapping) else None
+            skip(exc.reason, f"node {where}: {exc.detail}" if where else exc.detail)
+    return groups
+
+
 Before = Mapping[tuple[str, str], Collection[str]]
 """(pricing, instance type) -> the regions listed before (:func:`listed_before`)."""
 
@@ -238,16 +263,21 @@ class GpuCloudCollector:
         )
 
     def listing(
-        self, ctx: RunContext, parse: Callable[[Any, frozenset[PricingModel]], list[Offer]]
+        self,
+        ctx: RunContext,
+        parse: Callable[[Any, frozenset[PricingModel]], list[Offer]],
+        method: str = "GET",
+        **request: Any,
     ) -> Iterator[Offer]:
-        """The offers of a provider that lists every price in one GET of :attr:`url`:
+        """The offers of a provider that lists every price in one request of :attr:`url`
+        (a GET, or ``method`` with ``request``'s body, e.g. Hyperbolic's POST):
         ``parse(payload, scope)`` turns the JSON into offers; nothing is fetched when the
         run wants none of the pricing models the provider sells."""
         scope = self.scope(ctx)
         if not scope:
             return
         with self.client() as http:
-            payload = self.fetch(http, "GET")
+            payload = self.fetch(http, method, **request)
         offers = parse(payload, scope)
         log.info("%s: %d offers", self.name, len(offers))
         yield from offers

@@ -16,13 +16,12 @@ Every listed node is rentable, so a series is ``available``.
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.base import CollectorError, RunContext, SkipItem
-from collectors.gpucloud import GpuCloudCollector, gpu_offer, number, text
+from collectors.gpucloud import GpuCloudCollector, gpu_offer, group_nodes, number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Availability, Offer, PricingModel
 
@@ -113,14 +112,7 @@ def aggregate(
     nodes = payload.get("nodes") if isinstance(payload, Mapping) else None
     if not isinstance(nodes, list):
         raise CollectorError("lium: response has no 'nodes' list")
-    groups: dict[Key, list[tuple[Decimal, Mapping[str, Any]]]] = defaultdict(list)
-    for node in nodes:
-        try:
-            for key, member in rentable(node).items():
-                groups[key].append(member)
-        except SkipItem as exc:
-            where = node.get("id") if isinstance(node, Mapping) else None
-            skip(exc.reason, f"node {where}: {exc.detail}" if where else exc.detail)
+    groups = group_nodes(nodes, rentable, skip)
     offers = []
     for key, members in sorted(groups.items()):
         try:

@@ -26,6 +26,10 @@ EXPECTED: dict[tuple[str, Decimal | None], str | None] = {
     # fluidstack: gpu_type names carry socket and memory; the memory is read from the suffix
     ("RTX_A5000_24GB", Decimal(24)): "RTX-A5000",
     ("H100_PCIE_80GB", Decimal(80)): "H100-PCIE",
+    # hyperbolic: hardware.gpus[].model with its ram in MiB, read as GiB (81559 / 1024)
+    ("NVIDIA-H100-80GB-HBM3", Decimal("79.6474609375")): "H100-SXM",
+    ("NVIDIA-GeForce-RTX-4090", Decimal("23.98828125")): "RTX-4090",
+    ("NVIDIA-A100-SXM4-80GB", Decimal(80)): "A100-80GB",
 }
 
 
@@ -57,8 +61,20 @@ def fluidstack_names() -> set[tuple[str, Decimal | None]]:
     return {(c["gpu_type"], Decimal(c["gpu_type"].rsplit("_", 1)[1][:-2])) for c in body}
 
 
+def hyperbolic_names() -> set[tuple[str, Decimal | None]]:
+    body = json.loads((FIXTURES / "hyperbolic" / "marketplace.json").read_text())
+    gpus = [gpu for node in body["instances"] for gpu in node["hardware"]["gpus"]]
+    return {(gpu["model"], Decimal(gpu["ram"]) / 1024) for gpu in gpus}
+
+
 def fixture_names() -> set[tuple[str, Decimal | None]]:
-    return shadeform_names() | primeintellect_names() | hyperstack_names() | fluidstack_names()
+    return (
+        shadeform_names()
+        | primeintellect_names()
+        | hyperstack_names()
+        | fluidstack_names()
+        | hyperbolic_names()
+    )
 
 
 def test_every_fixture_spelling_is_listed() -> None:

@@ -41,6 +41,7 @@ from tracker.settings.fx import FxSettings
 from tracker.settings.gpu_clouds import (
     AkashSettings,
     FluidstackSettings,
+    HyperbolicSettings,
     HyperstackSettings,
     LambdaSettings,
     LatitudeSettings,
@@ -93,6 +94,7 @@ __all__ = [
     "HotAisleSettings",
     "HttpSettings",
     "HuaweiSettings",
+    "HyperbolicSettings",
     "HyperstackSettings",
     "JarvisLabsSettings",
     "KeyedCloudSettings",
@@ -180,6 +182,7 @@ class Settings(BaseSettings):
     latitude: LatitudeSettings = Field(default_factory=LatitudeSettings)
     hyperstack: HyperstackSettings = Field(default_factory=HyperstackSettings)
     fluidstack: FluidstackSettings = Field(default_factory=FluidstackSettings)
+    hyperbolic: HyperbolicSettings = Field(default_factory=HyperbolicSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

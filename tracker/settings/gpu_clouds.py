@@ -140,3 +140,11 @@ class FluidstackSettings(KeyedCloudSettings):
     the ``api-key`` header, as Fluidstack's docs send it."""
 
     _section: ClassVar[str] = "fluidstack"
+
+
+class HyperbolicSettings(KeyedCloudSettings):
+    """Hyperbolic GPU marketplace (collectors/hyperbolic.py): a bearer key, or
+    ``HYPERBOLIC_API_KEY`` (the name Hyperbolic's CLI and agent kits read)."""
+
+    _fallback_env: ClassVar[str] = "HYPERBOLIC_API_KEY"
+    _section: ClassVar[str] = "hyperbolic"
