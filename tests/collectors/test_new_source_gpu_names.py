@@ -26,6 +26,10 @@ EXPECTED: dict[tuple[str, Decimal | None], str | None] = {
     # fluidstack: gpu_type names carry socket and memory; the memory is read from the suffix
     ("RTX_A5000_24GB", Decimal(24)): "RTX-A5000",
     ("H100_PCIE_80GB", Decimal(80)): "H100-PCIE",
+    # spheron: gpuType with gpu_memory (GB per GPU); "B300 SXM6" is a catalog alias for it
+    ("H100_PCIE", Decimal(80)): "H100-PCIE",
+    ("B300_SXM6", Decimal(262)): "B300",
+    ("B200_SXM6", Decimal(180)): "B200",
 }
 
 
@@ -57,8 +61,22 @@ def fluidstack_names() -> set[tuple[str, Decimal | None]]:
     return {(c["gpu_type"], Decimal(c["gpu_type"].rsplit("_", 1)[1][:-2])) for c in body}
 
 
+def spheron_names() -> set[tuple[str, Decimal | None]]:
+    names: set[tuple[str, Decimal | None]] = set()
+    for page in sorted((FIXTURES / "spheron").glob("gpu_offers_page_*.json")):
+        for group in json.loads(page.read_text())["data"]:
+            names |= {(group["gpuType"], Decimal(o["gpu_memory"])) for o in group["offers"]}
+    return names
+
+
 def fixture_names() -> set[tuple[str, Decimal | None]]:
-    return shadeform_names() | primeintellect_names() | hyperstack_names() | fluidstack_names()
+    return (
+        shadeform_names()
+        | primeintellect_names()
+        | hyperstack_names()
+        | fluidstack_names()
+        | spheron_names()
+    )
 
 
 def test_every_fixture_spelling_is_listed() -> None:

@@ -52,6 +52,7 @@ from tracker.settings.gpu_clouds import (
     RunPodSettings,
     SaladSettings,
     ShadeformSettings,
+    SpheronSettings,
     ThunderComputeSettings,
     VastAiSettings,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "SeewebSettings",
     "Settings",
     "ShadeformSettings",
+    "SpheronSettings",
     "TencentSettings",
     "TensorDockSettings",
     "ThunderComputeSettings",
@@ -180,6 +182,7 @@ class Settings(BaseSettings):
     latitude: LatitudeSettings = Field(default_factory=LatitudeSettings)
     hyperstack: HyperstackSettings = Field(default_factory=HyperstackSettings)
     fluidstack: FluidstackSettings = Field(default_factory=FluidstackSettings)
+    spheron: SpheronSettings = Field(default_factory=SpheronSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -140,3 +140,11 @@ class FluidstackSettings(KeyedCloudSettings):
     the ``api-key`` header, as Fluidstack's docs send it."""
 
     _section: ClassVar[str] = "fluidstack"
+
+
+class SpheronSettings(KeyedCloudSettings):
+    """Spheron GPU offers (collectors/spheron.py); a bearer key, or ``SPHERON_API_KEY`` (the
+    name SkyPilot-catalog readers of Spheron take it from)."""
+
+    _fallback_env: ClassVar[str] = "SPHERON_API_KEY"
+    _section: ClassVar[str] = "spheron"
