@@ -78,14 +78,14 @@ def _availability(offer: Mapping[str, Any]) -> Availability:
     return Availability.AVAILABLE if offer.get("available") is True else Availability.UNKNOWN
 
 
-def _clusters(offer: Mapping[str, Any], where: str) -> list[str]:
+def _clusters(offer: Mapping[str, Any]) -> list[str]:
     clusters = offer.get("clusters")
     if (
         not isinstance(clusters, list)
         or not clusters
         or not all(isinstance(c, str) and c.strip() for c in clusters)
     ):
-        raise SkipItem("malformed_item", f"{where}: clusters {clusters!r:.60}")
+        raise SkipItem("malformed_item", f"clusters {clusters!r:.60}")
     return [c.strip() for c in clusters]
 
 
@@ -113,27 +113,27 @@ def parse_offer(group: Any, offer: Any, pricing: PricingModel, field: str) -> li
         text(offer, "provider"),
         text(offer, "offerId"),
     )
-    where = f"{upstream}/{offer_id}"
+    instance_type = f"{upstream}/{offer_id}"  # two upstreams may share an offerId
     count = loose_number(offer, "gpuCount")
     if count is None:
-        raise SkipItem("malformed_item", f"{where}: no gpuCount")
+        raise SkipItem("malformed_item", "no gpuCount")
     if count == 0:
-        raise SkipItem("cpu_only", f"{where}: gpuCount 0 (a CPU node)")
+        raise SkipItem("cpu_only", "gpuCount 0 (a CPU node)")
     price = number(offer, field, required=False)
     if price is None:
-        raise SkipItem("no_price", f"{where}: {field} is null")
+        raise SkipItem("no_price", f"{field} is null")
     if price <= 0:
-        raise SkipItem("zero_price", f"{where}: {field} {price}")
+        raise SkipItem("zero_price", f"{field} {price}")
     vram = loose_number(offer, "gpu_memory")  # GB per GPU (SkyPilot: ram_per_gpu_gb)
     attributes: dict[str, AttributeValue] = _attributes(offer, upstream, offer_id)
     return [
         gpu_offer(
-            where,
+            "",  # parse_each names the offer
             resolve_gpu(gpu, vram),
             gpu,
             attributes,
             provider=PROVIDER,
-            instance_type=where,
+            instance_type=instance_type,
             region=cluster,
             pricing=pricing,
             price_per_hour=price,  # the whole instance per hour: 21.52 for 8x H100
@@ -145,7 +145,7 @@ def parse_offer(group: Any, offer: Any, pricing: PricingModel, field: str) -> li
             interconnect=_interconnect(gpu),
             availability=_availability(offer),
         )
-        for cluster in _clusters(offer, where)
+        for cluster in _clusters(offer)
     ]
 
 
