@@ -282,6 +282,20 @@ class GpuCloudCollector:
         log.info("%s: %d offers", self.name, len(offers))
         yield from offers
 
+    def gather(
+        self,
+        ctx: RunContext,
+        pages: Callable[[HttpClient, Callable[[str, str], None]], Iterable[Offer]],
+    ) -> list[Offer]:
+        """The offers ``pages(http, skip)`` reads (e.g. page after page) that are in the
+        run's pricing scope; nothing is fetched when the run wants none of the models the
+        provider sells."""
+        scope = self.scope(ctx)
+        if not scope:
+            return []
+        with self.client() as http:
+            return [o for o in pages(http, ctx.skip) if o.pricing in scope]
+
     def fetch(self, http: HttpClient, method: str, url: str = "", **kwargs: Any) -> Any:
         """The JSON body of one request to :attr:`url` (or ``url``, e.g. a next page
         already moved to the override's origin); retries are the client's."""

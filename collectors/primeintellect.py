@@ -166,10 +166,6 @@ class PrimeIntellectCollector(GpuCloudCollector):
             page += 1
 
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
-        scope = self.scope(ctx)
-        if not scope:
-            return
-        with self.client() as http:
-            offers = cheapest(o for o in self._pages(http, ctx.skip) if o.pricing in scope)
+        offers = cheapest(iter(self.gather(ctx, self._pages)))
         log.info("primeintellect: %d offers", len(offers))
         yield from offers

@@ -20,7 +20,8 @@ from typing import Any
 
 @dataclass
 class Replay:
-    """Answers by path (without the query): ``(status, body)``; anything else is a 404."""
+    """Answers by path with its query (``/p?page=2``, for a paged API) or else by path
+    alone: ``(status, body)``; anything else is a 404."""
 
     answers: Mapping[str, tuple[int, Any]]
     calls: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
@@ -40,7 +41,9 @@ def serve(replay: Replay) -> Iterator[str]:
             length = int(self.headers.get("Content-Length") or 0)
             if length:
                 self.rfile.read(length)
-            status, body = replay.answers.get(self.path.split("?", 1)[0], (404, {"error": "?"}))
+            missing = (404, {"error": "?"})
+            by_path = replay.answers.get(self.path.split("?", 1)[0], missing)
+            status, body = replay.answers.get(self.path, by_path)
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

@@ -30,6 +30,10 @@ EXPECTED: dict[tuple[str, Decimal | None], str | None] = {
     ("NVIDIA-H100-80GB-HBM3", Decimal("79.6474609375")): "H100-SXM",
     ("NVIDIA-GeForce-RTX-4090", Decimal("23.98828125")): "RTX-4090",
     ("NVIDIA-A100-SXM4-80GB", Decimal(80)): "A100-80GB",
+    # spheron: gpuType with gpu_memory (GB per GPU); "B300 SXM6" is a catalog alias for it
+    ("H100_PCIE", Decimal(80)): "H100-PCIE",
+    ("B300_SXM6", Decimal(262)): "B300",
+    ("B200_SXM6", Decimal(180)): "B200",
 }
 
 
@@ -65,6 +69,12 @@ def hyperbolic_names() -> set[tuple[str, Decimal | None]]:
     body = json.loads((FIXTURES / "hyperbolic" / "marketplace.json").read_text())
     gpus = [gpu for node in body["instances"] for gpu in node["hardware"]["gpus"]]
     return {(gpu["model"], Decimal(gpu["ram"]) / 1024) for gpu in gpus}
+def spheron_names() -> set[tuple[str, Decimal | None]]:
+    names: set[tuple[str, Decimal | None]] = set()
+    for page in sorted((FIXTURES / "spheron").glob("gpu_offers_page_*.json")):
+        for group in json.loads(page.read_text())["data"]:
+            names |= {(group["gpuType"], Decimal(o["gpu_memory"])) for o in group["offers"]}
+    return names
 
 
 def fixture_names() -> set[tuple[str, Decimal | None]]:
@@ -74,6 +84,7 @@ def fixture_names() -> set[tuple[str, Decimal | None]]:
         | hyperstack_names()
         | fluidstack_names()
         | hyperbolic_names()
+        | spheron_names()
     )
 
 

@@ -53,6 +53,7 @@ from tracker.settings.gpu_clouds import (
     RunPodSettings,
     SaladSettings,
     ShadeformSettings,
+    SpheronSettings,
     ThunderComputeSettings,
     VastAiSettings,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "SeewebSettings",
     "Settings",
     "ShadeformSettings",
+    "SpheronSettings",
     "TencentSettings",
     "TensorDockSettings",
     "ThunderComputeSettings",
@@ -183,6 +185,7 @@ class Settings(BaseSettings):
     hyperstack: HyperstackSettings = Field(default_factory=HyperstackSettings)
     fluidstack: FluidstackSettings = Field(default_factory=FluidstackSettings)
     hyperbolic: HyperbolicSettings = Field(default_factory=HyperbolicSettings)
+    spheron: SpheronSettings = Field(default_factory=SpheronSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -148,3 +148,11 @@ class HyperbolicSettings(KeyedCloudSettings):
 
     _fallback_env: ClassVar[str] = "HYPERBOLIC_API_KEY"
     _section: ClassVar[str] = "hyperbolic"
+
+
+class SpheronSettings(KeyedCloudSettings):
+    """Spheron GPU offers (collectors/spheron.py); a bearer key, or ``SPHERON_API_KEY`` (the
+    name SkyPilot-catalog readers of Spheron take it from)."""
+
+    _fallback_env: ClassVar[str] = "SPHERON_API_KEY"
+    _section: ClassVar[str] = "spheron"
