@@ -42,6 +42,7 @@ from tracker.settings.gpu_clouds import (
     AkashSettings,
     FluidstackSettings,
     HyperstackSettings,
+    IbmSettings,
     LambdaSettings,
     LatitudeSettings,
     LiumSettings,
@@ -94,6 +95,7 @@ __all__ = [
     "HttpSettings",
     "HuaweiSettings",
     "HyperstackSettings",
+    "IbmSettings",
     "JarvisLabsSettings",
     "KeyedCloudSettings",
     "LambdaSettings",
@@ -180,6 +182,7 @@ class Settings(BaseSettings):
     latitude: LatitudeSettings = Field(default_factory=LatitudeSettings)
     hyperstack: HyperstackSettings = Field(default_factory=HyperstackSettings)
     fluidstack: FluidstackSettings = Field(default_factory=FluidstackSettings)
+    ibm: IbmSettings = Field(default_factory=IbmSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
