@@ -1,4 +1,4 @@
-"""Every GPU spelling in the novita/lium/mithril/latitude fixtures resolves in the catalog, or is knowingly
+"""Every GPU spelling in the novita/lium/mithril/latitude/ibm fixtures resolves in the catalog, or is knowingly
 unknown (issue 43, point 4): a new spelling in a recorded payload fails here first."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from collectors.ibm_parse import GPUS, PROFILE_NAME
 from tracker.catalog import resolve_gpu
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -28,6 +29,10 @@ NAMES = {
     ("lium", "A100-SXM4-80GB"): "A100-80GB",
     ("mithril", "H100"): "H100-SXM",  # gpu_memory_gb 80, gpu_socket SXM5
     ("latitude", "H100"): "H100-SXM",  # vram_per_gpu 80
+    # ibm: the GPU suffix of a profile name, read as IBM's profile docs describe it (GPUS)
+    ("ibm", "h100"): "H100-SXM",  # "HGX design", H100 SXM5 80 GB
+    ("ibm", "l4"): "L4",
+    ("ibm", "v100"): "V100-PCIE-16GB",  # "NVIDIA V100 PCIe 16 GB" (gx2: composite, skipped)
 }
 
 FILES = {
@@ -43,6 +48,16 @@ def _latitude_names() -> set[str]:
     return {str(gpu["type"]) for gpu in specs if gpu}
 
 
+def _ibm_names() -> set[str]:
+    body = json.loads((FIXTURES / "ibm" / "profiles.json").read_text())
+    shapes = [PROFILE_NAME.match(e["name"]) for e in body["resources"]]
+    return {shape["gpu"] for shape in shapes if shape}
+
+
+def test_the_table_lists_every_ibm_spelling() -> None:
+    assert _ibm_names() == {name for p, name in NAMES if p == "ibm"}
+
+
 def test_the_table_lists_every_latitude_spelling() -> None:
     assert _latitude_names() == {name for p, name in NAMES if p == "latitude"}
 
@@ -56,5 +71,5 @@ def test_the_table_lists_every_spelling_in_the_fixtures(provider: str) -> None:
 @pytest.mark.parametrize(("key", "model"), sorted(NAMES.items()))
 def test_spelling_resolves(key: tuple[str, str], model: str | None) -> None:
     vram = Decimal(80) if key[0] in ("mithril", "latitude") else None  # the fixtures' memory
-    match = resolve_gpu(key[1], vram)
+    match = resolve_gpu(*GPUS[key[1]]) if key[0] == "ibm" else resolve_gpu(key[1], vram)
     assert (match.name if match.known else None) == model

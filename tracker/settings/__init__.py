@@ -43,6 +43,7 @@ from tracker.settings.gpu_clouds import (
     FluidstackSettings,
     HyperbolicSettings,
     HyperstackSettings,
+    IbmSettings,
     LambdaSettings,
     LatitudeSettings,
     LiumSettings,
@@ -97,6 +98,7 @@ __all__ = [
     "HuaweiSettings",
     "HyperbolicSettings",
     "HyperstackSettings",
+    "IbmSettings",
     "JarvisLabsSettings",
     "KeyedCloudSettings",
     "LambdaSettings",
@@ -186,6 +188,7 @@ class Settings(BaseSettings):
     fluidstack: FluidstackSettings = Field(default_factory=FluidstackSettings)
     hyperbolic: HyperbolicSettings = Field(default_factory=HyperbolicSettings)
     spheron: SpheronSettings = Field(default_factory=SpheronSettings)
+    ibm: IbmSettings = Field(default_factory=IbmSettings)
     fx: FxSettings = Field(default_factory=FxSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

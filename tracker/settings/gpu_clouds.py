@@ -78,6 +78,17 @@ class LiumSettings(Section):
     _origin = field_validator("endpoint_url")(endpoint_origin)
 
 
+class IbmSettings(Section):
+    """IBM Cloud Global Catalog list prices (collectors/ibm.py); public, no key."""
+
+    enabled: bool = True
+    endpoint_url: str | None = None
+    """Replaces scheme, host and port of ``https://globalcatalog.cloud.ibm.com``; the path is
+    kept."""
+
+    _origin = field_validator("endpoint_url")(endpoint_origin)
+
+
 class ThunderComputeSettings(KeyedCloudSettings):
     """Thunder Compute pricing table (collectors/thundercompute.py). Thunder's CLI calls it
     public; a key set here is sent as a bearer token all the same."""
