@@ -128,7 +128,9 @@ def cluster_notes(candidates: Sequence[Candidate], shown: int = 3) -> tuple[str,
         f"clusters: sharded data parallel (FSDP) over every GPU, tensor parallel inside a "
         f"node; a step = compute + communication not hidden behind it (overlap "
         f"{fit.overlap:.2f} of compute, {fit.latency_s * 1000:.1f} ms x log2(nodes) of "
-        "synchronisation; fitted on tracker/recommend/multinode.toml)"
+        f"synchronisation; past one sequence per GPU of a global batch, a sequence split over "
+        f"w GPUs of a node adds {fit.split:.3f} x (w - 1) of compute; fitted on "
+        "tracker/recommend/multinode.toml)"
     ]
     for c in [c for c in candidates if c.nodes > 1][:shown]:
         share = c.compute_share if c.compute_share is not None else 1.0
