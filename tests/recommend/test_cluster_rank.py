@@ -12,6 +12,7 @@ from tests.recommend.test_rank import job, offer, rank
 from tracker.recommend import ProfileError, Reason
 from tracker.recommend.fabric import FABRICS, node_gbps, rdma
 from tracker.recommend.kinds import FabricNeed
+from tracker.recommend.scaling_fit import fitted_scaling
 from tracker.views.rankings import profile_fields, ranking_rows
 
 # 13B pretraining on 26e9 tokens: 6 x 13e9 x 26e9 = 2.028e21 FLOPs
@@ -115,11 +116,26 @@ def test_deadline_profile_keys_parse() -> None:
     assert job(**PRETRAIN_13B, deadline_hours="36h").deadline_hours == 36.0
 
 
-def test_global_batch_caps_the_useful_width() -> None:
-    """8 sequences a step on 4 nodes x 8 GPUs: 8 of 32 GPUs busy, so per-GPU throughput
-    is at most 8/32 = 0.25 of one node's (one node: 8 GPUs, all busy)."""
+def test_global_batch_splits_sequences_inside_a_node() -> None:
+    """8 sequences a step on 4 nodes x 8 GPUs: each sequence is split over 32 / 8 = 4 GPUs
+    of a node (tensor/context parallel), none idle: per-GPU throughput above the 8/32 = 0.25
+    an idling cap would allow, and below 1 / (1 + split x (4 - 1)), the split's cost alone."""
+    fit = fitted_scaling()
     r = rank(job(**PRETRAIN_13B, nodes=4, global_batch=8), [h100(fabric="efa", network_gbps=3200)])
-    assert r.leader is not None and r.leader.scaling_efficiency <= 0.25
+    c = r.leader
+    assert c is not None and c.scaling_efficiency is not None and c.compute_share is not None
+    assert 0.25 < c.scaling_efficiency < 1 / (1 + fit.split * 3)
+    # every GPU busy: efficiency = useful (1) x compute share
+    assert c.scaling_efficiency == pytest.approx(c.compute_share)
+
+
+def test_global_batch_idles_gpus_past_one_node_per_sequence() -> None:
+    """2 sequences on 4 nodes x 8: a sequence spans at most one node's 8 GPUs, so 2 x 8 =
+    16 of 32 are busy: efficiency = 16/32 x the compute share of a step."""
+    r = rank(job(**PRETRAIN_13B, nodes=4, global_batch=2), [h100(fabric="efa", network_gbps=3200)])
+    c = r.leader
+    assert c is not None and c.scaling_efficiency is not None and c.compute_share is not None
+    assert c.scaling_efficiency == pytest.approx(0.5 * c.compute_share)
 
 
 def test_cluster_options_reach_the_profile_through_the_shared_option_names() -> None:
