@@ -13,7 +13,10 @@ Per step and per GPU, on ``n = N × G`` GPUs::
     compute  = tokens per GPU per step ÷ the one-node per-GPU rate
     comm     = 1.5 × 2(n−1)/n × parameter bytes ÷ node bandwidth     (N > 1; else 0)
     exposed  = max(0, comm − overlap × compute)
-    step     = compute + exposed + latency × log2(N)
+    step     = compute + exposed + latency × log2(N) + split × (width − 1) × compute
+
+(``width``, GPUs one sequence is split over, is 1 unless a global batch has fewer
+sequences than GPUs: see below.)
 
 ``1.5 × 2(n−1)/n``: FSDP all-gathers the parameters in the forward and again in the
 backward pass and reduce-scatters the gradients: three ring collectives of
