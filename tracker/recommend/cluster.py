@@ -202,6 +202,7 @@ def _group_curves(
         node_gbps=np.nan_to_num(gbps, nan=1.0),
         global_batch=s.global_batch,
         sequence_length=s.sequence_length,
+        split=fit.split,
     )
     eff = times.efficiency
     spans = ((nodes == 1) | ~np.isnan(gbps)) & np.isfinite(eff)  # NaN: a shape no row sizes

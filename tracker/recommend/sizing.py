@@ -12,13 +12,21 @@ import numpy.typing as npt
 from tracker.recommend import pricing
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.cluster import ClusterShape, Sizes
+from tracker.recommend.kinds import Precision, Task
 from tracker.recommend.profiles import Profile
 from tracker.recommend.result import Candidate
 from tracker.recommend.scaling_fit import fitted_scaling
 from tracker.recommend.table import OfferTable
-from tracker.recommend.vram import weight_bytes
+from tracker.recommend.vram import lora_adapter_params, weight_bytes
 
-__all__ = ["cluster_notes", "cluster_shape", "fastest_note", "min_nodes", "wall_hours"]
+__all__ = [
+    "cluster_notes",
+    "cluster_shape",
+    "communicated_bytes",
+    "fastest_note",
+    "min_nodes",
+    "wall_hours",
+]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -75,10 +83,20 @@ def cluster_shape(
         one_node_hours=compute_hours[rows],
         hourly=table.hourly[rows],
         local_tokens=float(p.batch * p.seq_len),
-        param_bytes=p.params * weight_bytes(p.precision, a),
+        param_bytes=communicated_bytes(p, a),
         global_batch=None if p.global_batch is None else float(p.global_batch),
         sequence_length=float(p.seq_len),
     )
+
+
+def communicated_bytes(p: Profile, a: Assumptions) -> float:
+    """Bytes a training step sends between nodes per its parallel layout: the whole
+    model's weights for sharded data parallel (FSDP's all-gathers and reduce-scatter); for
+    LoRA only the adapters' gradients (bf16), as the frozen weights stay inside a node
+    (tensor/context parallel over NVLink, as MLPerf's Llama 2 70B LoRA runs lay them out)."""
+    if p.task in (Task.LORA, Task.QLORA):
+        return lora_adapter_params(p.params, a) * weight_bytes(Precision.BF16, a)
+    return p.params * weight_bytes(p.precision, a)
 
 
 def wall_hours(
@@ -128,7 +146,9 @@ def cluster_notes(candidates: Sequence[Candidate], shown: int = 3) -> tuple[str,
         f"clusters: sharded data parallel (FSDP) over every GPU, tensor parallel inside a "
         f"node; a step = compute + communication not hidden behind it (overlap "
         f"{fit.overlap:.2f} of compute, {fit.latency_s * 1000:.1f} ms x log2(nodes) of "
-        "synchronisation; fitted on tracker/recommend/multinode.toml)"
+        f"synchronisation; past one sequence per GPU of a global batch, a sequence split over "
+        f"w GPUs of a node adds {fit.split:.3f} x (w - 1) of compute; fitted on "
+        "tracker/recommend/multinode.toml)"
     ]
     for c in [c for c in candidates if c.nodes > 1][:shown]:
         share = c.compute_share if c.compute_share is not None else 1.0

@@ -21,7 +21,15 @@ from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.cnn_memory import cnn_activation_bytes
 from tracker.recommend.profiles import Precision, Profile, Task
 
-__all__ = ["GIB", "ModelShape", "VramEstimate", "estimate_vram", "model_shape", "weight_bytes"]
+__all__ = [
+    "GIB",
+    "ModelShape",
+    "VramEstimate",
+    "estimate_vram",
+    "lora_adapter_params",
+    "model_shape",
+    "weight_bytes",
+]
 
 GIB = float(1 << 30)
 
@@ -55,6 +63,14 @@ def model_shape(params: float, a: Assumptions) -> ModelShape:
     d = (params * a.head_dim / (12.0 * k)) ** (1.0 / 3.0)
     layers = params / (12.0 * d * d)
     return ModelShape(d_model=d, layers=layers, heads=d / a.head_dim)
+
+
+def lora_adapter_params(params: float, a: Assumptions) -> float:
+    """Trainable parameters of a LoRA adapter set: rank r on q,k,v,o (d×d each: r·2d) and
+    gate/up/down (d×8d/3: r·11d/3 each), so r·19·d per layer. They are also all a LoRA
+    step's gradients: what crosses the network between data-parallel replicas."""
+    shape = model_shape(params, a)
+    return shape.layers * a.lora_rank * 19.0 * shape.d_model
 
 
 def kv_bytes_per_token(
@@ -150,8 +166,7 @@ def estimate_vram(p: Profile, a: Assumptions) -> VramEstimate:
         )
     if p.task in (Task.LORA, Task.QLORA):
         shape = model_shape(n, a)
-        # rank r on q,k,v,o (d×d each: r·2d) and gate/up/down (d×8d/3: r·11d/3 each)
-        adapter_params = shape.layers * a.lora_rank * 19.0 * shape.d_model
+        adapter_params = lora_adapter_params(n, a)
         return VramEstimate(
             p.task,
             p.precision,
