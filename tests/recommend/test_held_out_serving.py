@@ -130,3 +130,30 @@ def test_one_request_shape_fits_one_factor_the_measured_over_modelled_ratio() ->
     one = np.ones(1)
     ratio = row.throughput / float(modelled_serving(row, A, one, one)[0])
     assert abs(math.log(fit.compute / ratio)) <= math.log(2) / 16
+
+
+def test_held_out_mlperf_relative_speeds_within_08_to_125_of_measured() -> None:
+    # Same round, same benchmark, per GPU. v5.0: H200 4,373.5 / H100 3,913.4 = 1.1176.
+    # v4.1: 8x MI300X on the Turin host 3,013.7 / the shipped 8x H100 3,065.6 = 0.9831
+    # (the H100 predicted at the held-out rows' shape, so both sides are one job).
+    rows = {m.id: m for m in held_out()}
+    h100_v41 = next(
+        m for m in shipped_measurements() if m.id.startswith("mlperf-v4.1-llama2-70b-h1")
+    )
+    h100_at_265 = Measurement(**{**_fields(h100_v41), "input_tokens": 265, "output_tokens": 265})
+    pairs = {
+        "v5.0 H200/H100": (
+            rows["mlperf-v5.0-llama2-70b-h200-8gpu-fp8-offline"],
+            rows["mlperf-v5.0-llama2-70b-h100-sxm-8gpu-fp8-offline"],
+            1.1176,
+        ),
+        "v4.1 MI300X/H100": (
+            rows["mlperf-v4.1-llama2-70b-mi300x-8gpu-turin-fp8-offline"],
+            h100_at_265,
+            0.9831,
+        ),
+    }
+    for name, (a, b, measured) in pairs.items():
+        ratio = _per_gpu(a, shipped_measurements())[0] / _per_gpu(b, shipped_measurements())[0]
+        print(f"{name}: predicted {ratio:.3f}, measured {measured}, {ratio / measured:.2f}x")
+        assert 0.8 <= ratio / measured <= 1.25
