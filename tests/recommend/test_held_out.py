@@ -17,7 +17,7 @@ from typing import Any
 
 from tests.recommend.test_calibration import _profile_for, offer
 from tracker.catalog import get_spec
-from tracker.recommend import make_profile, rank
+from tracker.recommend import Profile, make_profile, rank
 from tracker.recommend.assumptions import Assumptions
 from tracker.recommend.calibration import achieved_flops, predict
 from tracker.recommend.kinds import WorkloadClass
@@ -32,23 +32,28 @@ def held_out() -> list[Measurement]:
         return load_measurements(tomllib.load(fh)["measurement"], str(HELD_OUT))
 
 
+def serving_job(m: Measurement) -> Profile:
+    """The serving job ``m`` measured: its model, request shape, load and GPU count, 1e9
+    answer tokens (tokens/s = 1e9 / the job's seconds)."""
+    fields: dict[str, Any] = dict(
+        params=m.params,
+        task="inference",
+        precision=m.precision.value,
+        input_tokens=m.input_tokens,
+        output_tokens=m.output_tokens,
+        concurrency=m.concurrency or "max",
+        kv_heads=m.kv_heads,
+        tokens=1e9,
+        min_gpus=m.gpu_count,
+        max_gpus=m.gpu_count,
+    )
+    return make_profile("held-out", {k: v for k, v in fields.items() if v is not None})
+
+
 def _predicted_over_measured(m: Measurement) -> float:
     """The shipped table's prediction for ``m``'s job ÷ its published figure."""
     if m.workload_class is WorkloadClass.LLM_INFERENCE:
-        fields: dict[str, Any] = dict(
-            params=m.params,
-            task="inference",
-            precision=m.precision.value,
-            input_tokens=m.input_tokens,
-            output_tokens=m.output_tokens,
-            concurrency=m.concurrency or "max",
-            kv_heads=m.kv_heads,
-            tokens=1e9,
-            min_gpus=m.gpu_count,
-            max_gpus=m.gpu_count,
-        )
-        job = make_profile("held-out", {k: v for k, v in fields.items() if v is not None})
-        (c,) = rank(job, [offer(m.gpu, int(m.gpu_count))]).candidates
+        (c,) = rank(serving_job(m), [offer(m.gpu, int(m.gpu_count))]).candidates
         assert c.job_hours is not None
         return 1e9 / (c.job_hours * 3600) / m.throughput
     rate = predict(_profile_for(m), get_spec(m.gpu), A, shipped_measurements())

@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from decimal import Decimal
-from typing import Any
 
 import pytest
 
 from tests.recommend.test_calibration import _TASK, RESNET50, _profile_for, offer
+from tests.recommend.test_held_out import serving_job
 from tracker.catalog import get_spec
 from tracker.recommend import make_profile, rank
 from tracker.recommend.assumptions import Assumptions
@@ -67,20 +67,8 @@ def _serving_held_out() -> list[tuple[Measurement, float]]:
     for m in rows:
         if m.workload_class is not WorkloadClass.LLM_INFERENCE:
             continue
-        fields: dict[str, Any] = dict(
-            params=m.params,
-            task="inference",
-            precision=m.precision.value,
-            input_tokens=m.input_tokens,
-            output_tokens=m.output_tokens,
-            concurrency=m.concurrency or "max",
-            kv_heads=m.kv_heads,
-            tokens=1e9,
-            min_gpus=m.gpu_count,
-            max_gpus=m.gpu_count,
-        )
         others = tuple(r for r in rows if r is not m)
-        job = make_profile("held-out", {k: v for k, v in fields.items() if v is not None})
+        job = serving_job(m)
         (c,) = rank(job, [offer(m.gpu, int(m.gpu_count))], measurements=others).candidates
         assert c.job_hours is not None
         out.append((m, 1e9 / (c.job_hours * 3600) / m.throughput - 1))

@@ -16,59 +16,23 @@ from collections.abc import Sequence
 import numpy as np
 
 from tracker.catalog import GpuSpec
-from tracker.models import Interconnect
 from tracker.recommend.assumptions import Assumptions
-from tracker.recommend.fabric import catalog_interconnect
-from tracker.recommend.inference import (
-    best_split_tokens_per_second,
-    output_tokens_per_second,
-    serving,
-)
 from tracker.recommend.measured import Measurement
 from tracker.recommend.profiles import Precision, Profile, WorkloadClass
 from tracker.recommend.rating import Basis, Rate
 from tracker.recommend.rating import load_of as _load
 from tracker.recommend.rating import precision_family as _family
 from tracker.recommend.roofline import cached_fit, cited_source, nearest_gpu, spec_of
-from tracker.recommend.throughput import scaling_factor, spec_tflops
+from tracker.recommend.serving_fit import fit_vendor_efficiencies, modelled_serving
+from tracker.recommend.throughput import spec_tflops
 
 __all__ = ["predict_serving"]
 
 
 def _modelled_serving(m: Measurement, a: Assumptions) -> float:
-    """Output tokens/s the serving model gives for ``m``'s setup on its datasheet.
-
-    Worked out as an offer of ``m``'s GPUs is (its best split into tensor-parallel
-    replicas, the catalog's interconnect between them), so a GPU's own measurement is
-    reproduced exactly for an offer of that many GPUs and that request shape: MLPerf's
-    8-GPU systems serve a 70B model as replicas, not as one 8-way group."""
-    spec = spec_of(m.gpu)
-    peak = spec_tflops(spec, m.precision)
-    if peak is None or spec.memory_bandwidth_gbs is None:
-        return math.nan
-    assert m.input_tokens is not None and m.output_tokens is not None
-    link = catalog_interconnect(spec) if m.gpu_count > 1 else Interconnect.PCIE
+    """Output tokens/s the serving model gives for ``m``'s setup on its datasheet."""
     one = np.ones(1)
-    job = serving(m.params, m.precision, m.input_tokens, m.output_tokens, _load(m), m.kv_heads, a)
-    flops = peak * 1e12 * a.efficiency_for("inference")
-    bandwidth = float(spec.memory_bandwidth_gbs) * 1e9 * a.memory_bandwidth_efficiency
-    if m.tensor_parallel is not None:
-        # the split the source states (Neuron: one TP group over all the chips it used)
-        g = float(m.tensor_parallel)
-        kept = scaling_factor(g, link.value, a)
-        tps, _ = output_tokens_per_second(
-            job, one * g, one * float(spec.vram_gib) * g, one * flops * kept, one * bandwidth * kept
-        )
-        return float(tps[0]) * m.gpu_count / g
-    tps = best_split_tokens_per_second(
-        job,
-        one * m.gpu_count,
-        one * float(spec.vram_gib),
-        one * flops,
-        one * bandwidth,
-        one * scaling_factor(2, link.value, a),
-    )
-    return float(tps[0])
+    return float(modelled_serving(m, a, one, one)[0])
 
 
 def fit_serving(rows: tuple[Measurement, ...], a: Assumptions) -> dict[Measurement, float]:
@@ -122,6 +86,9 @@ def predict_serving(
         own = [m for m in served if m.gpu == spec.name]
         basis, via = Basis.SCALED, "from its own measurement at another precision: "
     if not own:
+        fitted = _vendor_rate(spec, precision, flag, base, measurements, a)
+        if fitted is not None:
+            return fitted
         near = nearest_gpu(spec, precision, rows)
         if near is None:
             source = f"datasheet {peak:g} TFLOPS x inference MFU, serving model"
@@ -156,3 +123,30 @@ def _across_vendors(spec: GpuSpec, source: GpuSpec) -> float | None:
     from tracker.recommend.uncertainty import CARRIED
 
     return CARRIED if source.vendor != spec.vendor else None
+
+
+def _vendor_rate(
+    spec: GpuSpec,
+    precision: Precision,
+    flag: str,
+    base: float,
+    measurements: tuple[Measurement, ...],
+    a: Assumptions,
+) -> Rate | None:
+    """A GPU with no serving measurement of its own: its datasheet × its vendor's
+    serving efficiency in this precision family, fitted per phase on the vendor's other
+    GPUs (:mod:`tracker.recommend.serving_fit`); None where the vendor has no such rows.
+    Held out, an H200 so rated from the H100 and L40S rows keeps MLPerf's H200 > H100
+    order, which one other GPU's single ratio did not (tests/recommend/test_held_out_serving.py)."""
+    fits = cached_fit(fit_vendor_efficiencies, measurements, a)
+    fit = fits.get((spec.vendor, _family(precision)))
+    if fit is None:
+        return None
+    source = (
+        f"{spec.vendor} {_family(precision)} serving efficiency fitted on {len(fit.rows)} rows"
+        f" ({', '.join(fit.rows)}): compute x{fit.compute:.2f} (prefill),"
+        f" bandwidth x{fit.bandwidth:.2f} (decode), fit error ±{fit.error:.0%}"
+    )
+    return Rate(
+        base * fit.compute, Basis.SCALED, source, precision, flag, memory_scale=fit.bandwidth
+    )
