@@ -69,6 +69,8 @@ def hyperbolic_names() -> set[tuple[str, Decimal | None]]:
     body = json.loads((FIXTURES / "hyperbolic" / "marketplace.json").read_text())
     gpus = [gpu for node in body["instances"] for gpu in node["hardware"]["gpus"]]
     return {(gpu["model"], Decimal(gpu["ram"]) / 1024) for gpu in gpus}
+
+
 def spheron_names() -> set[tuple[str, Decimal | None]]:
     names: set[tuple[str, Decimal | None]] = set()
     for page in sorted((FIXTURES / "spheron").glob("gpu_offers_page_*.json")):

@@ -78,7 +78,11 @@ def test_alerts_are_the_cli_rows(site: Site, tmp_path: Path) -> None:
         # beyond what a datetime holds: a 400 naming the parameter, never a 500 or 503
         ("/api/v1/alerts", {"since": "99999999999w"}, "since: not a time"),
         ("/api/v1/alerts", {"since": "0001-01-01T00:00:00+05:00"}, "since: not a time"),
-        ("/api/v1/history", {"gpu": "H100", "since": "99999999999d"}, "further back than a time can go"),
+        (
+            "/api/v1/history",
+            {"gpu": "H100", "since": "99999999999d"},
+            "further back than a time can go",
+        ),
         ("/api/v1/history", {**SPOT, "at": "0001-01-01T00:00:00+05:00"}, "at: 0001-01-01T00"),
         ("/api/v1/alerts", {"limit": "0"}, "limit"),
     ],
