@@ -21,7 +21,8 @@ too. One offer here is one Spheron offer in one cluster and pricing model: on de
 of 312 offers, 106 of them under ``maintenance``), so ``maintenance: true`` is stored as
 ``unavailable`` rather than skipped: the offer and its price stay listed while the
 provider has flagged the capacity, instead of being delisted and relisted each time.
-An offer with ``gpuCount`` 0 (a CPU node) is a counted ``cpu_only`` skip.
+An offer with ``gpuCount`` 0 (a CPU node) is not this tracker's market: dropped, not
+counted (docs/development.md), as other collectors drop their CPU-only types.
 
 The provider stays ``spheron`` (who bills); the instance type is ``<provider>/<offerId>``
 and ``underlying_cloud`` names the upstream, so two upstreams are never one offer and a
@@ -118,7 +119,7 @@ def parse_offer(group: Any, offer: Any, pricing: PricingModel, field: str) -> li
     if count is None:
         raise SkipItem("malformed_item", "no gpuCount")
     if count == 0:
-        raise SkipItem("cpu_only", "gpuCount 0 (a CPU node)")
+        return []  # a CPU node: not this tracker's market, so not a counted skip
     price = number(offer, field, required=False)
     if price is None:
         raise SkipItem("no_price", f"{field} is null")
