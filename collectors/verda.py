@@ -1,5 +1,8 @@
 """Verda (formerly DataCrunch) instance prices from its public API (client credentials).
 
+Instant Clusters (``/cluster-types``) are read too, as fixed-size cluster offers: see
+:mod:`collectors.verda_clusters`.
+
 ``POST /v1/oauth2/token`` (client credentials, as the official SDK sends them) gives a
 bearer token; ``GET /v1/instance-types?currency=usd`` lists every instance type with
 ``price_per_hour`` (on-demand) and ``spot_price`` as decimal strings. Both are the
