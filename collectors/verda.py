@@ -1,5 +1,8 @@
 """Verda (formerly DataCrunch) instance prices from its public API (client credentials).
 
+Instant Clusters (``/cluster-types``) are read too, as fixed-size cluster offers: see
+:mod:`collectors.verda_clusters`.
+
 ``POST /v1/oauth2/token`` (client credentials, as the official SDK sends them) gives a
 bearer token; ``GET /v1/instance-types?currency=usd`` lists every instance type with
 ``price_per_hour`` (on-demand) and ``spot_price`` as decimal strings. Both are the
@@ -42,11 +45,19 @@ from collectors.gpucloud import (
     where_listed,
 )
 from collectors.http import HttpClient, HttpError
+from collectors.verda_clusters import parse_cluster_types
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Interconnect, Offer, PricingModel
 from tracker.settings import ConfigError, Settings, VerdaSettings
 
-__all__ = ["DOCUMENTED_URL", "VerdaCollector", "locations", "parse_instance_types"]
+__all__ = [
+    "CLUSTER_AVAILABILITY_URL",
+    "CLUSTER_TYPES_URL",
+    "DOCUMENTED_URL",
+    "VerdaCollector",
+    "locations",
+    "parse_instance_types",
+]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +65,8 @@ PROVIDER = "verda"
 DOCUMENTED_URL = "https://api.verda.com/v1/instance-types"
 TOKEN_URL = "https://api.verda.com/v1/oauth2/token"
 AVAILABILITY_URL = "https://api.verda.com/v1/instance-availability"
+CLUSTER_TYPES_URL = "https://api.verda.com/v1/cluster-types"
+CLUSTER_AVAILABILITY_URL = "https://api.verda.com/v1/cluster-availability"
 _COUNT_PREFIX = re.compile(r"^\s*(\d+)\s*x\s+(.+?)\s*$", re.IGNORECASE)
 # (pricing, price field, isSpot query value)
 _PRICES = (
@@ -241,6 +254,20 @@ class VerdaCollector(GpuCloudCollector):
                 if pricing in scope:
                     listed = self.fetch(http, "GET", where, params={"isSpot": is_spot})
                     now |= locations(listed, pricing)
-        offers = parse_instance_types(types, now, ctx.skip, listed_before(ctx))
+            clusters = self._clusters(http) if PricingModel.ON_DEMAND in scope else None
+        before = listed_before(ctx)
+        offers = parse_instance_types(types, now, ctx.skip, before)
+        if clusters is not None:
+            offers += parse_cluster_types(clusters[0], clusters[1], ctx.skip, before)
         log.info("verda: %d offers", len(offers))
         yield from (offer for offer in offers if offer.pricing in scope)
+
+    def _clusters(self, http: HttpClient) -> tuple[Any, dict[tuple[str, str], set[str]]]:
+        """Instant Clusters (:mod:`collectors.verda_clusters`): the cluster types and
+        where each is deployable now (pay as you go: on demand only)."""
+        origin = self.settings.verda.endpoint_url
+        types = self.fetch(
+            http, "GET", documented_url(CLUSTER_TYPES_URL, origin), params={"currency": "usd"}
+        )
+        listed = self.fetch(http, "GET", documented_url(CLUSTER_AVAILABILITY_URL, origin))
+        return types, locations(listed, PricingModel.ON_DEMAND)

@@ -155,6 +155,12 @@ def mock_api(base: str = BASE) -> dict[str, respx.Route]:
         "spot": respx.get(f"{base}/instance-availability", params={"isSpot": "true"}).mock(
             return_value=httpx.Response(200, json=spot_availability())
         ),
+        "clusters": respx.get(f"{base}/cluster-types").mock(
+            return_value=httpx.Response(200, json=load("cluster_types.json"))
+        ),
+        "cluster_where": respx.get(f"{base}/cluster-availability").mock(
+            return_value=httpx.Response(200, json=load("cluster_availability.json"))
+        ),
     }
 
 
@@ -175,7 +181,10 @@ def test_client_credentials_then_bearer_token() -> None:
     # oauth2_token.json's access_token is "access"
     assert routes["types"].calls[0].request.headers["Authorization"] == "Bearer access"
     assert routes["types"].calls[0].request.url.params["currency"] == "usd"
-    assert len(offers) == 4
+    assert routes["clusters"].calls[0].request.url.params["currency"] == "usd"
+    # 4 instance offers (the first test) and the 16H200 cluster's one node in FIN-01
+    assert len(offers) == 5
+    assert [o.instance_type for o in offers if o.offering_class == "cluster"] == ["16H200"]
 
 
 @respx.mock
@@ -184,6 +193,7 @@ def test_spot_only_run_asks_only_for_spot_availability() -> None:
     settings = Settings()
     offers = run(VerdaCollector(settings, "i", "s"), settings, pricing_scope=frozenset({SPOT}))
     assert not routes["od"].called and routes["spot"].called
+    assert not routes["clusters"].called  # clusters are pay-as-you-go: on demand only
     assert {o.pricing for o in offers} == {SPOT}
 
 
@@ -191,7 +201,7 @@ def test_spot_only_run_asks_only_for_spot_availability() -> None:
 def test_endpoint_override_keeps_every_documented_path() -> None:
     routes = mock_api("http://127.0.0.1:8089/v1")
     settings = Settings(verda={"endpoint_url": "http://127.0.0.1:8089"})
-    assert len(run(VerdaCollector(settings, "i", "s"), settings)) == 4
+    assert len(run(VerdaCollector(settings, "i", "s"), settings)) == 5
     assert all(route.called for route in routes.values())
 
 

@@ -232,6 +232,13 @@ def rank_table(
         exclude(Reason.CAPACITY_BLOCK, blocks & ~fits)
         cost = cost.copy()  # never the table's own prices, whatever cost aliases
         cost[fits] = block_cost[fits]
+    held = table.cluster_nodes
+    fixed = held > 0
+    if fixed.any():  # one node of a cluster rented whole: at most its nodes, all paid
+        exclude(Reason.CLUSTER_SIZE, fixed & (nodes > held))
+        hours = wall[fixed] if w.flops is not None else 1.0
+        cost = cost.copy()
+        cost[fixed] = per_job_hour[fixed] * held[fixed] * hours
     if p.max_price_per_hour is not None:
         exclude(Reason.MAX_PRICE, table.hourly > float(p.max_price_per_hour))
     if p.budget_usd is not None:
@@ -256,6 +263,7 @@ def rank_table(
             bool(links.from_catalog[ix]),
             rates[int(table.gpu_code[ix])],
             (int(nodes[ix]), float(eff[ix]), float(share[ix]), float(gbps[ix])),
+            int(table.cluster_nodes[ix]),
         )
         for i, ix in enumerate(chosen)
     )
@@ -407,6 +415,7 @@ def _candidate(
     interconnect_from_catalog: bool,
     gpu_rate: Rate | None,
     size: tuple[int, float, float, float],
+    cluster_nodes: int = 0,
 ) -> Candidate:
     offer = table.offers[ix]
     hourly = pricing.effective_hourly_usd(offer)
@@ -417,7 +426,8 @@ def _candidate(
         cost = pricing.job_cost_usd(offer.pricing, hourly * block.instances, block.hours, None)
     elif wall is not None:
         hours = Decimal(f"{wall:.6f}")
-        cost = pricing.job_cost_usd(offer.pricing, hourly * nodes, hours, p.utilization)
+        paid = cluster_nodes or nodes  # a fixed cluster is paid whole (tracker.fixed_clusters)
+        cost = pricing.job_cost_usd(offer.pricing, hourly * paid, hours, p.utilization)
     per_gpu = float(need_per_gpu[ix])
     return Candidate(
         rank=position,

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tracker.capacity_blocks import capacity_block_terms
+from tracker.fixed_clusters import cluster_nodes
 from tracker.recommend import pricing
 from tracker.recommend.assumptions import HOURS_PER_MONTH
 from tracker.recommend.fabric import INTERCONNECTS
@@ -53,6 +54,9 @@ class Reason(IntEnum):
     (:mod:`tracker.recommend.blocks`)."""
     FABRIC = 18
     DEADLINE = 19
+    CLUSTER_SIZE = 20
+    """One node of a fixed-size cluster (paid whole, :mod:`tracker.fixed_clusters`) for
+    a job sized to more nodes than the cluster has."""
 
     @property
     def label(self) -> str:
@@ -108,6 +112,11 @@ def exclusion_detail(
         return (
             f"a capacity block ({o.offering_class}: {held}) is paid whole; it is ranked only "
             "for a job whose nodes and hours fit it"
+        )
+    if reason is Reason.CLUSTER_SIZE:
+        size = cluster_nodes(o.offering_class, o.attributes)
+        return (
+            f"a fixed cluster of {size} nodes is rented whole; the job needs more nodes than it has"
         )
     if reason is Reason.GPU_NOT_ALLOWED:
         return f"GPU {o.gpu_model} not in {', '.join(p.gpus)}"

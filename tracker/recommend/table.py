@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tracker.catalog import GpuSpec
+from tracker.fixed_clusters import CLUSTER_CLASS, cluster_nodes
 from tracker.models import (
     OFFER_COLUMNS,
     OFFER_KEY_FIELDS,
@@ -86,6 +87,7 @@ GPU_MEMORY, INTERCONNECT = _AT["gpu_memory_gib"], _AT["interconnect"]
 FABRIC, NETWORK_GBPS = _AT["fabric"], _AT["network_gbps"]
 PRICE_USD, ATTRIBUTES = _AT["price_per_hour_usd"], _AT["attributes"]
 AVAILABILITY = _AT["availability"]
+OFFERING_CLASS = _AT["offering_class"]
 _UNAVAILABLE = Availability.UNAVAILABLE.value
 _KEY = itemgetter(*(_AT[name] for name in OFFER_KEY_FIELDS))
 _TERM = {p.value: p.term_hours for p in PricingModel}
@@ -159,6 +161,17 @@ def _attr_float(value: object) -> float:
         return math.nan
 
 
+def _cluster_nodes(rows: Sequence[OfferRow]) -> IntArray:
+    """Each row's fixed-cluster node count (0 for most: only a row whose offering class
+    marks it a cluster has its attributes read)."""
+    out = np.zeros(len(rows), np.int64)
+    at_class, at_attributes = OFFERING_CLASS, ATTRIBUTES
+    for i, r in enumerate(rows):
+        if r[at_class] == CLUSTER_CLASS:
+            out[i] = cluster_nodes(CLUSTER_CLASS, _attrs(r[at_attributes]))
+    return out
+
+
 @dataclass(frozen=True)
 class OfferTable:
     offers: Sequence[Offer]
@@ -197,6 +210,9 @@ class OfferTable:
     """Index into :data:`tracker.recommend.fabric.FABRICS` (the inter-node network)."""
     network_gbps: FloatArray
     """One instance's inter-node Gbit/s as the provider states it; NaN when not stated."""
+    cluster_nodes: IntArray = field(default_factory=lambda: np.empty(0, np.int64))
+    """Nodes of the fixed-size cluster each offer is one node of (0: not such an offer;
+    :mod:`tracker.fixed_clusters`): the job may use at most that many and pays them all."""
     identity_keys: Sequence[tuple[Any, ...]] = ()
     """Each offer's identity key (:data:`tracker.models.OFFER_KEY_FIELDS`), in order."""
     obtainability_7d: FloatArray = field(default_factory=lambda: np.empty(0))
@@ -209,6 +225,8 @@ class OfferTable:
         for name in ("obtainability_7d", "obtainability_30d"):
             if len(getattr(self, name)) != n:
                 object.__setattr__(self, name, np.full(n, math.nan))
+        if len(self.cluster_nodes) != n:
+            object.__setattr__(self, "cluster_nodes", np.zeros(n, np.int64))
 
     def with_obtainability(
         self, shares: Mapping[tuple[Any, ...], tuple[float | None, float | None]]
@@ -281,6 +299,7 @@ class OfferTable:
             count=n,
         )
 
+        cluster = _cluster_nodes(rows)
         for i, r in enumerate(rows):
             provider_code[i] = provider_ix.setdefault(r[at_provider], len(provider_ix))
             region_code[i] = region_ix.setdefault(r[at_region], len(region_ix))
@@ -371,6 +390,7 @@ class OfferTable:
             unavailable=unavailable,
             fabric_code=fabric_code,
             network_gbps=network,
+            cluster_nodes=cluster,
         )
 
     @cached_property
