@@ -47,6 +47,7 @@ from collectors.gpucloud import (
 from collectors.http import HttpClient, HttpError
 from collectors.verda_clusters import parse_cluster_types
 from tracker.catalog import resolve_gpu
+from tracker.fixed_clusters import CLUSTER_CLASS
 from tracker.models import AttributeValue, Interconnect, Offer, PricingModel
 from tracker.settings import ConfigError, Settings, VerdaSettings
 
@@ -254,7 +255,7 @@ class VerdaCollector(GpuCloudCollector):
                 if pricing in scope:
                     listed = self.fetch(http, "GET", where, params={"isSpot": is_spot})
                     now |= locations(listed, pricing)
-            clusters = self._clusters(http) if PricingModel.ON_DEMAND in scope else None
+            clusters = self._clusters(http, ctx) if PricingModel.ON_DEMAND in scope else None
         before = listed_before(ctx)
         offers = parse_instance_types(types, now, ctx.skip, before)
         if clusters is not None:
@@ -262,12 +263,27 @@ class VerdaCollector(GpuCloudCollector):
         log.info("verda: %d offers", len(offers))
         yield from (offer for offer in offers if offer.pricing in scope)
 
-    def _clusters(self, http: HttpClient) -> tuple[Any, dict[tuple[str, str], set[str]]]:
+    def _clusters(
+        self, http: HttpClient, ctx: RunContext
+    ) -> tuple[Any, dict[tuple[str, str], set[str]]] | None:
         """Instant Clusters (:mod:`collectors.verda_clusters`): the cluster types and
-        where each is deployable now (pay as you go: on demand only)."""
+        where each is deployable now (pay as you go: on demand only).
+
+        A cluster call that fails costs the run its clusters, not its instance prices:
+        one WARNING, and every location that listed a cluster before is marked partial,
+        so nothing stored there is delisted by a run that could not see its clusters."""
         origin = self.settings.verda.endpoint_url
-        types = self.fetch(
-            http, "GET", documented_url(CLUSTER_TYPES_URL, origin), params={"currency": "usd"}
-        )
-        listed = self.fetch(http, "GET", documented_url(CLUSTER_AVAILABILITY_URL, origin))
+        try:
+            types = self.fetch(
+                http, "GET", documented_url(CLUSTER_TYPES_URL, origin), params={"currency": "usd"}
+            )
+            listed = self.fetch(http, "GET", documented_url(CLUSTER_AVAILABILITY_URL, origin))
+        except CollectorError as exc:
+            reason = f"clusters: {exc}"
+            log.warning("verda: %s", reason)
+            # (provider, instance_type, region, zone, pricing, payment_option, offering_class, os)
+            for key in ctx.listed_keys():
+                if key[6] == CLUSTER_CLASS:
+                    ctx.mark_partial(key[2], reason)
+            return None
         return types, locations(listed, PricingModel.ON_DEMAND)

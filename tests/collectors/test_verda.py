@@ -188,6 +188,27 @@ def test_client_credentials_then_bearer_token() -> None:
 
 
 @respx.mock
+def test_a_failing_cluster_call_keeps_the_instance_prices_and_delists_no_cluster(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    routes = mock_api()
+    routes["clusters"].mock(return_value=httpx.Response(404))
+    settings = Settings()
+    stored = [  # a cluster node listed in FIN-03 before, and an instance in FIN-01
+        ("verda", "16H200", "FIN-03", "", "on_demand", "", "cluster", "linux"),
+        ("verda", "1V100.6V", "FIN-01", "", "on_demand", "", "", "linux"),
+    ]
+    context = RunContext(settings=settings, source="verda", listed_reader=lambda: stored)
+    offers = list(VerdaCollector(settings, "i", "s").collect(context))
+    # the 4 instance offers of test_client_credentials_then_bearer_token, no cluster node
+    assert len(offers) == 4 and all(o.offering_class != "cluster" for o in offers)
+    # only the location that held a cluster is partial: nothing there is delisted
+    assert list(context.partial) == ["FIN-03"]
+    assert context.partial["FIN-03"].startswith("clusters: ")
+    assert "verda: clusters: " in caplog.text
+
+
+@respx.mock
 def test_spot_only_run_asks_only_for_spot_availability() -> None:
     routes = mock_api()
     settings = Settings()
