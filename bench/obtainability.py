@@ -66,14 +66,24 @@ def build(engine: Engine, series: int, days: int) -> int:
         # hourly until the next starts (ended_at), but every 11th ends at half its step
         # (an unknown gap: a sighting without a state); the last is open, seen an hour
         # before now. States: j % 3 = 2 unavailable, j % 7 = 3 low, else available.
+        # Each interval also carries its series' running totals (migration 0014), as the
+        # write path sets them: the seconds before it, and those reported rentable.
         conn.execute(
             text(
                 "INSERT INTO availability_points (series_id, availability, first_seen, "
-                "last_seen, ended_at) "
-                "SELECT s.id, CASE WHEN j % 3 = 2 THEN 'unavailable' WHEN j % 7 = 3 THEN 'low' "
-                "ELSE 'available' END, t.a, "
+                "last_seen, ended_at, known_before, rentable_before, previous_end, "
+                "last_closed) "
+                "SELECT series_id, availability, a, seen, ended, COALESCE(SUM(secs) OVER w, 0), "
+                "COALESCE(SUM(CASE WHEN availability <> 'unavailable' THEN secs ELSE 0 END) "
+                "OVER w, 0), LAG(COALESCE(ended, seen)) OVER (PARTITION BY series_id "
+                "ORDER BY a), false FROM ("
+                "SELECT s.id AS series_id, CASE WHEN j % 3 = 2 THEN 'unavailable' "
+                "WHEN j % 7 = 3 THEN 'low' ELSE 'available' END AS availability, t.a, "
                 "CASE WHEN t.last THEN :now - interval '1 hour' "
-                "ELSE t.e - interval '1 hour' END, CASE WHEN t.last THEN NULL ELSE t.e END "
+                "ELSE t.e - interval '1 hour' END AS seen, "
+                "CASE WHEN t.last THEN NULL ELSE t.e END AS ended, "
+                "date_part('epoch', CASE WHEN t.last THEN :now - interval '1 hour' "
+                "ELSE t.e END - t.a) AS secs "
                 "FROM series s "
                 "CROSS JOIN LATERAL (SELECT make_interval(hours => CAST(24 + (s.id * 37) % 72 AS integer)) AS step, "
                 "make_interval(mins => CAST((s.id * 13) % 600 AS integer)) AS off) AS p "
@@ -81,8 +91,9 @@ def build(engine: Engine, series: int, days: int) -> int:
                 "(CAST(:now AS timestamptz) - :start - p.off)) / EXTRACT(EPOCH FROM p.step)) AS integer) - 1) AS j "
                 "CROSS JOIN LATERAL (SELECT :start + p.off + j * p.step AS a, "
                 ":start + p.off + j * p.step + CASE WHEN j % 11 = 10 THEN p.step / 2 "
-                "ELSE p.step END AS e, :start + p.off + (j + 2) * p.step > :now AS last) AS t "
-                "ORDER BY t.a"
+                "ELSE p.step END AS e, :start + p.off + (j + 2) * p.step > :now AS last) AS t"
+                ") g WINDOW w AS (PARTITION BY series_id ORDER BY a "
+                "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) ORDER BY a"
             ),
             {"now": NOW, "start": start},
         )
