@@ -4,12 +4,15 @@ Builds SERIES series (default 100,000) with DAYS (default 365) of availability
 intervals each, generated in SQL: every series flips state every 24-95 hours (by its
 id; about 150 intervals a series, 15 M in all), one interval in three sold out, one in
 seven ``low``, every eleventh followed by an unknown gap of half its length, the last
-one open; written in time order as runs write them. Then times, best of REPEAT with the
-two sides alternating (the machine is shared):
+one open; written in time order as runs write them, each with the running totals the
+write path keeps (migration 0014). Then times, best of REPEAT with the two sides
+alternating (the machine is shared):
 
   (a) ``tracker.store.series.obtainability(engine, now, recoveries=False)``: the 7- and
-      30-day share of every series, aggregated in SQL (the intervals overlapping the
-      30-day window, found through the ``ended_at`` and open-interval indexes);
+      30-day share of every series, in SQL from the running totals (one interval per
+      series at each end of a window: its open interval and those that ended within
+      4 days after each window's start, through the ``ended_at`` and open-interval
+      indexes);
   (b) raw: the same intervals read with the driver's cursor and the same shares
       computed in Python (the answers are asserted equal);
 
@@ -20,6 +23,12 @@ GPU_TRACKER_DATABASE_URL names.
     GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         python bench/obtainability.py [--series 100000] [--days 365] [--quick]
         [--keep: build and keep the database] [--reuse URL: time a kept one]
+
+Measured 2026-12-04 on the shared 2-core machine, load average 1-2 (built by --keep
+in 317 s, timed with --reuse; docs/performance.md has the breakdown):
+``obtainability seconds=0.699 raw_seconds=6.710 ratio=9.60 cpu_seconds=0.792
+raw_cpu_seconds=6.948 target_under_1s=yes`` (another run: seconds=0.765 ratio=8.74);
+the per-interval aggregate it replaced took 1.81-1.93 s on the same database.
 """
 
 from __future__ import annotations
@@ -123,7 +132,8 @@ UNION ALL
 SELECT series_id, availability, first_seen, last_seen, ended_at FROM availability_points
 WHERE ended_at IS NULL AND first_seen < %(at)s
 """
-"""The same intervals the store's aggregate reads, through the same two indexes."""
+"""The intervals of the 30-day window (what a per-interval sum needs), through the
+``ended_at`` and open-interval indexes."""
 
 
 def raw(engine: Engine) -> dict[int, tuple[float | None, float | None]]:
