@@ -7,17 +7,22 @@ series and a recomputation in Python from the stored intervals."""
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine, select, text
 
+from collectors.pricesheet import PriceSheetCollector
 from tests.conftest import make_offer
 from tests.store.test_availability import HOUR, LOW, T0, UNKNOWN, A, U
 from tests.store.test_history import run
-from tracker.models import Availability, Offer
+from tracker.collect import run_collector
+from tracker.models import Availability, Offer, RunStatus
+from tracker.settings import Settings
 from tracker.store import migrate, reads
 from tracker.store.schema import AvailabilityPoint
 from tracker.store.series import WINDOWS, availability_history, obtainability
@@ -97,6 +102,43 @@ def test_a_back_filled_sheet_keeps_the_totals_and_older_rows_change_nothing(
     ]
     run(engine, [*dated, ANCHOR], T0 + 12 * HOUR)  # the same sheet again: nothing new
     assert len(stored(engine)) == 3
+
+
+def import_sheet(engine: Engine, path: Path, rows: list[tuple[float, str]], at: datetime) -> None:
+    """A price sheet of gpu.x with an ``availability`` and ``observed_at`` column
+    (hours after T0), imported as ``gpu-tracker import`` does (not a full snapshot)."""
+    base = {
+        "provider": "acme", "instance_type": "gpu.x", "region": "r1", "pricing": "on_demand",
+        "gpu_model": "H100 SXM", "gpu_count": 1, "price_per_hour": "2.00", "currency": "USD",
+    }  # fmt: skip
+    sheet = [
+        {**base, "availability": state, "observed_at": (T0 + h * HOUR).isoformat()}
+        for h, state in rows
+    ]
+    path.write_text(json.dumps(sheet))
+    summary = run_collector(
+        engine, PriceSheetCollector(path, Settings()), Settings(), now=at, delist=False
+    )
+    assert summary.status == RunStatus.SUCCEEDED, summary
+
+
+def test_the_price_sheet_back_fill_route_keeps_the_totals(engine: Engine, tmp_path: Path) -> None:
+    # Rows out of order: A at 0, U at 2, A at 5 -> A [0, 2), U [2, 5), A [5, ...).
+    import_sheet(
+        engine,
+        tmp_path / "a.json",
+        [(2, "unavailable"), (0, "available"), (5, "available")],
+        T0 + 6 * HOUR,
+    )
+    # A later sheet: 4 h is older than what is stored (dropped); low at 8 closes A [5, 8).
+    import_sheet(engine, tmp_path / "b.json", [(4, "unavailable"), (8, "low")], T0 + 9 * HOUR)
+    # known before: 0; 2; 2 + 3 = 5; 5 + 3 = 8. Rentable: 0; 2; 2; 2 + 3 = 5.
+    assert stored(engine) == [
+        ("available", 0, 0, 0, None, False),
+        ("unavailable", 2, 2, 2, 2, False),
+        ("available", 5, 5, 2, 5, False),
+        ("low", 8, 8, 5, 8, False),
+    ]
 
 
 # -- the totals' read against the window's intervals, on a generated mix ---------------

@@ -101,6 +101,11 @@ def _at_start(f: dict[str, str], w: str, series_clause: str) -> str:
     )
 
 
+_POINTS = {"at": (":eat", ":at"), "7": (":e7", ":w7"), "30": (":e30", ":w30")}
+"""The three times K is needed at, each as (epoch bind, time bind): ``at`` and the two
+windows' starts."""
+
+
 def window_totals(dialect: str, series_clause: str) -> str:
     """SQL: per series whose last interval reaches into the 30-day window before
     ``:at``, its known and rentable seconds of both windows (``known_7``, ``up_7``,
@@ -117,20 +122,15 @@ def window_totals(dialect: str, series_clause: str) -> str:
         f"availability_points WHERE last_closed AND ended_at > :w30{series_clause}"
     )
     picks = []
-    for point, (t, when) in {
-        "at": (":eat", ":at"),
-        "7": (":e7", ":w7"),
-        "30": (":e30", ":w30"),
-    }.items():
-        own = _upto(f, t, "l.")
-        look = _lookup(f, t, when)
+    for point, (t, when) in _POINTS.items():
+        # the last interval if everything before it ended by then, else the interval
+        # found at a window's start, else a lookup of the series' own
+        own, look = _upto(f, t, "l."), _lookup(f, t, when)
         for i, col in enumerate("kr"):
-            near = (
-                f"WHEN n{point}.series_id IS NOT NULL THEN n{point}.{col} " if point != "at" else ""
-            )
+            near = f"WHEN n{point}.series_id IS NOT NULL THEN n{point}.{col} "
             picks.append(
                 f"CASE WHEN l.pe IS NULL OR l.pe <= {when} THEN {own[i]} "
-                f"{near}ELSE {look[i]} END AS {col}_{point}"
+                f"{near if point != 'at' else ''}ELSE {look[i]} END AS {col}_{point}"
             )
     return (
         "SELECT series_id, k_at - k_7 AS known_7, r_at - r_7 AS up_7, "
