@@ -24,11 +24,12 @@ GPU_TRACKER_DATABASE_URL names.
         python bench/obtainability.py [--series 100000] [--days 365] [--quick]
         [--keep: build and keep the database] [--reuse URL: time a kept one]
 
-Measured 2026-12-04 on the shared 2-core machine, load average 1-2 (built by --keep
-in 317 s, timed with --reuse; docs/performance.md has the breakdown):
-``obtainability seconds=0.699 raw_seconds=6.710 ratio=9.60 cpu_seconds=0.792
-raw_cpu_seconds=6.948 target_under_1s=yes`` (another run: seconds=0.765 ratio=8.74);
-the per-interval aggregate it replaced took 1.81-1.93 s on the same database.
+Measured 2026-12-04 on the shared 2-core machine, load average about 1 (built by
+--keep in 284 s, timed twice with --reuse; docs/performance.md has the breakdown):
+``obtainability seconds=0.700 raw_seconds=6.786 ratio=9.70 cpu_seconds=0.797
+raw_cpu_seconds=7.137 target_under_1s=yes`` and ``seconds=0.695 raw_seconds=6.541
+ratio=9.42``; the per-interval aggregate it replaced took 1.81-1.93 s on a database
+built the same way.
 """
 
 from __future__ import annotations
