@@ -4,12 +4,15 @@ Builds SERIES series (default 100,000) with DAYS (default 365) of availability
 intervals each, generated in SQL: every series flips state every 24-95 hours (by its
 id; about 150 intervals a series, 15 M in all), one interval in three sold out, one in
 seven ``low``, every eleventh followed by an unknown gap of half its length, the last
-one open; written in time order as runs write them. Then times, best of REPEAT with the
-two sides alternating (the machine is shared):
+one open; written in time order as runs write them, each with the running totals the
+write path keeps (migration 0014). Then times, best of REPEAT with the two sides
+alternating (the machine is shared):
 
   (a) ``tracker.store.series.obtainability(engine, now, recoveries=False)``: the 7- and
-      30-day share of every series, aggregated in SQL (the intervals overlapping the
-      30-day window, found through the ``ended_at`` and open-interval indexes);
+      30-day share of every series, in SQL from the running totals (one interval per
+      series at each end of a window: its open interval and those that ended within
+      4 days after each window's start, through the ``ended_at`` and open-interval
+      indexes);
   (b) raw: the same intervals read with the driver's cursor and the same shares
       computed in Python (the answers are asserted equal);
 
@@ -20,6 +23,13 @@ GPU_TRACKER_DATABASE_URL names.
     GPU_TRACKER_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         python bench/obtainability.py [--series 100000] [--days 365] [--quick]
         [--keep: build and keep the database] [--reuse URL: time a kept one]
+
+Measured 2026-12-04 on the shared 2-core machine, load average about 1 (built by
+--keep in 284 s, timed twice with --reuse; docs/performance.md has the breakdown):
+``obtainability seconds=0.700 raw_seconds=6.786 ratio=9.70 cpu_seconds=0.797
+raw_cpu_seconds=7.137 target_under_1s=yes`` and ``seconds=0.695 raw_seconds=6.541
+ratio=9.42``; the per-interval aggregate it replaced took 1.81-1.93 s on a database
+built the same way.
 """
 
 from __future__ import annotations
@@ -66,14 +76,24 @@ def build(engine: Engine, series: int, days: int) -> int:
         # hourly until the next starts (ended_at), but every 11th ends at half its step
         # (an unknown gap: a sighting without a state); the last is open, seen an hour
         # before now. States: j % 3 = 2 unavailable, j % 7 = 3 low, else available.
+        # Each interval also carries its series' running totals (migration 0014), as the
+        # write path sets them: the seconds before it, and those reported rentable.
         conn.execute(
             text(
                 "INSERT INTO availability_points (series_id, availability, first_seen, "
-                "last_seen, ended_at) "
-                "SELECT s.id, CASE WHEN j % 3 = 2 THEN 'unavailable' WHEN j % 7 = 3 THEN 'low' "
-                "ELSE 'available' END, t.a, "
+                "last_seen, ended_at, known_before, rentable_before, previous_end, "
+                "last_closed) "
+                "SELECT series_id, availability, a, seen, ended, COALESCE(SUM(secs) OVER w, 0), "
+                "COALESCE(SUM(CASE WHEN availability <> 'unavailable' THEN secs ELSE 0 END) "
+                "OVER w, 0), LAG(COALESCE(ended, seen)) OVER (PARTITION BY series_id "
+                "ORDER BY a), false FROM ("
+                "SELECT s.id AS series_id, CASE WHEN j % 3 = 2 THEN 'unavailable' "
+                "WHEN j % 7 = 3 THEN 'low' ELSE 'available' END AS availability, t.a, "
                 "CASE WHEN t.last THEN :now - interval '1 hour' "
-                "ELSE t.e - interval '1 hour' END, CASE WHEN t.last THEN NULL ELSE t.e END "
+                "ELSE t.e - interval '1 hour' END AS seen, "
+                "CASE WHEN t.last THEN NULL ELSE t.e END AS ended, "
+                "date_part('epoch', CASE WHEN t.last THEN :now - interval '1 hour' "
+                "ELSE t.e END - t.a) AS secs "
                 "FROM series s "
                 "CROSS JOIN LATERAL (SELECT make_interval(hours => CAST(24 + (s.id * 37) % 72 AS integer)) AS step, "
                 "make_interval(mins => CAST((s.id * 13) % 600 AS integer)) AS off) AS p "
@@ -81,8 +101,9 @@ def build(engine: Engine, series: int, days: int) -> int:
                 "(CAST(:now AS timestamptz) - :start - p.off)) / EXTRACT(EPOCH FROM p.step)) AS integer) - 1) AS j "
                 "CROSS JOIN LATERAL (SELECT :start + p.off + j * p.step AS a, "
                 ":start + p.off + j * p.step + CASE WHEN j % 11 = 10 THEN p.step / 2 "
-                "ELSE p.step END AS e, :start + p.off + (j + 2) * p.step > :now AS last) AS t "
-                "ORDER BY t.a"
+                "ELSE p.step END AS e, :start + p.off + (j + 2) * p.step > :now AS last) AS t"
+                ") g WINDOW w AS (PARTITION BY series_id ORDER BY a "
+                "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) ORDER BY a"
             ),
             {"now": NOW, "start": start},
         )
@@ -112,7 +133,8 @@ UNION ALL
 SELECT series_id, availability, first_seen, last_seen, ended_at FROM availability_points
 WHERE ended_at IS NULL AND first_seen < %(at)s
 """
-"""The same intervals the store's aggregate reads, through the same two indexes."""
+"""The intervals of the 30-day window (what a per-interval sum needs), through the
+``ended_at`` and open-interval indexes."""
 
 
 def raw(engine: Engine) -> dict[int, tuple[float | None, float | None]]:

@@ -18,6 +18,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -26,6 +27,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -225,11 +227,26 @@ class AvailabilityPoint(Base):
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The series' seconds reported, and reported rentable, before ``first_seen``
+    # (migration 0014): a window's share from the intervals at its two ends.
+    known_before: Mapped[float] = mapped_column(Float(precision=53), server_default="0")
+    rentable_before: Mapped[float] = mapped_column(Float(precision=53), server_default="0")
+    # When the series' previous interval ended (None for its first).
+    previous_end: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The series' last interval, closed (by a state-less sighting or a delisting):
+    # with the open ones, every series' last interval (migration 0014).
+    last_closed: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
     __table_args__ = (
         Index("ix_availability_points_series_first_seen", "series_id", "first_seen"),
         # Obtainability's windows: the intervals that ended inside one (migration 0012).
         Index("ix_availability_points_ended_at", "ended_at"),
+        Index(
+            "ix_availability_points_closed_last",
+            "series_id",
+            postgresql_where=text("last_closed"),
+            sqlite_where=text("last_closed"),
+        ),
         Index(
             "uq_availability_points_open",
             "series_id",

@@ -41,6 +41,7 @@ __all__ = [
 
 _UNKNOWN = Availability.UNKNOWN.value
 _RENTABLE = tuple(a.value for a in Availability if a.rentable)
+_RENTABLE_SQL = ", ".join(f"'{a}'" for a in _RENTABLE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,21 +111,63 @@ def apply_run(conn: Connection, *, sqlite: bool, repeats: bool) -> int:
     return opened
 
 
+def _seconds(sqlite: bool, end: str) -> str:
+    """SQL: seconds from ``p.first_seen`` to ``end`` (a double)."""
+    if sqlite:
+        return f"((julianday({end}) - julianday(p.first_seen)) * 86400.0)"
+    return f"date_part('epoch', {end} - p.first_seen)"
+
+
+def _previous(x: Callable[..., int], r: int, *, sqlite: bool) -> None:
+    """``gt_av_prev``: for each series of round ``r`` about to open an interval, its
+    latest one and the totals the new one starts from. Taken before the round closes
+    anything, so the latest is found through an index by a flag, never by ordering a
+    series' history: the open interval (about to close at the observation: a change of
+    state), else the ``last_closed`` one (a reopening after a gap). Two equality joins,
+    like ``gt_av_open``'s, so a store whose statistics say it is empty is not scanned
+    once per observation."""
+    branches = []
+    for latest, end in (
+        ("p.ended_at IS NULL AND p.availability <> o.availability", "o.observed_at"),
+        ("p.last_closed", "p.ended_at"),
+    ):
+        secs = _seconds(sqlite, end)
+        branches.append(
+            f"SELECT p.id, p.series_id, p.last_closed, {end} AS ended_at, "
+            f"p.known_before + {secs} AS known, p.rentable_before + CASE WHEN "
+            f"p.availability IN ({_RENTABLE_SQL}) THEN {secs} ELSE 0.0 END AS rentable "
+            f"FROM gt_av AS o JOIN availability_points p ON p.series_id = o.series_id "
+            f"AND {latest} WHERE o.rn = :r AND o.availability <> :u"
+        )
+    x("DROP TABLE IF EXISTS gt_av_prev")
+    x(temp_table("gt_av_prev", sqlite=sqlite) + " UNION ALL ".join(branches), r=r, u=_UNKNOWN)
+
+
 def _apply_round(x: Callable[..., int], r: int, *, sqlite: bool) -> int:
     """Round ``r`` of ``gt_av`` (each series' ``r``-th observation): an open interval of
     the same availability extended, one of another closed, a new one opened where none
-    is left open. Returns how many were opened."""
+    is left open. Returns how many were opened.
+
+    A new interval carries its series' running totals (``known_before``,
+    ``rentable_before``: the previous interval's plus its length) and when the previous
+    one ended (``previous_end``), what obtainability reads instead of every interval of
+    a window. An interval closed by a state-less sighting (or a delisting) is marked
+    ``last_closed``, its series' last, until a later one opens; a state change opens
+    the next at once, so only a reopening after a gap updates the previous row again."""
     x(
         "UPDATE availability_points AS p SET last_seen = o.observed_at FROM gt_av AS o "
         "WHERE o.rn = :r AND p.series_id = o.series_id AND p.ended_at IS NULL "
         "AND p.availability = o.availability",
         r=r,
     )
+    _previous(x, r, sqlite=sqlite)
     x(
-        "UPDATE availability_points AS p SET ended_at = o.observed_at FROM gt_av AS o "
+        "UPDATE availability_points AS p SET ended_at = o.observed_at, "
+        "last_closed = (o.availability = :u) FROM gt_av AS o "
         "WHERE o.rn = :r AND p.series_id = o.series_id AND p.ended_at IS NULL "
         "AND p.availability <> o.availability",
         r=r,
+        u=_UNKNOWN,
     )
     # The series still open are found first, in a statement of their own: one that
     # inserts into availability_points while its anti-join scans it visits every row
@@ -137,15 +180,23 @@ def _apply_round(x: Callable[..., int], r: int, *, sqlite: bool) -> int:
         "ON p.series_id = o.series_id AND p.ended_at IS NULL WHERE o.rn = :r",
         r=r,
     )
+    x(
+        "UPDATE availability_points SET last_closed = false WHERE id IN "
+        "(SELECT id FROM gt_av_prev WHERE last_closed)"
+    )
     opened = x(
-        "INSERT INTO availability_points (series_id, availability, first_seen, last_seen) "
-        "SELECT o.series_id, o.availability, o.observed_at, o.observed_at FROM gt_av AS o "
+        "INSERT INTO availability_points (series_id, availability, first_seen, last_seen, "
+        "known_before, rentable_before, previous_end, last_closed) "
+        "SELECT o.series_id, o.availability, o.observed_at, o.observed_at, "
+        "COALESCE(v.known, 0.0), COALESCE(v.rentable, 0.0), v.ended_at, false "
+        "FROM gt_av AS o LEFT JOIN gt_av_prev v ON v.series_id = o.series_id "
         "WHERE o.rn = :r AND o.availability <> :u AND NOT EXISTS (SELECT 1 FROM "
         "gt_av_open k WHERE k.series_id = o.series_id)",
         r=r,
         u=_UNKNOWN,
     )
     x("DROP TABLE gt_av_open")
+    x("DROP TABLE gt_av_prev")
     return opened
 
 
@@ -155,7 +206,8 @@ def close_delisted(conn: Connection, *, source: str, delisted_at: Any) -> int:
     to report, and a relisting opens a new interval."""
     return conn.execute(
         text(
-            "UPDATE availability_points SET ended_at = :t WHERE ended_at IS NULL "
+            "UPDATE availability_points SET ended_at = :t, last_closed = true "
+            "WHERE ended_at IS NULL "
             "AND series_id IN (SELECT id FROM series WHERE delisted_at = :t "
             "AND source = :source)"
         ),
