@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.base import CollectorError, RunContext, SkipItem
+from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import GpuCloudCollector, gpu_offer, group_nodes, number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Availability, Offer, PricingModel
@@ -137,13 +137,7 @@ def aggregate(payload: Any, skip: Callable[[str, str], None]) -> list[Offer]:
     if not isinstance(nodes, list):
         raise CollectorError("hyperbolic: response has no 'instances' list")
     groups = group_nodes(nodes, rentable, skip)
-    offers = []
-    for key, members in sorted(groups.items()):
-        try:
-            offers.append(_offer(key, members))
-        except SkipItem as exc:
-            skip(exc.reason, exc.detail)
-    return offers
+    return list(parse_each(sorted(groups.items()), lambda group: _offer(*group), skip))
 
 
 class HyperbolicCollector(GpuCloudCollector):

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.base import CollectorError, RunContext, SkipItem
+from collectors.base import CollectorError, RunContext, SkipItem, parse_each
 from collectors.gpucloud import GpuCloudCollector, gpu_offer, group_nodes, number, text
 from tracker.catalog import resolve_gpu
 from tracker.models import AttributeValue, Availability, Offer, PricingModel
@@ -113,16 +113,8 @@ def aggregate(
     if not isinstance(nodes, list):
         raise CollectorError("lium: response has no 'nodes' list")
     groups = group_nodes(nodes, rentable, skip)
-    offers = []
-    for key, members in sorted(groups.items()):
-        try:
-            offer = _offer(key, members)
-        except SkipItem as exc:
-            skip(exc.reason, exc.detail)
-            continue
-        if offer.pricing in scope:
-            offers.append(offer)
-    return offers
+    offers = parse_each(sorted(groups.items()), lambda group: _offer(*group), skip)
+    return [offer for offer in offers if offer.pricing in scope]
 
 
 class LiumCollector(GpuCloudCollector):
