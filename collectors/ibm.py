@@ -77,6 +77,19 @@ class IbmCollector(GpuCloudCollector):
                 return items
         raise CollectorError(f"ibm: {url} has more than {MAX_PAGES} pages")
 
+    def _plan_prices(self, http: HttpClient, plan: str) -> list[Any] | None:
+        """A pricing plan's deployments (one per region); None if the plan answers 404.
+        Profiles may share a plan (its metrics are named per profile), so a run asks
+        for each plan once."""
+        url = f"{self.url}/{quote(plan, safe='')}/pricing/deployment"
+        try:
+            return self.pages(http, url, {})
+        except CollectorError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, HttpError) and cause.status == 404:
+                return None
+            raise
+
     def collect(self, ctx: RunContext) -> Iterator[Offer]:
         if not self.scope(ctx):
             return
@@ -84,14 +97,12 @@ class IbmCollector(GpuCloudCollector):
             entries = self.pages(http, self.url, LIST_QUERY)
             profiles = list(parse_each(entries, parse_profile, ctx.skip, _entry_name))
             offers: list[Offer] = []
+            plans: dict[str, list[Any] | None] = {}  # a plan's prices, read once a run
             for profile in profiles:
-                url = f"{self.url}/{quote(profile.plan, safe='')}/pricing/deployment"
-                try:
-                    deployments = self.pages(http, url, {})
-                except CollectorError as exc:
-                    cause = exc.__cause__
-                    if not (isinstance(cause, HttpError) and cause.status == 404):
-                        raise
+                if profile.plan not in plans:
+                    plans[profile.plan] = self._plan_prices(http, profile.plan)
+                deployments = plans[profile.plan]
+                if deployments is None:
                     ctx.skip("no_pricing", f"{profile.name}: plan {profile.plan}: HTTP 404")
                     continue
                 offers.extend(parse_prices(profile, deployments, ctx.skip))

@@ -208,6 +208,19 @@ def test_collect_pages_the_list_then_each_flat_plan_and_counts_the_gen2_profile(
     assert len(replayed.calls) == 3  # the gen2 plan is never asked for
 
 
+def test_profiles_sharing_a_plan_ask_for_its_prices_once() -> None:
+    # the L4 profile pointed at the H100's plan: one request for that plan, none for L4's
+    shared = json.loads(json.dumps(profiles()).replace(L4_PLAN, H100_PLAN))
+    replayed = replay(**{LIST_PATH: (200, shared)})
+    with serve(replayed) as origin:
+        ibm, ctx = collector(origin)
+        offers = list(ibm.collect(ctx))
+    asked = [call[1].split("?")[0] for call in replayed.calls[1:]]
+    assert asked == [f"{LIST_PATH}/{H100_PLAN}/pricing/deployment"]
+    # the H100's two regions; the plan holds no L4 metric, so L4 gets no offer
+    assert sorted(o.instance_type for o in offers) == ["gx3d-160x1792x8h100"] * 2
+
+
 def test_an_unpublished_plan_is_a_counted_skip_and_no_price_at_all_fails() -> None:
     with serve(replay(**{f"{LIST_PATH}/{L4_PLAN}/pricing/deployment": (404, {})})) as origin:
         ibm, ctx = collector(origin)
