@@ -25,6 +25,7 @@ from sqlalchemy import Connection, and_, func, select, text
 from tracker.models import OFFER_KEY_FIELDS, Availability, OfferKey
 from tracker.store.errors import database_errors
 from tracker.store.schema import AvailabilityPoint, Series
+from tracker.store.series._window_totals import sql_parts
 from tracker.store.sql import Bind, execute
 from tracker.store.staging import temp_table
 
@@ -111,13 +112,6 @@ def apply_run(conn: Connection, *, sqlite: bool, repeats: bool) -> int:
     return opened
 
 
-def _seconds(sqlite: bool, end: str) -> str:
-    """SQL: seconds from ``p.first_seen`` to ``end`` (a double)."""
-    if sqlite:
-        return f"((julianday({end}) - julianday(p.first_seen)) * 86400.0)"
-    return f"date_part('epoch', {end} - p.first_seen)"
-
-
 def _previous(x: Callable[..., int], r: int, *, sqlite: bool) -> None:
     """``gt_av_prev``: for each series of round ``r`` about to open an interval, its
     latest one and the totals the new one starts from. Taken before the round closes
@@ -131,7 +125,9 @@ def _previous(x: Callable[..., int], r: int, *, sqlite: bool) -> None:
         ("p.ended_at IS NULL AND p.availability <> o.availability", "o.observed_at"),
         ("p.last_closed", "p.ended_at"),
     ):
-        secs = _seconds(sqlite, end)
+        secs = sql_parts("sqlite" if sqlite else "postgresql")["secs"].format(
+            a="p.first_seen", b=end
+        )
         branches.append(
             f"SELECT p.id, p.series_id, p.last_closed, {end} AS ended_at, "
             f"p.known_before + {secs} AS known, p.rentable_before + CASE WHEN "
