@@ -136,8 +136,9 @@ def _vendor_rate(
     """A GPU with no serving measurement of its own: its datasheet × its vendor's
     serving efficiency in this precision family, fitted per phase on the vendor's other
     GPUs (:mod:`tracker.recommend.serving_fit`); None where the vendor has no such rows.
-    Held out, an H200 so rated from the H100 and L40S rows keeps MLPerf's H200 > H100
-    order, which one other GPU's single ratio did not (tests/recommend/test_held_out_serving.py)."""
+    With each GPU's own rows held out it rates 17 of 21 NVIDIA serving rows within ±25 %
+    (16 by one other GPU's single ratio), but MLPerf's H200 > H100 order still flips
+    (a strict xfail in tests/recommend/test_held_out_serving.py)."""
     fits = cached_fit(fit_vendor_efficiencies, measurements, a)
     fit = fits.get((spec.vendor, _family(precision)))
     if fit is None:
