@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from tracker.capacity_blocks import capacity_block_terms
 from tracker.fixed_clusters import cluster_nodes
+from tracker.models import Offer
 from tracker.recommend import pricing
 from tracker.recommend.assumptions import HOURS_PER_MONTH
 from tracker.recommend.fabric import INTERCONNECTS
@@ -71,6 +72,46 @@ def _fmt(value: float) -> str:
     return f"{value:g}"
 
 
+_PURCHASES = frozenset({Reason.RESERVED_TERM, Reason.CAPACITY_BLOCK, Reason.CLUSTER_SIZE})
+"""Reasons an offer's way of being bought (a term, a block, a whole cluster) excludes it."""
+
+
+def _purchase_detail(reason: Reason, o: Offer, p: Profile) -> str:
+    """Why a commitment, a capacity block or a fixed cluster does not fit the job."""
+    if reason is Reason.RESERVED_TERM:
+        months = (o.pricing.term_hours or 0) / HOURS_PER_MONTH
+        used = "no utilization set" if p.utilization is None else f"utilization {p.utilization:g}"
+        return (
+            f"{o.pricing.value} needs a {months:.0f}-month commitment and an expected "
+            f"utilization; horizon is {_fmt(p.horizon_months)} months, {used}"
+        )
+    if reason is Reason.CAPACITY_BLOCK:
+        terms = capacity_block_terms(o)
+        held = (
+            f"{terms.instances} instance(s) for {terms.hours:g} h"
+            if terms is not None
+            else "terms not recorded"
+        )
+        return (
+            f"a capacity block ({o.offering_class}: {held}) is paid whole; it is ranked only "
+            "for a job whose nodes and hours fit it"
+        )
+    size = cluster_nodes(o.offering_class, o.attributes)
+    return f"a fixed cluster of {size} nodes is rented whole; the job needs more nodes than it has"
+
+
+def _vram_detail(need: float, have: float, gpus: int, sharded: bool, link: int) -> str:
+    """Why the model's memory does not fit: per GPU, sharded, or unshardable."""
+    if gpus <= 1:
+        return f"needs {need:.1f} GiB per GPU, has {have:.1f} GiB per GPU"
+    if sharded:
+        return f"needs {need:.1f} GiB per GPU sharded over {gpus} GPUs, has {have:.1f} GiB per GPU"
+    return (
+        f"needs {need:.1f} GiB on one GPU; cannot shard: interconnect "
+        f"{INTERCONNECTS[link]}; has {have:.1f} GiB per GPU"
+    )
+
+
 def exclusion_detail(
     reason: Reason,
     ix: int,
@@ -95,29 +136,8 @@ def exclusion_detail(
         return f"region {o.region} not in {', '.join(p.regions)}"
     if reason is Reason.SPOT_NOT_ALLOWED:
         return "spot capacity and the profile is not interruptible"
-    if reason is Reason.RESERVED_TERM:
-        months = (o.pricing.term_hours or 0) / HOURS_PER_MONTH
-        used = "no utilization set" if p.utilization is None else f"utilization {p.utilization:g}"
-        return (
-            f"{o.pricing.value} needs a {months:.0f}-month commitment and an expected "
-            f"utilization; horizon is {_fmt(p.horizon_months)} months, {used}"
-        )
-    if reason is Reason.CAPACITY_BLOCK:
-        terms = capacity_block_terms(o)
-        held = (
-            f"{terms.instances} instance(s) for {terms.hours:g} h"
-            if terms is not None
-            else "terms not recorded"
-        )
-        return (
-            f"a capacity block ({o.offering_class}: {held}) is paid whole; it is ranked only "
-            "for a job whose nodes and hours fit it"
-        )
-    if reason is Reason.CLUSTER_SIZE:
-        size = cluster_nodes(o.offering_class, o.attributes)
-        return (
-            f"a fixed cluster of {size} nodes is rented whole; the job needs more nodes than it has"
-        )
+    if reason in _PURCHASES:
+        return _purchase_detail(reason, o, p)
     if reason is Reason.GPU_NOT_ALLOWED:
         return f"GPU {o.gpu_model} not in {', '.join(p.gpus)}"
     if reason is Reason.GPU_UNKNOWN:
@@ -139,17 +159,8 @@ def exclusion_detail(
     if reason is Reason.VRAM_UNKNOWN:
         return "VRAM per GPU unknown"
     if reason is Reason.VRAM:
-        need, have, gpus = need_per_gpu[ix], table.vram_per_gpu[ix], table.whole_gpus[ix]
-        if gpus <= 1:
-            return f"needs {need:.1f} GiB per GPU, has {have:.1f} GiB per GPU"
-        if sharded[ix]:
-            return (
-                f"needs {need:.1f} GiB per GPU sharded over {gpus} GPUs, has {have:.1f} GiB per GPU"
-            )
-        return (
-            f"needs {need:.1f} GiB on one GPU; cannot shard: interconnect "
-            f"{INTERCONNECTS[ic[ix]]}; has {have:.1f} GiB per GPU"
-        )
+        gpus = int(table.whole_gpus[ix])
+        return _vram_detail(need_per_gpu[ix], table.vram_per_gpu[ix], gpus, sharded[ix], ic[ix])
     if reason is Reason.FABRIC:
         if p.fabric_need.value == "required":
             return f"fabric {o.fabric.value}; profile requires an RDMA fabric between nodes"
