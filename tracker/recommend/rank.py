@@ -15,7 +15,7 @@ the offers that fit are then ordered by what an hour of work costs on them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 
 import numpy as np
@@ -225,20 +225,9 @@ def rank_table(
             deadline_note = fastest_note(p, table, rows, sizes)
     elif p.deadline_hours is not None and w.flops is not None:
         exclude(Reason.DEADLINE, wall > p.deadline_hours)
-    blocks = pc == PRICING_CODES[PricingModel.CAPACITY_BLOCK]
-    if blocks.any():  # paid whole: only for a job that fits, at the whole fee
-        live = np.flatnonzero(blocks & (reason == 0))
-        fits, block_cost = fit_blocks(table, live, nodes, wall if w.flops is not None else None)
-        exclude(Reason.CAPACITY_BLOCK, blocks & ~fits)
-        cost = cost.copy()  # never the table's own prices, whatever cost aliases
-        cost[fits] = block_cost[fits]
-    held = table.cluster_nodes
-    fixed = held > 0
-    if fixed.any():  # one node of a cluster rented whole: at most its nodes, all paid
-        exclude(Reason.CLUSTER_SIZE, fixed & (nodes > held))
-        hours = wall[fixed] if w.flops is not None else 1.0
-        cost = cost.copy()
-        cost[fixed] = per_job_hour[fixed] * held[fixed] * hours
+    cost = _paid_whole(
+        table, pc, reason, nodes, wall if w.flops is not None else None, per_job_hour, cost, exclude
+    )
     if p.max_price_per_hour is not None:
         exclude(Reason.MAX_PRICE, table.hourly > float(p.max_price_per_hour))
     if p.budget_usd is not None:
@@ -398,6 +387,38 @@ def _order(
     keys = (table.tie_order[ix], table.hourly[ix], wall[ix], cost[ix])
     ordered = ix[np.lexsort(keys)]
     return ordered[:top] if top is not None else ordered
+
+
+def _paid_whole(
+    table: OfferTable,
+    pc: npt.NDArray[np.integer],
+    reason: npt.NDArray[np.int8],
+    nodes: npt.NDArray[np.int64],
+    wall: FloatArray | None,
+    per_job_hour: FloatArray,
+    cost: FloatArray,
+    exclude: Callable[[Reason, npt.NDArray[np.bool_]], None],
+) -> FloatArray:
+    """Offers sold only whole: a capacity block (only for a job whose nodes and hours fit
+    it, at its whole fee: :mod:`tracker.recommend.blocks`) and one node of a fixed-size
+    cluster (at most its nodes, every node paid: :mod:`tracker.fixed_clusters`). Returns
+    the job costs, a copy where any changed (never the table's own prices, whatever
+    ``cost`` aliases); ``wall``: the job's hours, None for a job without a size."""
+    blocks = pc == PRICING_CODES[PricingModel.CAPACITY_BLOCK]
+    if blocks.any():
+        live = np.flatnonzero(blocks & (reason == 0))
+        fits, block_cost = fit_blocks(table, live, nodes, wall)
+        exclude(Reason.CAPACITY_BLOCK, blocks & ~fits)
+        cost = cost.copy()
+        cost[fits] = block_cost[fits]
+    held = table.cluster_nodes
+    fixed = held > 0
+    if fixed.any():
+        exclude(Reason.CLUSTER_SIZE, fixed & (nodes > held))
+        hours = wall[fixed] if wall is not None else 1.0
+        cost = cost.copy()
+        cost[fixed] = per_job_hour[fixed] * held[fixed] * hours
+    return cost
 
 
 def _candidate(
